@@ -1,1 +1,39 @@
-//! placeholder
+//! Runs emitted Pallas modules on JAX: the engines `pallas-interpret`, `pallas-tpu-interpret`,
+//! `pallas-tpu-lower` and `pallas-tpu` ([`Mode`]).
+//!
+//! This crate owns the Python side of the harness: provisioning an interpreter with JAX
+//! ([`provision()`]), the persistent worker processes that import JAX once and run modules
+//! (`python/worker.py`, [`Worker`]), their JSON-lines protocol ([`protocol`]), and a
+//! thread-safe [`Pool`] of workers. Results come back as [`compiler::tensor::Tensor`]s.
+//!
+//! ```no_run
+//! use pallas_diff_tpu_runner::{Mode, Pool, PoolConfig, RunRequest, provision};
+//! use compiler::tensor::{DType, Tensor};
+//!
+//! let python = provision()?;
+//! let pool = Pool::new(PoolConfig::new(python))?;
+//! let x = Tensor::new(DType::Float32, vec![8, 128], vec![0.0; 1024]);
+//! let source = std::fs::read_to_string("kernel.py")?;
+//! let result = pool.run(&RunRequest { mode: Mode::PallasTpuInterpret, source, inputs: vec![x] })?;
+//! match result.outcome {
+//!     Ok(outputs) => println!("{} outputs", outputs.len()),
+//!     Err(kernel_error) => println!("kernel failed: {kernel_error}"),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod error;
+pub mod mode;
+pub mod pool;
+pub mod probe;
+pub mod protocol;
+pub mod provision;
+pub mod worker;
+
+pub use error::{ENGINE_UNAVAILABLE, KernelError, ProtocolError, RunError, Stage};
+pub use mode::{Mode, UnknownMode};
+pub use pool::{Pool, PoolConfig};
+pub use probe::{Availability, DEFAULT_TPU_KIND, probe};
+pub use protocol::{PROTOCOL_VERSION, RunRequest, RunResult};
+pub use provision::{ProvisionError, ProvisionOptions, provision, provision_with};
+pub use worker::{Worker, worker_script};

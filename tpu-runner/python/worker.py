@@ -1,0 +1,347 @@
+"""pallas-diff JAX/Pallas worker: runs emitted Pallas modules for the Rust pool.
+
+Protocol version 1, JSON lines on stdin/stdout (one request per line, one response per line).
+The full description is in ../README.md; the Rust side is src/protocol.rs.
+
+On start the worker imports JAX once and writes a hello line:
+    {"v":1,"id":0,"ok":true,"hello":{...probe fields...}}
+or, when JAX cannot be imported,
+    {"v":1,"id":0,"ok":false,"error":{"stage":"import",...}}  and exits with status 3.
+
+Requests:
+    {"v":1,"id":N,"op":"run","mode":M,"source":"...","inputs":[{"dtype":..,"shape":[..],"data":"<b64>"}]}
+    {"v":1,"id":N,"op":"probe"}
+    {"v":1,"id":N,"op":"shutdown"}
+
+Nothing user code prints reaches the protocol stream: at start-up file descriptor 1 is
+duplicated for the protocol and then pointed at stderr, so Python prints and C-level writes
+of the emitted code both land on stderr.
+"""
+
+import base64
+import collections
+import hashlib
+import json
+import os
+import platform
+import re
+import sys
+import time
+import traceback
+
+PROTOCOL_VERSION = 1
+# TPU generation the CPU modes pretend to target (the abstract mesh's device kind).
+TPU_KIND = os.environ.get("PALLAS_DIFF_TPU_KIND", "TPU v5e")
+# Compiled kernels kept per worker (least recently used are dropped past this).
+CACHE_SIZE = int(os.environ.get("PALLAS_DIFF_WORKER_CACHE", "64"))
+MAX_TRACEBACK = 16000
+MODES = ("pallas-interpret", "pallas-tpu-interpret", "pallas-tpu-lower", "pallas-tpu")
+
+# --- protocol stream: a private copy of fd 1; fd 1 itself now points at stderr ---------------
+_proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+
+def send(obj):
+    _proto.write(json.dumps(obj, separators=(",", ":"), allow_nan=False))
+    _proto.write("\n")
+    _proto.flush()
+
+
+_CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): ")
+
+
+def error_response(req_id, stage, exc_type, message, tb=""):
+    if len(tb) > MAX_TRACEBACK:
+        tb = "...(truncated)...\n" + tb[-MAX_TRACEBACK:]
+    error = {"stage": stage, "type": exc_type, "message": message, "traceback": tb}
+    # A Python exception raised inside a JAX callback (the TPU interpreter's bounds checks)
+    # reaches us wrapped in a runtime error whose message ends with "IndexError: ...".
+    for line in reversed(message.strip().splitlines()):
+        m = _CAUSE.match(line.strip())
+        if m:
+            if m.group(1) != exc_type:
+                error["cause"] = m.group(1)
+            break
+    return {"v": PROTOCOL_VERSION, "id": req_id, "ok": False, "error": error}
+
+
+class StageError(Exception):
+    """An exception raised by user code, tagged with the stage it was raised in."""
+
+    def __init__(self, stage, exc):
+        super().__init__(str(exc))
+        self.stage = stage
+        self.exc = exc
+        self.tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+class Unavailable(Exception):
+    """The requested engine cannot run here (e.g. pallas-tpu without a TPU)."""
+
+
+class BadRequest(Exception):
+    """A request that breaks the protocol (stage `protocol`)."""
+
+
+# --- JAX import (once) ------------------------------------------------------------------------
+try:
+    import numpy as np
+    import ml_dtypes
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl  # noqa: F401  (warm the import for user modules)
+    from jax.experimental.pallas import tpu as pltpu
+    from jax._src.mesh import AbstractDevice
+except BaseException as e:  # noqa: BLE001
+    send(error_response(0, "import", type(e).__name__, str(e), traceback.format_exc()))
+    sys.exit(3)
+
+DTYPES = {
+    "float32": np.dtype(np.float32),
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "int32": np.dtype(np.int32),
+}
+DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+
+
+def abstract_tpu_mesh():
+    dev = AbstractDevice(device_kind=TPU_KIND, num_cores=1, platform="tpu")
+    return jax.sharding.AbstractMesh((1,), ("x",), abstract_device=dev)
+
+
+ABSTRACT_MESH = abstract_tpu_mesh()
+
+
+def tpu_devices():
+    try:
+        return [d for d in jax.devices() if d.platform == "tpu"]
+    except RuntimeError:
+        return []
+
+
+def probe_info():
+    try:
+        devices = [str(d) for d in jax.devices()]
+    except RuntimeError as e:
+        devices = ["<jax.devices() failed: %s>" % e]
+    import jaxlib
+
+    return {
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "jax": jax.__version__,
+        "jaxlib": getattr(jaxlib, "__version__", "unknown"),
+        "devices": devices,
+        "tpu": bool(tpu_devices()),
+        "tpu_kind": TPU_KIND,
+    }
+
+
+def interpret_for(mode):
+    if mode == "pallas-interpret":
+        return True
+    if mode == "pallas-tpu-interpret":
+        return pltpu.InterpretParams(out_of_bounds_reads="raise", uninitialized_memory="nan")
+    return False
+
+
+def decode_input(t):
+    if not isinstance(t, dict):
+        raise BadRequest("input is not an object")
+    name = t.get("dtype")
+    if name not in DTYPES:
+        raise BadRequest("unknown dtype %r" % (name,))
+    shape = t.get("shape")
+    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise BadRequest("bad shape %r" % (shape,))
+    raw = base64.b64decode(t.get("data", ""), validate=True)
+    dt = DTYPES[name]
+    n = 1
+    for d in shape:
+        n *= d
+    if len(raw) != n * dt.itemsize:
+        raise BadRequest("%s%r needs %d bytes, got %d" % (name, shape, n * dt.itemsize, len(raw)))
+    return np.frombuffer(raw, dtype=dt).reshape(shape)  # wire and hosts are little-endian
+
+
+def encode_output(x):
+    a = np.asarray(x)
+    name = DTYPE_NAMES.get(a.dtype)
+    if name is None:
+        raise TypeError("kernel output has dtype %s; the protocol carries float32, bfloat16, int32" % a.dtype)
+    data = np.ascontiguousarray(a).tobytes()
+    return {"dtype": name, "shape": list(a.shape), "data": base64.b64encode(data).decode("ascii")}
+
+
+class Entry:
+    """One (source, mode): the executed module, its function, and compiled executables."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.jitted = jax.jit(fn)
+        self.compiled = {}  # input signature -> compiled executable (or True once lowered)
+
+
+CACHE = collections.OrderedDict()
+
+
+def load_module(source, key):
+    namespace = {"__name__": "pallas_diff_case_" + key[:12], "__file__": "<pallas-diff case %s>" % key[:12]}
+    code = compile(source, namespace["__file__"], "exec")
+    exec(code, namespace)
+    make = namespace.get("make")
+    if not callable(make):
+        raise AttributeError("the module defines no make(interpret) function")
+    return make
+
+
+def as_tuple(out):
+    if isinstance(out, (tuple, list)):
+        return tuple(out)
+    return (out,)
+
+
+def run_request(req):
+    mode = req.get("mode")
+    if mode not in MODES:
+        raise BadRequest("unknown mode %r (expected one of %s)" % (mode, ", ".join(MODES)))
+    source = req.get("source")
+    if not isinstance(source, str):
+        raise BadRequest("source is not a string")
+    inputs = req.get("inputs", [])
+    if not isinstance(inputs, list):
+        raise BadRequest("inputs is not a list")
+    arrays = [decode_input(t) for t in inputs]
+
+    if mode == "pallas-tpu" and not tpu_devices():
+        raise Unavailable(
+            "no TPU device: jax.devices() = %s (pallas-tpu needs a TPU host; "
+            "use pallas-tpu-lower to check the Mosaic lowering on CPU)" % probe_info()["devices"]
+        )
+
+    key = hashlib.sha256(source.encode("utf-8")).hexdigest()
+    entry = CACHE.get((key, mode))
+    if entry is not None:
+        CACHE.move_to_end((key, mode))
+    else:
+        try:
+            make = load_module(source, key)
+        except BaseException as e:  # noqa: BLE001
+            raise StageError("import", e)
+        try:
+            fn = make(interpret_for(mode))
+        except BaseException as e:  # noqa: BLE001
+            raise StageError("trace", e)
+        entry = Entry(fn)
+        CACHE[(key, mode)] = entry
+        while len(CACHE) > CACHE_SIZE:
+            CACHE.popitem(last=False)
+
+    signature = tuple((a.dtype.str, a.shape) for a in arrays)
+    compiled = entry.compiled.get(signature)
+    cached = compiled is not None
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]
+
+    if mode == "pallas-tpu-lower":
+        if not cached:
+            try:
+                entry.jitted.trace(*specs)
+            except BaseException as e:  # noqa: BLE001
+                raise StageError("trace", e)
+            try:
+                jax.export.export(entry.jitted, platforms=["tpu"])(*specs)
+            except BaseException as e:  # noqa: BLE001
+                raise StageError("lower", e)
+            entry.compiled[signature] = True
+        return {"outputs": [], "lowered": True, "cached": cached}
+
+    if not cached:
+        try:
+            lowered = entry.jitted.lower(*specs)
+        except BaseException as e:  # noqa: BLE001
+            raise StageError("trace", e)
+        try:
+            compiled = lowered.compile()
+        except BaseException as e:  # noqa: BLE001
+            raise StageError("run", e)
+        entry.compiled[signature] = compiled
+    try:
+        outs = as_tuple(compiled(*arrays))
+        jax.block_until_ready(outs)
+        encoded = [encode_output(o) for o in outs]
+    except BaseException as e:  # noqa: BLE001
+        raise StageError("run", e)
+    return {"outputs": encoded, "cached": cached}
+
+
+def handle_run(req_id, req):
+    mode = req.get("mode")
+    start = time.perf_counter()
+    try:
+        if mode == "pallas-tpu":
+            body = run_request(req)
+        else:
+            with jax.sharding.use_abstract_mesh(ABSTRACT_MESH):
+                body = run_request(req)
+    except StageError as e:
+        if mode == "pallas-tpu-interpret":
+            reset_interpreter()
+        exc = e.exc
+        return error_response(req_id, e.stage, type(exc).__name__, str(exc), e.tb)
+    except Unavailable as e:
+        return error_response(req_id, "run", "EngineUnavailable", str(e))
+    except BadRequest as e:
+        return error_response(req_id, "protocol", "BadRequest", str(e))
+    except Exception as e:  # noqa: BLE001  (a worker bug: report, keep serving)
+        if mode == "pallas-tpu-interpret":
+            reset_interpreter()
+        return error_response(req_id, "protocol", type(e).__name__, str(e), traceback.format_exc())
+    resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True}
+    resp.update(body)
+    resp["seconds"] = time.perf_counter() - start
+    return resp
+
+
+def reset_interpreter():
+    try:
+        pltpu.reset_tpu_interpret_mode_state()
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+
+
+def main():
+    send({"v": PROTOCOL_VERSION, "id": 0, "ok": True, "hello": probe_info()})
+    for line in sys.stdin.buffer:
+        line = line.strip()
+        if not line:
+            continue
+        req_id = None
+        try:
+            req = json.loads(line)
+            if not isinstance(req, dict):
+                raise BadRequest("request is not a JSON object")
+            req_id = req.get("id")
+            if req.get("v") != PROTOCOL_VERSION:
+                raise BadRequest("protocol version %r, this worker speaks %d" % (req.get("v"), PROTOCOL_VERSION))
+            op = req.get("op")
+            if op == "run":
+                resp = handle_run(req_id, req)
+            elif op == "probe":
+                resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True, "probe": probe_info()}
+            elif op == "shutdown":
+                send({"v": PROTOCOL_VERSION, "id": req_id, "ok": True})
+                return
+            else:
+                raise BadRequest("unknown op %r" % (op,))
+        except (BadRequest, ValueError) as e:
+            resp = error_response(req_id, "protocol", type(e).__name__, str(e))
+        try:
+            send(resp)
+        except ValueError as e:  # e.g. NaN in "seconds" cannot happen; non-JSON data in a field
+            send(error_response(req_id, "protocol", type(e).__name__, str(e)))
+
+
+if __name__ == "__main__":
+    main()

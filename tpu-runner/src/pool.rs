@@ -1,0 +1,232 @@
+//! A pool of workers ([`Pool`]) shared by threads: each [`Pool::run`] takes an idle worker,
+//! runs one request on it and gives it back. A worker that crashed is replaced and the request
+//! retried once; a worker that timed out or broke the protocol is replaced on next use.
+
+use crate::error::RunError;
+use crate::probe::Availability;
+use crate::protocol::{RunRequest, RunResult};
+use crate::worker::{Worker, worker_script};
+use std::path::PathBuf;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How a [`Pool`] starts and drives its workers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Number of worker processes (each holds ~300 MB and one core while busy).
+    pub workers: usize,
+    /// Per-request timeout; on expiry the worker is killed and replaced.
+    pub timeout: Duration,
+    /// How long a new worker may take to import JAX and say hello.
+    pub startup_timeout: Duration,
+    /// The Python interpreter (with JAX), e.g. from [`provision`](crate::provision()).
+    pub python: PathBuf,
+    /// The worker script; defaults to this crate's `python/worker.py`. Tests point it at
+    /// stand-ins that misbehave.
+    pub worker_script: PathBuf,
+}
+
+impl PoolConfig {
+    /// Defaults: one worker per available core, 120 s per request, 120 s to start.
+    pub fn new(python: impl Into<PathBuf>) -> PoolConfig {
+        PoolConfig {
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            timeout: Duration::from_secs(120),
+            startup_timeout: Duration::from_secs(120),
+            python: python.into(),
+            worker_script: worker_script(),
+        }
+    }
+
+    /// Sets the number of workers (at least one).
+    pub fn with_workers(mut self, workers: usize) -> PoolConfig {
+        self.workers = workers.max(1);
+        self
+    }
+
+    /// Sets the per-request timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> PoolConfig {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the worker script.
+    pub fn with_worker_script(mut self, script: impl Into<PathBuf>) -> PoolConfig {
+        self.worker_script = script.into();
+        self
+    }
+}
+
+/// One place in the pool; `worker` is `None` until (re)started.
+#[derive(Debug)]
+struct Slot {
+    index: usize,
+    worker: Option<Worker>,
+}
+
+/// A fixed number of workers, usable from many threads at once.
+#[derive(Debug)]
+pub struct Pool {
+    config: PoolConfig,
+    idle: Mutex<Vec<Slot>>,
+    available: Condvar,
+    pids: Mutex<Vec<Option<u32>>>,
+    hello: Availability,
+}
+
+/// Gives a checked-out slot back to the pool, even on panic.
+struct Lease<'a> {
+    pool: &'a Pool,
+    slot: Option<Slot>,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            let pid = slot.worker.as_ref().map(Worker::pid);
+            lock(&self.pool.pids)[slot.index] = pid;
+            lock(&self.pool.idle).push(slot);
+            self.pool.available.notify_one();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Pool {
+    /// Starts `config.workers` workers in parallel and waits for each to import JAX.
+    ///
+    /// Fails with the first worker's error, e.g. [`RunError::JaxUnavailable`].
+    pub fn new(config: PoolConfig) -> Result<Pool, RunError> {
+        let n = config.workers.max(1);
+        let started: Vec<Result<Worker, RunError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..n)
+                .map(|_| {
+                    s.spawn(|| {
+                        Worker::spawn(
+                            &config.python,
+                            &config.worker_script,
+                            config.startup_timeout,
+                        )
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("worker start-up thread panicked"))
+                .collect()
+        });
+        let mut workers = Vec::with_capacity(n);
+        for w in started {
+            workers.push(w?);
+        }
+        let hello = workers[0].hello().clone();
+        let pids = workers.iter().map(|w| Some(w.pid())).collect();
+        let idle = workers
+            .into_iter()
+            .enumerate()
+            .map(|(index, w)| Slot {
+                index,
+                worker: Some(w),
+            })
+            .rev()
+            .collect();
+        Ok(Pool {
+            config,
+            idle: Mutex::new(idle),
+            available: Condvar::new(),
+            pids: Mutex::new(pids),
+            hello,
+        })
+    }
+
+    /// The configuration the pool was started with.
+    pub fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    /// Number of workers.
+    pub fn size(&self) -> usize {
+        lock(&self.pids).len()
+    }
+
+    /// Process ids of the live workers (a worker being replaced has none).
+    pub fn worker_pids(&self) -> Vec<u32> {
+        lock(&self.pids).iter().flatten().copied().collect()
+    }
+
+    /// What the first worker reported at start-up (Python, JAX, devices, TPU).
+    pub fn availability(&self) -> &Availability {
+        &self.hello
+    }
+
+    /// Runs one module on an idle worker (blocking until one is free).
+    ///
+    /// `Ok` holds the engine's outcome, outputs or a [`KernelError`](crate::KernelError);
+    /// `Err` is a harness failure. A crashed worker is replaced and the request retried once;
+    /// a second crash is [`RunError::EngineCrash`].
+    pub fn run(&self, request: &RunRequest) -> Result<RunResult, RunError> {
+        let mut lease = self.checkout();
+        let slot = lease.slot.as_mut().expect("a lease holds its slot");
+        match self.run_on(slot, request) {
+            Err(RunError::WorkerCrashed { .. }) => match self.run_on(slot, request) {
+                Err(RunError::WorkerCrashed {
+                    status,
+                    stderr_tail,
+                }) => Err(RunError::EngineCrash {
+                    status,
+                    stderr_tail,
+                }),
+                other => other,
+            },
+            other => other,
+        }
+    }
+
+    /// Asks an idle worker to probe its environment.
+    pub fn probe(&self) -> Result<Availability, RunError> {
+        let mut lease = self.checkout();
+        let slot = lease.slot.as_mut().expect("a lease holds its slot");
+        let result = self.ensure_worker(slot)?.probe(self.config.timeout);
+        Self::drop_if_unhealthy(slot);
+        result
+    }
+
+    fn run_on(&self, slot: &mut Slot, request: &RunRequest) -> Result<RunResult, RunError> {
+        let result = self.ensure_worker(slot)?.run(request, self.config.timeout);
+        Self::drop_if_unhealthy(slot);
+        result
+    }
+
+    fn drop_if_unhealthy(slot: &mut Slot) {
+        if slot.worker.as_ref().is_some_and(|w| !w.is_healthy()) {
+            slot.worker = None;
+        }
+    }
+
+    fn ensure_worker<'s>(&self, slot: &'s mut Slot) -> Result<&'s mut Worker, RunError> {
+        if slot.worker.is_none() {
+            lock(&self.pids)[slot.index] = None;
+            let c = &self.config;
+            let worker = Worker::spawn(&c.python, &c.worker_script, c.startup_timeout)?;
+            lock(&self.pids)[slot.index] = Some(worker.pid());
+            slot.worker = Some(worker);
+        }
+        Ok(slot.worker.as_mut().expect("just started"))
+    }
+
+    fn checkout(&self) -> Lease<'_> {
+        let mut idle = lock(&self.idle);
+        loop {
+            if let Some(slot) = idle.pop() {
+                return Lease {
+                    pool: self,
+                    slot: Some(slot),
+                };
+            }
+            idle = self.available.wait(idle).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}

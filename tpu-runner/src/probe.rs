@@ -1,0 +1,43 @@
+//! What the Python side offers ([`Availability`]): interpreter, JAX versions, devices, and
+//! whether a real TPU is present (which decides if [`Mode::PallasTpu`](crate::Mode) can run).
+
+use crate::error::RunError;
+use crate::worker::{Worker, worker_script};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+/// The worker's report on its environment (the hello line and the `probe` op).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Availability {
+    /// Python version, e.g. `3.11.7`.
+    pub python: String,
+    /// `sys.executable` of the worker.
+    #[serde(default)]
+    pub python_executable: String,
+    /// `jax.__version__`.
+    #[serde(rename = "jax")]
+    pub jax_version: String,
+    /// `jaxlib.__version__`.
+    #[serde(rename = "jaxlib", default)]
+    pub jaxlib_version: String,
+    /// `jax.devices()`, each as `str(device)`.
+    pub devices: Vec<String>,
+    /// Whether `jax.devices()` includes a TPU.
+    pub tpu: bool,
+    /// The TPU generation the CPU modes target (`PALLAS_DIFF_TPU_KIND`, default
+    /// [`DEFAULT_TPU_KIND`]).
+    #[serde(default)]
+    pub tpu_kind: String,
+}
+
+/// The TPU generation the CPU modes lower and interpret for unless `PALLAS_DIFF_TPU_KIND` says
+/// otherwise (the device kind of the abstract mesh the worker runs every CPU mode in).
+pub const DEFAULT_TPU_KIND: &str = "TPU v5e";
+
+/// Starts one worker on `python`, asks it to probe, and stops it (about a second: JAX import).
+pub fn probe(python: &Path) -> Result<Availability, RunError> {
+    let timeout = Duration::from_secs(120);
+    let mut worker = Worker::spawn(python, &worker_script(), timeout)?;
+    worker.probe(timeout)
+}

@@ -1,0 +1,304 @@
+//! The worker protocol, version [`PROTOCOL_VERSION`]: serde types of the JSON lines exchanged
+//! with `python/worker.py`, and the conversion of a response into a [`RunResult`].
+//!
+//! One request per line on the worker's stdin, one response per line on its stdout. Tensors
+//! travel as `{"dtype","shape","data"}` with `data` the base64 of the raw little-endian bytes
+//! ([`Tensor::to_le_bytes`]). The worker opens with a hello line (id 0) carrying the same fields
+//! as a probe, or an `import`-stage error when it cannot import JAX.
+
+use crate::error::{KernelError, ProtocolError, RunError, Stage};
+use crate::mode::Mode;
+use crate::probe::Availability;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use compiler::tensor::{DType, Tensor};
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this crate speaks (`"v"` in every line).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A tensor as it travels on the wire.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireTensor {
+    /// Element type (`float32`, `bfloat16`, `int32`).
+    pub dtype: DType,
+    /// Dimensions, outermost first.
+    pub shape: Vec<usize>,
+    /// Base64 of the raw little-endian bytes, row-major.
+    pub data: String,
+}
+
+impl WireTensor {
+    /// Encodes a host tensor.
+    pub fn encode(tensor: &Tensor) -> WireTensor {
+        WireTensor {
+            dtype: tensor.dtype,
+            shape: tensor.shape.clone(),
+            data: BASE64.encode(tensor.to_le_bytes()),
+        }
+    }
+
+    /// Decodes into a host tensor, checking the byte length against dtype and shape.
+    pub fn decode(&self) -> Result<Tensor, ProtocolError> {
+        let bytes = BASE64
+            .decode(self.data.as_bytes())
+            .map_err(|e| ProtocolError::BadTensor(format!("invalid base64: {e}")))?;
+        Tensor::from_le_bytes(self.dtype, self.shape.clone(), &bytes)
+            .map_err(|e| ProtocolError::BadTensor(e.to_string()))
+    }
+}
+
+/// What a request asks for (the `"op"` field and its arguments).
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Op<'a> {
+    /// Run (or lower) an emitted module on inputs.
+    Run {
+        /// The engine.
+        mode: Mode,
+        /// The Python module source; it defines `make(interpret)`.
+        source: &'a str,
+        /// Inputs in the order `f(*inputs)` takes them.
+        inputs: Vec<WireTensor>,
+    },
+    /// Report the Python and JAX versions and devices.
+    Probe,
+    /// Exit after answering.
+    Shutdown,
+}
+
+/// One request line.
+#[derive(Clone, Debug, Serialize)]
+pub struct WireRequest<'a> {
+    /// Protocol version ([`PROTOCOL_VERSION`]).
+    pub v: u32,
+    /// Request id, echoed by the response (ids start at 1; 0 is the hello line).
+    pub id: u64,
+    /// The operation.
+    #[serde(flatten)]
+    pub op: Op<'a>,
+}
+
+/// The `"error"` object of a failed response.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct WireError {
+    /// `import`, `trace`, `lower`, `run` (kernel outcomes) or `protocol` (a bad request).
+    pub stage: String,
+    /// Python exception class name (or `EngineUnavailable`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `str(exception)`.
+    pub message: String,
+    /// Formatted Python traceback (may be empty).
+    #[serde(default)]
+    pub traceback: String,
+    /// The exception class named on the last `XxxError: ...` line of the message when it differs
+    /// from `type` (an exception raised inside a JAX callback arrives wrapped).
+    #[serde(default)]
+    pub cause: Option<String>,
+}
+
+/// One response line; which optional fields are present depends on the request.
+#[derive(Clone, Debug, Deserialize)]
+pub struct WireResponse {
+    /// Protocol version.
+    pub v: u32,
+    /// The request id answered (`null` when the worker could not parse the request).
+    pub id: Option<u64>,
+    /// Whether the request succeeded.
+    pub ok: bool,
+    /// Outputs of a successful run (empty for `pallas-tpu-lower`).
+    #[serde(default)]
+    pub outputs: Option<Vec<WireTensor>>,
+    /// Worker-side seconds spent on the request.
+    #[serde(default)]
+    pub seconds: Option<f64>,
+    /// Whether a compiled executable was reused.
+    #[serde(default)]
+    pub cached: Option<bool>,
+    /// Set by a successful `pallas-tpu-lower` run.
+    #[serde(default)]
+    pub lowered: Option<bool>,
+    /// The failure of a `ok: false` response.
+    #[serde(default)]
+    pub error: Option<WireError>,
+    /// Answer to a probe.
+    #[serde(default)]
+    pub probe: Option<Availability>,
+    /// The hello line's content (same fields as a probe).
+    #[serde(default)]
+    pub hello: Option<Availability>,
+}
+
+/// A request to run one emitted module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRequest {
+    /// The engine.
+    pub mode: Mode,
+    /// Python module source defining `make(interpret)` (see the crate README).
+    pub source: String,
+    /// Inputs in the order the module's `f(*inputs)` takes them.
+    pub inputs: Vec<Tensor>,
+}
+
+/// What one engine did with one module: outputs, or a kernel error. Not a harness failure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    /// The outputs (empty for `pallas-tpu-lower`), or the module's error.
+    pub outcome: Result<Vec<Tensor>, KernelError>,
+    /// Seconds the worker spent on the request (import, trace, compile and run).
+    pub seconds: f64,
+    /// Whether the worker reused an executable compiled for this source, mode and input types.
+    pub cached: bool,
+    /// Whether the module was lowered for TPU (a successful `pallas-tpu-lower` run).
+    pub lowered: bool,
+}
+
+impl RunResult {
+    /// The outputs when the run succeeded.
+    pub fn outputs(&self) -> Option<&[Tensor]> {
+        self.outcome.as_deref().ok()
+    }
+
+    /// The kernel error when the run failed.
+    pub fn kernel_error(&self) -> Option<&KernelError> {
+        self.outcome.as_ref().err()
+    }
+}
+
+/// Interprets the response to a `run` request.
+pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, RunError> {
+    let seconds = resp.seconds.unwrap_or(0.0);
+    let cached = resp.cached.unwrap_or(false);
+    if !resp.ok {
+        let error = resp.error.ok_or_else(|| ProtocolError::Malformed {
+            reason: "ok is false but there is no error object".into(),
+            line: String::new(),
+        })?;
+        let kernel = kernel_error(error)?;
+        return Ok(RunResult {
+            outcome: Err(kernel),
+            seconds,
+            cached,
+            lowered: false,
+        });
+    }
+    let lowered = resp.lowered.unwrap_or(false);
+    let outputs = resp
+        .outputs
+        .ok_or_else(|| ProtocolError::Malformed {
+            reason: "ok response without outputs".into(),
+            line: String::new(),
+        })?
+        .iter()
+        .map(WireTensor::decode)
+        .collect::<Result<Vec<_>, _>>()?;
+    if mode == Mode::PallasTpuLower && !lowered {
+        return Err(ProtocolError::Malformed {
+            reason: "pallas-tpu-lower response without \"lowered\": true".into(),
+            line: String::new(),
+        }
+        .into());
+    }
+    Ok(RunResult {
+        outcome: Ok(outputs),
+        seconds,
+        cached,
+        lowered,
+    })
+}
+
+/// Splits a wire error into a kernel outcome or a protocol failure (stage `protocol`).
+pub(crate) fn kernel_error(error: WireError) -> Result<KernelError, ProtocolError> {
+    let stage = match error.stage.as_str() {
+        "import" => Stage::Import,
+        "trace" => Stage::Trace,
+        "lower" => Stage::Lower,
+        "run" => Stage::Run,
+        "protocol" => {
+            return Err(ProtocolError::Rejected {
+                kind: error.kind,
+                message: error.message,
+            });
+        }
+        other => {
+            return Err(ProtocolError::Malformed {
+                reason: format!("unknown error stage `{other}`"),
+                line: String::new(),
+            });
+        }
+    };
+    Ok(KernelError {
+        stage,
+        kind: error.kind,
+        message: error.message,
+        traceback: error.traceback,
+        cause: error.cause,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_line_has_the_documented_shape() {
+        let x = Tensor::new(DType::Float32, vec![2], vec![1.0, -2.0]);
+        let req = WireRequest {
+            v: PROTOCOL_VERSION,
+            id: 7,
+            op: Op::Run {
+                mode: Mode::PallasTpuInterpret,
+                source: "def make(i): ...",
+                inputs: vec![WireTensor::encode(&x)],
+            },
+        };
+        let line = serde_json::to_string(&req).unwrap();
+        assert_eq!(
+            line,
+            r#"{"v":1,"id":7,"op":"run","mode":"pallas-tpu-interpret","source":"def make(i): ...","inputs":[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}]}"#
+        );
+        let probe = WireRequest {
+            v: 1,
+            id: 8,
+            op: Op::Probe,
+        };
+        assert_eq!(
+            serde_json::to_string(&probe).unwrap(),
+            r#"{"v":1,"id":8,"op":"probe"}"#
+        );
+    }
+
+    #[test]
+    fn wire_tensors_round_trip_and_check_length() {
+        for dtype in DType::ALL {
+            let t = Tensor::new(dtype, vec![3], vec![1.0, -3.0, 65536.0]);
+            assert_eq!(WireTensor::encode(&t).decode().unwrap(), t);
+        }
+        let bad = WireTensor {
+            dtype: DType::Int32,
+            shape: vec![2],
+            data: "AAAA".into(),
+        };
+        assert!(matches!(bad.decode(), Err(ProtocolError::BadTensor(_))));
+    }
+
+    #[test]
+    fn error_responses_split_into_kernel_errors_and_protocol_errors() {
+        let line = r#"{"v":1,"id":3,"ok":false,"seconds":0.5,"error":{"stage":"lower","type":"NotImplementedError","message":"dynamic_slice","traceback":"tb"}}"#;
+        let resp: WireResponse = serde_json::from_str(line).unwrap();
+        let result = run_result(Mode::PallasTpuLower, resp).unwrap();
+        let err = result.kernel_error().unwrap();
+        assert_eq!(
+            (err.stage, err.kind.as_str()),
+            (Stage::Lower, "NotImplementedError")
+        );
+
+        let line = r#"{"v":1,"id":3,"ok":false,"error":{"stage":"protocol","type":"BadRequest","message":"unknown dtype"}}"#;
+        let resp: WireResponse = serde_json::from_str(line).unwrap();
+        assert!(matches!(
+            run_result(Mode::PallasInterpret, resp),
+            Err(RunError::Protocol(ProtocolError::Rejected { .. }))
+        ));
+    }
+}

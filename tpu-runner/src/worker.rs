@@ -1,0 +1,379 @@
+//! One worker process: spawns `python worker.py`, sends requests, reads responses with a
+//! per-request timeout, and keeps the tail of its stderr. A worker that timed out, died or broke
+//! the protocol is marked unhealthy; its owner (the [`Pool`](crate::Pool)) replaces it.
+
+use crate::error::{ProtocolError, RunError};
+use crate::probe::Availability;
+use crate::protocol::{Op, PROTOCOL_VERSION, RunRequest, RunResult, WireRequest, WireResponse};
+use crate::protocol::{WireTensor, kernel_error, run_result};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// The worker script shipped with this crate (also embedded, for binaries moved elsewhere).
+const WORKER_SOURCE: &str = include_str!("../python/worker.py");
+
+/// Bytes of stderr kept per worker.
+pub const STDERR_TAIL_BYTES: usize = 4096;
+
+/// Path of `python/worker.py`: the crate's own file when present, else the embedded copy
+/// written once to the temporary directory.
+pub fn worker_script() -> PathBuf {
+    let in_tree = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("python")
+        .join("worker.py");
+    if in_tree.is_file() {
+        return in_tree;
+    }
+    let path = std::env::temp_dir().join(format!(
+        "pallas-diff-worker-{:016x}.py",
+        crate::provision::fnv1a(WORKER_SOURCE)
+    ));
+    if !path.is_file() {
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, WORKER_SOURCE).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+    path
+}
+
+/// The last [`STDERR_TAIL_BYTES`] of a worker's stderr, filled by a reader thread.
+#[derive(Default)]
+struct StderrTail {
+    bytes: Mutex<VecDeque<u8>>,
+    closed: AtomicBool,
+}
+
+impl StderrTail {
+    fn push(&self, chunk: &[u8]) {
+        let mut bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        bytes.extend(chunk);
+        let excess = bytes.len().saturating_sub(STDERR_TAIL_BYTES);
+        bytes.drain(..excess);
+    }
+
+    fn text(&self) -> String {
+        let bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        let (a, b) = bytes.as_slices();
+        String::from_utf8_lossy(&[a, b].concat()).into_owned()
+    }
+}
+
+/// A running `worker.py`.
+pub struct Worker {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Vec<u8>>,
+    stderr: Arc<StderrTail>,
+    stderr_thread: Option<JoinHandle<()>>,
+    next_id: u64,
+    healthy: bool,
+    hello: Availability,
+}
+
+impl Worker {
+    /// Starts `python -u script` and waits up to `startup_timeout` for its hello line.
+    ///
+    /// A Python that cannot import JAX gives [`RunError::JaxUnavailable`].
+    pub fn spawn(
+        python: &Path,
+        script: &Path,
+        startup_timeout: Duration,
+    ) -> Result<Worker, RunError> {
+        let mut child = Command::new(python)
+            .arg("-u")
+            .arg(script)
+            .env("PYTHONUNBUFFERED", "1")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| RunError::Spawn {
+                program: python.display().to_string(),
+                source,
+            })?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+
+        let (tx, lines) = mpsc::channel();
+        thread::Builder::new()
+            .name("pallas-diff-worker-stdout".into())
+            .spawn(move || {
+                let mut reader = BufReader::new(stdout);
+                loop {
+                    let mut line = Vec::new();
+                    match reader.read_until(b'\n', &mut line) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {
+                            if tx.send(line).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+            })
+            .map_err(RunError::Io)?;
+        let tail = Arc::new(StderrTail::default());
+        let tail_writer = Arc::clone(&tail);
+        let stderr_thread = thread::Builder::new()
+            .name("pallas-diff-worker-stderr".into())
+            .spawn(move || {
+                let mut stderr = stderr;
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stderr.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    tail_writer.push(&buf[..n]);
+                }
+                tail_writer.closed.store(true, Ordering::SeqCst);
+            })
+            .map_err(RunError::Io)?;
+
+        let mut worker = Worker {
+            child,
+            stdin,
+            lines,
+            stderr: tail,
+            stderr_thread: Some(stderr_thread),
+            next_id: 1,
+            healthy: true,
+            hello: Availability {
+                python: String::new(),
+                python_executable: String::new(),
+                jax_version: String::new(),
+                jaxlib_version: String::new(),
+                devices: Vec::new(),
+                tpu: false,
+                tpu_kind: String::new(),
+            },
+        };
+        let hello = match worker.receive(0, startup_timeout) {
+            Ok(resp) => resp,
+            Err(RunError::Timeout { timeout }) => {
+                return Err(RunError::StartupTimeout {
+                    timeout,
+                    stderr_tail: worker.stderr_tail(),
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        if !hello.ok {
+            let error = hello.error.ok_or_else(|| ProtocolError::Malformed {
+                reason: "failed hello without an error object".into(),
+                line: String::new(),
+            })?;
+            return Err(RunError::JaxUnavailable {
+                python: python.display().to_string(),
+                kind: error.kind,
+                message: error.message,
+            });
+        }
+        worker.hello = hello.hello.ok_or_else(|| ProtocolError::Malformed {
+            reason: "the first line is not a hello".into(),
+            line: String::new(),
+        })?;
+        Ok(worker)
+    }
+
+    /// The process id (tests kill it to simulate a crash).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the worker reported when it started.
+    pub fn hello(&self) -> &Availability {
+        &self.hello
+    }
+
+    /// Whether the worker can take another request (false after a timeout, a crash or a
+    /// protocol violation).
+    pub fn is_healthy(&self) -> bool {
+        self.healthy
+    }
+
+    /// The last ~4 KB of the worker's stderr (what the emitted code printed goes there too).
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// Runs one module; waits at most `timeout` for the answer.
+    pub fn run(&mut self, request: &RunRequest, timeout: Duration) -> Result<RunResult, RunError> {
+        let op = Op::Run {
+            mode: request.mode,
+            source: &request.source,
+            inputs: request.inputs.iter().map(WireTensor::encode).collect(),
+        };
+        let resp = self.call(op, timeout)?;
+        run_result(request.mode, resp)
+    }
+
+    /// Asks the worker for its Python, JAX and devices.
+    pub fn probe(&mut self, timeout: Duration) -> Result<Availability, RunError> {
+        let resp = self.call(Op::Probe, timeout)?;
+        if !resp.ok {
+            let error = resp.error.ok_or_else(|| ProtocolError::Malformed {
+                reason: "failed probe without an error object".into(),
+                line: String::new(),
+            })?;
+            return Err(match kernel_error(error) {
+                Ok(k) => ProtocolError::Rejected {
+                    kind: k.kind,
+                    message: k.message,
+                },
+                Err(p) => p,
+            }
+            .into());
+        }
+        resp.probe.ok_or_else(|| {
+            ProtocolError::Malformed {
+                reason: "probe response without probe".into(),
+                line: String::new(),
+            }
+            .into()
+        })
+    }
+
+    /// Sends one request and waits for its response.
+    fn call(&mut self, op: Op<'_>, timeout: Duration) -> Result<WireResponse, RunError> {
+        if !self.healthy {
+            return Err(self.crashed());
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut line = serde_json::to_vec(&WireRequest {
+            v: PROTOCOL_VERSION,
+            id,
+            op,
+        })
+        .map_err(|e| RunError::Io(e.into()))?;
+        line.push(b'\n');
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(self.crashed());
+        };
+        if let Err(e) = stdin.write_all(&line).and_then(|()| stdin.flush()) {
+            return Err(match e.kind() {
+                std::io::ErrorKind::BrokenPipe => self.crashed(),
+                _ => {
+                    self.healthy = false;
+                    RunError::Io(e)
+                }
+            });
+        }
+        self.receive(id, timeout)
+    }
+
+    /// Reads the response to request `id`.
+    fn receive(&mut self, id: u64, timeout: Duration) -> Result<WireResponse, RunError> {
+        let deadline = Instant::now() + timeout;
+        let line = match self
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => {
+                self.healthy = false;
+                self.kill();
+                return Err(RunError::Timeout { timeout });
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err(self.crashed()),
+        };
+        let resp = match serde_json::from_slice::<WireResponse>(&line) {
+            Ok(resp) => resp,
+            Err(e) => {
+                self.healthy = false;
+                self.kill();
+                let text = String::from_utf8_lossy(&line);
+                return Err(ProtocolError::Malformed {
+                    reason: e.to_string(),
+                    line: text.trim_end().chars().take(200).collect(),
+                }
+                .into());
+            }
+        };
+        if resp.v != PROTOCOL_VERSION {
+            self.healthy = false;
+            self.kill();
+            return Err(ProtocolError::Version { got: resp.v }.into());
+        }
+        if resp.id != Some(id) {
+            // A worker that could not parse our request answers with id null and stays usable;
+            // any other id means the stream is out of step.
+            if resp.id.is_some() || resp.ok {
+                self.healthy = false;
+                self.kill();
+                return Err(ProtocolError::WrongId {
+                    expected: id,
+                    got: resp.id,
+                }
+                .into());
+            }
+        }
+        Ok(resp)
+    }
+
+    /// Collects the exit status and stderr of a worker whose stdout closed or stdin broke.
+    fn crashed(&mut self) -> RunError {
+        self.healthy = false;
+        self.stdin = None;
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+                _ => {
+                    self.kill();
+                    break self.child.try_wait().ok().flatten();
+                }
+            }
+        };
+        // Let the stderr reader drain what the process wrote before dying (bounded: a
+        // grandchild may hold the pipe open).
+        let deadline = Instant::now() + Duration::from_millis(500);
+        while !self.stderr.closed.load(Ordering::SeqCst) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        RunError::WorkerCrashed {
+            status,
+            stderr_tail: self.stderr_tail(),
+        }
+    }
+
+    /// Kills the process and reaps it.
+    fn kill(&mut self) -> Option<ExitStatus> {
+        self.stdin = None;
+        let _ = self.child.kill();
+        self.child.wait().ok()
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Killing is immediate and safe: the worker keeps no state worth flushing.
+        self.kill();
+        if let Some(handle) = self.stderr_thread.take()
+            && self.stderr.closed.load(Ordering::SeqCst)
+        {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("pid", &self.child.id())
+            .field("healthy", &self.healthy)
+            .field("next_id", &self.next_id)
+            .finish()
+    }
+}

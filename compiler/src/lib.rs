@@ -1,6 +1,12 @@
 //! The model of Helion's Pallas lowering of narrowing subscripts on resident VMEM Refs.
 //!
-//! It owns the kernel IR ([`ir`]), the case-script frontend and renderer, the trace-time
-//! validator, the resident-Ref planner and the Pallas codegen: the system under test.
+//! It owns the kernel IR ([`ir`]), the case-script frontend ([`frontend`]) and renderer
+//! ([`render`]), the trace-time validator ([`validate`]), the resident-Ref planner and the
+//! Pallas codegen: the system under test.
 
+pub mod frontend;
+pub mod ir;
+pub mod render;
 pub mod tensor;
+pub mod validate;
+pub mod verdict;

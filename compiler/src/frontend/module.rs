@@ -1,0 +1,549 @@
+//! Module level of a case script: imports, the decorated kernel and its config, the inputs,
+//! `torch.manual_seed`, and the call.
+
+use super::FrontendError;
+use super::kernel::{KernelParser, dtype_of};
+use crate::ir::blocks::BlockTable;
+use crate::ir::{
+    Arg, CASE_VERSION, Call, Case, Config, Ctor, Input, InputOp, LoopType, Param, ParamKind, Span,
+};
+use rustpython_parser::ast::{self, Ranged};
+use rustpython_parser::source_code::RandomLocator;
+use rustpython_parser::text_size::TextSize;
+
+/// Shared state of one parse: the path for messages and the offset→line:col locator.
+pub(crate) struct Ctx<'s> {
+    pub path: String,
+    locator: std::cell::RefCell<RandomLocator<'s>>,
+}
+
+impl<'s> Ctx<'s> {
+    pub fn span_at(&self, offset: TextSize) -> Span {
+        let loc = self.locator.borrow_mut().locate(offset);
+        Span::new(loc.row.get() as u32, loc.column.get() as u32)
+    }
+
+    pub fn span(&self, node: &impl Ranged) -> Span {
+        self.span_at(node.start())
+    }
+
+    /// An input error at `node` about `construct`.
+    pub fn err(&self, node: &impl Ranged, construct: &str, message: impl Into<String>) -> FrontendError {
+        FrontendError {
+            path: self.path.clone(),
+            span: self.span(node),
+            construct: construct.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The Python name of a statement kind, for messages (`while`, `try`, `import`, ...).
+pub(crate) fn stmt_construct(stmt: &ast::Stmt) -> String {
+    match stmt {
+        ast::Stmt::While(_) => "while".into(),
+        ast::Stmt::With(_) => "with".into(),
+        ast::Stmt::Try(_) | ast::Stmt::TryStar(_) => "try".into(),
+        ast::Stmt::ClassDef(_) => "class".into(),
+        ast::Stmt::FunctionDef(_) => "def".into(),
+        ast::Stmt::Return(_) => "return".into(),
+        ast::Stmt::Import(_) | ast::Stmt::ImportFrom(_) => "import".into(),
+        ast::Stmt::Assert(_) => "assert".into(),
+        ast::Stmt::Raise(_) => "raise".into(),
+        ast::Stmt::Delete(_) => "del".into(),
+        ast::Stmt::Global(_) => "global".into(),
+        ast::Stmt::Nonlocal(_) => "nonlocal".into(),
+        ast::Stmt::Break(_) => "break".into(),
+        ast::Stmt::Continue(_) => "continue".into(),
+        ast::Stmt::Match(_) => "match".into(),
+        ast::Stmt::AnnAssign(_) => "annotated assignment".into(),
+        other => {
+            let debug = format!("{other:?}");
+            debug.split('(').next().unwrap_or("statement").to_lowercase()
+        }
+    }
+}
+
+/// The dotted name of an attribute chain (`helion.language`), if it is one.
+pub(crate) fn dotted(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::Name(n) => Some(n.id.to_string()),
+        ast::Expr::Attribute(a) => Some(format!("{}.{}", dotted(&a.value)?, a.attr)),
+        _ => None,
+    }
+}
+
+pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendError> {
+    use rustpython_parser::Parse;
+    let ctx = Ctx { path: path.to_string(), locator: RandomLocator::new(source).into() };
+    let suite = ast::Suite::parse(source, path).map_err(|e| FrontendError {
+        path: path.to_string(),
+        span: ctx.span_at(e.offset),
+        construct: "syntax".into(),
+        message: format!("Python syntax error: {}", e.error),
+    })?;
+
+    let mut kernel_def: Option<&ast::StmtFunctionDef> = None;
+    let mut inputs: Vec<Input> = Vec::new();
+    let mut seed = None;
+    let mut call: Option<Call> = None;
+    for stmt in &suite {
+        match stmt {
+            ast::Stmt::Import(imp) => {
+                for alias in &imp.names {
+                    let name = alias.name.to_string();
+                    let asname = alias.asname.as_ref().map(|a| a.to_string());
+                    let ok = matches!(
+                        (name.as_str(), asname.as_deref()),
+                        ("torch", None) | ("helion", None) | ("helion.language", Some("hl"))
+                    );
+                    if !ok {
+                        return Err(ctx.err(
+                            alias,
+                            "import",
+                            format!(
+                                "`import {name}{}` is not part of a case script (allowed: `import torch`, `import helion`, `import helion.language as hl`)",
+                                asname.map(|a| format!(" as {a}")).unwrap_or_default()
+                            ),
+                        ));
+                    }
+                }
+            }
+            ast::Stmt::ImportFrom(_) => {
+                return Err(ctx.err(
+                    stmt,
+                    "import",
+                    "`from ... import` is not part of a case script (allowed: `import torch`, `import helion`, `import helion.language as hl`)",
+                ));
+            }
+            ast::Stmt::FunctionDef(f) => {
+                if kernel_def.is_some() {
+                    return Err(ctx.err(stmt, "def", format!("second function `{}`: a case script has exactly one @helion.kernel function", f.name)));
+                }
+                kernel_def = Some(f);
+            }
+            ast::Stmt::Expr(e) => match &*e.value {
+                ast::Expr::Constant(c) if matches!(c.value, ast::Constant::Str(_)) => {}
+                ast::Expr::Call(c) if dotted(&c.func).as_deref() == Some("torch.manual_seed") => {
+                    let [arg] = c.args.as_slice() else {
+                        return Err(ctx.err(stmt, "torch.manual_seed", "torch.manual_seed takes one int"));
+                    };
+                    seed = Some(int_literal(&ctx, arg, "torch.manual_seed")?.max(0) as u64);
+                }
+                ast::Expr::Call(c) => {
+                    if call.is_some() {
+                        return Err(ctx.err(stmt, "call", "a case script calls its kernel exactly once"));
+                    }
+                    call = Some(parse_call(&ctx, c, None, kernel_def)?);
+                }
+                _ => return Err(ctx.err(stmt, "expression", "a bare expression is not part of a case script")),
+            },
+            ast::Stmt::Assign(a) => {
+                let [ast::Expr::Name(target)] = a.targets.as_slice() else {
+                    return Err(ctx.err(stmt, "assignment", "module-level assignments bind one name"));
+                };
+                let is_kernel_call = matches!(&*a.value, ast::Expr::Call(c)
+                    if kernel_def.is_some_and(|k| dotted(&c.func).as_deref() == Some(k.name.as_str())));
+                if is_kernel_call {
+                    let ast::Expr::Call(c) = &*a.value else { unreachable!("checked above") };
+                    if call.is_some() {
+                        return Err(ctx.err(stmt, "call", "a case script calls its kernel exactly once"));
+                    }
+                    call = Some(parse_call(&ctx, c, Some(target.id.to_string()), kernel_def)?);
+                } else {
+                    if inputs.iter().any(|i| i.name == target.id.as_str()) {
+                        return Err(ctx.err(stmt, "assignment", format!("input `{}` is defined twice", target.id)));
+                    }
+                    inputs.push(parse_input(&ctx, target.id.as_str(), &a.value, ctx.span(stmt))?);
+                }
+            }
+            ast::Stmt::Pass(_) => {}
+            other => {
+                let construct = stmt_construct(other);
+                return Err(ctx.err(other, &construct, format!("`{construct}` statements are not part of a case script at module level")));
+            }
+        }
+    }
+
+    let Some(def) = kernel_def else {
+        return Err(FrontendError {
+            path: path.to_string(),
+            span: Span::new(1, 1),
+            construct: "@helion.kernel".into(),
+            message: "no @helion.kernel function: a case script has exactly one".into(),
+        });
+    };
+    let (config, block_sizes_at) = parse_decorator(&ctx, def)?;
+    let mut params = Vec::new();
+    for arg in def.args.posonlyargs.iter().chain(&def.args.args) {
+        let ann = arg.def.annotation.as_deref().and_then(dotted);
+        let kind = match ann.as_deref() {
+            Some("torch.Tensor") => ParamKind::Tensor,
+            Some("int") => ParamKind::Int,
+            _ => return Err(ctx.err(&arg.def, "parameter", format!("parameter `{}` must be annotated `torch.Tensor` or `int`", arg.def.arg))),
+        };
+        if arg.default.is_some() {
+            return Err(ctx.err(&arg.def, "parameter", format!("parameter `{}` has a default value; case-script parameters have none", arg.def.arg)));
+        }
+        params.push(Param { name: arg.def.arg.to_string(), kind, span: ctx.span(&arg.def) });
+    }
+    if def.args.vararg.is_some() || def.args.kwarg.is_some() || !def.args.kwonlyargs.is_empty() {
+        return Err(ctx.err(def, "parameter", "kernel parameters are positional: no *args, **kwargs or keyword-only parameters"));
+    }
+    let body = KernelParser::new(&ctx, &params).parse_body(&def.body)?;
+    let kernel = crate::ir::Kernel { name: def.name.to_string(), params, body, span: ctx.span(def) };
+
+    let Some(call) = call else {
+        return Err(ctx.err(def, "call", format!("the script never calls `{}`: a case script ends with one call of its kernel", def.name)));
+    };
+    if call.args.len() != kernel.params.len() {
+        return Err(FrontendError {
+            path: path.to_string(),
+            span: call.span,
+            construct: "call".into(),
+            message: format!("`{}` takes {} arguments but the call passes {}", kernel.name, kernel.params.len(), call.args.len()),
+        });
+    }
+    for (p, a) in kernel.params.iter().zip(&call.args) {
+        let ok = match (p.kind, a) {
+            (ParamKind::Tensor, Arg::Input(name)) => inputs.iter().any(|i| &i.name == name),
+            (ParamKind::Int, Arg::Int(_)) => true,
+            (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => false,
+        };
+        if !ok {
+            return Err(FrontendError {
+                path: path.to_string(),
+                span: call.span,
+                construct: "call".into(),
+                message: format!("argument for parameter `{}` must be {}", p.name, match p.kind {
+                    ParamKind::Tensor => "a module-level input tensor",
+                    ParamKind::Int => "an int literal",
+                }),
+            });
+        }
+    }
+    for input in &inputs {
+        input.dtype_and_shape().map_err(|e| FrontendError {
+            path: path.to_string(),
+            span: input.span,
+            construct: "input".into(),
+            message: e.to_string(),
+        })?;
+    }
+
+    let case = Case { version: CASE_VERSION, kernel, config, inputs, seed, call };
+    check_block_sizes(&ctx, block_sizes_at, &case)?;
+    Ok(case)
+}
+
+fn check_block_sizes(ctx: &Ctx<'_>, at: Span, case: &Case) -> Result<(), FrontendError> {
+    let table = BlockTable::of(&case.kernel);
+    let wanted = table.config_count();
+    let got = case.config.block_sizes.len();
+    if wanted != got {
+        return Err(FrontendError {
+            path: ctx.path.clone(),
+            span: at,
+            construct: "block_sizes".into(),
+            message: format!(
+                "block_sizes has {got} {} but the kernel registers {wanted} config-driven block {} (one per `hl.tile` without `block_size=`, in registration order)",
+                if got == 1 { "entry" } else { "entries" },
+                if wanted == 1 { "id" } else { "ids" },
+            ),
+        });
+    }
+    if let Some(&bad) = case.config.block_sizes.iter().find(|&&b| b < 1) {
+        return Err(FrontendError {
+            path: ctx.path.clone(),
+            span: at,
+            construct: "block_sizes".into(),
+            message: format!("block size {bad} is not a positive int"),
+        });
+    }
+    Ok(())
+}
+
+/// The config and the position of its `block_sizes=` keyword.
+fn parse_decorator(ctx: &Ctx<'_>, def: &ast::StmtFunctionDef) -> Result<(Config, Span), FrontendError> {
+    let [deco] = def.decorator_list.as_slice() else {
+        return Err(ctx.err(def, "@helion.kernel", format!("`{}` needs exactly one decorator, @helion.kernel(...)", def.name)));
+    };
+    let ast::Expr::Call(call) = deco else {
+        return Err(ctx.err(deco, "@helion.kernel", "the decorator must be a call: @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config(...))"));
+    };
+    if dotted(&call.func).as_deref() != Some("helion.kernel") {
+        return Err(ctx.err(deco, "decorator", "the kernel's decorator must be @helion.kernel(...)"));
+    }
+    if !call.args.is_empty() {
+        return Err(ctx.err(deco, "@helion.kernel", "@helion.kernel takes keyword arguments only"));
+    }
+    let mut config = None;
+    let mut backend = false;
+    for kw in &call.keywords {
+        let Some(name) = kw.arg.as_ref().map(|a| a.to_string()) else {
+            return Err(ctx.err(kw, "@helion.kernel", "**kwargs are not part of a case script"));
+        };
+        match name.as_str() {
+            "backend" => {
+                if str_literal(&kw.value).as_deref() != Some("pallas") {
+                    return Err(ctx.err(&kw.value, "backend", "backend must be \"pallas\""));
+                }
+                backend = true;
+            }
+            "static_shapes" => {
+                if !matches!(&kw.value, ast::Expr::Constant(c) if matches!(c.value, ast::Constant::Bool(true))) {
+                    return Err(ctx.err(&kw.value, "static_shapes", "static_shapes must be True in a case script"));
+                }
+            }
+            "config" => config = Some(parse_config(ctx, &kw.value)?),
+            other => return Err(ctx.err(kw, other, format!("decorator keyword `{other}` is not part of a case script (allowed: backend, static_shapes, config)"))),
+        }
+    }
+    if !backend {
+        return Err(ctx.err(deco, "backend", "@helion.kernel needs backend=\"pallas\""));
+    }
+    config.ok_or_else(|| ctx.err(deco, "config", "@helion.kernel needs config=helion.Config(block_sizes=[...], ...)"))
+}
+
+fn parse_config(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<(Config, Span), FrontendError> {
+    let ast::Expr::Call(call) = e else {
+        return Err(ctx.err(e, "config", "config must be helion.Config(...)"));
+    };
+    if dotted(&call.func).as_deref() != Some("helion.Config") || !call.args.is_empty() {
+        return Err(ctx.err(e, "config", "config must be helion.Config(...) with keyword arguments"));
+    }
+    let mut config = Config::default();
+    let mut block_sizes_at = None;
+    for kw in &call.keywords {
+        let Some(name) = kw.arg.as_ref().map(|a| a.to_string()) else {
+            return Err(ctx.err(kw, "helion.Config", "**kwargs are not part of a case script"));
+        };
+        match name.as_str() {
+            "block_sizes" => {
+                config.block_sizes = int_list(ctx, &kw.value, "block_sizes")?;
+                block_sizes_at = Some(ctx.span(kw));
+            }
+            "pallas_loop_type" => {
+                let s = str_literal(&kw.value).unwrap_or_default();
+                config.loop_type = Some(LoopType::from_name(&s).ok_or_else(|| {
+                    ctx.err(&kw.value, "pallas_loop_type", format!("pallas_loop_type {s:?} is not one of \"unroll\", \"fori_loop\", \"emit_pipeline\""))
+                })?);
+            }
+            "pallas_worklist_grouping" => {
+                let g = int_literal(ctx, &kw.value, "pallas_worklist_grouping")?;
+                if !(0..=2).contains(&g) {
+                    return Err(ctx.err(&kw.value, "pallas_worklist_grouping", format!("pallas_worklist_grouping must be 0, 1 or 2, got {g}")));
+                }
+                config.worklist_grouping = Some(g);
+            }
+            "pallas_load_buffer_count" => {
+                config.load_buffer_count = Some(int_list(ctx, &kw.value, "pallas_load_buffer_count")?);
+            }
+            other => return Err(ctx.err(kw, other, format!("config key `{other}` is not part of a case script (allowed: block_sizes, pallas_loop_type, pallas_worklist_grouping, pallas_load_buffer_count)"))),
+        }
+    }
+    let Some(at) = block_sizes_at else {
+        return Err(ctx.err(e, "block_sizes", "helion.Config needs block_sizes=[...] (use [] when every hl.tile has block_size=)"));
+    };
+    Ok((config, at))
+}
+
+fn str_literal(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::Constant(c) => match &c.value {
+            ast::Constant::Str(s) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An int literal, possibly negated.
+pub(crate) fn int_literal(ctx: &Ctx<'_>, e: &ast::Expr, construct: &str) -> Result<i64, FrontendError> {
+    literal_int(e).ok_or_else(|| ctx.err(e, construct, format!("{construct} expects an int literal")))
+}
+
+/// An int literal (possibly negated) as i64, without error context.
+pub(crate) fn literal_int(e: &ast::Expr) -> Option<i64> {
+    match e {
+        ast::Expr::Constant(c) => match &c.value {
+            ast::Constant::Int(i) => i.to_string().parse().ok(),
+            _ => None,
+        },
+        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => literal_int(&u.operand).map(|v: i64| -v),
+        _ => None,
+    }
+}
+
+/// A float or int literal (possibly negated) as f64, and whether it was written as a float.
+pub(crate) fn literal_number(e: &ast::Expr) -> Option<(f64, bool)> {
+    match e {
+        ast::Expr::Constant(c) => match &c.value {
+            ast::Constant::Int(i) => i.to_string().parse::<i64>().ok().map(|v| (v as f64, false)),
+            ast::Constant::Float(f) => Some((*f, true)),
+            _ => None,
+        },
+        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
+            literal_number(&u.operand).map(|(v, f)| (-v, f))
+        }
+        _ => None,
+    }
+}
+
+fn int_list(ctx: &Ctx<'_>, e: &ast::Expr, construct: &str) -> Result<Vec<i64>, FrontendError> {
+    let elts = match e {
+        ast::Expr::List(l) => &l.elts,
+        ast::Expr::Tuple(t) => &t.elts,
+        _ => return Err(ctx.err(e, construct, format!("{construct} must be a list of int literals"))),
+    };
+    elts.iter().map(|x| int_literal(ctx, x, construct)).collect()
+}
+
+/// Shape arguments: `f(2, 3)`, `f([2, 3])` or `f((2, 3))`.
+fn shape_args(ctx: &Ctx<'_>, args: &[ast::Expr], construct: &str) -> Result<Vec<usize>, FrontendError> {
+    let dims: Vec<i64> = match args {
+        [ast::Expr::List(_) | ast::Expr::Tuple(_)] => int_list(ctx, &args[0], construct)?,
+        _ => args.iter().map(|a| int_literal(ctx, a, construct)).collect::<Result<_, _>>()?,
+    };
+    dims.iter()
+        .map(|&d| usize::try_from(d).map_err(|_| ctx.err(&args[0], construct, format!("{construct}: negative dim {d}"))))
+        .collect()
+}
+
+fn parse_input(ctx: &Ctx<'_>, name: &str, value: &ast::Expr, span: Span) -> Result<Input, FrontendError> {
+    // Peel the method chain: ctor(...).reshape(...).expand(...)...
+    let mut chain = Vec::new();
+    let mut cur = value;
+    loop {
+        let ast::Expr::Call(call) = cur else {
+            return Err(ctx.err(cur, "input", format!("input `{name}` must be a torch constructor call (torch.randn, torch.rand, torch.ones, torch.zeros, torch.full, torch.arange, torch.tensor, torch.empty)")));
+        };
+        if let ast::Expr::Attribute(attr) = &*call.func {
+            if dotted(&attr.value).as_deref() != Some("torch") {
+                let method = attr.attr.to_string();
+                let op = match method.as_str() {
+                    "reshape" => InputOp::Reshape(int_args(ctx, &call.args, "reshape")?),
+                    "expand" => InputOp::Expand(int_args(ctx, &call.args, "expand")?),
+                    "contiguous" => InputOp::Contiguous,
+                    "to" => {
+                        let [arg] = call.args.as_slice() else {
+                            return Err(ctx.err(cur, ".to", ".to takes one dtype"));
+                        };
+                        InputOp::To(dtype_of(ctx, arg)?)
+                    }
+                    other => return Err(ctx.err(cur, other, format!("`.{other}()` is not part of an input's chain (allowed: .reshape, .expand, .contiguous, .to)"))),
+                };
+                chain.push(op);
+                cur = &attr.value;
+                continue;
+            }
+        }
+        chain.reverse();
+        let func = dotted(&call.func).unwrap_or_default();
+        let mut dtype = None;
+        for kw in &call.keywords {
+            match kw.arg.as_ref().map(|a| a.as_str()) {
+                Some("dtype") => dtype = Some(dtype_of(ctx, &kw.value)?),
+                Some(other) => return Err(ctx.err(kw, other, format!("keyword `{other}` of {func} is not part of a case script (only dtype=)"))),
+                None => return Err(ctx.err(kw, "**", "**kwargs are not part of a case script")),
+            }
+        }
+        let ctor = match func.as_str() {
+            "torch.randn" => Ctor::Randn { shape: shape_args(ctx, &call.args, "torch.randn")? },
+            "torch.rand" => Ctor::Rand { shape: shape_args(ctx, &call.args, "torch.rand")? },
+            "torch.ones" => Ctor::Ones { shape: shape_args(ctx, &call.args, "torch.ones")? },
+            "torch.zeros" => Ctor::Zeros { shape: shape_args(ctx, &call.args, "torch.zeros")? },
+            "torch.empty" => Ctor::Empty { shape: shape_args(ctx, &call.args, "torch.empty")? },
+            "torch.full" => {
+                let [shape, v] = call.args.as_slice() else {
+                    return Err(ctx.err(cur, "torch.full", "torch.full takes a shape list and a value"));
+                };
+                let (value, _) = literal_number(v).ok_or_else(|| ctx.err(v, "torch.full", "torch.full's value must be a number literal"))?;
+                Ctor::Full { shape: shape_args(ctx, std::slice::from_ref(shape), "torch.full")?, value }
+            }
+            "torch.arange" => {
+                let [n] = call.args.as_slice() else {
+                    return Err(ctx.err(cur, "torch.arange", "torch.arange in a case script takes one length: torch.arange(n, dtype=...)"));
+                };
+                let n = int_literal(ctx, n, "torch.arange")?;
+                Ctor::Arange { n: usize::try_from(n).map_err(|_| ctx.err(cur, "torch.arange", "negative length"))? }
+            }
+            "torch.tensor" => {
+                let [lit] = call.args.as_slice() else {
+                    return Err(ctx.err(cur, "torch.tensor", "torch.tensor takes one nested list"));
+                };
+                let mut shape = Vec::new();
+                let mut values = Vec::new();
+                let mut any_float = false;
+                nested_list(ctx, lit, 0, &mut shape, &mut values, &mut any_float)?;
+                Ctor::Tensor { shape, values, float_literals: any_float }
+            }
+            other => return Err(ctx.err(cur, if other.is_empty() { "call" } else { other }, format!("`{other}` is not an input constructor of a case script (torch.randn, torch.rand, torch.ones, torch.zeros, torch.full, torch.arange, torch.tensor, torch.empty)"))),
+        };
+        return Ok(Input { name: name.to_string(), ctor, dtype, chain, span });
+    }
+}
+
+fn int_args(ctx: &Ctx<'_>, args: &[ast::Expr], construct: &str) -> Result<Vec<i64>, FrontendError> {
+    match args {
+        [ast::Expr::List(_) | ast::Expr::Tuple(_)] => int_list(ctx, &args[0], construct),
+        _ => args.iter().map(|a| int_literal(ctx, a, construct)).collect(),
+    }
+}
+
+fn nested_list(
+    ctx: &Ctx<'_>,
+    e: &ast::Expr,
+    depth: usize,
+    shape: &mut Vec<usize>,
+    values: &mut Vec<f64>,
+    any_float: &mut bool,
+) -> Result<(), FrontendError> {
+    match e {
+        ast::Expr::List(ast::ExprList { elts, .. }) | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => {
+            if shape.len() == depth {
+                shape.push(elts.len());
+            } else if shape.get(depth) != Some(&elts.len()) {
+                return Err(ctx.err(e, "torch.tensor", "torch.tensor's nested list is ragged"));
+            }
+            for x in elts {
+                nested_list(ctx, x, depth + 1, shape, values, any_float)?;
+            }
+            Ok(())
+        }
+        _ => {
+            if shape.len() != depth {
+                return Err(ctx.err(e, "torch.tensor", "torch.tensor's nested list is ragged"));
+            }
+            let (v, is_float) = literal_number(e).ok_or_else(|| ctx.err(e, "torch.tensor", "torch.tensor holds number literals only"))?;
+            *any_float |= is_float;
+            values.push(v);
+            Ok(())
+        }
+    }
+}
+
+fn parse_call(
+    ctx: &Ctx<'_>,
+    c: &ast::ExprCall,
+    result: Option<String>,
+    kernel: Option<&ast::StmtFunctionDef>,
+) -> Result<Call, FrontendError> {
+    let func = dotted(&c.func).unwrap_or_default();
+    match kernel {
+        Some(k) if k.name.as_str() == func => {}
+        _ => return Err(ctx.err(c, "call", format!("`{func}(...)` is not a call of the case's kernel (define the @helion.kernel function first, then call it once)"))),
+    }
+    if !c.keywords.is_empty() {
+        return Err(ctx.err(c, "call", "the kernel call passes positional arguments only"));
+    }
+    let args = c
+        .args
+        .iter()
+        .map(|a| match a {
+            ast::Expr::Name(n) => Ok(Arg::Input(n.id.to_string())),
+            _ => literal_int(a).map(Arg::Int).ok_or_else(|| ctx.err(a, "call", "kernel arguments are input names or int literals")),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Call { args, result, span: ctx.span(c) })
+}

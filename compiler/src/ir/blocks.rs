@@ -1,0 +1,259 @@
+//! Block ids: which loop dimension has which id, where its block size comes from, and the
+//! effective block sizes after Helion's TPU alignment normalization (spec §1.1a).
+//!
+//! Helion registers one block id per `hl.tile`/`hl.grid` dimension in program order (a
+//! pre-order walk of the kernel body). Tile dimensions without `block_size=` are
+//! *config-driven*: `Config::block_sizes[k]` belongs to the k-th of them.
+
+use super::sym::BlockId;
+use super::{Case, Expr, ExprKind, Index, Kernel, Loop, LoopKind, Stmt, StmtKind};
+use std::collections::HashMap;
+
+/// Where a block id's size comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockSource {
+    /// `hl.grid`: one index per step.
+    Grid,
+    /// `hl.tile(..., block_size=<expr>)`.
+    Fixed(Expr),
+    /// `hl.tile(...)` without `block_size=`: entry `k` of `Config::block_sizes`.
+    Config(usize),
+}
+
+/// One registered block id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockInfo {
+    /// The id.
+    pub id: BlockId,
+    /// The loop variable bound to it.
+    pub var: String,
+    /// Where its size comes from.
+    pub source: BlockSource,
+    /// Nesting depth of its loop (0 = outermost, the launch grid).
+    pub depth: usize,
+}
+
+/// All block ids of a kernel in registration order.
+#[derive(Clone, Debug, Default)]
+pub struct BlockTable {
+    /// Indexed by block id.
+    pub blocks: Vec<BlockInfo>,
+    by_loop: HashMap<usize, Vec<BlockId>>,
+}
+
+impl BlockTable {
+    /// Registers the block ids of `kernel` (pre-order over loops, one per dimension).
+    pub fn of(kernel: &Kernel) -> BlockTable {
+        let mut table = BlockTable::default();
+        let mut config_slots = 0;
+        table.walk(&kernel.body, 0, &mut config_slots);
+        table
+    }
+
+    fn walk(&mut self, body: &[Stmt], depth: usize, config_slots: &mut usize) {
+        for stmt in body {
+            match &stmt.kind {
+                StmtKind::For(lp) => {
+                    let mut ids = Vec::new();
+                    for (var, dim) in lp.vars.iter().zip(&lp.dims) {
+                        let source = match (lp.kind, &dim.block_size) {
+                            (LoopKind::Grid, _) => BlockSource::Grid,
+                            (LoopKind::Tile, Some(e)) => BlockSource::Fixed(e.clone()),
+                            (LoopKind::Tile, None) => {
+                                *config_slots += 1;
+                                BlockSource::Config(*config_slots - 1)
+                            }
+                        };
+                        let id = self.blocks.len();
+                        self.blocks.push(BlockInfo { id, var: var.clone(), source, depth });
+                        ids.push(id);
+                    }
+                    self.by_loop.insert(lp as *const Loop as usize, ids);
+                    self.walk(&lp.body, depth + 1, config_slots);
+                }
+                StmtKind::If { then_body, else_body, .. } => {
+                    self.walk(then_body, depth, config_slots);
+                    self.walk(else_body, depth, config_slots);
+                }
+                StmtKind::Assign { .. }
+                | StmtKind::AugAssign { .. }
+                | StmtKind::Store { .. }
+                | StmtKind::Atomic { .. }
+                | StmtKind::Return(_) => {}
+            }
+        }
+    }
+
+    /// The block ids of a loop of the kernel this table was built from (same allocation).
+    pub fn loop_ids(&self, lp: &Loop) -> &[BlockId] {
+        self.by_loop.get(&(lp as *const Loop as usize)).map_or(&[], Vec::as_slice)
+    }
+
+    /// How many block ids take their size from the config.
+    pub fn config_count(&self) -> usize {
+        self.blocks.iter().filter(|b| matches!(b.source, BlockSource::Config(_))).count()
+    }
+}
+
+/// TPU alignment a block must meet on dimension `dim` of a rank-`rank` tensor of `bitwidth`
+/// bits (spec §1.1a, Helion `adjust_block_size_constraints` / `_get_pallas_required_alignment`):
+/// the last dim of a 1-D tensor `128 * 32 / bitwidth`, the last dim of a 2-D+ tensor 128, the
+/// second-to-last 8, others 1.
+pub fn required_alignment(rank: usize, dim: usize, bitwidth: u32) -> i64 {
+    if rank == 1 {
+        i64::from(128 * 32 / bitwidth)
+    } else if dim + 1 == rank {
+        128
+    } else if dim + 2 == rank {
+        8
+    } else {
+        1
+    }
+}
+
+/// The smallest block Helion accepts on a dim of `extent` with alignment `align`: the alignment,
+/// or `next_power_of_2(extent)` when the dim is smaller than it.
+pub fn minimum_block(extent: i64, align: i64) -> i64 {
+    if extent < align { (extent.max(1) as u64).next_power_of_two() as i64 } else { align }
+}
+
+/// Block sizes per block id: configured and effective (after alignment raising).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockSizes {
+    /// As written: config entry, `block_size=` value, or 1 for grids.
+    pub configured: Vec<i64>,
+    /// As Helion uses them: raised to the TPU minimum of every tensor dim the tile indexes.
+    pub effective: Vec<i64>,
+}
+
+impl Case {
+    /// The configured and effective block size of every block id. `fixed` evaluates a
+    /// `block_size=` expression (int literals or int parameters); `None` means unknown and is
+    /// reported as 0 (the frontend refuses such cases before anyone asks).
+    pub fn block_sizes(&self, fixed: impl Fn(&Expr) -> Option<i64>) -> BlockSizes {
+        let table = BlockTable::of(&self.kernel);
+        let configured: Vec<i64> = table
+            .blocks
+            .iter()
+            .map(|b| match &b.source {
+                BlockSource::Grid => 1,
+                BlockSource::Fixed(e) => fixed(e).unwrap_or(0),
+                BlockSource::Config(k) => self.config.block_sizes.get(*k).copied().unwrap_or(0),
+            })
+            .collect();
+        let mut effective = configured.clone();
+        let shapes = self.tensor_shapes_for_alignment();
+        let mut raise = |bid: BlockId, tensor: &str, dim: usize| {
+            let Some((shape, bitwidth)) = shapes.get(tensor) else { return };
+            let Some(&extent) = shape.get(dim) else { return };
+            let align = required_alignment(shape.len(), dim, *bitwidth);
+            let min = minimum_block(extent, align);
+            if matches!(table.blocks[bid].source, BlockSource::Grid) {
+                return;
+            }
+            effective[bid] = effective[bid].max(min);
+        };
+        visit_tile_indexed_dims(&self.kernel, &table, &mut raise);
+        BlockSizes { configured, effective }
+    }
+
+    /// Shapes and bitwidths of the inputs (by kernel parameter name), used by the alignment rule.
+    fn tensor_shapes_for_alignment(&self) -> HashMap<String, (Vec<i64>, u32)> {
+        let host = super::scope::HostEnv::of(self);
+        host.tensors
+            .iter()
+            .map(|(name, t)| {
+                (name.clone(), (t.shape.iter().map(|&d| d as i64).collect(), t.dtype.bitwidth()))
+            })
+            .collect()
+    }
+}
+
+/// Calls `f(block_id, tensor, dim)` for every load/store/atomic index entry that is a bare tile
+/// variable (`x[tile, :]`): those are the tensor dims a tile indexes.
+fn visit_tile_indexed_dims(
+    kernel: &Kernel,
+    table: &BlockTable,
+    f: &mut dyn FnMut(BlockId, &str, usize),
+) {
+    fn tile_of(index: &Index, tiles: &HashMap<String, BlockId>) -> Option<BlockId> {
+        match index {
+            Index::Expr(Expr { kind: ExprKind::Name(n), .. }) => tiles.get(n).copied(),
+            Index::Full | Index::NewAxis | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => {
+                None
+            }
+        }
+    }
+    fn visit_indices(
+        tensor: &str,
+        indices: &[Index],
+        tiles: &HashMap<String, BlockId>,
+        f: &mut dyn FnMut(BlockId, &str, usize),
+    ) {
+        let mut dim = 0;
+        for index in indices {
+            if let Some(b) = tile_of(index, tiles) {
+                f(b, tensor, dim);
+            }
+            match index {
+                Index::NewAxis => {}
+                Index::Full | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => dim += 1,
+            }
+        }
+    }
+    fn walk(
+        body: &[Stmt],
+        table: &BlockTable,
+        tiles: &mut HashMap<String, BlockId>,
+        f: &mut dyn FnMut(BlockId, &str, usize),
+    ) {
+        for stmt in body {
+            match &stmt.kind {
+                StmtKind::For(lp) => {
+                    let saved = tiles.clone();
+                    if lp.kind == LoopKind::Tile {
+                        for (var, &id) in lp.vars.iter().zip(table.loop_ids(lp)) {
+                            tiles.insert(var.clone(), id);
+                        }
+                    }
+                    walk(&lp.body, table, tiles, f);
+                    *tiles = saved;
+                }
+                StmtKind::If { cond, then_body, else_body } => {
+                    super::walk::each_expr(cond, &mut |e| visit_load(e, tiles, f));
+                    walk(then_body, table, tiles, f);
+                    walk(else_body, table, tiles, f);
+                }
+                StmtKind::Store { tensor, indices, value, .. } => {
+                    visit_indices(tensor, indices, tiles, f);
+                    super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
+                }
+                StmtKind::Atomic { tensor, indices, value, expected, .. } => {
+                    visit_indices(tensor, indices, tiles, f);
+                    super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
+                    if let Some(x) = expected {
+                        super::walk::each_expr(x, &mut |e| visit_load(e, tiles, f));
+                    }
+                }
+                StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => {
+                    super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
+                }
+                StmtKind::Return(values) => {
+                    for v in values {
+                        super::walk::each_expr(v, &mut |e| visit_load(e, tiles, f));
+                    }
+                }
+            }
+        }
+    }
+    fn visit_load(
+        e: &Expr,
+        tiles: &HashMap<String, BlockId>,
+        f: &mut dyn FnMut(BlockId, &str, usize),
+    ) {
+        if let ExprKind::Load { tensor, indices, .. } = &e.kind {
+            visit_indices(tensor, indices, tiles, f);
+        }
+    }
+    walk(&kernel.body, table, &mut HashMap::new(), f);
+}

@@ -1,0 +1,284 @@
+//! Input tensors: their shapes and their exact values.
+//!
+//! Every engine of a case sees the same bytes: the reference, the in-process executor and the
+//! JAX worker all take their inputs from [`Case::input_tensors`]. Random constructors do not
+//! use torch's generator (which pallas-diff cannot reproduce bit for bit) but
+//! [`SeededStream`], a SplitMix64 stream seeded from `torch.manual_seed(N)` (0 when absent)
+//! and the input's position:
+//! - `torch.rand`: uniform on [0, 1) with 24 random bits (`k / 2^24`), exact in float32;
+//! - `torch.randn`: standard normal by Box–Muller from two such uniforms, rounded to float32.
+//!
+//! Values are then rounded to the input's dtype (bfloat16: round to nearest even).
+//! `torch.empty` is poison: NaN for floats and `i32::MAX` for int32, what the TPU interpreter
+//! puts in uninitialized memory (measurements: "Unwritten VMEM scratch reads as NaN (int32:
+//! INT_MAX)"); the reference refuses to read it.
+
+use super::{Case, Ctor, DType, Input, InputOp};
+use crate::tensor::Tensor;
+
+/// A shape or value error in an input's constructor chain.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("input `{input}`: {message}")]
+pub struct InputError {
+    /// The input's name.
+    pub input: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// SplitMix64: a tiny, stable, well-distributed generator (Steele, Lea, Flood 2014). Stable
+/// across builds and platforms, unlike `rand`'s `StdRng`, whose algorithm may change.
+#[derive(Clone, Debug)]
+pub struct SeededStream(u64);
+
+impl SeededStream {
+    /// A stream for input number `position` under `torch.manual_seed(seed)`.
+    pub fn new(seed: u64, position: usize) -> SeededStream {
+        let mut s = SeededStream(seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(position as u64 + 1));
+        s.next_u64();
+        s
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform on [0, 1) with 24 bits (exact in float32).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 40) as f64 / (1u64 << 24) as f64
+    }
+
+    /// Standard normal (Box–Muller), rounded to float32.
+    pub fn normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.uniform(); // (0, 1]: ln is finite
+        let u2 = self.uniform();
+        let r = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+        f64::from(r as f32)
+    }
+}
+
+impl Ctor {
+    /// The constructor's own shape (before any chain op).
+    pub fn shape(&self) -> Vec<usize> {
+        match self {
+            Ctor::Randn { shape }
+            | Ctor::Rand { shape }
+            | Ctor::Ones { shape }
+            | Ctor::Zeros { shape }
+            | Ctor::Full { shape, .. }
+            | Ctor::Tensor { shape, .. }
+            | Ctor::Empty { shape } => shape.clone(),
+            Ctor::Arange { n } => vec![*n],
+        }
+    }
+
+    /// The dtype torch gives the constructor without `dtype=`; `None` where torch would make an
+    /// int64 tensor, which case-script v1 does not have.
+    pub fn default_dtype(&self) -> Option<DType> {
+        match self {
+            Ctor::Randn { .. }
+            | Ctor::Rand { .. }
+            | Ctor::Ones { .. }
+            | Ctor::Zeros { .. }
+            | Ctor::Full { .. }
+            | Ctor::Empty { .. } => Some(DType::Float32),
+            Ctor::Arange { .. } => None,
+            Ctor::Tensor { float_literals, .. } => float_literals.then_some(DType::Float32),
+        }
+    }
+}
+
+impl Input {
+    /// The dtype of the constructor's result (before `.to`).
+    pub fn ctor_dtype(&self) -> Result<DType, InputError> {
+        self.dtype.or_else(|| self.ctor.default_dtype()).ok_or_else(|| InputError {
+            input: self.name.clone(),
+            message: "torch would make an int64 tensor, which case scripts do not support; \
+                      pass dtype=torch.int32"
+                .into(),
+        })
+    }
+
+    /// Final dtype and shape after the chain.
+    pub fn dtype_and_shape(&self) -> Result<(DType, Vec<usize>), InputError> {
+        let mut dtype = self.ctor_dtype()?;
+        let mut shape = self.ctor.shape();
+        for op in &self.chain {
+            match op {
+                InputOp::Reshape(dims) => shape = self.reshaped(&shape, dims)?,
+                InputOp::Expand(dims) => shape = self.expanded(&shape, dims)?,
+                InputOp::Contiguous => {}
+                InputOp::To(d) => dtype = *d,
+            }
+        }
+        Ok((dtype, shape))
+    }
+
+    fn err(&self, message: String) -> InputError {
+        InputError { input: self.name.clone(), message }
+    }
+
+    fn reshaped(&self, shape: &[usize], dims: &[i64]) -> Result<Vec<usize>, InputError> {
+        let numel: usize = shape.iter().product();
+        let known: i64 = dims.iter().filter(|&&d| d != -1).product();
+        let holes = dims.iter().filter(|&&d| d == -1).count();
+        if holes > 1 || dims.iter().any(|&d| d < -1) {
+            return Err(self.err(format!("invalid reshape {dims:?}")));
+        }
+        let out: Vec<usize> = dims
+            .iter()
+            .map(|&d| if d == -1 { numel / (known.max(1) as usize) } else { d as usize })
+            .collect();
+        if out.iter().product::<usize>() != numel {
+            return Err(self.err(format!("cannot reshape {shape:?} to {dims:?}")));
+        }
+        Ok(out)
+    }
+
+    fn expanded(&self, shape: &[usize], dims: &[i64]) -> Result<Vec<usize>, InputError> {
+        if dims.len() < shape.len() {
+            return Err(self.err(format!("cannot expand {shape:?} to {dims:?}")));
+        }
+        let lead = dims.len() - shape.len();
+        let mut out = Vec::with_capacity(dims.len());
+        for (i, &d) in dims.iter().enumerate() {
+            let src = if i >= lead { Some(shape[i - lead]) } else { None };
+            let size = match (d, src) {
+                (-1, Some(s)) => s,
+                (d, Some(s)) if d >= 0 && (s == d as usize || s == 1) => d as usize,
+                (d, None) if d >= 0 => d as usize,
+                _ => return Err(self.err(format!("cannot expand {shape:?} to {dims:?}"))),
+            };
+            out.push(size);
+        }
+        Ok(out)
+    }
+
+    /// The input's exact values. `position` is its index in `Case::inputs` (seeds its stream).
+    pub fn tensor(&self, seed: u64, position: usize) -> Result<Tensor, InputError> {
+        let ctor_dtype = self.ctor_dtype()?;
+        let shape = self.ctor.shape();
+        let n: usize = shape.iter().product();
+        let mut stream = SeededStream::new(seed, position);
+        let values: Vec<f64> = match &self.ctor {
+            Ctor::Randn { .. } => (0..n).map(|_| stream.normal()).collect(),
+            Ctor::Rand { .. } => (0..n).map(|_| stream.uniform()).collect(),
+            Ctor::Ones { .. } => vec![1.0; n],
+            Ctor::Zeros { .. } => vec![0.0; n],
+            Ctor::Full { value, .. } => vec![*value; n],
+            Ctor::Arange { .. } => (0..n).map(|i| i as f64).collect(),
+            Ctor::Tensor { values, .. } => values.clone(),
+            Ctor::Empty { .. } => vec![poison(ctor_dtype); n],
+        };
+        let mut t = Tensor::new(ctor_dtype, shape, values);
+        for op in &self.chain {
+            match op {
+                InputOp::Reshape(dims) => t.shape = self.reshaped(&t.shape, dims)?,
+                InputOp::Expand(dims) => t = self.expand_values(&t, dims)?,
+                InputOp::Contiguous => {}
+                InputOp::To(d) => t = Tensor::new(*d, t.shape, t.values),
+            }
+        }
+        Ok(t)
+    }
+
+    fn expand_values(&self, t: &Tensor, dims: &[i64]) -> Result<Tensor, InputError> {
+        let out_shape = self.expanded(&t.shape, dims)?;
+        let lead = out_shape.len() - t.shape.len();
+        let n: usize = out_shape.iter().product();
+        let mut values = Vec::with_capacity(n);
+        let mut idx = vec![0usize; out_shape.len()];
+        for _ in 0..n {
+            let mut src = 0;
+            for (k, &s) in t.shape.iter().enumerate() {
+                let i = if s == 1 { 0 } else { idx[k + lead] };
+                src = src * s + i;
+            }
+            values.push(t.values[src]);
+            for k in (0..out_shape.len()).rev() {
+                idx[k] += 1;
+                if idx[k] < out_shape[k] {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+        Ok(Tensor { dtype: t.dtype, shape: out_shape, values })
+    }
+}
+
+/// The poison value of uninitialized memory.
+pub fn poison(dtype: DType) -> f64 {
+    match dtype {
+        DType::Float32 | DType::Bfloat16 => f64::NAN,
+        DType::Int32 => f64::from(i32::MAX),
+    }
+}
+
+impl Case {
+    /// The exact values of every input, in `Case::inputs` order.
+    pub fn input_tensors(&self) -> Result<Vec<Tensor>, InputError> {
+        let seed = self.seed.unwrap_or(0);
+        self.inputs.iter().enumerate().map(|(i, input)| input.tensor(seed, i)).collect()
+    }
+
+    /// The input tensors passed to the kernel, in parameter order (int arguments skipped).
+    pub fn kernel_tensor_args(&self) -> Result<Vec<Tensor>, InputError> {
+        let all = self.input_tensors()?;
+        Ok(self
+            .call
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                super::Arg::Input(name) => {
+                    self.inputs.iter().position(|i| &i.name == name).map(|p| all[p].clone())
+                }
+                super::Arg::Int(_) => None,
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Span;
+
+    fn input(ctor: Ctor, chain: Vec<InputOp>) -> Input {
+        Input { name: "x".into(), ctor, dtype: None, chain, span: Span::default() }
+    }
+
+    #[test]
+    fn expand_repeats_one_value_per_row() {
+        let i = input(
+            Ctor::Tensor { shape: vec![3], values: vec![1.0, 2.0, 4.0], float_literals: true },
+            vec![InputOp::Reshape(vec![3, 1, 1]), InputOp::Expand(vec![3, 2, 4]), InputOp::Contiguous],
+        );
+        let t = i.tensor(0, 0).unwrap();
+        assert_eq!(t.shape, vec![3, 2, 4]);
+        assert!(t.values[..8].iter().all(|&v| v == 1.0));
+        assert!(t.values[16..].iter().all(|&v| v == 4.0));
+    }
+
+    #[test]
+    fn random_inputs_are_deterministic_and_distinct_per_position() {
+        let i = input(Ctor::Randn { shape: vec![64] }, vec![]);
+        assert_eq!(i.tensor(3, 0).unwrap(), i.tensor(3, 0).unwrap());
+        assert_ne!(i.tensor(3, 0).unwrap(), i.tensor(3, 1).unwrap());
+        let u = input(Ctor::Rand { shape: vec![1000] }, vec![]).tensor(0, 0).unwrap();
+        assert!(u.values.iter().all(|&v| (0.0..1.0).contains(&v)));
+        let mean = u.values.iter().sum::<f64>() / 1000.0;
+        assert!((mean - 0.5).abs() < 0.05, "mean {mean}");
+    }
+
+    #[test]
+    fn int_literal_tensor_needs_a_dtype() {
+        let i = input(Ctor::Tensor { shape: vec![1], values: vec![1.0], float_literals: false }, vec![]);
+        assert!(i.tensor(0, 0).is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! placeholder: trace-time validation (written next)

@@ -1,0 +1,357 @@
+//! Verdicts and rules: what the compiler decides about a case, and the one table of every rule
+//! by which it can refuse one.
+//!
+//! A *verdict* is `Lowered` (the planner accepted every narrowing subscript and codegen emitted a
+//! module) or `Rejected` with the [`Rule`] that refused it, its Helion error class, the rendered
+//! message and the source span. A rejection is an outcome, not an error: the case is well-formed
+//! and the kernel is refused as Helion refuses it.
+//!
+//! Every rule is declared once, in [`rules!`] below, with its stable id (search for the id to
+//! find the rule, its class and its message template) and its spec section. Message templates
+//! use `{name}` placeholders filled by [`Rule::message`].
+
+use crate::ir::Span;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Helion's error classes (spec §2.11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ErrorClass {
+    /// Trace-time refusal of an index form (`helion.exc.InvalidIndexingType`).
+    InvalidIndexingType,
+    /// Type-propagation refusal of a one-sided symbolic slice (`ShapeSpecializingAllocation`).
+    ShapeSpecializingAllocation,
+    /// Planner refusal: `Backend 'pallas' does not support: <detail>`.
+    BackendUnsupported,
+    /// Codegen/config refusal (`helion.exc.InvalidConfig`).
+    InvalidConfig,
+}
+
+impl ErrorClass {
+    /// The Python class name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::InvalidIndexingType => "InvalidIndexingType",
+            ErrorClass::ShapeSpecializingAllocation => "ShapeSpecializingAllocation",
+            ErrorClass::BackendUnsupported => "BackendUnsupported",
+            ErrorClass::InvalidConfig => "InvalidConfig",
+        }
+    }
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+macro_rules! rules {
+    ($( $(#[$doc:meta])* $variant:ident = $id:literal, $class:ident, $template:literal; )*) => {
+        /// Every rule by which the compiler can refuse a case. Declared once, here.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(into = "String", try_from = "String")]
+        pub enum Rule { $( $(#[$doc])* $variant ),* }
+
+        impl Rule {
+            /// All rules, in table order.
+            pub const ALL: &'static [Rule] = &[ $( Rule::$variant ),* ];
+
+            /// The stable rule id, e.g. `selector.adds-dimension`.
+            pub fn id(self) -> &'static str {
+                match self { $( Rule::$variant => $id ),* }
+            }
+
+            /// The Helion error class the rule raises.
+            pub fn class(self) -> ErrorClass {
+                match self { $( Rule::$variant => ErrorClass::$class ),* }
+            }
+
+            /// The message template (`{name}` placeholders).
+            pub fn template(self) -> &'static str {
+                match self { $( Rule::$variant => $template ),* }
+            }
+        }
+    };
+}
+
+rules! {
+    // ---- trace time (spec §1.10, §2.11 first row): hl.subscript's fake -------------------
+    /// `blk[-1]`: negative int index (a deliberate language rule, spec §4 D8).
+    TraceNegativeIndex = "trace.negative-index", InvalidIndexingType,
+        "subscript indices must be non-negative ints, got {index}.";
+    /// `blk[-3:2]`: slice with a negative start.
+    TraceSliceNegativeStart = "trace.slice-negative-start", InvalidIndexingType,
+        "slice start must be a non-negative int, got {index}.";
+    /// `blk[2:]`, `blk[:3]`: slice with a missing bound.
+    TraceSliceMissingBound = "trace.slice-missing-bound", InvalidIndexingType,
+        "slices on a kernel tensor need both bounds, got {index}.";
+    /// `blk[0:4:2]`: slice step other than 1.
+    TraceSliceStep = "trace.slice-step", InvalidIndexingType,
+        "slice step must be 1, got {index}.";
+    /// `blk[2:2]`: empty slice.
+    TraceSliceEmpty = "trace.slice-empty", InvalidIndexingType,
+        "slice stop must be greater than start, got {index}.";
+    /// `blk[0, 1, :]`: more than one narrowing entry.
+    TraceMultipleNarrowing = "trace.multiple-narrowing", InvalidIndexingType,
+        "a kernel-tensor subscript may narrow at most one dimension, got {index}.";
+    /// A float, a 2-D tensor or another object as an index.
+    TraceUnsupportedIndex = "trace.unsupported-index", InvalidIndexingType,
+        "unsupported index type {index}.";
+    /// `blk[live - 2:]`: one-sided slice with a symbolic bound (type propagation refuses it).
+    TraceOneSidedDynamicSlice = "trace.one-sided-dynamic-slice", ShapeSpecializingAllocation,
+        "a slice with a data-dependent bound and a missing bound has no static shape: {index}.";
+
+    // ---- root eligibility (spec §2.3) ----------------------------------------------------
+    /// The load drops or adds a dimension (`x[outer, 0, :]`).
+    RootChangesRank = "root.changes-rank", BackendUnsupported,
+        "the source load at {at} changes the tensor rank";
+    /// The load tiles zero or several dimensions.
+    RootTilesMultipleDims = "root.tiles-multiple-dims", BackendUnsupported,
+        "the source load at {at} must tile exactly one dimension, but it tiles {count}";
+    /// The load's narrowing index is not a tile.
+    RootNotTileIndexed = "root.not-tile-indexed", BackendUnsupported,
+        "the source load at {at} is not indexed by a tile";
+    /// The physical shape is not concrete for this config.
+    RootNoConcreteShape = "root.no-concrete-shape", BackendUnsupported,
+        "the source load at {at} has no concrete physical shape for this config";
+    /// The tiled dim is not DIRECT-addressed (e.g. bf16 rows of a 2-D tensor).
+    RootNotDirectAddressing = "root.not-direct-addressing", BackendUnsupported,
+        "the source load at {at} does not have direct VMEM addressing for this config";
+    /// R-MUT (spec §2.9): the loaded storage is written by a store or atomic.
+    RootWrittenOnDevice = "root.written-on-device", BackendUnsupported,
+        "the tensor it reads is also written on device";
+
+    // ---- address-preserving views (spec §2.5) ----------------------------------------------
+    /// A consumer outside the allowlist (permute, arithmetic, casts, ...).
+    ViewNotAddressPreserving = "view.not-address-preserving", BackendUnsupported,
+        "`{target}` at {at} is not an address-preserving resident Ref transform; expected one of aten.reshape.default, aten.squeeze.dim, aten.unsqueeze.default, aten.view.default, hl.subscript";
+    /// A view of a Ref that may hold tail padding.
+    ViewPartiallyLive = "view.partially-live", BackendUnsupported,
+        "`{target}` at {at} cannot reshape a partially live resident Ref for this config";
+    /// A view of a rank-1 Ref.
+    ViewRankBelowTwo = "view.rank-below-two", BackendUnsupported,
+        "`{target}` at {at} requires a resident Ref with at least two physical dimensions";
+    /// A view whose output shape is not concrete.
+    ViewNoConcreteShape = "view.no-concrete-shape", BackendUnsupported,
+        "`{target}` at {at} has no concrete output shape for this config";
+    /// A view changing the element count of the physical block.
+    ViewElementCount = "view.element-count", BackendUnsupported,
+        "`{target}` at {at} changes the resident block's physical element count for this config";
+    /// A view changing the two minor dims.
+    ViewMinorDims = "view.minor-dims", BackendUnsupported,
+        "`{target}` at {at} changes the resident block's two minor dimensions for this config";
+
+    // ---- selector normalization (spec §2.6) ------------------------------------------------
+    /// Any `None` in a narrowing subscript.
+    SelectorAddsDimension = "selector.adds-dimension", BackendUnsupported,
+        "the selector at {at} adds a dimension; resident Ref narrowing does not support None";
+    /// More than one narrowing entry reached the planner.
+    SelectorNarrowsMultiple = "selector.narrows-multiple", BackendUnsupported,
+        "the selector at {at} must narrow exactly one dimension, but it narrows {count}";
+    /// An iota index not directly in the then-graph of an `if`.
+    SelectorTailOutsideConditional = "selector.tail-outside-conditional", BackendUnsupported,
+        "the dynamic tail selector at {at} is not inside its matching conditional";
+    /// An iota with step ≠ 1, length < 1 or a static start.
+    SelectorTailNotContiguous = "selector.tail-not-contiguous", BackendUnsupported,
+        "the dynamic tail selector at {at} is not a contiguous positive iota";
+    /// A tail run whose `if` is not exactly `live >= width`.
+    SelectorTailNotGuarded = "selector.tail-not-guarded", BackendUnsupported,
+        "the dynamic tail selector at {at} is not guarded by its exact live-width predicate";
+    /// A symbolic scalar index that is not a tile begin.
+    SelectorScalarNotTileBegin = "selector.scalar-not-tile-begin", BackendUnsupported,
+        "the scalar selector at {at} is not a tile begin";
+    /// A vector index that is not `t.index` (+ 0).
+    SelectorShiftedTileRun = "selector.shifted-tile-run", BackendUnsupported,
+        "the selector at {at} is not an unshifted tile run";
+    /// No enclosing tile loop drives the selector's tile.
+    SelectorNoDrivingLoop = "selector.no-driving-loop", BackendUnsupported,
+        "the selector at {at} is not driven by an enclosing tile loop";
+    /// The driving loop does not begin at 0.
+    SelectorLoopNotZeroBased = "selector.loop-not-zero-based", BackendUnsupported,
+        "the selector's tile loop at {at} must start at zero";
+    /// The driving loop has a static end < 1.
+    SelectorLoopEmpty = "selector.loop-empty", BackendUnsupported,
+        "the selector's tile loop at {at} is empty";
+    /// The driving loop's symbolic end is not a live extent.
+    SelectorLiveExtentMismatch = "selector.live-extent-mismatch", BackendUnsupported,
+        "the selector's live extent at {at} does not match the source tile";
+    /// The driving loop's end is neither static nor a symbol.
+    SelectorUnsupportedEnd = "selector.unsupported-end", BackendUnsupported,
+        "the selector's tile loop at {at} has an unsupported end";
+    /// A static int selector below zero (defensive re-check).
+    SelectorNegativeIndex = "selector.negative-index", BackendUnsupported,
+        "the selector at {at} has a negative index";
+    /// A static slice selector that is not `a:b` with 0 ≤ a < b, step 1.
+    SelectorStaticSliceNotContiguous = "selector.static-slice-not-contiguous", BackendUnsupported,
+        "the static selector at {at} is not a positive contiguous slice";
+    /// Any other index form.
+    SelectorUnsupportedIndex = "selector.unsupported-index", BackendUnsupported,
+        "the selector at {at} has unsupported index {index}";
+
+    // ---- applying a selector to variants (spec §2.7) -----------------------------------------
+    /// Width not an int ≥ 1.
+    SelectorNoConcreteWidth = "selector.no-concrete-width", BackendUnsupported,
+        "the selector at {at} has no concrete positive width for this config";
+    /// A non-DIRECT dim narrowed by something other than an aligned static run.
+    SelectorUnaligned = "selector.unaligned", BackendUnsupported,
+        "the selector at {at} is not aligned for direct VMEM addressing in this config";
+    /// A squeezing selector wider than 1 (`blk[t.begin]` with block 2).
+    SelectorScalarWidth = "selector.scalar-width", BackendUnsupported,
+        "the scalar selector at {at} cannot use width {width} for this config";
+    /// Width > extent (spec §4 D5).
+    SelectorWiderThanBlock = "selector.wider-than-block", BackendUnsupported,
+        "the run is {width} wide but the block holds only {extent} rows for this config at {at}";
+    /// Static begin + width > extent (`blk[7]` on 4 rows).
+    SelectorStaticPastExtent = "selector.static-past-extent", BackendUnsupported,
+        "the static run at {at} reaches past the resident Ref for this config";
+    /// A static selector on the guarded (possibly padded) dim.
+    SelectorStaticMayAddressPadding = "selector.static-may-address-padding", BackendUnsupported,
+        "the static selector at {at} may address padding in the source tile for this config";
+    /// A tile run whose width does not divide the extent.
+    SelectorWidthNotDividing = "selector.width-not-dividing", BackendUnsupported,
+        "the selector width at {at} does not divide the Ref for this config";
+    /// A static-end driving loop that does not cover the Ref exactly.
+    SelectorLoopNotCovering = "selector.loop-not-covering", BackendUnsupported,
+        "the inner loop at {at} does not cover exactly the Ref for this config";
+
+    // ---- chain analysis (spec §2.8) --------------------------------------------------------
+    /// The Ref flows into a graph the planner does not know.
+    ChainUnknownGraph = "chain.unknown-graph", BackendUnsupported,
+        "the resident Ref crosses an unknown graph at {at}";
+    /// Narrowing users beside an unsupported (whole-block) user.
+    ChainConsumedWhole = "chain.consumed-whole", BackendUnsupported,
+        "the block is also consumed whole at {lines}";
+    /// A load with no users besides shape reads.
+    ChainNoUsers = "chain.no-users", BackendUnsupported,
+        "the resident load at {at} has no address-preserving users";
+    /// A masked (tile.index) selection feeding another narrowing subscript.
+    ChainMaskedFeedsNarrowing = "chain.masked-feeds-narrowing", BackendUnsupported,
+        "the masked selection at {at} must materialize before another narrowing subscript";
+    /// Materializing a Ref that may still hold padding.
+    ChainPaddingAtBoundary = "chain.padding-at-boundary", BackendUnsupported,
+        "the resident Ref at {at} may contain padding and cannot be materialized for this config";
+    /// A view that is both narrowed further and consumed otherwise.
+    ChainViewConsumedElsewhere = "chain.view-consumed-elsewhere", BackendUnsupported,
+        "the resident view at {at} must materialize because it is also consumed at {lines}";
+
+    // ---- completeness (spec §2.10) -----------------------------------------------------------
+    /// A narrowing subscript with no plan and no static-value fallback.
+    PlanNotResident = "plan.not-resident", BackendUnsupported,
+        "narrowing subscript {name} requires a resident Ref, but its input is not derived from an eligible direct Pallas load";
+
+    // ---- config and loop lowering (spec §1.4, §2.4) ------------------------------------------
+    /// `unroll` with a loop bound that is not static nor an enclosing `tile.end`.
+    ConfigUnrollDynamicBounds = "config.unroll-dynamic-bounds", InvalidConfig,
+        "pallas_loop_type='unroll' requires static inner-loop bounds, an enclosing Tile.end bound, or pallas_worklist_grouping in (1, 2).";
+    /// `pallas_worklist_grouping=2` variants are not modelled (a documented gap).
+    ConfigWorklistGroupingUnsupported = "config.worklist-grouping-unsupported", InvalidConfig,
+        "pallas_worklist_grouping={grouping} is not modelled by pallas-diff (compact-worklist variants are a documented gap)";
+}
+
+impl Rule {
+    /// Renders the message template with `args` (`("at", "line 12")`, ...). Unfilled
+    /// placeholders stay visible, so a missing argument is noticed rather than hidden.
+    pub fn message(self, args: &[(&str, &str)]) -> String {
+        let mut out = self.template().to_string();
+        for (k, v) in args {
+            out = out.replace(&format!("{{{k}}}"), v);
+        }
+        out
+    }
+
+    /// Looks a rule up by its id.
+    pub fn from_id(id: &str) -> Option<Rule> {
+        Rule::ALL.iter().copied().find(|r| r.id() == id)
+    }
+}
+
+impl From<Rule> for String {
+    fn from(r: Rule) -> String {
+        r.id().to_string()
+    }
+}
+
+impl TryFrom<String> for Rule {
+    type Error = String;
+    fn try_from(s: String) -> Result<Rule, String> {
+        Rule::from_id(&s).ok_or_else(|| format!("unknown rule id `{s}`"))
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// A refusal: the rule, its class, the rendered message and where.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    /// Helion's error class.
+    pub class: ErrorClass,
+    /// The rule.
+    pub rule: Rule,
+    /// The rendered message (the detail, without the class prefix).
+    pub message: String,
+    /// The construct it is about.
+    pub span: Span,
+}
+
+impl Rejection {
+    /// A rejection by `rule` at `span` with message arguments.
+    pub fn new(rule: Rule, span: Span, args: &[(&str, &str)]) -> Rejection {
+        Rejection { class: rule.class(), rule, message: rule.message(args), span }
+    }
+
+    /// The message as Helion prints it (`Backend 'pallas' does not support: ...` for planner
+    /// rejections).
+    pub fn helion_message(&self) -> String {
+        match self.class {
+            ErrorClass::BackendUnsupported => {
+                format!("Backend 'pallas' does not support: {}", self.message)
+            }
+            ErrorClass::InvalidIndexingType
+            | ErrorClass::ShapeSpecializingAllocation
+            | ErrorClass::InvalidConfig => self.message.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} [{}] at {}: {}", self.class, self.rule, self.span, self.message)
+    }
+}
+
+/// What the compiler decided about a case under its config.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every narrowing subscript was planned; codegen emitted a module.
+    Lowered,
+    /// Refused, as Helion refuses it.
+    Rejected(Rejection),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn rule_ids_are_unique_and_round_trip() {
+        let mut seen = HashSet::new();
+        for &r in Rule::ALL {
+            assert!(seen.insert(r.id()), "duplicate id {}", r.id());
+            assert_eq!(Rule::from_id(r.id()), Some(r));
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(serde_json::from_str::<Rule>(&json).unwrap(), r);
+        }
+    }
+
+    #[test]
+    fn messages_fill_placeholders() {
+        let m = Rule::SelectorWiderThanBlock.message(&[("width", "9"), ("extent", "4"), ("at", "line 5")]);
+        assert_eq!(m, "the run is 9 wide but the block holds only 4 rows for this config at line 5");
+    }
+}

@@ -87,10 +87,10 @@ class BadRequest(Exception):
 
 # --- JAX import (once) ------------------------------------------------------------------------
 try:
-    import numpy as np
-    import ml_dtypes
     import jax
-    import jax.numpy as jnp
+    import jax.numpy as jnp  # noqa: F401
+    import ml_dtypes
+    import numpy as np
     from jax.experimental import pallas as pl  # noqa: F401  (warm the import for user modules)
     from jax.experimental.pallas import tpu as pltpu
     from jax._src.mesh import AbstractDevice

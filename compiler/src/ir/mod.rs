@@ -17,6 +17,7 @@ pub mod blocks;
 pub mod inputs;
 pub mod scope;
 pub mod sym;
+pub mod types;
 pub mod walk;
 
 pub use crate::tensor::DType;

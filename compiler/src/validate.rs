@@ -1,1 +1,271 @@
-//! placeholder: trace-time validation (written next)
+//! Trace-time validation: the refusals Helion makes while tracing `hl.subscript` on a device
+//! value, before any config is known (spec §1.10 table, §2.11 first row;
+//! `_validate_subscript_indices`, helion/_compiler/backend.py @9c46dd31).
+//!
+//! A refusal here is a *verdict* ([`Rejection`] with class `InvalidIndexingType` or
+//! `ShapeSpecializingAllocation`), not an input error: the case is well-formed and Helion refuses
+//! the kernel. Loads from host tensors (`hl.load`) are not subscripts and are not checked here.
+//!
+//! Per entry, in order: a negative int (`blk[-1]`, a deliberate language rule: on a partially
+//! live tile −1 would name a padding row, spec §4 D8); a slice whose bounds are both static must
+//! have a start (≥ 0), a stop greater than the start, and step 1 (`blk[2:]`, `blk[:3]`,
+//! `blk[-3:2]`, `blk[2:2]`, `blk[0:4:2]`); a slice with a data-dependent bound becomes
+//! `hl.arange(start, stop)` when both bounds are present (Helion's `visit_Slice`), and has no
+//! static shape when one is missing (`blk[live - 2:]`); floats and comparisons are not indices.
+//! Then the whole list: at most one narrowing entry.
+
+use crate::ir::scope::HostEnv;
+use crate::ir::{BinOp, Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
+use crate::verdict::{Rejection, Rule};
+use std::collections::HashMap;
+
+/// The first trace-time refusal of the kernel in program order, if any.
+pub fn validate(case: &Case) -> Option<Rejection> {
+    let mut v = Validator { host: HostEnv::of(case), consts: HashMap::new(), found: None };
+    v.body(&case.kernel.body);
+    v.found
+}
+
+struct Validator {
+    host: HostEnv,
+    /// Device names bound to static ints (`w = 3` inside a loop).
+    consts: HashMap<String, i64>,
+    found: Option<Rejection>,
+}
+
+impl Validator {
+    fn body(&mut self, body: &[Stmt]) {
+        for stmt in body {
+            if self.found.is_some() {
+                return;
+            }
+            walk::stmt_exprs(stmt, &mut |e| {
+                if self.found.is_none() {
+                    walk::each_expr(e, &mut |x| {
+                        if self.found.is_none() {
+                            self.found = self.check_expr(x);
+                        }
+                    });
+                }
+            });
+            match &stmt.kind {
+                StmtKind::Assign { target, value } => match self.static_int(value) {
+                    Some(v) => {
+                        self.consts.insert(target.clone(), v);
+                    }
+                    None => {
+                        self.consts.remove(target);
+                    }
+                },
+                StmtKind::AugAssign { target, .. } => {
+                    self.consts.remove(target);
+                }
+                StmtKind::For(lp) => {
+                    for v in &lp.vars {
+                        self.consts.remove(v);
+                    }
+                    self.body(&lp.body);
+                }
+                StmtKind::If { then_body, else_body, .. } => {
+                    self.body(then_body);
+                    self.body(else_body);
+                }
+                StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}
+            }
+        }
+    }
+
+    /// The value of a compile-time static int expression (literals, host ints, host sizes,
+    /// device names bound to static ints, and arithmetic on them).
+    fn static_int(&self, e: &Expr) -> Option<i64> {
+        match &e.kind {
+            ExprKind::Name(n) => self.consts.get(n).copied().or_else(|| self.host.ints.get(n).copied()),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (a, b) = (self.static_int(lhs)?, self.static_int(rhs)?);
+                match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    BinOp::Mul => a.checked_mul(b),
+                    BinOp::FloorDiv => {
+                        (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
+                    }
+                    BinOp::Div => None,
+                }
+            }
+            ExprKind::Int(_) | ExprKind::Size { .. } => self.host.eval_int(e),
+            ExprKind::Float(_)
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => None,
+        }
+    }
+
+    fn check_expr(&self, e: &Expr) -> Option<Rejection> {
+        let ExprKind::Subscript { indices, .. } = &e.kind else { return None };
+        for index in indices {
+            if let Some(r) = self.check_index(index, e.span) {
+                return Some(r);
+            }
+        }
+        let narrowing = indices.iter().filter(|i| i.is_narrowing()).count();
+        if narrowing > 1 {
+            let repr = format!("[{}]", indices.iter().map(index_repr).collect::<Vec<_>>().join(", "));
+            return Some(Rejection::new(Rule::TraceMultipleNarrowing, e.span, &[("index", &repr)]));
+        }
+        None
+    }
+
+    fn check_index(&self, index: &Index, span: Span) -> Option<Rejection> {
+        let repr = index_repr(index);
+        let reject = |rule: Rule| Some(Rejection::new(rule, span, &[("index", &repr)]));
+        match index {
+            Index::Full | Index::NewAxis => None,
+            Index::Int(k) if *k < 0 => reject(Rule::TraceNegativeIndex),
+            Index::Int(_) => None,
+            Index::Slice { start, stop, step } => {
+                let s = start.as_ref().map(|x| self.static_int(x));
+                let t = stop.as_ref().map(|x| self.static_int(x));
+                let dynamic = matches!(s, Some(None)) || matches!(t, Some(None));
+                if dynamic {
+                    // Both bounds present: traced as hl.arange(start, stop); a step other than
+                    // 1 keeps it a slice, which has no static shape either.
+                    let step_one = match step {
+                        None => true,
+                        Some(x) => self.static_int(x) == Some(1),
+                    };
+                    if s.is_none() || t.is_none() || !step_one {
+                        return reject(Rule::TraceOneSidedDynamicSlice);
+                    }
+                    return None;
+                }
+                match (s.flatten(), t.flatten()) {
+                    (None, _) | (_, None) => reject(Rule::TraceSliceMissingBound),
+                    (Some(a), _) if a < 0 => reject(Rule::TraceSliceNegativeStart),
+                    (Some(a), Some(b)) if b <= a => reject(Rule::TraceSliceEmpty),
+                    _ => match step {
+                        None => None,
+                        Some(x) if self.static_int(x) == Some(1) => None,
+                        Some(_) => reject(Rule::TraceSliceStep),
+                    },
+                }
+            }
+            Index::Expr(x) => match &x.kind {
+                ExprKind::Float(_) | ExprKind::Compare { .. } | ExprKind::Alloc { .. } => {
+                    reject(Rule::TraceUnsupportedIndex)
+                }
+                ExprKind::Name(_)
+                | ExprKind::Int(_)
+                | ExprKind::Size { .. }
+                | ExprKind::TileAttr { .. }
+                | ExprKind::Binary { .. }
+                | ExprKind::Load { .. }
+                | ExprKind::Subscript { .. }
+                | ExprKind::Arange { .. }
+                | ExprKind::Zeros { .. }
+                | ExprKind::Full { .. }
+                | ExprKind::Cast { .. }
+                | ExprKind::Sum { .. }
+                | ExprKind::View { .. }
+                | ExprKind::Permute { .. } => match self.static_int(x) {
+                    Some(k) if k < 0 => reject(Rule::TraceNegativeIndex),
+                    Some(_) | None => None,
+                },
+            },
+        }
+    }
+}
+
+/// A Python-like repr of an index entry, for messages (`slice(-3, 2, None)`, `-1`, `None`).
+fn index_repr(index: &Index) -> String {
+    let opt = |e: &Option<Expr>| e.as_ref().map_or("None".to_string(), crate::render::expr);
+    match index {
+        Index::Full => "slice(None, None, None)".into(),
+        Index::NewAxis => "None".into(),
+        Index::Int(k) => k.to_string(),
+        Index::Slice { start, stop, step } => format!("slice({}, {}, {})", opt(start), opt(stop), opt(step)),
+        Index::Expr(e) => crate::render::expr(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::parse_case;
+    use crate::verdict::ErrorClass;
+
+    fn kernel(index: &str) -> String {
+        format!(
+            r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[4]))
+def k(x: torch.Tensor):
+    out = torch.zeros([2, 128], dtype=torch.float32)
+    for g in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0)):
+            blk = x[outer, :, :]
+            live = outer.end - outer.begin
+            acc = acc + blk[{index}].float().sum(dim=0)
+        out[:, :] = acc
+    return out
+
+
+x = torch.ones(8, 2, 128)
+k(x)
+"#
+        )
+    }
+
+    fn verdict(index: &str) -> Option<Rejection> {
+        let case = parse_case(&kernel(index), "k.py").unwrap();
+        validate(&case)
+    }
+
+    #[test]
+    fn refused_forms_carry_class_rule_and_span() {
+        let cases = [
+            ("-1", Rule::TraceNegativeIndex),
+            ("-3:2", Rule::TraceSliceNegativeStart),
+            ("2:", Rule::TraceSliceMissingBound),
+            (":3", Rule::TraceSliceMissingBound),
+            ("0:4:2", Rule::TraceSliceStep),
+            ("2:2", Rule::TraceSliceEmpty),
+            ("0, 1, :", Rule::TraceMultipleNarrowing),
+            ("live - 2:", Rule::TraceOneSidedDynamicSlice),
+            ("1.5", Rule::TraceUnsupportedIndex),
+        ];
+        for (index, rule) in cases {
+            let r = verdict(index).unwrap_or_else(|| panic!("`blk[{index}]` was not refused"));
+            assert_eq!(r.rule, rule, "blk[{index}]");
+            let class = if rule == Rule::TraceOneSidedDynamicSlice {
+                ErrorClass::ShapeSpecializingAllocation
+            } else {
+                ErrorClass::InvalidIndexingType
+            };
+            assert_eq!(r.class, class, "blk[{index}]");
+            // `acc = acc + blk[...]` is on line 14; the subscript starts at column 25.
+            assert_eq!(r.span, Span::new(14, 25), "blk[{index}]");
+        }
+        let negative = verdict("-1").unwrap();
+        assert!(negative.message.contains("got -1."), "{}", negative.message);
+    }
+
+    #[test]
+    fn accepted_forms_pass_trace_time() {
+        for index in ["1", "1:3", "1:10", "live - 3 : live", "outer.begin", ":, 0, :", "None, :", "0:4:1"] {
+            assert_eq!(verdict(index), None, "blk[{index}]");
+        }
+    }
+}

@@ -13,9 +13,10 @@ Requests:
     {"v":1,"id":N,"op":"probe"}
     {"v":1,"id":N,"op":"shutdown"}
 
-Nothing user code prints reaches the protocol stream: at start-up file descriptor 1 is
-duplicated for the protocol and then pointed at stderr, so Python prints and C-level writes
-of the emitted code both land on stderr.
+Nothing user code prints reaches the protocol stream: at start-up file descriptors 0 and 1
+are duplicated for the protocol, then fd 1 is pointed at stderr and fd 0 at /dev/null, so
+Python prints and C-level writes of the emitted code land on stderr, and it cannot read
+requests meant for the worker.
 """
 
 import base64
@@ -34,13 +35,20 @@ PROTOCOL_VERSION = 1
 TPU_KIND = os.environ.get("PALLAS_DIFF_TPU_KIND", "TPU v5e")
 # Compiled kernels kept per worker (least recently used are dropped past this).
 CACHE_SIZE = int(os.environ.get("PALLAS_DIFF_WORKER_CACHE", "64"))
+# Longest traceback and message sent (the tail of a traceback, the head of a message).
 MAX_TRACEBACK = 16000
 MODES = ("pallas-interpret", "pallas-tpu-interpret", "pallas-tpu-lower", "pallas-tpu")
 
-# --- protocol stream: a private copy of fd 1; fd 1 itself now points at stderr ---------------
+# --- protocol streams: private copies of fds 0 and 1. User code sees /dev/null as stdin and
+# stderr as stdout, at the Python and the C level alike. --------------------------------------
 _proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+_requests = os.fdopen(os.dup(0), "rb")
 os.dup2(2, 1)
+_devnull = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_devnull, 0)
+os.close(_devnull)
 sys.stdout = sys.stderr
+sys.stdin = open(os.devnull)  # noqa: SIM115
 
 
 def send(obj):
@@ -55,6 +63,8 @@ _CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): ")
 def error_response(req_id, stage, exc_type, message, tb=""):
     if len(tb) > MAX_TRACEBACK:
         tb = "...(truncated)...\n" + tb[-MAX_TRACEBACK:]
+    if len(message) > MAX_TRACEBACK:
+        message = message[:MAX_TRACEBACK] + "...(truncated)"
     error = {"stage": stage, "type": exc_type, "message": message, "traceback": tb}
     # A Python exception raised inside a JAX callback (the TPU interpreter's bounds checks)
     # reaches us wrapped in a runtime error whose message ends with "IndexError: ...".
@@ -285,21 +295,20 @@ def handle_run(req_id, req):
         else:
             with jax.sharding.use_abstract_mesh(ABSTRACT_MESH):
                 body = run_request(req)
+        resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True}
+        resp.update(body)
     except StageError as e:
         if mode == "pallas-tpu-interpret":
             reset_interpreter()
-        exc = e.exc
-        return error_response(req_id, e.stage, type(exc).__name__, str(exc), e.tb)
+        resp = error_response(req_id, e.stage, type(e.exc).__name__, str(e.exc), e.tb)
     except Unavailable as e:
-        return error_response(req_id, "run", "EngineUnavailable", str(e))
+        resp = error_response(req_id, "run", "EngineUnavailable", str(e))
     except BadRequest as e:
-        return error_response(req_id, "protocol", "BadRequest", str(e))
-    except Exception as e:  # noqa: BLE001  (a worker bug: report, keep serving)
+        resp = error_response(req_id, "protocol", "BadRequest", str(e))
+    except Exception as e:  # noqa: BLE001  (a worker bug: report it and keep serving)
         if mode == "pallas-tpu-interpret":
             reset_interpreter()
-        return error_response(req_id, "protocol", type(e).__name__, str(e), traceback.format_exc())
-    resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True}
-    resp.update(body)
+        resp = error_response(req_id, "protocol", type(e).__name__, str(e), traceback.format_exc())
     resp["seconds"] = time.perf_counter() - start
     return resp
 
@@ -313,7 +322,7 @@ def reset_interpreter():
 
 def main():
     send({"v": PROTOCOL_VERSION, "id": 0, "ok": True, "hello": probe_info()})
-    for line in sys.stdin.buffer:
+    for line in _requests:
         line = line.strip()
         if not line:
             continue

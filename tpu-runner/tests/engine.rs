@@ -295,3 +295,19 @@ fn probe_reports_the_pinned_jax_and_no_tpu() {
         a.jax_version
     );
 }
+
+#[test]
+fn module_output_and_input_never_touch_the_protocol() {
+    let body = "print('{\"v\":1,\"id\":1,\"ok\":true}'); os.write(1, b'raw fd 1 write\\n'); \
+                assert sys.stdin.read() == ''";
+    let source = format!("import sys\n{}", add_one_after(body, "stdio"));
+    let x = tensor(DType::Float32, &[8, 128], |i| i as f64);
+    for mode in [Mode::PallasInterpret, Mode::PallasTpuInterpret] {
+        let out = outputs(
+            pool()
+                .run(&request(mode, &source, vec![x.clone()]))
+                .unwrap(),
+        );
+        assert_eq!(out[0].values[1], 2.0);
+    }
+}

@@ -4,6 +4,7 @@
 //! ([`render`]), the trace-time validator ([`validate`]), the resident-Ref planner and the
 //! Pallas codegen: the system under test.
 
+pub mod expectations;
 pub mod frontend;
 pub mod ir;
 pub mod render;

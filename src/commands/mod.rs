@@ -1,0 +1,114 @@
+//! Subcommands and the exit-code contract.
+
+mod parse;
+mod render;
+
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+
+/// Exit codes (documented in `--help`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: ok (including a kernel the compiler rejects: a rejection is a verdict, not an error).
+    Ok = 0,
+    /// 1: internal error (a harness bug or an unavailable tool).
+    Internal = 1,
+    /// 2: invalid input (a malformed case script or corpus file).
+    InvalidInput = 2,
+    /// 3: at least one finding.
+    Finding = 3,
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(e: Exit) -> Self {
+        std::process::ExitCode::from(e as u8)
+    }
+}
+
+/// An error with the exit code it maps to.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad input: exit 2.
+    Input(anyhow::Error),
+    /// Anything else: exit 1.
+    Internal(anyhow::Error),
+}
+
+impl CliError {
+    /// The exit code.
+    pub fn exit_code(&self) -> Exit {
+        match self {
+            CliError::Input(_) => Exit::InvalidInput,
+            CliError::Internal(_) => Exit::Internal,
+        }
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Input(e) | CliError::Internal(e) => write!(f, "{e:#}"),
+        }
+    }
+}
+
+impl From<anyhow::Error> for CliError {
+    fn from(e: anyhow::Error) -> Self {
+        CliError::Internal(e)
+    }
+}
+
+const EXIT_CODES: &str = "Exit codes:\n  0  ok (a rejected kernel is a verdict, not an error)\n  1  internal error\n  2  invalid input (file, line, column and construct are named)\n  3  finding";
+
+/// Differential testing of Helion's Pallas resident-Ref lowering against an eager reference.
+#[derive(Debug, Parser)]
+#[command(name = "pallas-diff", version, about, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Parse a case script and print its IR summary (or the IR as JSON).
+    #[command(after_help = EXIT_CODES)]
+    Parse(parse::Args),
+    /// Render a case (JSON IR) back to a case script.
+    #[command(after_help = EXIT_CODES)]
+    Render(render::Args),
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<Exit, CliError> {
+    match cli.command {
+        Command::Parse(a) => parse::run(a),
+        Command::Render(a) => render::run(a),
+    }
+}
+
+/// Reads a file, naming it in the error.
+pub fn read_file(path: &Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::Input(anyhow::anyhow!("cannot read '{}': {e}", path.display())))
+}
+
+/// Reads and parses a case script (`.py`) or a case JSON file (`.json`).
+pub fn load_case(path: &PathBuf) -> Result<compiler::ir::Case, CliError> {
+    let text = read_file(path)?;
+    let shown = path.display().to_string();
+    if path.extension().is_some_and(|e| e == "json") {
+        let case: compiler::ir::Case = serde_json::from_str(&text).map_err(|e| {
+            CliError::Input(anyhow::anyhow!("{shown}:{}:{}: not a case JSON file: {e}", e.line(), e.column()))
+        })?;
+        if case.version != compiler::ir::CASE_VERSION {
+            return Err(CliError::Input(anyhow::anyhow!(
+                "{shown}: case format version {} is not supported (this build reads {})",
+                case.version,
+                compiler::ir::CASE_VERSION
+            )));
+        }
+        Ok(case)
+    } else {
+        compiler::frontend::parse_case(&text, &shown).map_err(|e| CliError::Input(e.into()))
+    }
+}

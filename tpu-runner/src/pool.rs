@@ -168,10 +168,19 @@ impl Pool {
     /// `Err` is a harness failure. A crashed worker is replaced and the request retried once;
     /// a second crash is [`RunError::EngineCrash`].
     pub fn run(&self, request: &RunRequest) -> Result<RunResult, RunError> {
+        self.run_with_timeout(request, self.config.timeout)
+    }
+
+    /// [`Pool::run`] with another per-request timeout than the configured one.
+    pub fn run_with_timeout(
+        &self,
+        request: &RunRequest,
+        timeout: Duration,
+    ) -> Result<RunResult, RunError> {
         let mut lease = self.checkout();
         let slot = lease.slot.as_mut().expect("a lease holds its slot");
-        match self.run_on(slot, request) {
-            Err(RunError::WorkerCrashed { .. }) => match self.run_on(slot, request) {
+        match self.run_on(slot, request, timeout) {
+            Err(RunError::WorkerCrashed { .. }) => match self.run_on(slot, request, timeout) {
                 Err(RunError::WorkerCrashed {
                     status,
                     stderr_tail,
@@ -194,8 +203,13 @@ impl Pool {
         result
     }
 
-    fn run_on(&self, slot: &mut Slot, request: &RunRequest) -> Result<RunResult, RunError> {
-        let result = self.ensure_worker(slot)?.run(request, self.config.timeout);
+    fn run_on(
+        &self,
+        slot: &mut Slot,
+        request: &RunRequest,
+        timeout: Duration,
+    ) -> Result<RunResult, RunError> {
+        let result = self.ensure_worker(slot)?.run(request, timeout);
         Self::drop_if_unhealthy(slot);
         result
     }

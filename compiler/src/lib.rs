@@ -7,6 +7,7 @@
 pub mod expectations;
 pub mod frontend;
 pub mod ir;
+pub mod plan;
 pub mod render;
 pub mod tensor;
 pub mod validate;

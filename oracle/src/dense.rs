@@ -1,0 +1,624 @@
+//! Device values: dense row-major tensors and the elementwise, cast and shape operations on
+//! them, with torch's broadcasting, type promotion and rounding.
+//!
+//! A [`DTensor`] owns a flat `Vec<f64>`; every operation writes a fresh buffer (views are copies
+//! here, since device values are never mutated in place except through `+=`, whose aliasing the
+//! interpreter checks with [`DTensor::alias`]).
+
+use crate::error::{EvalErrorKind as K, Res, err};
+use crate::ty::{I64_EXACT, Operand, Ty, r32, rbf, result_type, wrap32};
+use compiler::ir::{BinOp, Span};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Alias ids of views of host tensors carry this bit (see [`DTensor::alias`]).
+pub(crate) const HOST_VIEW: u64 = 1 << 63;
+
+static NEXT_ALIAS: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh alias id (a new storage in torch's sense).
+pub(crate) fn fresh_alias() -> u64 {
+    NEXT_ALIAS.fetch_add(1, Ordering::Relaxed) & !HOST_VIEW
+}
+
+/// The most elements one value may have (a budget, so a case cannot exhaust memory).
+pub(crate) const MAX_NUMEL: usize = 1 << 26;
+
+/// A dense device tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DTensor {
+    /// Element type.
+    pub ty: Ty,
+    /// Dimensions.
+    pub shape: Vec<usize>,
+    /// Row-major values, each exact in `ty`.
+    pub data: Vec<f64>,
+    /// Which torch storage this value would share: views keep their source's id, fresh results
+    /// get a new one, views of host tensors carry [`HOST_VIEW`].
+    pub alias: u64,
+}
+
+impl DTensor {
+    /// A fresh tensor.
+    pub fn new(ty: Ty, shape: Vec<usize>, data: Vec<f64>) -> DTensor {
+        debug_assert_eq!(shape.iter().product::<usize>(), data.len());
+        DTensor {
+            ty,
+            shape,
+            data,
+            alias: fresh_alias(),
+        }
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.data.len()
+    }
+}
+
+/// A Python scalar.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Scalar {
+    /// A Python int.
+    Int(i64),
+    /// A Python float.
+    Float(f64),
+}
+
+/// An operand of an elementwise operation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Opnd<'a> {
+    /// A tensor.
+    T(&'a DTensor),
+    /// A Python scalar.
+    S(Scalar),
+}
+
+impl Opnd<'_> {
+    fn operand(&self) -> Operand {
+        match self {
+            Opnd::T(t) if t.shape.is_empty() => Operand::ZeroDim(t.ty),
+            Opnd::T(t) => Operand::Dim(t.ty),
+            Opnd::S(Scalar::Int(_)) => Operand::PyInt,
+            Opnd::S(Scalar::Float(_)) => Operand::PyFloat,
+        }
+    }
+
+    fn shape(&self) -> &[usize] {
+        match self {
+            Opnd::T(t) => &t.shape,
+            Opnd::S(_) => &[],
+        }
+    }
+}
+
+/// Row-major strides of `shape`.
+pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * shape[d + 1];
+    }
+    s
+}
+
+/// The broadcast of two shapes (numpy/torch rules), or a shape-mismatch error.
+pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize], span: Span) -> Res<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
+        out[i] = match (da, db) {
+            _ if da == db => da,
+            (1, d) | (d, 1) => d,
+            _ => {
+                return err(
+                    K::ShapeMismatch,
+                    span,
+                    format!("shapes {a:?} and {b:?} do not broadcast (dim {i}: {da} vs {db})"),
+                );
+            }
+        };
+    }
+    Ok(out)
+}
+
+/// Expands `data` of `shape` to `out` (which `shape` broadcasts to), row-major.
+pub(crate) fn expand(data: &[f64], shape: &[usize], out: &[usize]) -> Vec<f64> {
+    let n: usize = out.iter().product();
+    if shape == out {
+        return data.to_vec();
+    }
+    if data.len() == 1 {
+        return vec![data[0]; n];
+    }
+    let lead = out.len() - shape.len();
+    let src_strides = strides(shape);
+    let mut st = vec![0usize; out.len()];
+    for (k, &s) in shape.iter().enumerate() {
+        st[k + lead] = if s == 1 { 0 } else { src_strides[k] };
+    }
+    let mut v = Vec::with_capacity(n);
+    strided_walk(out, &st, |off| v.push(data[off]));
+    v
+}
+
+/// Calls `f(offset)` for every index of `shape` in row-major order, where
+/// `offset = Σ index[d] * st[d]`.
+fn strided_walk(shape: &[usize], st: &[usize], mut f: impl FnMut(usize)) {
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return;
+    }
+    let r = shape.len();
+    if r == 0 {
+        f(0);
+        return;
+    }
+    let (last, last_st) = (shape[r - 1], st[r - 1]);
+    let mut idx = vec![0usize; r];
+    let mut base = 0usize;
+    loop {
+        for k in 0..last {
+            f(base + k * last_st);
+        }
+        // odometer over dims 0..r-1
+        let mut d = r - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            base += st[d];
+            if idx[d] < shape[d] {
+                break;
+            }
+            base -= st[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Applies `f` elementwise with broadcasting.
+fn zip_with(
+    a: &[f64],
+    sa: &[usize],
+    b: &[f64],
+    sb: &[usize],
+    out: &[usize],
+    f: impl Fn(f64, f64) -> f64,
+) -> Vec<f64> {
+    if sa == sb {
+        return a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
+    }
+    let n: usize = out.iter().product();
+    if a.len() == 1 && b.len() == n {
+        let x = a[0];
+        return b.iter().map(|&y| f(x, y)).collect();
+    }
+    if b.len() == 1 && a.len() == n {
+        let y = b[0];
+        return a.iter().map(|&x| f(x, y)).collect();
+    }
+    let ea = expand(a, sa, out);
+    let eb = expand(b, sb, out);
+    ea.iter().zip(&eb).map(|(&x, &y)| f(x, y)).collect()
+}
+
+/// Python/torch floor division of integer values (the divisor is non-zero).
+#[inline]
+fn int_floor_div(x: f64, y: f64) -> f64 {
+    let (a, b) = (x as i64, y as i64);
+    let q = a / b;
+    let q = if a % b != 0 && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    };
+    q as f64
+}
+
+/// torch's `div_floor_floating` (also CPython's float `//`), each step rounded by `r`.
+#[inline]
+pub(crate) fn float_floor_div(a: f64, b: f64, r: impl Fn(f64) -> f64) -> f64 {
+    if b == 0.0 {
+        return r(a / b);
+    }
+    let m = r(a % b);
+    let mut div = r(r(a - m) / b);
+    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+        div = r(div - 1.0);
+    }
+    if div != 0.0 {
+        let mut fl = div.floor();
+        if div - fl > 0.5 {
+            fl += 1.0;
+        }
+        fl
+    } else {
+        0.0f64.copysign(a / b)
+    }
+}
+
+/// Casts an exact value of `from` to `to` as torch's `.to(dtype)` / `copy_` do.
+pub(crate) fn cast_value(v: f64, from: Ty, to: Ty, span: Span) -> Res<f64> {
+    Ok(match to {
+        Ty::F32 => r32(v),
+        Ty::Bf16 => rbf(v),
+        Ty::I32 | Ty::I64 if from.is_float() => {
+            let t = v.trunc();
+            let ok = match to {
+                Ty::I32 => t.is_finite() && (-2147483648.0..=2147483647.0).contains(&t),
+                _ => t.is_finite() && t.abs() <= I64_EXACT,
+            };
+            if !ok {
+                return err(
+                    K::Overflow,
+                    span,
+                    format!("casting {v} to {} is undefined in torch", to.name()),
+                );
+            }
+            t
+        }
+        Ty::I32 => wrap32(v),
+        Ty::I64 => v,
+    })
+}
+
+/// `t.to(ty)`: the same tensor when the type does not change (torch returns `self`).
+pub(crate) fn cast(t: DTensor, to: Ty, span: Span) -> Res<DTensor> {
+    if t.ty == to {
+        return Ok(t);
+    }
+    let from = t.ty;
+    let mut data = t.data;
+    let widening = from == Ty::Bf16 && to == Ty::F32 || from == Ty::I32 && to == Ty::I64;
+    if !widening {
+        for v in data.iter_mut() {
+            *v = cast_value(*v, from, to, span)?;
+        }
+    }
+    Ok(DTensor {
+        ty: to,
+        shape: t.shape,
+        data,
+        alias: fresh_alias(),
+    })
+}
+
+/// Converts a Python scalar to the computation type `c` (the "opmath" type: float32 for both
+/// float types, as torch's CPU kernels read a scalar operand).
+fn scalar_in(s: Scalar, c: Ty, span: Span) -> Res<f64> {
+    match (s, c) {
+        (Scalar::Int(i), Ty::F32 | Ty::Bf16) => Ok(r32(i as f64)),
+        (Scalar::Float(f), Ty::F32 | Ty::Bf16) => Ok(r32(f)),
+        (Scalar::Int(i), Ty::I32) => {
+            if i32::try_from(i).is_err() {
+                return err(
+                    K::Overflow,
+                    span,
+                    format!("{i} does not fit an int32 operand"),
+                );
+            }
+            Ok(i as f64)
+        }
+        (Scalar::Int(i), Ty::I64) => {
+            if (i as f64).abs() > I64_EXACT {
+                return err(
+                    K::Overflow,
+                    span,
+                    format!("{i} is beyond the reference's int64 range"),
+                );
+            }
+            Ok(i as f64)
+        }
+        (Scalar::Float(_), Ty::I32 | Ty::I64) => err(
+            K::TypeError,
+            span,
+            "a float scalar cannot take part in integer arithmetic",
+        ),
+    }
+}
+
+/// The values of an operand in computation type `c`.
+fn operand_values<'a>(o: &Opnd<'a>, c: Ty, span: Span) -> Res<std::borrow::Cow<'a, [f64]>> {
+    use std::borrow::Cow;
+    match o {
+        Opnd::T(t) if t.ty == c => Ok(Cow::Borrowed(&t.data)),
+        Opnd::T(t) => {
+            let mut v = Vec::with_capacity(t.data.len());
+            for &x in &t.data {
+                v.push(cast_value(x, t.ty, c, span)?);
+            }
+            Ok(Cow::Owned(v))
+        }
+        Opnd::S(s) => Ok(Cow::Owned(vec![scalar_in(*s, c, span)?])),
+    }
+}
+
+/// The result type of `a op b` (true division of integers gives float32).
+pub(crate) fn binary_type(op: BinOp, a: &Opnd<'_>, b: &Opnd<'_>) -> Ty {
+    let r = result_type(&[a.operand(), b.operand()]);
+    if op == BinOp::Div && !r.is_float() {
+        Ty::F32
+    } else {
+        r
+    }
+}
+
+macro_rules! elementwise {
+    ($op:expr, $a:expr, $sa:expr, $b:expr, $sb:expr, $out:expr, $round:expr) => {{
+        let round = $round;
+        match $op {
+            BinOp::Add => zip_with($a, $sa, $b, $sb, $out, |x, y| round(x + y)),
+            BinOp::Sub => zip_with($a, $sa, $b, $sb, $out, |x, y| round(x - y)),
+            BinOp::Mul => zip_with($a, $sa, $b, $sb, $out, |x, y| round(x * y)),
+            BinOp::Div => zip_with($a, $sa, $b, $sb, $out, |x, y| round(x / y)),
+            BinOp::FloorDiv => unreachable!("floor division is dispatched separately"),
+        }
+    }};
+}
+
+/// `a op b` on tensors and scalars (at least one a tensor), torch semantics.
+pub(crate) fn binary(op: BinOp, a: Opnd<'_>, b: Opnd<'_>, span: Span) -> Res<DTensor> {
+    let c = binary_type(op, &a, &b);
+    let out_shape = broadcast_shapes(a.shape(), b.shape(), span)?;
+    let n: usize = out_shape.iter().product();
+    if n > MAX_NUMEL {
+        return err(
+            K::Budget,
+            span,
+            format!("a result of {n} elements exceeds the budget"),
+        );
+    }
+    let av = operand_values(&a, c, span)?;
+    let bv = operand_values(&b, c, span)?;
+    let (sa, sb) = (a.shape(), b.shape());
+    let data = match (op, c) {
+        (BinOp::FloorDiv, Ty::I32 | Ty::I64) => {
+            if bv.contains(&0.0) {
+                return err(K::DivisionByZero, span, "integer floor division by zero");
+            }
+            let w = c == Ty::I32;
+            zip_with(&av, sa, &bv, sb, &out_shape, |x, y| {
+                let q = int_floor_div(x, y);
+                if w { wrap32(q) } else { q }
+            })
+        }
+        (BinOp::FloorDiv, Ty::F32) => zip_with(&av, sa, &bv, sb, &out_shape, |x, y| {
+            r32(float_floor_div(x, y, r32))
+        }),
+        (BinOp::FloorDiv, Ty::Bf16) => zip_with(&av, sa, &bv, sb, &out_shape, |x, y| {
+            rbf(float_floor_div(x, y, r32))
+        }),
+        (_, Ty::F32) => elementwise!(op, &av, sa, &bv, sb, &out_shape, r32),
+        (_, Ty::Bf16) => elementwise!(op, &av, sa, &bv, sb, &out_shape, rbf),
+        (_, Ty::I32) => elementwise!(op, &av, sa, &bv, sb, &out_shape, wrap32),
+        (_, Ty::I64) => {
+            let d = elementwise!(op, &av, sa, &bv, sb, &out_shape, |v: f64| v);
+            if d.iter().any(|v| v.abs() > I64_EXACT) {
+                return err(
+                    K::Overflow,
+                    span,
+                    "an int64 result leaves the exact range ±2^53",
+                );
+            }
+            d
+        }
+    };
+    Ok(DTensor::new(c, out_shape, data))
+}
+
+/// Resolves a possibly negative `dim` of a rank-`rank` tensor (`extra` = 1 for `unsqueeze`).
+pub(crate) fn norm_dim(dim: i64, rank: usize, extra: usize, what: &str, span: Span) -> Res<usize> {
+    let r = (rank + extra) as i64;
+    let (lo, hi) = if r == 0 { (-1, 0) } else { (-r, r - 1) };
+    if dim < lo || dim > hi {
+        return err(
+            K::InvalidArgument,
+            span,
+            format!("{what}: dim {dim} is out of range for a tensor of rank {rank}"),
+        );
+    }
+    Ok(if dim < 0 {
+        (dim + r.max(1)) as usize
+    } else {
+        dim as usize
+    })
+}
+
+/// The shape of `reshape(dims)` of a tensor of `numel` elements (one `-1` allowed).
+pub(crate) fn reshape_shape(
+    numel: usize,
+    from: &[usize],
+    dims: &[i64],
+    span: Span,
+) -> Res<Vec<usize>> {
+    let holes = dims.iter().filter(|&&d| d == -1).count();
+    if holes > 1 || dims.iter().any(|&d| d < -1) {
+        return err(K::InvalidArgument, span, format!("invalid shape {dims:?}"));
+    }
+    let known: usize = dims
+        .iter()
+        .filter(|&&d| d != -1)
+        .map(|&d| d as usize)
+        .product();
+    let shape: Vec<usize> = if holes == 1 {
+        if known == 0 || !numel.is_multiple_of(known) {
+            return err(
+                K::ShapeMismatch,
+                span,
+                format!("shape {dims:?} is invalid for input {from:?} of size {numel}"),
+            );
+        }
+        dims.iter()
+            .map(|&d| if d == -1 { numel / known } else { d as usize })
+            .collect()
+    } else {
+        dims.iter().map(|&d| d as usize).collect()
+    };
+    if shape.iter().product::<usize>() != numel {
+        return err(
+            K::ShapeMismatch,
+            span,
+            format!("shape {dims:?} is invalid for input {from:?} of size {numel}"),
+        );
+    }
+    Ok(shape)
+}
+
+/// `t.permute(dims)` (a copy in the permuted order).
+pub(crate) fn permute(t: &DTensor, dims: &[i64], span: Span) -> Res<DTensor> {
+    let r = t.shape.len();
+    if dims.len() != r {
+        return err(
+            K::InvalidArgument,
+            span,
+            format!(
+                "permute: {} dims given for a tensor of rank {r}",
+                dims.len()
+            ),
+        );
+    }
+    let mut perm = Vec::with_capacity(r);
+    for &d in dims {
+        let d = norm_dim(d, r, 0, "permute", span)?;
+        if perm.contains(&d) {
+            return err(
+                K::InvalidArgument,
+                span,
+                format!("permute: dim {d} repeats"),
+            );
+        }
+        perm.push(d);
+    }
+    let src = strides(&t.shape);
+    let shape: Vec<usize> = perm.iter().map(|&p| t.shape[p]).collect();
+    let st: Vec<usize> = perm.iter().map(|&p| src[p]).collect();
+    let mut data = Vec::with_capacity(t.numel());
+    strided_walk(&shape, &st, |off| data.push(t.data[off]));
+    Ok(DTensor {
+        ty: t.ty,
+        shape,
+        data,
+        alias: t.alias,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ty: Ty, shape: Vec<usize>, data: Vec<f64>) -> DTensor {
+        DTensor::new(ty, shape, data)
+    }
+
+    #[test]
+    fn broadcasting_and_promotion() {
+        let a = t(Ty::I32, vec![2, 1], vec![1.0, 2.0]);
+        let b = t(Ty::F32, vec![3], vec![0.5, 1.5, 2.5]);
+        let c = binary(BinOp::Add, Opnd::T(&a), Opnd::T(&b), Span::default()).unwrap();
+        assert_eq!((c.ty, c.shape.clone()), (Ty::F32, vec![2, 3]));
+        assert_eq!(c.data, vec![1.5, 2.5, 3.5, 2.5, 3.5, 4.5]);
+        let bad = t(Ty::F32, vec![4], vec![0.0; 4]);
+        let e = binary(BinOp::Add, Opnd::T(&b), Opnd::T(&bad), Span::default()).unwrap_err();
+        assert_eq!(e.kind, K::ShapeMismatch);
+    }
+
+    #[test]
+    fn int32_wraps_and_int_division_is_float() {
+        let a = t(Ty::I32, vec![2], vec![2147483647.0, 7.0]);
+        let s = binary(
+            BinOp::Add,
+            Opnd::T(&a),
+            Opnd::S(Scalar::Int(1)),
+            Span::default(),
+        )
+        .unwrap();
+        assert_eq!(s.data, vec![-2147483648.0, 8.0]);
+        let d = binary(
+            BinOp::Div,
+            Opnd::T(&a),
+            Opnd::S(Scalar::Int(2)),
+            Span::default(),
+        )
+        .unwrap();
+        assert_eq!(d.ty, Ty::F32);
+        assert_eq!(d.data[1], 3.5);
+        let f = binary(
+            BinOp::FloorDiv,
+            Opnd::T(&a),
+            Opnd::S(Scalar::Int(-2)),
+            Span::default(),
+        )
+        .unwrap();
+        assert_eq!(f.data[1], -4.0);
+        let z = binary(
+            BinOp::FloorDiv,
+            Opnd::T(&a),
+            Opnd::S(Scalar::Int(0)),
+            Span::default(),
+        );
+        assert_eq!(z.unwrap_err().kind, K::DivisionByZero);
+    }
+
+    #[test]
+    fn bf16_arithmetic_rounds_through_f32() {
+        let a = t(Ty::Bf16, vec![1], vec![1.0]);
+        let b = t(Ty::Bf16, vec![1], vec![2f64.powi(-8)]);
+        let c = binary(BinOp::Add, Opnd::T(&a), Opnd::T(&b), Span::default()).unwrap();
+        assert_eq!((c.ty, c.data[0]), (Ty::Bf16, 1.0)); // tie to even
+        let x = binary(
+            BinOp::Mul,
+            Opnd::T(&a),
+            Opnd::S(Scalar::Float(0.1)),
+            Span::default(),
+        )
+        .unwrap();
+        assert_eq!(x.ty, Ty::Bf16);
+        assert_eq!(x.data[0], rbf(0.1));
+    }
+
+    #[test]
+    fn float_to_int_cast_of_nan_is_refused() {
+        let a = t(Ty::F32, vec![2], vec![1.7, f64::NAN]);
+        assert_eq!(
+            cast(a, Ty::I32, Span::default()).unwrap_err().kind,
+            K::Overflow
+        );
+        let b = t(Ty::F32, vec![2], vec![-1.7, 2.9]);
+        assert_eq!(
+            cast(b, Ty::I32, Span::default()).unwrap().data,
+            vec![-1.0, 2.0]
+        );
+    }
+
+    #[test]
+    fn permute_reorders() {
+        let a = t(Ty::F32, vec![2, 3], (0..6).map(f64::from).collect());
+        let p = permute(&a, &[1, 0], Span::default()).unwrap();
+        assert_eq!(p.shape, vec![3, 2]);
+        assert_eq!(p.data, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    }
+
+    #[test]
+    fn float_floor_division_matches_python() {
+        let cases = [
+            (7.0, 2.0, 3.0),
+            (-7.0, 2.0, -4.0),
+            (7.0, -2.0, -4.0),
+            (-7.5, -2.0, 3.0),
+        ];
+        for (a, b, q) in cases {
+            assert_eq!(float_floor_div(a, b, |v| v), q, "{a} // {b}");
+        }
+    }
+}

@@ -1,0 +1,463 @@
+//! The evaluation plan: a case compiled once into a form that runs fast and repeatedly.
+//!
+//! Compiling resolves every name to a slot (Python function scope: one namespace for the whole
+//! kernel body, so a name bound in one loop iteration is visible in the next), fixes the
+//! *effective* block size of every loop dimension (spec §1.1a: Helion raises a block below the
+//! TPU minimum of the tensor dim it tiles; [`compiler::ir::Case::block_sizes`]), and builds the
+//! input tensors once (shared copy-on-write by every run).
+
+use crate::error::{EvalError, EvalErrorKind as K, Res, err};
+use crate::ty::Ty;
+use compiler::ir::blocks::BlockTable;
+use compiler::ir::scope::HostEnv;
+use compiler::ir::{
+    AllocKind, AllocShape, Arg, AtomicOp, BinOp, Case, CmpOp, Ctor, DType, Expr, ExprKind, Index,
+    LoopKind, ParamKind, Span, Stmt, StmtKind, TileAttr, ViewOp,
+};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A compiled expression.
+#[derive(Clone, Debug)]
+pub(crate) struct CExpr {
+    pub kind: CK,
+    pub span: Span,
+}
+
+/// Compiled expression kinds (one per [`ExprKind`]; loads and device subscripts share
+/// [`CK::Index`]).
+#[derive(Clone, Debug)]
+pub(crate) enum CK {
+    Name(usize),
+    Int(i64),
+    Float(f64),
+    Size(Box<CExpr>, i64),
+    TileAttr(usize, TileAttr),
+    Binary(BinOp, Box<CExpr>, Box<CExpr>),
+    Compare(CmpOp, Box<CExpr>, Box<CExpr>),
+    Index(Box<CExpr>, Vec<CIndex>),
+    Arange(Option<Box<CExpr>>, Box<CExpr>, Option<Box<CExpr>>),
+    Full(Vec<CExpr>, Option<Box<CExpr>>, Ty),
+    Cast(Box<CExpr>, Ty),
+    Sum(Box<CExpr>, i64),
+    View(Box<CExpr>, CView),
+    Permute(Box<CExpr>, Vec<i64>),
+    Alloc(AllocKind, CAllocShape, Option<DType>),
+}
+
+/// A compiled index entry.
+#[derive(Clone, Debug)]
+pub(crate) enum CIndex {
+    Full,
+    NewAxis,
+    Int(i64),
+    Slice(Option<CExpr>, Option<CExpr>, Option<CExpr>),
+    Expr(CExpr),
+}
+
+/// A compiled view.
+#[derive(Clone, Debug)]
+pub(crate) enum CView {
+    Reshape(Vec<CExpr>),
+    Squeeze(i64),
+    Unsqueeze(i64),
+    ViewAs(Box<CExpr>),
+}
+
+/// A compiled allocation shape.
+#[derive(Clone, Debug)]
+pub(crate) enum CAllocShape {
+    Dims(Vec<CExpr>),
+    Like(Box<CExpr>),
+}
+
+/// A compiled statement.
+#[derive(Clone, Debug)]
+pub(crate) struct CStmt {
+    pub kind: SK,
+    pub span: Span,
+}
+
+/// Compiled statement kinds.
+#[derive(Clone, Debug)]
+pub(crate) enum SK {
+    Assign(usize, CExpr),
+    AugAssign(usize, BinOp, CExpr),
+    Store {
+        tensor: CExpr,
+        indices: Vec<CIndex>,
+        value: CExpr,
+    },
+    Atomic {
+        op: AtomicOp,
+        tensor: CExpr,
+        indices: Vec<CIndex>,
+        expected: Option<CExpr>,
+        value: CExpr,
+    },
+    For(CLoop),
+    If(CExpr, Vec<CStmt>, Vec<CStmt>),
+    Return(Vec<(CExpr, String)>),
+}
+
+/// A compiled `hl.tile`/`hl.grid` loop.
+#[derive(Clone, Debug)]
+pub(crate) struct CLoop {
+    pub kind: LoopKind,
+    pub vars: Vec<usize>,
+    pub dims: Vec<CDim>,
+    pub body: Vec<CStmt>,
+}
+
+/// One loop dimension with its effective block size.
+#[derive(Clone, Debug)]
+pub(crate) struct CDim {
+    pub begin: Option<CExpr>,
+    pub end: CExpr,
+    pub block: i64,
+}
+
+/// A host storage every run starts from.
+#[derive(Clone, Debug)]
+pub(crate) struct InitStorage {
+    pub name: String,
+    pub ty: Ty,
+    pub data: Arc<Vec<f64>>,
+    /// False for `torch.empty` inputs (nothing written).
+    pub written: bool,
+}
+
+/// What a kernel parameter is bound to.
+#[derive(Clone, Debug)]
+pub(crate) enum ParamInit {
+    Tensor {
+        slot: usize,
+        storage: usize,
+        shape: Vec<usize>,
+    },
+    Int {
+        slot: usize,
+        value: i64,
+    },
+}
+
+/// A case compiled for evaluation: compile once with [`Plan::compile`], run any number of
+/// times with [`Plan::run`].
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub(crate) names: Vec<String>,
+    pub(crate) params: Vec<ParamInit>,
+    pub(crate) storages: Vec<InitStorage>,
+    pub(crate) body: Vec<CStmt>,
+    pub(crate) kernel_span: Span,
+    /// Effective block size per block id (after TPU alignment raising).
+    pub(crate) effective_blocks: Vec<i64>,
+}
+
+impl Plan {
+    /// Compiles `case`: binds inputs, resolves names, fixes effective block sizes.
+    pub fn compile(case: &Case) -> Result<Plan, EvalError> {
+        let host = HostEnv::of(case);
+        let sizes = case.block_sizes(|e| host.eval_int(e));
+        let table = BlockTable::of(&case.kernel);
+        let mut c = Compiler {
+            slots: HashMap::new(),
+            names: Vec::new(),
+            table: &table,
+            eff: &sizes.effective,
+        };
+        let (params, storages) = c.bind_params(case)?;
+        let body = c.block(&case.kernel.body)?;
+        Ok(Plan {
+            names: c.names,
+            params,
+            storages,
+            body,
+            kernel_span: case.kernel.span,
+            effective_blocks: sizes.effective,
+        })
+    }
+
+    /// The effective block size of every block id (spec §1.1a), the sizes the evaluation uses.
+    pub fn effective_block_sizes(&self) -> &[i64] {
+        &self.effective_blocks
+    }
+}
+
+struct Compiler<'a> {
+    slots: HashMap<String, usize>,
+    names: Vec<String>,
+    table: &'a BlockTable,
+    eff: &'a [i64],
+}
+
+impl Compiler<'_> {
+    fn slot(&mut self, name: &str) -> usize {
+        if let Some(&s) = self.slots.get(name) {
+            return s;
+        }
+        let s = self.names.len();
+        self.names.push(name.to_string());
+        self.slots.insert(name.to_string(), s);
+        s
+    }
+
+    fn bind_params(&mut self, case: &Case) -> Res<(Vec<ParamInit>, Vec<InitStorage>)> {
+        let kspan = case.kernel.span;
+        if case.kernel.params.len() != case.call.args.len() {
+            return err(
+                K::InvalidInput,
+                case.call.span,
+                format!(
+                    "the kernel takes {} arguments, the call passes {}",
+                    case.kernel.params.len(),
+                    case.call.args.len()
+                ),
+            );
+        }
+        let tensors = case.input_tensors().map_err(|e| {
+            let span = case
+                .inputs
+                .iter()
+                .find(|i| i.name == e.input)
+                .map_or(kspan, |i| i.span);
+            EvalError::new(K::InvalidInput, span, e.to_string())
+        })?;
+        let mut params = Vec::new();
+        let mut storages: Vec<InitStorage> = Vec::new();
+        let mut storage_of_input: HashMap<&str, usize> = HashMap::new();
+        for (param, arg) in case.kernel.params.iter().zip(&case.call.args) {
+            let slot = self.slot(&param.name);
+            match (param.kind, arg) {
+                (ParamKind::Tensor, Arg::Input(name)) => {
+                    let Some(pos) = case.inputs.iter().position(|i| &i.name == name) else {
+                        return err(
+                            K::InvalidInput,
+                            case.call.span,
+                            format!("no input named `{name}`"),
+                        );
+                    };
+                    let t = &tensors[pos];
+                    let storage = *storage_of_input.entry(name.as_str()).or_insert_with(|| {
+                        storages.push(InitStorage {
+                            name: param.name.clone(),
+                            ty: Ty::of(t.dtype),
+                            data: Arc::new(t.values.clone()),
+                            written: !matches!(case.inputs[pos].ctor, Ctor::Empty { .. }),
+                        });
+                        storages.len() - 1
+                    });
+                    params.push(ParamInit::Tensor {
+                        slot,
+                        storage,
+                        shape: t.shape.clone(),
+                    });
+                }
+                (ParamKind::Int, Arg::Int(v)) => params.push(ParamInit::Int { slot, value: *v }),
+                (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => {
+                    return err(
+                        K::InvalidInput,
+                        param.span,
+                        format!(
+                            "parameter `{}` gets an argument of the wrong kind",
+                            param.name
+                        ),
+                    );
+                }
+            }
+        }
+        Ok((params, storages))
+    }
+
+    fn block(&mut self, body: &[Stmt]) -> Res<Vec<CStmt>> {
+        body.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Res<CStmt> {
+        let kind = match &s.kind {
+            StmtKind::Assign { target, value } => {
+                let v = self.expr(value)?;
+                SK::Assign(self.slot(target), v)
+            }
+            StmtKind::AugAssign { target, op, value } => {
+                let v = self.expr(value)?;
+                SK::AugAssign(self.slot(target), *op, v)
+            }
+            StmtKind::Store {
+                tensor,
+                indices,
+                value,
+                ..
+            } => SK::Store {
+                tensor: CExpr {
+                    kind: CK::Name(self.slot(tensor)),
+                    span: s.span,
+                },
+                indices: self.indices(indices)?,
+                value: self.expr(value)?,
+            },
+            StmtKind::Atomic {
+                op,
+                tensor,
+                indices,
+                expected,
+                value,
+            } => SK::Atomic {
+                op: *op,
+                tensor: CExpr {
+                    kind: CK::Name(self.slot(tensor)),
+                    span: s.span,
+                },
+                indices: self.indices(indices)?,
+                expected: expected.as_ref().map(|e| self.expr(e)).transpose()?,
+                value: self.expr(value)?,
+            },
+            StmtKind::For(lp) => {
+                let ids = self.table.loop_ids(lp).to_vec();
+                if ids.len() != lp.dims.len() {
+                    return err(
+                        K::InvalidBlockSize,
+                        s.span,
+                        "the loop has no registered block ids",
+                    );
+                }
+                let mut dims = Vec::new();
+                for (d, id) in lp.dims.iter().zip(ids) {
+                    let block = match lp.kind {
+                        LoopKind::Grid => 1,
+                        LoopKind::Tile => self.eff.get(id).copied().unwrap_or(0),
+                    };
+                    if block <= 0 {
+                        return err(
+                            K::InvalidBlockSize,
+                            s.span,
+                            format!(
+                                "block id {id} has no positive block size (config or block_size=)"
+                            ),
+                        );
+                    }
+                    dims.push(CDim {
+                        begin: d.begin.as_ref().map(|b| self.expr(b)).transpose()?,
+                        end: self.expr(&d.end)?,
+                        block,
+                    });
+                }
+                let vars = lp.vars.iter().map(|v| self.slot(v)).collect();
+                SK::For(CLoop {
+                    kind: lp.kind,
+                    vars,
+                    dims,
+                    body: self.block(&lp.body)?,
+                })
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => SK::If(
+                self.expr(cond)?,
+                self.block(then_body)?,
+                self.block(else_body)?,
+            ),
+            StmtKind::Return(values) => SK::Return(
+                values
+                    .iter()
+                    .map(|v| {
+                        let name = match &v.kind {
+                            ExprKind::Name(n) => n.clone(),
+                            _ => compiler::render::expr(v),
+                        };
+                        Ok((self.expr(v)?, name))
+                    })
+                    .collect::<Res<_>>()?,
+            ),
+        };
+        Ok(CStmt { kind, span: s.span })
+    }
+
+    fn indices(&mut self, ixs: &[Index]) -> Res<Vec<CIndex>> {
+        ixs.iter()
+            .map(|ix| {
+                Ok(match ix {
+                    Index::Full => CIndex::Full,
+                    Index::NewAxis => CIndex::NewAxis,
+                    Index::Int(i) => CIndex::Int(*i),
+                    Index::Slice { start, stop, step } => CIndex::Slice(
+                        start.as_ref().map(|e| self.expr(e)).transpose()?,
+                        stop.as_ref().map(|e| self.expr(e)).transpose()?,
+                        step.as_ref().map(|e| self.expr(e)).transpose()?,
+                    ),
+                    Index::Expr(e) => CIndex::Expr(self.expr(e)?),
+                })
+            })
+            .collect()
+    }
+
+    fn boxed(&mut self, e: &Expr) -> Res<Box<CExpr>> {
+        Ok(Box::new(self.expr(e)?))
+    }
+
+    fn exprs(&mut self, es: &[Expr]) -> Res<Vec<CExpr>> {
+        es.iter().map(|e| self.expr(e)).collect()
+    }
+
+    fn expr(&mut self, e: &Expr) -> Res<CExpr> {
+        let kind = match &e.kind {
+            ExprKind::Name(n) => CK::Name(self.slot(n)),
+            ExprKind::Int(v) => CK::Int(*v),
+            ExprKind::Float(v) => CK::Float(*v),
+            ExprKind::Size { value, dim } => CK::Size(self.boxed(value)?, *dim),
+            ExprKind::TileAttr { tile, attr } => CK::TileAttr(self.slot(tile), *attr),
+            ExprKind::Binary { op, lhs, rhs } => {
+                CK::Binary(*op, self.boxed(lhs)?, self.boxed(rhs)?)
+            }
+            ExprKind::Compare { op, lhs, rhs } => {
+                CK::Compare(*op, self.boxed(lhs)?, self.boxed(rhs)?)
+            }
+            ExprKind::Load {
+                tensor, indices, ..
+            } => CK::Index(
+                Box::new(CExpr {
+                    kind: CK::Name(self.slot(tensor)),
+                    span: e.span,
+                }),
+                self.indices(indices)?,
+            ),
+            ExprKind::Subscript { value, indices } => {
+                CK::Index(self.boxed(value)?, self.indices(indices)?)
+            }
+            ExprKind::Arange { start, end, step } => CK::Arange(
+                start.as_deref().map(|s| self.boxed(s)).transpose()?,
+                self.boxed(end)?,
+                step.as_deref().map(|s| self.boxed(s)).transpose()?,
+            ),
+            ExprKind::Zeros { shape, dtype } => CK::Full(self.exprs(shape)?, None, Ty::of(*dtype)),
+            ExprKind::Full {
+                shape,
+                value,
+                dtype,
+            } => CK::Full(self.exprs(shape)?, Some(self.boxed(value)?), Ty::of(*dtype)),
+            ExprKind::Cast { value, dtype } => CK::Cast(self.boxed(value)?, Ty::of(*dtype)),
+            ExprKind::Sum { value, dim } => CK::Sum(self.boxed(value)?, *dim),
+            ExprKind::View { value, op } => {
+                let v = self.boxed(value)?;
+                let op = match op {
+                    ViewOp::Reshape(d) | ViewOp::View(d) => CView::Reshape(self.exprs(d)?),
+                    ViewOp::Squeeze(d) => CView::Squeeze(*d),
+                    ViewOp::Unsqueeze(d) => CView::Unsqueeze(*d),
+                    ViewOp::ViewAs(o) => CView::ViewAs(self.boxed(o)?),
+                };
+                CK::View(v, op)
+            }
+            ExprKind::Permute { value, dims } => CK::Permute(self.boxed(value)?, dims.clone()),
+            ExprKind::Alloc { kind, shape, dtype } => {
+                let shape = match shape {
+                    AllocShape::Dims(d) => CAllocShape::Dims(self.exprs(d)?),
+                    AllocShape::Like(t) => CAllocShape::Like(self.boxed(t)?),
+                };
+                CK::Alloc(*kind, shape, *dtype)
+            }
+        };
+        Ok(CExpr { kind, span: e.span })
+    }
+}

@@ -1,0 +1,139 @@
+//! `.sum(dim)`: the one reduction of case scripts, in NumPy's exact summation order.
+//!
+//! Floating-point sums are not associative, so the reference fixes an order, NumPy's (checked
+//! bit for bit against NumPy by `tests/numpy_fixtures`):
+//!
+//! * **Reducing the innermost non-trivial dimension** (every dimension after `dim` has size 1):
+//!   NumPy's pairwise summation per output element, `0 + pairwise(a[0..n])`, where
+//!   `pairwise` sums fewer than 8 elements left to right; up to 128 elements with eight
+//!   interleaved accumulators `r[j] = a[j] + a[j+8] + …` combined as
+//!   `((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))` and the `n % 8` tail added left to right; longer runs
+//!   split at `n/2` rounded down to a multiple of 8 and recursed.
+//! * **Reducing any other dimension**: sequential accumulation per output element,
+//!   `((0 + a[0]) + a[1]) + …` (NumPy's inner loop then runs over the kept dimensions).
+//!
+//! Every addition is a float32 addition (bfloat16 inputs are accumulated in float32, as torch
+//! does, and the result is rounded to bfloat16 once). Values are summed in the logical
+//! row-major order of the value, as if it were contiguous (the reference materializes permuted
+//! values). Torch's CPU kernels use a vectorized cascade instead; for the shapes of case scripts
+//! (reductions over fewer than 16 rows of a non-innermost dim) torch's order is also sequential,
+//! and for innermost reductions the two orders may differ in the last bit of float32.
+//!
+//! Integer sums are exact and have type int64, as in torch.
+
+use crate::ty::Ty;
+
+/// NumPy's `pairwise_sum` in float32 arithmetic over `a[0], a[stride], …` (n elements).
+fn pairwise(a: &[f64], n: usize, stride: usize) -> f32 {
+    let at = |i: usize| a[i * stride] as f32;
+    if n < 8 {
+        let mut res = 0.0f32;
+        for i in 0..n {
+            res += at(i);
+        }
+        res
+    } else if n <= 128 {
+        let mut r = [0.0f32; 8];
+        for (j, rj) in r.iter_mut().enumerate() {
+            *rj = at(j);
+        }
+        let mut i = 8;
+        while i < n - (n % 8) {
+            for (j, rj) in r.iter_mut().enumerate() {
+                *rj += at(i + j);
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        while i < n {
+            res += at(i);
+            i += 1;
+        }
+        res
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        pairwise(a, n2, stride) + pairwise(&a[n2 * stride..], n - n2, stride)
+    }
+}
+
+/// Sums `data` (row-major, `shape`) over `dim`; returns the result type and values.
+pub(crate) fn sum_dim(ty: Ty, shape: &[usize], data: &[f64], dim: usize) -> (Ty, Vec<f64>) {
+    let outer: usize = shape[..dim].iter().product();
+    let n = shape[dim];
+    let inner: usize = shape[dim + 1..].iter().product();
+    let mut out = Vec::with_capacity(outer * inner);
+    match ty {
+        Ty::I32 | Ty::I64 => {
+            for o in 0..outer {
+                for i in 0..inner {
+                    let mut acc = 0.0f64;
+                    for k in 0..n {
+                        acc += data[(o * n + k) * inner + i];
+                    }
+                    out.push(acc);
+                }
+            }
+            (Ty::I64, out)
+        }
+        Ty::F32 | Ty::Bf16 => {
+            if inner == 1 {
+                for o in 0..outer {
+                    out.push(f64::from(0.0f32 + pairwise(&data[o * n..], n, 1)));
+                }
+            } else {
+                let mut acc = vec![0.0f32; inner];
+                for o in 0..outer {
+                    acc.iter_mut().for_each(|a| *a = 0.0);
+                    for k in 0..n {
+                        let row = &data[(o * n + k) * inner..(o * n + k + 1) * inner];
+                        for (a, &v) in acc.iter_mut().zip(row) {
+                            *a += v as f32;
+                        }
+                    }
+                    out.extend(acc.iter().map(|&a| f64::from(a)));
+                }
+            }
+            if ty == Ty::Bf16 {
+                out.iter_mut().for_each(|v| *v = crate::ty::rbf(*v));
+            }
+            (ty, out)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairwise_differs_from_sequential_where_numpy_does() {
+        // 1e8 then many ones: sequential f32 loses every one, pairwise keeps some.
+        let mut v = vec![1e8f64];
+        v.extend(std::iter::repeat_n(1.0, 15));
+        let (_, seq) = sum_dim(Ty::F32, &[16, 1], &v, 0);
+        assert_eq!(seq[0], 1e8 + 8.0, "inner == 1 is pairwise");
+        let v2: Vec<f64> = v.iter().flat_map(|&x| [x, x]).collect();
+        let (_, seq2) = sum_dim(Ty::F32, &[16, 2], &v2, 0);
+        assert_eq!(
+            seq2,
+            vec![1e8, 1e8],
+            "a non-innermost dim sums sequentially"
+        );
+    }
+
+    #[test]
+    fn integer_sums_are_exact_int64() {
+        let (ty, v) = sum_dim(Ty::I32, &[2, 2], &[2147483647.0, 1.0, 1.0, 2.0], 0);
+        assert_eq!(ty, Ty::I64);
+        assert_eq!(v, vec![2147483648.0, 3.0]);
+    }
+
+    #[test]
+    fn negative_zero_sums_to_positive_zero() {
+        let (_, v) = sum_dim(Ty::F32, &[2], &[-0.0, -0.0], 0);
+        assert!(v[0] == 0.0 && v[0].is_sign_positive());
+        let (_, v) = sum_dim(Ty::F32, &[2, 2], &[-0.0; 4], 0);
+        assert!(v.iter().all(|x| x.is_sign_positive()));
+    }
+}

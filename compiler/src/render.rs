@@ -17,7 +17,10 @@ pub fn render_case(case: &Case) -> String {
     let mut out = String::new();
     out.push_str("import torch\nimport helion\nimport helion.language as hl\n\n\n");
     let c = &case.config;
-    let mut cfg = vec![format!("block_sizes=[{}]", join(c.block_sizes.iter().map(|b| b.to_string())))];
+    let mut cfg = vec![format!(
+        "block_sizes=[{}]",
+        join(c.block_sizes.iter().map(|b| b.to_string()))
+    )];
     if let Some(l) = c.loop_type {
         cfg.push(format!("pallas_loop_type=\"{}\"", l.name()));
     }
@@ -25,7 +28,10 @@ pub fn render_case(case: &Case) -> String {
         cfg.push(format!("pallas_worklist_grouping={g}"));
     }
     if let Some(b) = &c.load_buffer_count {
-        cfg.push(format!("pallas_load_buffer_count=[{}]", join(b.iter().map(|x| x.to_string()))));
+        cfg.push(format!(
+            "pallas_load_buffer_count=[{}]",
+            join(b.iter().map(|x| x.to_string()))
+        ));
     }
     let _ = writeln!(
         out,
@@ -33,10 +39,14 @@ pub fn render_case(case: &Case) -> String {
         cfg.join(", ")
     );
     let params = join(case.kernel.params.iter().map(|p| {
-        format!("{}: {}", p.name, match p.kind {
-            crate::ir::ParamKind::Tensor => "torch.Tensor",
-            crate::ir::ParamKind::Int => "int",
-        })
+        format!(
+            "{}: {}",
+            p.name,
+            match p.kind {
+                crate::ir::ParamKind::Tensor => "torch.Tensor",
+                crate::ir::ParamKind::Int => "int",
+            }
+        )
     }));
     let _ = writeln!(out, "def {}({params}):", case.kernel.name);
     render_body(&mut out, &case.kernel.body, 1);
@@ -98,22 +108,56 @@ fn render_stmt(out: &mut String, stmt: &Stmt, depth: usize) {
         StmtKind::AugAssign { target, op, value } => {
             let _ = writeln!(out, "{target} {}= {}", op.symbol(), expr(value));
         }
-        StmtKind::Store { tensor, indices, value, explicit } => {
+        StmtKind::Store {
+            tensor,
+            indices,
+            value,
+            explicit,
+        } => {
             if *explicit {
-                let _ = writeln!(out, "hl.store({tensor}, [{}], {})", index_list(indices), expr(value));
+                let _ = writeln!(
+                    out,
+                    "hl.store({tensor}, [{}], {})",
+                    index_list(indices),
+                    expr(value)
+                );
             } else {
-                let _ = writeln!(out, "{tensor}[{}] = {}", subscript_indices(indices), expr(value));
+                let _ = writeln!(
+                    out,
+                    "{tensor}[{}] = {}",
+                    subscript_indices(indices),
+                    expr(value)
+                );
             }
         }
-        StmtKind::Atomic { op, tensor, indices, expected, value } => {
-            let extra = expected.as_ref().map(|x| format!("{}, ", expr(x))).unwrap_or_default();
-            let _ = writeln!(out, "hl.{}({tensor}, [{}], {extra}{})", op.name(), index_list(indices), expr(value));
+        StmtKind::Atomic {
+            op,
+            tensor,
+            indices,
+            expected,
+            value,
+        } => {
+            let extra = expected
+                .as_ref()
+                .map(|x| format!("{}, ", expr(x)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "hl.{}({tensor}, [{}], {extra}{})",
+                op.name(),
+                index_list(indices),
+                expr(value)
+            );
         }
         StmtKind::For(lp) => {
             let _ = writeln!(out, "for {} in {}:", lp.vars.join(", "), loop_iter(lp));
             render_body(out, &lp.body, depth + 1);
         }
-        StmtKind::If { cond, then_body, else_body } => {
+        StmtKind::If {
+            cond,
+            then_body,
+            else_body,
+        } => {
             let _ = writeln!(out, "if {}:", expr(cond));
             render_body(out, then_body, depth + 1);
             if !else_body.is_empty() {
@@ -139,7 +183,11 @@ fn loop_iter(lp: &Loop) -> String {
         if has_begin {
             a.push(format!(
                 "[{}]",
-                join(lp.dims.iter().map(|d| d.begin.as_ref().map_or("0".to_string(), expr)))
+                join(
+                    lp.dims
+                        .iter()
+                        .map(|d| d.begin.as_ref().map_or("0".to_string(), expr))
+                )
             ));
         }
         a.push(format!("[{}]", join(lp.dims.iter().map(|d| expr(&d.end)))));
@@ -157,7 +205,11 @@ fn loop_iter(lp: &Loop) -> String {
         if lp.list_form {
             args.push(format!(
                 "block_size=[{}]",
-                join(lp.dims.iter().map(|d| d.block_size.as_ref().map_or("None".to_string(), expr)))
+                join(
+                    lp.dims
+                        .iter()
+                        .map(|d| d.block_size.as_ref().map_or("None".to_string(), expr))
+                )
             ));
         } else if let Some(b) = &lp.dims[0].block_size {
             args.push(format!("block_size={}", expr(b)));
@@ -186,7 +238,10 @@ fn index(i: &Index) -> String {
                 s = format!("{s}:{}", part(step));
             }
             // Space the colon around binary bounds, as PEP 8 asks: `x[live - 3 : live]`.
-            let complex = [start, stop].into_iter().flatten().any(|e| matches!(e.kind, ExprKind::Binary { .. }));
+            let complex = [start, stop]
+                .into_iter()
+                .flatten()
+                .any(|e| matches!(e.kind, ExprKind::Binary { .. }));
             if complex && step.is_none() {
                 s = format!("{} : {}", part(start), part(stop));
             }
@@ -200,8 +255,14 @@ fn index(i: &Index) -> String {
 fn prec(e: &Expr) -> u8 {
     match &e.kind {
         ExprKind::Compare { .. } => 1,
-        ExprKind::Binary { op: BinOp::Add | BinOp::Sub, .. } => 2,
-        ExprKind::Binary { op: BinOp::Mul | BinOp::Div | BinOp::FloorDiv, .. } => 3,
+        ExprKind::Binary {
+            op: BinOp::Add | BinOp::Sub,
+            ..
+        } => 2,
+        ExprKind::Binary {
+            op: BinOp::Mul | BinOp::Div | BinOp::FloorDiv,
+            ..
+        } => 3,
         ExprKind::Int(v) if *v < 0 => 4,
         ExprKind::Float(v) if *v < 0.0 || (*v == 0.0 && v.is_sign_negative()) => 4,
         ExprKind::Name(_)
@@ -224,7 +285,11 @@ fn prec(e: &Expr) -> u8 {
 
 /// An operand of a postfix form (`.method()`, `[...]`): parenthesized unless atomic.
 fn postfix(e: &Expr) -> String {
-    if prec(e) >= 5 { expr(e) } else { format!("({})", expr(e)) }
+    if prec(e) >= 5 {
+        expr(e)
+    } else {
+        format!("({})", expr(e))
+    }
 }
 
 fn float(v: f64) -> String {
@@ -243,15 +308,33 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::TileAttr { tile, attr } => format!("{tile}.{}", attr.name()),
         ExprKind::Binary { op, lhs, rhs } => {
             let p = prec(e);
-            let l = if prec(lhs) < p { format!("({})", expr(lhs)) } else { expr(lhs) };
-            let r = if prec(rhs) <= p && prec(rhs) < 4 { format!("({})", expr(rhs)) } else { expr(rhs) };
+            let l = if prec(lhs) < p {
+                format!("({})", expr(lhs))
+            } else {
+                expr(lhs)
+            };
+            let r = if prec(rhs) <= p && prec(rhs) < 4 {
+                format!("({})", expr(rhs))
+            } else {
+                expr(rhs)
+            };
             format!("{l} {} {r}", op.symbol())
         }
         ExprKind::Compare { op, lhs, rhs } => {
-            let side = |x: &Expr| if prec(x) <= 1 { format!("({})", expr(x)) } else { expr(x) };
+            let side = |x: &Expr| {
+                if prec(x) <= 1 {
+                    format!("({})", expr(x))
+                } else {
+                    expr(x)
+                }
+            };
             format!("{} {} {}", side(lhs), op.symbol(), side(rhs))
         }
-        ExprKind::Load { tensor, indices, explicit } => {
+        ExprKind::Load {
+            tensor,
+            indices,
+            explicit,
+        } => {
             if *explicit {
                 format!("hl.load({tensor}, [{}])", index_list(indices))
             } else {
@@ -276,9 +359,17 @@ pub fn expr(e: &Expr) -> String {
             format!("hl.arange({})", args.join(", "))
         }
         ExprKind::Zeros { shape, dtype } => {
-            format!("hl.zeros([{}], dtype={})", join(shape.iter().map(expr)), dtype.torch_name())
+            format!(
+                "hl.zeros([{}], dtype={})",
+                join(shape.iter().map(expr)),
+                dtype.torch_name()
+            )
         }
-        ExprKind::Full { shape, value, dtype } => format!(
+        ExprKind::Full {
+            shape,
+            value,
+            dtype,
+        } => format!(
             "hl.full([{}], {}, dtype={})",
             join(shape.iter().map(expr)),
             expr(value),
@@ -286,26 +377,44 @@ pub fn expr(e: &Expr) -> String {
         ),
         ExprKind::Cast { value, dtype } => match dtype {
             DType::Float32 => format!("{}.float()", postfix(value)),
-            DType::Bfloat16 | DType::Int32 => format!("{}.to({})", postfix(value), dtype.torch_name()),
+            DType::Bfloat16 | DType::Int32 => {
+                format!("{}.to({})", postfix(value), dtype.torch_name())
+            }
         },
         ExprKind::Sum { value, dim } => format!("{}.sum(dim={dim})", postfix(value)),
         ExprKind::View { value, op } => match op {
-            ViewOp::Reshape(d) => format!("{}.reshape({})", postfix(value), join(d.iter().map(expr))),
+            ViewOp::Reshape(d) => {
+                format!("{}.reshape({})", postfix(value), join(d.iter().map(expr)))
+            }
             ViewOp::View(d) => format!("{}.view({})", postfix(value), join(d.iter().map(expr))),
             ViewOp::Squeeze(d) => format!("{}.squeeze({d})", postfix(value)),
             ViewOp::Unsqueeze(d) => format!("{}.unsqueeze({d})", postfix(value)),
             ViewOp::ViewAs(o) => format!("{}.view_as({})", postfix(value), expr(o)),
         },
         ExprKind::Permute { value, dims } => {
-            format!("{}.permute({})", postfix(value), join(dims.iter().map(|d| d.to_string())))
+            format!(
+                "{}.permute({})",
+                postfix(value),
+                join(dims.iter().map(|d| d.to_string()))
+            )
         }
         ExprKind::Alloc { kind, shape, dtype } => {
-            let dt = dtype.map(|d| format!(", dtype={}", d.torch_name())).unwrap_or_default();
+            let dt = dtype
+                .map(|d| format!(", dtype={}", d.torch_name()))
+                .unwrap_or_default();
             match (kind, shape) {
-                (AllocKind::Empty, AllocShape::Dims(d)) => format!("torch.empty([{}]{dt})", join(d.iter().map(expr))),
-                (AllocKind::Zeros, AllocShape::Dims(d)) => format!("torch.zeros([{}]{dt})", join(d.iter().map(expr))),
-                (AllocKind::Empty, AllocShape::Like(t)) => format!("torch.empty_like({}{dt})", expr(t)),
-                (AllocKind::Zeros, AllocShape::Like(t)) => format!("torch.zeros_like({}{dt})", expr(t)),
+                (AllocKind::Empty, AllocShape::Dims(d)) => {
+                    format!("torch.empty([{}]{dt})", join(d.iter().map(expr)))
+                }
+                (AllocKind::Zeros, AllocShape::Dims(d)) => {
+                    format!("torch.zeros([{}]{dt})", join(d.iter().map(expr)))
+                }
+                (AllocKind::Empty, AllocShape::Like(t)) => {
+                    format!("torch.empty_like({}{dt})", expr(t))
+                }
+                (AllocKind::Zeros, AllocShape::Like(t)) => {
+                    format!("torch.zeros_like({}{dt})", expr(t))
+                }
             }
         }
     }
@@ -319,12 +428,17 @@ fn nested(values: &[f64], shape: &[usize], as_float: bool) -> String {
     match shape {
         [] => {
             let v = values.first().copied().unwrap_or(0.0);
-            if as_float { float(v) } else { (v as i64).to_string() }
+            if as_float {
+                float(v)
+            } else {
+                (v as i64).to_string()
+            }
         }
         [n, rest @ ..] => {
             let stride: usize = rest.iter().product();
-            let parts: Vec<String> =
-                (0..*n).map(|i| nested(&values[i * stride..(i + 1) * stride], rest, as_float)).collect();
+            let parts: Vec<String> = (0..*n)
+                .map(|i| nested(&values[i * stride..(i + 1) * stride], rest, as_float))
+                .collect();
             format!("[{}]", parts.join(", "))
         }
     }
@@ -332,19 +446,38 @@ fn nested(values: &[f64], shape: &[usize], as_float: bool) -> String {
 
 /// Renders an input's constructor chain.
 pub fn render_input(input: &Input) -> String {
-    let dt = input.dtype.map(|d| format!(", dtype={}", d.torch_name())).unwrap_or_default();
-    let dt_only = input.dtype.map(|d| format!("dtype={}", d.torch_name())).unwrap_or_default();
+    let dt = input
+        .dtype
+        .map(|d| format!(", dtype={}", d.torch_name()))
+        .unwrap_or_default();
+    let dt_only = input
+        .dtype
+        .map(|d| format!("dtype={}", d.torch_name()))
+        .unwrap_or_default();
     let mut s = match &input.ctor {
         Ctor::Randn { shape } => format!("torch.randn({}{dt})", dims(shape)),
         Ctor::Rand { shape } => format!("torch.rand({}{dt})", dims(shape)),
         Ctor::Ones { shape } => format!("torch.ones({}{dt})", dims(shape)),
         Ctor::Zeros { shape } => format!("torch.zeros({}{dt})", dims(shape)),
         Ctor::Empty { shape } => format!("torch.empty({}{dt})", dims(shape)),
-        Ctor::Full { shape, value } => format!("torch.full([{}], {}{dt})", dims(shape), float(*value)),
+        Ctor::Full { shape, value } => {
+            format!("torch.full([{}], {}{dt})", dims(shape), float(*value))
+        }
         Ctor::Arange { n } => format!("torch.arange({n}{dt})"),
-        Ctor::Tensor { shape, values, float_literals } => {
-            let sep = if dt_only.is_empty() { String::new() } else { format!(", {dt_only}") };
-            format!("torch.tensor({}{sep})", nested(values, shape, *float_literals))
+        Ctor::Tensor {
+            shape,
+            values,
+            float_literals,
+        } => {
+            let sep = if dt_only.is_empty() {
+                String::new()
+            } else {
+                format!(", {dt_only}")
+            };
+            format!(
+                "torch.tensor({}{sep})",
+                nested(values, shape, *float_literals)
+            )
         }
     };
     if matches!(input.ctor, Ctor::Randn { ref shape } | Ctor::Rand { ref shape } | Ctor::Ones { ref shape } | Ctor::Zeros { ref shape } | Ctor::Empty { ref shape } if shape.is_empty())
@@ -393,10 +526,16 @@ pub fn spell_out_inputs(case: &Case) -> Result<Case, crate::ir::inputs::InputErr
             input.chain = if t.shape.len() == 1 {
                 vec![]
             } else {
-                vec![InputOp::Reshape(t.shape.iter().map(|&d| d as i64).collect())]
+                vec![InputOp::Reshape(
+                    t.shape.iter().map(|&d| d as i64).collect(),
+                )]
             };
         } else {
-            input.ctor = Ctor::Tensor { shape: t.shape.clone(), values: t.values.clone(), float_literals: t.dtype.is_float() };
+            input.ctor = Ctor::Tensor {
+                shape: t.shape.clone(),
+                values: t.values.clone(),
+                float_literals: t.dtype.is_float(),
+            };
             input.chain = vec![];
         }
     }

@@ -131,7 +131,11 @@ impl Tensor {
     pub fn new(dtype: DType, shape: Vec<usize>, values: Vec<f64>) -> Tensor {
         debug_assert_eq!(shape.iter().product::<usize>(), values.len());
         let values = values.into_iter().map(|v| dtype.round(v)).collect();
-        Tensor { dtype, shape, values }
+        Tensor {
+            dtype,
+            shape,
+            values,
+        }
     }
 
     /// Number of elements.
@@ -166,7 +170,12 @@ impl Tensor {
         let n: usize = shape.iter().product();
         let size = dtype.size_bytes();
         if bytes.len() != n * size {
-            return Err(ByteLengthError { dtype, shape, expected: n * size, actual: bytes.len() });
+            return Err(ByteLengthError {
+                dtype,
+                shape,
+                expected: n * size,
+                actual: bytes.len(),
+            });
         }
         let values = bytes
             .chunks_exact(size)
@@ -176,7 +185,11 @@ impl Tensor {
                 DType::Int32 => f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])),
             })
             .collect();
-        Ok(Tensor { dtype, shape, values })
+        Ok(Tensor {
+            dtype,
+            shape,
+            values,
+        })
     }
 }
 
@@ -197,7 +210,10 @@ mod tests {
     fn bf16_rounds_to_nearest_even() {
         // 1 + 2^-8 lies exactly between bf16 neighbours 1 and 1 + 2^-7: ties go to even (1).
         assert_eq!(DType::Bfloat16.round(1.0 + 2f64.powi(-8)), 1.0);
-        assert_eq!(DType::Bfloat16.round(1.0 + 3.0 * 2f64.powi(-8)), 1.0 + 2f64.powi(-6));
+        assert_eq!(
+            DType::Bfloat16.round(1.0 + 3.0 * 2f64.powi(-8)),
+            1.0 + 2f64.powi(-6)
+        );
     }
 
     #[test]

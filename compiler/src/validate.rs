@@ -21,7 +21,11 @@ use std::collections::HashMap;
 
 /// The first trace-time refusal of the kernel in program order, if any.
 pub fn validate(case: &Case) -> Option<Rejection> {
-    let mut v = Validator { host: HostEnv::of(case), consts: HashMap::new(), found: None };
+    let mut v = Validator {
+        host: HostEnv::of(case),
+        consts: HashMap::new(),
+        found: None,
+    };
     v.body(&case.kernel.body);
     v.found
 }
@@ -66,7 +70,11 @@ impl Validator {
                     }
                     self.body(&lp.body);
                 }
-                StmtKind::If { then_body, else_body, .. } => {
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
                     self.body(then_body);
                     self.body(else_body);
                 }
@@ -79,7 +87,11 @@ impl Validator {
     /// device names bound to static ints, and arithmetic on them).
     fn static_int(&self, e: &Expr) -> Option<i64> {
         match &e.kind {
-            ExprKind::Name(n) => self.consts.get(n).copied().or_else(|| self.host.ints.get(n).copied()),
+            ExprKind::Name(n) => self
+                .consts
+                .get(n)
+                .copied()
+                .or_else(|| self.host.ints.get(n).copied()),
             ExprKind::Binary { op, lhs, rhs } => {
                 let (a, b) = (self.static_int(lhs)?, self.static_int(rhs)?);
                 match op {
@@ -110,7 +122,9 @@ impl Validator {
     }
 
     fn check_expr(&self, e: &Expr) -> Option<Rejection> {
-        let ExprKind::Subscript { indices, .. } = &e.kind else { return None };
+        let ExprKind::Subscript { indices, .. } = &e.kind else {
+            return None;
+        };
         for index in indices {
             if let Some(r) = self.check_index(index, e.span) {
                 return Some(r);
@@ -118,8 +132,19 @@ impl Validator {
         }
         let narrowing = indices.iter().filter(|i| i.is_narrowing()).count();
         if narrowing > 1 {
-            let repr = format!("[{}]", indices.iter().map(index_repr).collect::<Vec<_>>().join(", "));
-            return Some(Rejection::new(Rule::TraceMultipleNarrowing, e.span, &[("index", &repr)]));
+            let repr = format!(
+                "[{}]",
+                indices
+                    .iter()
+                    .map(index_repr)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            return Some(Rejection::new(
+                Rule::TraceMultipleNarrowing,
+                e.span,
+                &[("index", &repr)],
+            ));
         }
         None
     }
@@ -191,7 +216,9 @@ fn index_repr(index: &Index) -> String {
         Index::Full => "slice(None, None, None)".into(),
         Index::NewAxis => "None".into(),
         Index::Int(k) => k.to_string(),
-        Index::Slice { start, stop, step } => format!("slice({}, {}, {})", opt(start), opt(stop), opt(step)),
+        Index::Slice { start, stop, step } => {
+            format!("slice({}, {}, {})", opt(start), opt(stop), opt(step))
+        }
         Index::Expr(e) => crate::render::expr(e),
     }
 }
@@ -264,7 +291,16 @@ k(x)
 
     #[test]
     fn accepted_forms_pass_trace_time() {
-        for index in ["1", "1:3", "1:10", "live - 3 : live", "outer.begin", ":, 0, :", "None, :", "0:4:1"] {
+        for index in [
+            "1",
+            "1:3",
+            "1:10",
+            "live - 3 : live",
+            "outer.begin",
+            ":, 0, :",
+            "None, :",
+            "0:4:1",
+        ] {
             assert_eq!(verdict(index), None, "blk[{index}]");
         }
     }

@@ -316,7 +316,12 @@ pub struct Rejection {
 impl Rejection {
     /// A rejection by `rule` at `span` with message arguments.
     pub fn new(rule: Rule, span: Span, args: &[(&str, &str)]) -> Rejection {
-        Rejection { class: rule.class(), rule, message: rule.message(args), span }
+        Rejection {
+            class: rule.class(),
+            rule,
+            message: rule.message(args),
+            span,
+        }
     }
 
     /// The message as Helion prints it (`Backend 'pallas' does not support: ...` for planner
@@ -336,7 +341,11 @@ impl Rejection {
 
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} [{}] at {}: {}", self.class, self.rule, self.span, self.message)
+        write!(
+            f,
+            "{} [{}] at {}: {}",
+            self.class, self.rule, self.span, self.message
+        )
     }
 }
 
@@ -368,7 +377,14 @@ mod tests {
 
     #[test]
     fn messages_fill_placeholders() {
-        let m = Rule::SelectorWiderThanBlock.message(&[("width", "9"), ("extent", "4"), ("at", "line 5")]);
-        assert_eq!(m, "the run is 9 wide but the block holds only 4 rows for this config at line 5");
+        let m = Rule::SelectorWiderThanBlock.message(&[
+            ("width", "9"),
+            ("extent", "4"),
+            ("at", "line 5"),
+        ]);
+        assert_eq!(
+            m,
+            "the run is 9 wide but the block holds only 4 rows for this config at line 5"
+        );
     }
 }

@@ -20,7 +20,7 @@ pub(crate) struct Ctx<'s> {
 impl<'s> Ctx<'s> {
     pub fn span_at(&self, offset: TextSize) -> Span {
         let loc = self.locator.borrow_mut().locate(offset);
-        Span::new(loc.row.get() as u32, loc.column.get() as u32)
+        Span::new(loc.row.get(), loc.column.get())
     }
 
     pub fn span(&self, node: &impl Ranged) -> Span {
@@ -28,7 +28,12 @@ impl<'s> Ctx<'s> {
     }
 
     /// An input error at `node` about `construct`.
-    pub fn err(&self, node: &impl Ranged, construct: &str, message: impl Into<String>) -> FrontendError {
+    pub fn err(
+        &self,
+        node: &impl Ranged,
+        construct: &str,
+        message: impl Into<String>,
+    ) -> FrontendError {
         FrontendError {
             path: self.path.clone(),
             span: self.span(node),
@@ -59,7 +64,11 @@ pub(crate) fn stmt_construct(stmt: &ast::Stmt) -> String {
         ast::Stmt::AnnAssign(_) => "annotated assignment".into(),
         other => {
             let debug = format!("{other:?}");
-            debug.split('(').next().unwrap_or("statement").to_lowercase()
+            debug
+                .split('(')
+                .next()
+                .unwrap_or("statement")
+                .to_lowercase()
         }
     }
 }
@@ -75,7 +84,10 @@ pub(crate) fn dotted(e: &ast::Expr) -> Option<String> {
 
 pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendError> {
     use rustpython_parser::Parse;
-    let ctx = Ctx { path: path.to_string(), locator: RandomLocator::new(source).into() };
+    let ctx = Ctx {
+        path: path.to_string(),
+        locator: RandomLocator::new(source).into(),
+    };
     let suite = ast::Suite::parse(source, path).map_err(|e| FrontendError {
         path: path.to_string(),
         span: ctx.span_at(e.offset),
@@ -126,41 +138,85 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
                 ast::Expr::Constant(c) if matches!(c.value, ast::Constant::Str(_)) => {}
                 ast::Expr::Call(c) if dotted(&c.func).as_deref() == Some("torch.manual_seed") => {
                     let [arg] = c.args.as_slice() else {
-                        return Err(ctx.err(stmt, "torch.manual_seed", "torch.manual_seed takes one int"));
+                        return Err(ctx.err(
+                            stmt,
+                            "torch.manual_seed",
+                            "torch.manual_seed takes one int",
+                        ));
                     };
                     seed = Some(int_literal(&ctx, arg, "torch.manual_seed")?.max(0) as u64);
                 }
                 ast::Expr::Call(c) => {
                     if call.is_some() {
-                        return Err(ctx.err(stmt, "call", "a case script calls its kernel exactly once"));
+                        return Err(ctx.err(
+                            stmt,
+                            "call",
+                            "a case script calls its kernel exactly once",
+                        ));
                     }
                     call = Some(parse_call(&ctx, c, None, kernel_def)?);
                 }
-                _ => return Err(ctx.err(stmt, "expression", "a bare expression is not part of a case script")),
+                _ => {
+                    return Err(ctx.err(
+                        stmt,
+                        "expression",
+                        "a bare expression is not part of a case script",
+                    ));
+                }
             },
             ast::Stmt::Assign(a) => {
                 let [ast::Expr::Name(target)] = a.targets.as_slice() else {
-                    return Err(ctx.err(stmt, "assignment", "module-level assignments bind one name"));
+                    return Err(ctx.err(
+                        stmt,
+                        "assignment",
+                        "module-level assignments bind one name",
+                    ));
                 };
                 let is_kernel_call = matches!(&*a.value, ast::Expr::Call(c)
                     if kernel_def.is_some_and(|k| dotted(&c.func).as_deref() == Some(k.name.as_str())));
                 if is_kernel_call {
-                    let ast::Expr::Call(c) = &*a.value else { unreachable!("checked above") };
+                    let ast::Expr::Call(c) = &*a.value else {
+                        unreachable!("checked above")
+                    };
                     if call.is_some() {
-                        return Err(ctx.err(stmt, "call", "a case script calls its kernel exactly once"));
+                        return Err(ctx.err(
+                            stmt,
+                            "call",
+                            "a case script calls its kernel exactly once",
+                        ));
                     }
-                    call = Some(parse_call(&ctx, c, Some(target.id.to_string()), kernel_def)?);
+                    call = Some(parse_call(
+                        &ctx,
+                        c,
+                        Some(target.id.to_string()),
+                        kernel_def,
+                    )?);
                 } else {
                     if inputs.iter().any(|i| i.name == target.id.as_str()) {
-                        return Err(ctx.err(stmt, "assignment", format!("input `{}` is defined twice", target.id)));
+                        return Err(ctx.err(
+                            stmt,
+                            "assignment",
+                            format!("input `{}` is defined twice", target.id),
+                        ));
                     }
-                    inputs.push(parse_input(&ctx, target.id.as_str(), &a.value, ctx.span(stmt))?);
+                    inputs.push(parse_input(
+                        &ctx,
+                        target.id.as_str(),
+                        &a.value,
+                        ctx.span(stmt),
+                    )?);
                 }
             }
             ast::Stmt::Pass(_) => {}
             other => {
                 let construct = stmt_construct(other);
-                return Err(ctx.err(other, &construct, format!("`{construct}` statements are not part of a case script at module level")));
+                return Err(ctx.err(
+                    other,
+                    &construct,
+                    format!(
+                        "`{construct}` statements are not part of a case script at module level"
+                    ),
+                ));
             }
         }
     }
@@ -180,28 +236,69 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
         let kind = match ann.as_deref() {
             Some("torch.Tensor") => ParamKind::Tensor,
             Some("int") => ParamKind::Int,
-            _ => return Err(ctx.err(&arg.def, "parameter", format!("parameter `{}` must be annotated `torch.Tensor` or `int`", arg.def.arg))),
+            _ => {
+                return Err(ctx.err(
+                    &arg.def,
+                    "parameter",
+                    format!(
+                        "parameter `{}` must be annotated `torch.Tensor` or `int`",
+                        arg.def.arg
+                    ),
+                ));
+            }
         };
         if arg.default.is_some() {
-            return Err(ctx.err(&arg.def, "parameter", format!("parameter `{}` has a default value; case-script parameters have none", arg.def.arg)));
+            return Err(ctx.err(
+                &arg.def,
+                "parameter",
+                format!(
+                    "parameter `{}` has a default value; case-script parameters have none",
+                    arg.def.arg
+                ),
+            ));
         }
-        params.push(Param { name: arg.def.arg.to_string(), kind, span: ctx.span(&arg.def) });
+        params.push(Param {
+            name: arg.def.arg.to_string(),
+            kind,
+            span: ctx.span(&arg.def),
+        });
     }
     if def.args.vararg.is_some() || def.args.kwarg.is_some() || !def.args.kwonlyargs.is_empty() {
-        return Err(ctx.err(def, "parameter", "kernel parameters are positional: no *args, **kwargs or keyword-only parameters"));
+        return Err(ctx.err(
+            def,
+            "parameter",
+            "kernel parameters are positional: no *args, **kwargs or keyword-only parameters",
+        ));
     }
     let body = KernelParser::new(&ctx, &params).parse_body(&def.body)?;
-    let kernel = crate::ir::Kernel { name: def.name.to_string(), params, body, span: ctx.span(def) };
+    let kernel = crate::ir::Kernel {
+        name: def.name.to_string(),
+        params,
+        body,
+        span: ctx.span(def),
+    };
 
     let Some(call) = call else {
-        return Err(ctx.err(def, "call", format!("the script never calls `{}`: a case script ends with one call of its kernel", def.name)));
+        return Err(ctx.err(
+            def,
+            "call",
+            format!(
+                "the script never calls `{}`: a case script ends with one call of its kernel",
+                def.name
+            ),
+        ));
     };
     if call.args.len() != kernel.params.len() {
         return Err(FrontendError {
             path: path.to_string(),
             span: call.span,
             construct: "call".into(),
-            message: format!("`{}` takes {} arguments but the call passes {}", kernel.name, kernel.params.len(), call.args.len()),
+            message: format!(
+                "`{}` takes {} arguments but the call passes {}",
+                kernel.name,
+                kernel.params.len(),
+                call.args.len()
+            ),
         });
     }
     for (p, a) in kernel.params.iter().zip(&call.args) {
@@ -215,10 +312,14 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
                 path: path.to_string(),
                 span: call.span,
                 construct: "call".into(),
-                message: format!("argument for parameter `{}` must be {}", p.name, match p.kind {
-                    ParamKind::Tensor => "a module-level input tensor",
-                    ParamKind::Int => "an int literal",
-                }),
+                message: format!(
+                    "argument for parameter `{}` must be {}",
+                    p.name,
+                    match p.kind {
+                        ParamKind::Tensor => "a module-level input tensor",
+                        ParamKind::Int => "an int literal",
+                    }
+                ),
             });
         }
     }
@@ -231,7 +332,14 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
         })?;
     }
 
-    let case = Case { version: CASE_VERSION, kernel, config, inputs, seed, call };
+    let case = Case {
+        version: CASE_VERSION,
+        kernel,
+        config,
+        inputs,
+        seed,
+        call,
+    };
     check_block_sizes(&ctx, block_sizes_at, &case)?;
     Ok(case)
 }
@@ -264,24 +372,46 @@ fn check_block_sizes(ctx: &Ctx<'_>, at: Span, case: &Case) -> Result<(), Fronten
 }
 
 /// The config and the position of its `block_sizes=` keyword.
-fn parse_decorator(ctx: &Ctx<'_>, def: &ast::StmtFunctionDef) -> Result<(Config, Span), FrontendError> {
+fn parse_decorator(
+    ctx: &Ctx<'_>,
+    def: &ast::StmtFunctionDef,
+) -> Result<(Config, Span), FrontendError> {
     let [deco] = def.decorator_list.as_slice() else {
-        return Err(ctx.err(def, "@helion.kernel", format!("`{}` needs exactly one decorator, @helion.kernel(...)", def.name)));
+        return Err(ctx.err(
+            def,
+            "@helion.kernel",
+            format!(
+                "`{}` needs exactly one decorator, @helion.kernel(...)",
+                def.name
+            ),
+        ));
     };
     let ast::Expr::Call(call) = deco else {
         return Err(ctx.err(deco, "@helion.kernel", "the decorator must be a call: @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config(...))"));
     };
     if dotted(&call.func).as_deref() != Some("helion.kernel") {
-        return Err(ctx.err(deco, "decorator", "the kernel's decorator must be @helion.kernel(...)"));
+        return Err(ctx.err(
+            deco,
+            "decorator",
+            "the kernel's decorator must be @helion.kernel(...)",
+        ));
     }
     if !call.args.is_empty() {
-        return Err(ctx.err(deco, "@helion.kernel", "@helion.kernel takes keyword arguments only"));
+        return Err(ctx.err(
+            deco,
+            "@helion.kernel",
+            "@helion.kernel takes keyword arguments only",
+        ));
     }
     let mut config = None;
     let mut backend = false;
     for kw in &call.keywords {
         let Some(name) = kw.arg.as_ref().map(|a| a.to_string()) else {
-            return Err(ctx.err(kw, "@helion.kernel", "**kwargs are not part of a case script"));
+            return Err(ctx.err(
+                kw,
+                "@helion.kernel",
+                "**kwargs are not part of a case script",
+            ));
         };
         match name.as_str() {
             "backend" => {
@@ -302,7 +432,13 @@ fn parse_decorator(ctx: &Ctx<'_>, def: &ast::StmtFunctionDef) -> Result<(Config,
     if !backend {
         return Err(ctx.err(deco, "backend", "@helion.kernel needs backend=\"pallas\""));
     }
-    config.ok_or_else(|| ctx.err(deco, "config", "@helion.kernel needs config=helion.Config(block_sizes=[...], ...)"))
+    config.ok_or_else(|| {
+        ctx.err(
+            deco,
+            "config",
+            "@helion.kernel needs config=helion.Config(block_sizes=[...], ...)",
+        )
+    })
 }
 
 fn parse_config(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<(Config, Span), FrontendError> {
@@ -310,13 +446,21 @@ fn parse_config(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<(Config, Span), Frontend
         return Err(ctx.err(e, "config", "config must be helion.Config(...)"));
     };
     if dotted(&call.func).as_deref() != Some("helion.Config") || !call.args.is_empty() {
-        return Err(ctx.err(e, "config", "config must be helion.Config(...) with keyword arguments"));
+        return Err(ctx.err(
+            e,
+            "config",
+            "config must be helion.Config(...) with keyword arguments",
+        ));
     }
     let mut config = Config::default();
     let mut block_sizes_at = None;
     for kw in &call.keywords {
         let Some(name) = kw.arg.as_ref().map(|a| a.to_string()) else {
-            return Err(ctx.err(kw, "helion.Config", "**kwargs are not part of a case script"));
+            return Err(ctx.err(
+                kw,
+                "helion.Config",
+                "**kwargs are not part of a case script",
+            ));
         };
         match name.as_str() {
             "block_sizes" => {
@@ -343,7 +487,11 @@ fn parse_config(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<(Config, Span), Frontend
         }
     }
     let Some(at) = block_sizes_at else {
-        return Err(ctx.err(e, "block_sizes", "helion.Config needs block_sizes=[...] (use [] when every hl.tile has block_size=)"));
+        return Err(ctx.err(
+            e,
+            "block_sizes",
+            "helion.Config needs block_sizes=[...] (use [] when every hl.tile has block_size=)",
+        ));
     };
     Ok((config, at))
 }
@@ -359,8 +507,13 @@ fn str_literal(e: &ast::Expr) -> Option<String> {
 }
 
 /// An int literal, possibly negated.
-pub(crate) fn int_literal(ctx: &Ctx<'_>, e: &ast::Expr, construct: &str) -> Result<i64, FrontendError> {
-    literal_int(e).ok_or_else(|| ctx.err(e, construct, format!("{construct} expects an int literal")))
+pub(crate) fn int_literal(
+    ctx: &Ctx<'_>,
+    e: &ast::Expr,
+    construct: &str,
+) -> Result<i64, FrontendError> {
+    literal_int(e)
+        .ok_or_else(|| ctx.err(e, construct, format!("{construct} expects an int literal")))
 }
 
 /// An int literal (possibly negated) as i64, without error context.
@@ -370,7 +523,9 @@ pub(crate) fn literal_int(e: &ast::Expr) -> Option<i64> {
             ast::Constant::Int(i) => i.to_string().parse().ok(),
             _ => None,
         },
-        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => literal_int(&u.operand).map(|v: i64| -v),
+        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
+            literal_int(&u.operand).map(|v: i64| -v)
+        }
         _ => None,
     }
 }
@@ -394,23 +549,51 @@ fn int_list(ctx: &Ctx<'_>, e: &ast::Expr, construct: &str) -> Result<Vec<i64>, F
     let elts = match e {
         ast::Expr::List(l) => &l.elts,
         ast::Expr::Tuple(t) => &t.elts,
-        _ => return Err(ctx.err(e, construct, format!("{construct} must be a list of int literals"))),
+        _ => {
+            return Err(ctx.err(
+                e,
+                construct,
+                format!("{construct} must be a list of int literals"),
+            ));
+        }
     };
-    elts.iter().map(|x| int_literal(ctx, x, construct)).collect()
-}
-
-/// Shape arguments: `f(2, 3)`, `f([2, 3])` or `f((2, 3))`.
-fn shape_args(ctx: &Ctx<'_>, args: &[ast::Expr], construct: &str) -> Result<Vec<usize>, FrontendError> {
-    let dims: Vec<i64> = match args {
-        [ast::Expr::List(_) | ast::Expr::Tuple(_)] => int_list(ctx, &args[0], construct)?,
-        _ => args.iter().map(|a| int_literal(ctx, a, construct)).collect::<Result<_, _>>()?,
-    };
-    dims.iter()
-        .map(|&d| usize::try_from(d).map_err(|_| ctx.err(&args[0], construct, format!("{construct}: negative dim {d}"))))
+    elts.iter()
+        .map(|x| int_literal(ctx, x, construct))
         .collect()
 }
 
-fn parse_input(ctx: &Ctx<'_>, name: &str, value: &ast::Expr, span: Span) -> Result<Input, FrontendError> {
+/// Shape arguments: `f(2, 3)`, `f([2, 3])` or `f((2, 3))`.
+fn shape_args(
+    ctx: &Ctx<'_>,
+    args: &[ast::Expr],
+    construct: &str,
+) -> Result<Vec<usize>, FrontendError> {
+    let dims: Vec<i64> = match args {
+        [ast::Expr::List(_) | ast::Expr::Tuple(_)] => int_list(ctx, &args[0], construct)?,
+        _ => args
+            .iter()
+            .map(|a| int_literal(ctx, a, construct))
+            .collect::<Result<_, _>>()?,
+    };
+    dims.iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| {
+                ctx.err(
+                    &args[0],
+                    construct,
+                    format!("{construct}: negative dim {d}"),
+                )
+            })
+        })
+        .collect()
+}
+
+fn parse_input(
+    ctx: &Ctx<'_>,
+    name: &str,
+    value: &ast::Expr,
+    span: Span,
+) -> Result<Input, FrontendError> {
     // Peel the method chain: ctor(...).reshape(...).expand(...)...
     let mut chain = Vec::new();
     let mut cur = value;
@@ -418,8 +601,10 @@ fn parse_input(ctx: &Ctx<'_>, name: &str, value: &ast::Expr, span: Span) -> Resu
         let ast::Expr::Call(call) = cur else {
             return Err(ctx.err(cur, "input", format!("input `{name}` must be a torch constructor call (torch.randn, torch.rand, torch.ones, torch.zeros, torch.full, torch.arange, torch.tensor, torch.empty)")));
         };
-        if let ast::Expr::Attribute(attr) = &*call.func {
-            if dotted(&attr.value).as_deref() != Some("torch") {
+        if let ast::Expr::Attribute(attr) = &*call.func
+            && dotted(&attr.value).as_deref() != Some("torch")
+        {
+            {
                 let method = attr.attr.to_string();
                 let op = match method.as_str() {
                     "reshape" => InputOp::Reshape(int_args(ctx, &call.args, "reshape")?),
@@ -444,7 +629,15 @@ fn parse_input(ctx: &Ctx<'_>, name: &str, value: &ast::Expr, span: Span) -> Resu
         for kw in &call.keywords {
             match kw.arg.as_ref().map(|a| a.as_str()) {
                 Some("dtype") => dtype = Some(dtype_of(ctx, &kw.value)?),
-                Some(other) => return Err(ctx.err(kw, other, format!("keyword `{other}` of {func} is not part of a case script (only dtype=)"))),
+                Some(other) => {
+                    return Err(ctx.err(
+                        kw,
+                        other,
+                        format!(
+                            "keyword `{other}` of {func} is not part of a case script (only dtype=)"
+                        ),
+                    ));
+                }
                 None => return Err(ctx.err(kw, "**", "**kwargs are not part of a case script")),
             }
         }
@@ -480,14 +673,23 @@ fn parse_input(ctx: &Ctx<'_>, name: &str, value: &ast::Expr, span: Span) -> Resu
             }
             other => return Err(ctx.err(cur, if other.is_empty() { "call" } else { other }, format!("`{other}` is not an input constructor of a case script (torch.randn, torch.rand, torch.ones, torch.zeros, torch.full, torch.arange, torch.tensor, torch.empty)"))),
         };
-        return Ok(Input { name: name.to_string(), ctor, dtype, chain, span });
+        return Ok(Input {
+            name: name.to_string(),
+            ctor,
+            dtype,
+            chain,
+            span,
+        });
     }
 }
 
 fn int_args(ctx: &Ctx<'_>, args: &[ast::Expr], construct: &str) -> Result<Vec<i64>, FrontendError> {
     match args {
         [ast::Expr::List(_) | ast::Expr::Tuple(_)] => int_list(ctx, &args[0], construct),
-        _ => args.iter().map(|a| int_literal(ctx, a, construct)).collect(),
+        _ => args
+            .iter()
+            .map(|a| int_literal(ctx, a, construct))
+            .collect(),
     }
 }
 
@@ -500,7 +702,8 @@ fn nested_list(
     any_float: &mut bool,
 ) -> Result<(), FrontendError> {
     match e {
-        ast::Expr::List(ast::ExprList { elts, .. }) | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => {
+        ast::Expr::List(ast::ExprList { elts, .. })
+        | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => {
             if shape.len() == depth {
                 shape.push(elts.len());
             } else if shape.get(depth) != Some(&elts.len()) {
@@ -515,7 +718,9 @@ fn nested_list(
             if shape.len() != depth {
                 return Err(ctx.err(e, "torch.tensor", "torch.tensor's nested list is ragged"));
             }
-            let (v, is_float) = literal_number(e).ok_or_else(|| ctx.err(e, "torch.tensor", "torch.tensor holds number literals only"))?;
+            let (v, is_float) = literal_number(e).ok_or_else(|| {
+                ctx.err(e, "torch.tensor", "torch.tensor holds number literals only")
+            })?;
             *any_float |= is_float;
             values.push(v);
             Ok(())
@@ -535,15 +740,29 @@ fn parse_call(
         _ => return Err(ctx.err(c, "call", format!("`{func}(...)` is not a call of the case's kernel (define the @helion.kernel function first, then call it once)"))),
     }
     if !c.keywords.is_empty() {
-        return Err(ctx.err(c, "call", "the kernel call passes positional arguments only"));
+        return Err(ctx.err(
+            c,
+            "call",
+            "the kernel call passes positional arguments only",
+        ));
     }
     let args = c
         .args
         .iter()
         .map(|a| match a {
             ast::Expr::Name(n) => Ok(Arg::Input(n.id.to_string())),
-            _ => literal_int(a).map(Arg::Int).ok_or_else(|| ctx.err(a, "call", "kernel arguments are input names or int literals")),
+            _ => literal_int(a).map(Arg::Int).ok_or_else(|| {
+                ctx.err(
+                    a,
+                    "call",
+                    "kernel arguments are input names or int literals",
+                )
+            }),
         })
         .collect::<Result<_, _>>()?;
-    Ok(Call { args, result, span: ctx.span(c) })
+    Ok(Call {
+        args,
+        result,
+        span: ctx.span(c),
+    })
 }

@@ -65,13 +65,22 @@ impl BlockTable {
                             }
                         };
                         let id = self.blocks.len();
-                        self.blocks.push(BlockInfo { id, var: var.clone(), source, depth });
+                        self.blocks.push(BlockInfo {
+                            id,
+                            var: var.clone(),
+                            source,
+                            depth,
+                        });
                         ids.push(id);
                     }
                     self.by_loop.insert(lp as *const Loop as usize, ids);
                     self.walk(&lp.body, depth + 1, config_slots);
                 }
-                StmtKind::If { then_body, else_body, .. } => {
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
                     self.walk(then_body, depth, config_slots);
                     self.walk(else_body, depth, config_slots);
                 }
@@ -86,12 +95,17 @@ impl BlockTable {
 
     /// The block ids of a loop of the kernel this table was built from (same allocation).
     pub fn loop_ids(&self, lp: &Loop) -> &[BlockId] {
-        self.by_loop.get(&(lp as *const Loop as usize)).map_or(&[], Vec::as_slice)
+        self.by_loop
+            .get(&(lp as *const Loop as usize))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// How many block ids take their size from the config.
     pub fn config_count(&self) -> usize {
-        self.blocks.iter().filter(|b| matches!(b.source, BlockSource::Config(_))).count()
+        self.blocks
+            .iter()
+            .filter(|b| matches!(b.source, BlockSource::Config(_)))
+            .count()
     }
 }
 
@@ -114,7 +128,11 @@ pub fn required_alignment(rank: usize, dim: usize, bitwidth: u32) -> i64 {
 /// The smallest block Helion accepts on a dim of `extent` with alignment `align`: the alignment,
 /// or `next_power_of_2(extent)` when the dim is smaller than it.
 pub fn minimum_block(extent: i64, align: i64) -> i64 {
-    if extent < align { (extent.max(1) as u64).next_power_of_two() as i64 } else { align }
+    if extent < align {
+        (extent.max(1) as u64).next_power_of_two() as i64
+    } else {
+        align
+    }
 }
 
 /// Block sizes per block id: configured and effective (after alignment raising).
@@ -144,8 +162,12 @@ impl Case {
         let mut effective = configured.clone();
         let shapes = self.tensor_shapes_for_alignment();
         let mut raise = |bid: BlockId, tensor: &str, dim: usize| {
-            let Some((shape, bitwidth)) = shapes.get(tensor) else { return };
-            let Some(&extent) = shape.get(dim) else { return };
+            let Some((shape, bitwidth)) = shapes.get(tensor) else {
+                return;
+            };
+            let Some(&extent) = shape.get(dim) else {
+                return;
+            };
             let align = required_alignment(shape.len(), dim, *bitwidth);
             let min = minimum_block(extent, align);
             if matches!(table.blocks[bid].source, BlockSource::Grid) {
@@ -154,7 +176,10 @@ impl Case {
             effective[bid] = effective[bid].max(min);
         };
         visit_tile_indexed_dims(&self.kernel, &table, &mut raise);
-        BlockSizes { configured, effective }
+        BlockSizes {
+            configured,
+            effective,
+        }
     }
 
     /// Shapes and bitwidths of the inputs (by kernel parameter name), used by the alignment rule.
@@ -163,7 +188,13 @@ impl Case {
         host.tensors
             .iter()
             .map(|(name, t)| {
-                (name.clone(), (t.shape.iter().map(|&d| d as i64).collect(), t.dtype.bitwidth()))
+                (
+                    name.clone(),
+                    (
+                        t.shape.iter().map(|&d| d as i64).collect(),
+                        t.dtype.bitwidth(),
+                    ),
+                )
             })
             .collect()
     }
@@ -178,7 +209,10 @@ fn visit_tile_indexed_dims(
 ) {
     fn tile_of(index: &Index, tiles: &HashMap<String, BlockId>) -> Option<BlockId> {
         match index {
-            Index::Expr(Expr { kind: ExprKind::Name(n), .. }) => tiles.get(n).copied(),
+            Index::Expr(Expr {
+                kind: ExprKind::Name(n),
+                ..
+            }) => tiles.get(n).copied(),
             Index::Full | Index::NewAxis | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => {
                 None
             }
@@ -219,16 +253,31 @@ fn visit_tile_indexed_dims(
                     walk(&lp.body, table, tiles, f);
                     *tiles = saved;
                 }
-                StmtKind::If { cond, then_body, else_body } => {
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
                     super::walk::each_expr(cond, &mut |e| visit_load(e, tiles, f));
                     walk(then_body, table, tiles, f);
                     walk(else_body, table, tiles, f);
                 }
-                StmtKind::Store { tensor, indices, value, .. } => {
+                StmtKind::Store {
+                    tensor,
+                    indices,
+                    value,
+                    ..
+                } => {
                     visit_indices(tensor, indices, tiles, f);
                     super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
                 }
-                StmtKind::Atomic { tensor, indices, value, expected, .. } => {
+                StmtKind::Atomic {
+                    tensor,
+                    indices,
+                    value,
+                    expected,
+                    ..
+                } => {
                     visit_indices(tensor, indices, tiles, f);
                     super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
                     if let Some(x) = expected {
@@ -251,7 +300,10 @@ fn visit_tile_indexed_dims(
         tiles: &HashMap<String, BlockId>,
         f: &mut dyn FnMut(BlockId, &str, usize),
     ) {
-        if let ExprKind::Load { tensor, indices, .. } = &e.kind {
+        if let ExprKind::Load {
+            tensor, indices, ..
+        } = &e.kind
+        {
             visit_indices(tensor, indices, tiles, f);
         }
     }

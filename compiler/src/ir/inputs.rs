@@ -96,12 +96,14 @@ impl Ctor {
 impl Input {
     /// The dtype of the constructor's result (before `.to`).
     pub fn ctor_dtype(&self) -> Result<DType, InputError> {
-        self.dtype.or_else(|| self.ctor.default_dtype()).ok_or_else(|| InputError {
-            input: self.name.clone(),
-            message: "torch would make an int64 tensor, which case scripts do not support; \
+        self.dtype
+            .or_else(|| self.ctor.default_dtype())
+            .ok_or_else(|| InputError {
+                input: self.name.clone(),
+                message: "torch would make an int64 tensor, which case scripts do not support; \
                       pass dtype=torch.int32"
-                .into(),
-        })
+                    .into(),
+            })
     }
 
     /// Final dtype and shape after the chain.
@@ -120,7 +122,10 @@ impl Input {
     }
 
     fn err(&self, message: String) -> InputError {
-        InputError { input: self.name.clone(), message }
+        InputError {
+            input: self.name.clone(),
+            message,
+        }
     }
 
     fn reshaped(&self, shape: &[usize], dims: &[i64]) -> Result<Vec<usize>, InputError> {
@@ -132,7 +137,13 @@ impl Input {
         }
         let out: Vec<usize> = dims
             .iter()
-            .map(|&d| if d == -1 { numel / (known.max(1) as usize) } else { d as usize })
+            .map(|&d| {
+                if d == -1 {
+                    numel / (known.max(1) as usize)
+                } else {
+                    d as usize
+                }
+            })
             .collect();
         if out.iter().product::<usize>() != numel {
             return Err(self.err(format!("cannot reshape {shape:?} to {dims:?}")));
@@ -147,7 +158,11 @@ impl Input {
         let lead = dims.len() - shape.len();
         let mut out = Vec::with_capacity(dims.len());
         for (i, &d) in dims.iter().enumerate() {
-            let src = if i >= lead { Some(shape[i - lead]) } else { None };
+            let src = if i >= lead {
+                Some(shape[i - lead])
+            } else {
+                None
+            };
             let size = match (d, src) {
                 (-1, Some(s)) => s,
                 (d, Some(s)) if d >= 0 && (s == d as usize || s == 1) => d as usize,
@@ -208,7 +223,11 @@ impl Input {
                 idx[k] = 0;
             }
         }
-        Ok(Tensor { dtype: t.dtype, shape: out_shape, values })
+        Ok(Tensor {
+            dtype: t.dtype,
+            shape: out_shape,
+            values,
+        })
     }
 }
 
@@ -224,7 +243,11 @@ impl Case {
     /// The exact values of every input, in `Case::inputs` order.
     pub fn input_tensors(&self) -> Result<Vec<Tensor>, InputError> {
         let seed = self.seed.unwrap_or(0);
-        self.inputs.iter().enumerate().map(|(i, input)| input.tensor(seed, i)).collect()
+        self.inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| input.tensor(seed, i))
+            .collect()
     }
 
     /// The input tensors passed to the kernel, in parameter order (int arguments skipped).
@@ -235,9 +258,11 @@ impl Case {
             .args
             .iter()
             .filter_map(|a| match a {
-                super::Arg::Input(name) => {
-                    self.inputs.iter().position(|i| &i.name == name).map(|p| all[p].clone())
-                }
+                super::Arg::Input(name) => self
+                    .inputs
+                    .iter()
+                    .position(|i| &i.name == name)
+                    .map(|p| all[p].clone()),
                 super::Arg::Int(_) => None,
             })
             .collect())
@@ -250,14 +275,28 @@ mod tests {
     use crate::ir::Span;
 
     fn input(ctor: Ctor, chain: Vec<InputOp>) -> Input {
-        Input { name: "x".into(), ctor, dtype: None, chain, span: Span::default() }
+        Input {
+            name: "x".into(),
+            ctor,
+            dtype: None,
+            chain,
+            span: Span::default(),
+        }
     }
 
     #[test]
     fn expand_repeats_one_value_per_row() {
         let i = input(
-            Ctor::Tensor { shape: vec![3], values: vec![1.0, 2.0, 4.0], float_literals: true },
-            vec![InputOp::Reshape(vec![3, 1, 1]), InputOp::Expand(vec![3, 2, 4]), InputOp::Contiguous],
+            Ctor::Tensor {
+                shape: vec![3],
+                values: vec![1.0, 2.0, 4.0],
+                float_literals: true,
+            },
+            vec![
+                InputOp::Reshape(vec![3, 1, 1]),
+                InputOp::Expand(vec![3, 2, 4]),
+                InputOp::Contiguous,
+            ],
         );
         let t = i.tensor(0, 0).unwrap();
         assert_eq!(t.shape, vec![3, 2, 4]);
@@ -270,7 +309,9 @@ mod tests {
         let i = input(Ctor::Randn { shape: vec![64] }, vec![]);
         assert_eq!(i.tensor(3, 0).unwrap(), i.tensor(3, 0).unwrap());
         assert_ne!(i.tensor(3, 0).unwrap(), i.tensor(3, 1).unwrap());
-        let u = input(Ctor::Rand { shape: vec![1000] }, vec![]).tensor(0, 0).unwrap();
+        let u = input(Ctor::Rand { shape: vec![1000] }, vec![])
+            .tensor(0, 0)
+            .unwrap();
         assert!(u.values.iter().all(|&v| (0.0..1.0).contains(&v)));
         let mean = u.values.iter().sum::<f64>() / 1000.0;
         assert!((mean - 0.5).abs() < 0.05, "mean {mean}");
@@ -278,7 +319,14 @@ mod tests {
 
     #[test]
     fn int_literal_tensor_needs_a_dtype() {
-        let i = input(Ctor::Tensor { shape: vec![1], values: vec![1.0], float_literals: false }, vec![]);
+        let i = input(
+            Ctor::Tensor {
+                shape: vec![1],
+                values: vec![1.0],
+                float_literals: false,
+            },
+            vec![],
+        );
         assert!(i.tensor(0, 0).is_err());
     }
 }

@@ -27,7 +27,9 @@ use serde::{Deserialize, Serialize};
 pub const CASE_VERSION: u32 = 1;
 
 /// A source position: 1-based line and 1-based column of the construct's first character.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct Span {
     /// 1-based line; 0 means "no source" (a generated node not yet rendered).
     pub line: u32,
@@ -611,7 +613,13 @@ pub enum BinOp {
 
 impl BinOp {
     /// All operators.
-    pub const ALL: [BinOp; 5] = [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::FloorDiv];
+    pub const ALL: [BinOp; 5] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::FloorDiv,
+    ];
 
     /// The Python operator token.
     pub fn symbol(self) -> &'static str {
@@ -645,7 +653,14 @@ pub enum CmpOp {
 
 impl CmpOp {
     /// All comparisons.
-    pub const ALL: [CmpOp; 6] = [CmpOp::Ge, CmpOp::Gt, CmpOp::Le, CmpOp::Lt, CmpOp::Eq, CmpOp::Ne];
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Ge,
+        CmpOp::Gt,
+        CmpOp::Le,
+        CmpOp::Lt,
+        CmpOp::Eq,
+        CmpOp::Ne,
+    ];
 
     /// The Python operator token.
     pub fn symbol(self) -> &'static str {

@@ -2,7 +2,9 @@
 //! storage each tensor name denotes (aliases made with `view_as` share it, spec §2.9), and the
 //! captures of a branch or loop graph (the outer names it reads, spec §2.2).
 
-use super::{AllocKind, AllocShape, Arg, BinOp, Case, Expr, ExprKind, ParamKind, Stmt, StmtKind, ViewOp};
+use super::{
+    AllocKind, AllocShape, Arg, BinOp, Case, Expr, ExprKind, ParamKind, Stmt, StmtKind, ViewOp,
+};
 use crate::tensor::DType;
 use std::collections::{BTreeMap, HashSet};
 
@@ -61,12 +63,21 @@ impl HostEnv {
                     let Some(input) = case.inputs.iter().find(|i| &i.name == name) else {
                         continue;
                     };
-                    let Ok((dtype, shape)) = input.dtype_and_shape() else { continue };
+                    let Ok((dtype, shape)) = input.dtype_and_shape() else {
+                        continue;
+                    };
                     let next = storage_of_input.len();
                     let storage = *storage_of_input.entry(name.clone()).or_insert(next);
                     env.tensors.insert(
                         param.name.clone(),
-                        HostTensor { dtype, shape, storage, origin: HostOrigin::Param { input: name.clone() } },
+                        HostTensor {
+                            dtype,
+                            shape,
+                            storage,
+                            origin: HostOrigin::Param {
+                                input: name.clone(),
+                            },
+                        },
                     );
                 }
                 (ParamKind::Int, Arg::Int(v)) => {
@@ -77,7 +88,9 @@ impl HostEnv {
         }
         let mut next_storage = storage_of_input.len();
         for stmt in &case.kernel.body {
-            let StmtKind::Assign { target, value } = &stmt.kind else { continue };
+            let StmtKind::Assign { target, value } = &stmt.kind else {
+                continue;
+            };
             if let Some(v) = env.eval_int(value) {
                 env.ints.insert(target.clone(), v);
             } else if let Some(t) = env.host_tensor(value, &mut next_storage) {
@@ -93,7 +106,9 @@ impl HostEnv {
             ExprKind::Int(v) => Some(*v),
             ExprKind::Name(n) => self.ints.get(n).copied(),
             ExprKind::Size { value, dim } => {
-                let ExprKind::Name(n) = &value.kind else { return None };
+                let ExprKind::Name(n) = &value.kind else {
+                    return None;
+                };
                 let t = self.tensors.get(n)?;
                 let rank = t.shape.len() as i64;
                 let d = if *dim < 0 { dim + rank } else { *dim };
@@ -105,7 +120,9 @@ impl HostEnv {
                     BinOp::Add => a.checked_add(b),
                     BinOp::Sub => a.checked_sub(b),
                     BinOp::Mul => a.checked_mul(b),
-                    BinOp::FloorDiv => (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0)),
+                    BinOp::FloorDiv => {
+                        (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
+                    }
                     BinOp::Div => None,
                 }
             }
@@ -130,33 +147,55 @@ impl HostEnv {
             ExprKind::Alloc { kind, shape, dtype } => {
                 let (shape, like_dtype) = match shape {
                     AllocShape::Dims(dims) => (
-                        dims.iter().map(|d| self.eval_int(d).map(|v| v.max(0) as usize)).collect::<Option<Vec<_>>>()?,
+                        dims.iter()
+                            .map(|d| self.eval_int(d).map(|v| v.max(0) as usize))
+                            .collect::<Option<Vec<_>>>()?,
                         None,
                     ),
                     AllocShape::Like(t) => {
-                        let ExprKind::Name(n) = &t.kind else { return None };
+                        let ExprKind::Name(n) = &t.kind else {
+                            return None;
+                        };
                         let t = self.tensors.get(n)?;
                         (t.shape.clone(), Some(t.dtype))
                     }
                 };
                 let dtype = dtype.or(like_dtype).unwrap_or(DType::Float32);
                 *next_storage += 1;
-                Some(HostTensor { dtype, shape, storage: *next_storage - 1, origin: HostOrigin::Alloc(*kind) })
+                Some(HostTensor {
+                    dtype,
+                    shape,
+                    storage: *next_storage - 1,
+                    origin: HostOrigin::Alloc(*kind),
+                })
             }
             ExprKind::View { value, op } => {
-                let ExprKind::Name(n) = &value.kind else { return None };
+                let ExprKind::Name(n) = &value.kind else {
+                    return None;
+                };
                 let base = self.tensors.get(n)?;
                 let shape = match op {
                     ViewOp::ViewAs(other) => {
-                        let ExprKind::Name(o) = &other.kind else { return None };
+                        let ExprKind::Name(o) = &other.kind else {
+                            return None;
+                        };
                         self.tensors.get(o)?.shape.clone()
                     }
                     ViewOp::Reshape(dims) | ViewOp::View(dims) => {
-                        let dims: Vec<i64> = dims.iter().map(|d| self.eval_int(d)).collect::<Option<_>>()?;
+                        let dims: Vec<i64> = dims
+                            .iter()
+                            .map(|d| self.eval_int(d))
+                            .collect::<Option<_>>()?;
                         let numel: usize = base.shape.iter().product();
                         let known: i64 = dims.iter().filter(|&&d| d != -1).product();
                         dims.iter()
-                            .map(|&d| if d == -1 { numel / known.max(1) as usize } else { d.max(0) as usize })
+                            .map(|&d| {
+                                if d == -1 {
+                                    numel / known.max(1) as usize
+                                } else {
+                                    d.max(0) as usize
+                                }
+                            })
                             .collect()
                     }
                     ViewOp::Squeeze(d) => {
@@ -196,10 +235,11 @@ pub fn captures(body: &[Stmt]) -> Vec<String> {
                 ExprKind::TileAttr { tile, .. } => Some(tile),
                 _ => None,
             };
-            if let Some(n) = name {
-                if !bound.contains(n) && !out.contains(n) {
-                    out.push(n.clone());
-                }
+            if let Some(n) = name
+                && !bound.contains(n)
+                && !out.contains(n)
+            {
+                out.push(n.clone());
             }
         });
     }
@@ -229,7 +269,11 @@ pub fn captures(body: &[Stmt]) -> Vec<String> {
                     walk(&lp.body, &mut inner, out);
                     bound.extend(inner);
                 }
-                StmtKind::If { cond, then_body, else_body } => {
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
                     reads(cond, bound, out);
                     let mut t = bound.clone();
                     walk(then_body, &mut t, out);

@@ -66,12 +66,18 @@ pub struct Affine {
 impl Affine {
     /// A constant.
     pub fn constant(c: i64) -> Affine {
-        Affine { constant: c, terms: BTreeMap::new() }
+        Affine {
+            constant: c,
+            terms: BTreeMap::new(),
+        }
     }
 
     /// A single symbol.
     pub fn sym(s: Sym) -> Affine {
-        Affine { constant: 0, terms: BTreeMap::from([(s, 1)]) }
+        Affine {
+            constant: 0,
+            terms: BTreeMap::from([(s, 1)]),
+        }
     }
 
     /// `end(b) - begin(b)`: the live extent of tile `b`.
@@ -136,7 +142,11 @@ impl Affine {
         }
         Affine {
             constant: self.constant.wrapping_mul(k),
-            terms: self.terms.iter().map(|(&s, &c)| (s, c.wrapping_mul(k))).collect(),
+            terms: self
+                .terms
+                .iter()
+                .map(|(&s, &c)| (s, c.wrapping_mul(k)))
+                .collect(),
         }
     }
 
@@ -152,14 +162,15 @@ impl Affine {
     /// Floor division, only of constants by non-zero constants.
     pub fn floor_div(&self, other: &Affine) -> Option<Affine> {
         let (a, b) = (self.as_const()?, other.as_const()?);
-        (b != 0).then(|| Affine::constant(a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0)))
+        (b != 0)
+            .then(|| Affine::constant(a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0)))
     }
 
     /// Evaluates the form with concrete symbol values.
     pub fn eval(&self, value_of: impl Fn(Sym) -> i64) -> i64 {
-        self.terms
-            .iter()
-            .fold(self.constant, |acc, (&s, &k)| acc.wrapping_add(k.wrapping_mul(value_of(s))))
+        self.terms.iter().fold(self.constant, |acc, (&s, &k)| {
+            acc.wrapping_add(k.wrapping_mul(value_of(s)))
+        })
     }
 }
 
@@ -167,7 +178,13 @@ impl fmt::Display for Affine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
         for (s, k) in &self.terms {
-            let sign = if *k < 0 { "-" } else if first { "" } else { "+" };
+            let sign = if *k < 0 {
+                "-"
+            } else if first {
+                ""
+            } else {
+                "+"
+            };
             let mag = k.abs();
             if mag == 1 {
                 write!(f, "{sign}{s}")?;
@@ -204,10 +221,15 @@ mod tests {
 
     #[test]
     fn arithmetic_normalizes() {
-        let a = Affine::sym(Sym::TileBegin(2)).scale(3).add(&Affine::constant(4));
+        let a = Affine::sym(Sym::TileBegin(2))
+            .scale(3)
+            .add(&Affine::constant(4));
         assert_eq!(a.sub(&a), Affine::constant(0));
         assert_eq!(a.to_string(), "3*begin2+4");
         assert_eq!(a.eval(|_| 5), 19);
-        assert_eq!(Affine::constant(-7).floor_div(&Affine::constant(2)), Some(Affine::constant(-4)));
+        assert_eq!(
+            Affine::constant(-7).floor_div(&Affine::constant(2)),
+            Some(Affine::constant(-4))
+        );
     }
 }

@@ -129,19 +129,35 @@ pub fn infer(case: &Case) -> Result<Types, TypeError> {
     let host = HostEnv::of(case);
     let blocks = BlockTable::of(&case.kernel);
     let block_sizes = case.block_sizes(|e| host.eval_int(e));
-    let mut cx = Infer { host: &host, blocks: &blocks, sizes: &block_sizes, env: HashMap::new(), exprs: HashMap::new() };
+    let mut cx = Infer {
+        host: &host,
+        blocks: &blocks,
+        sizes: &block_sizes,
+        env: HashMap::new(),
+        exprs: HashMap::new(),
+    };
     for (name, t) in &host.tensors {
         cx.env.insert(
             name.clone(),
-            Ty::HostTensor { dtype: t.dtype, shape: t.shape.iter().map(|&d| d as i64).collect(), storage: t.storage },
+            Ty::HostTensor {
+                dtype: t.dtype,
+                shape: t.shape.iter().map(|&d| d as i64).collect(),
+                storage: t.storage,
+            },
         );
     }
     for (name, v) in &host.ints {
-        cx.env.insert(name.clone(), Ty::Int(Some(Affine::constant(*v))));
+        cx.env
+            .insert(name.clone(), Ty::Int(Some(Affine::constant(*v))));
     }
     cx.body(&case.kernel.body)?;
     let exprs = cx.exprs;
-    Ok(Types { exprs, blocks, block_sizes, host })
+    Ok(Types {
+        exprs,
+        blocks,
+        block_sizes,
+        host,
+    })
 }
 
 struct Infer<'a> {
@@ -153,7 +169,10 @@ struct Infer<'a> {
 }
 
 fn err(span: Span, message: impl Into<String>) -> TypeError {
-    TypeError { span, message: message.into() }
+    TypeError {
+        span,
+        message: message.into(),
+    }
 }
 
 /// torch type promotion between two tensor dtypes.
@@ -175,7 +194,10 @@ pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
         out.push(match (x, y) {
             (Some(x), None) => x,
             (None, Some(y)) => y,
-            (Some(x), Some(y)) if x.size == y.size => Dim { size: x.size, block: x.block.or(y.block) },
+            (Some(x), Some(y)) if x.size == y.size => Dim {
+                size: x.size,
+                block: x.block.or(y.block),
+            },
             (Some(x), Some(y)) if x.size == 1 => y,
             (Some(x), Some(y)) if y.size == 1 => x,
             _ => return None,
@@ -197,7 +219,10 @@ impl Infer<'_> {
             StmtKind::Assign { target, value } => {
                 let mut ty = self.expr(value)?;
                 let host_binding = matches!(value.kind, ExprKind::Alloc { .. })
-                    || matches!((&value.kind, &ty), (ExprKind::View { .. }, Ty::HostTensor { .. }));
+                    || matches!(
+                        (&value.kind, &ty),
+                        (ExprKind::View { .. }, Ty::HostTensor { .. })
+                    );
                 if let (true, Some(t)) = (host_binding, self.host.tensors.get(target)) {
                     ty = Ty::HostTensor {
                         dtype: t.dtype,
@@ -209,33 +234,55 @@ impl Infer<'_> {
                 self.env.insert(target.clone(), ty);
             }
             StmtKind::AugAssign { target, op, value } => {
-                let old = self.env.get(target).cloned().ok_or_else(|| err(stmt.span, format!("name `{target}` is not bound")))?;
+                let old = self
+                    .env
+                    .get(target)
+                    .cloned()
+                    .ok_or_else(|| err(stmt.span, format!("name `{target}` is not bound")))?;
                 let rhs = self.expr(value)?;
                 let ty = self.binary(*op, &old, &rhs, stmt.span)?;
                 self.env.insert(target.clone(), ty);
             }
-            StmtKind::Store { tensor, indices, value, .. } | StmtKind::Atomic { tensor, indices, value, .. } => {
+            StmtKind::Store {
+                tensor,
+                indices,
+                value,
+                ..
+            }
+            | StmtKind::Atomic {
+                tensor,
+                indices,
+                value,
+                ..
+            } => {
                 let (dtype, shape) = match self.env.get(tensor) {
                     Some(Ty::HostTensor { dtype, shape, .. }) => (*dtype, shape.clone()),
                     _ => return Err(err(stmt.span, format!("`{tensor}` is not a host tensor"))),
                 };
                 let dims: Vec<Dim> = shape.iter().map(|&d| Dim::fixed(d)).collect();
                 let target = self.index(&dims, indices, stmt.span)?;
-                if let StmtKind::Atomic { expected: Some(x), .. } = &stmt.kind {
+                if let StmtKind::Atomic {
+                    expected: Some(x), ..
+                } = &stmt.kind
+                {
                     self.expr(x)?;
                 }
                 let v = self.expr(value)?;
                 match &v {
                     Ty::Tensor { dims: vd, .. } => {
                         let b = broadcast(&target, vd);
-                        if b.as_ref().map(|b| b.iter().map(|d| d.size).collect::<Vec<_>>())
+                        if b.as_ref()
+                            .map(|b| b.iter().map(|d| d.size).collect::<Vec<_>>())
                             != Some(target.iter().map(|d| d.size).collect())
                         {
-                            return Err(err(stmt.span, format!(
-                                "stored value of shape {:?} does not fit `{tensor}[...]` of shape {:?}",
-                                vd.iter().map(|d| d.size).collect::<Vec<_>>(),
-                                target.iter().map(|d| d.size).collect::<Vec<_>>()
-                            )));
+                            return Err(err(
+                                stmt.span,
+                                format!(
+                                    "stored value of shape {:?} does not fit `{tensor}[...]` of shape {:?}",
+                                    vd.iter().map(|d| d.size).collect::<Vec<_>>(),
+                                    target.iter().map(|d| d.size).collect::<Vec<_>>()
+                                ),
+                            ));
                         }
                     }
                     Ty::Int(_) | Ty::Float => {}
@@ -265,7 +312,11 @@ impl Infer<'_> {
                 self.body(&lp.body)?;
                 self.body(&lp.body)?;
             }
-            StmtKind::If { cond, then_body, else_body } => {
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
                 self.expr(cond)?;
                 self.body(then_body)?;
                 self.body(else_body)?;
@@ -291,12 +342,17 @@ impl Infer<'_> {
     /// block id when it is a block-size symbol.
     fn dim_arg(&mut self, e: &Expr) -> Result<Dim, TypeError> {
         let ty = self.expr(e)?;
-        let a = self.int_value(&ty).ok_or_else(|| err(e.span, "a dimension must be an int"))?;
+        let a = self
+            .int_value(&ty)
+            .ok_or_else(|| err(e.span, "a dimension must be an int"))?;
         if let Some(c) = a.as_const() {
             return Ok(Dim::fixed(c));
         }
         if let Some(Sym::BlockSize(b)) = a.as_sym() {
-            return Ok(Dim { size: self.sizes.effective[b], block: Some(b) });
+            return Ok(Dim {
+                size: self.sizes.effective[b],
+                block: Some(b),
+            });
         }
         Err(err(e.span, format!("dimension `{a}` is not static")))
     }
@@ -309,7 +365,11 @@ impl Infer<'_> {
 
     fn expr_inner(&mut self, e: &Expr) -> Result<Ty, TypeError> {
         Ok(match &e.kind {
-            ExprKind::Name(n) => self.env.get(n).cloned().ok_or_else(|| err(e.span, format!("name `{n}` is not bound here")))?,
+            ExprKind::Name(n) => self
+                .env
+                .get(n)
+                .cloned()
+                .ok_or_else(|| err(e.span, format!("name `{n}` is not bound here")))?,
             ExprKind::Int(v) => Ty::Int(Some(Affine::constant(*v))),
             ExprKind::Float(_) => Ty::Float,
             ExprKind::Size { value, dim } => {
@@ -321,7 +381,10 @@ impl Infer<'_> {
                 };
                 let r = sizes.len() as i64;
                 let d = if *dim < 0 { dim + r } else { *dim };
-                let (s, b) = *usize::try_from(d).ok().and_then(|d| sizes.get(d)).ok_or_else(|| err(e.span, format!("dim {dim} out of range for rank {r}")))?;
+                let (s, b) = *usize::try_from(d)
+                    .ok()
+                    .and_then(|d| sizes.get(d))
+                    .ok_or_else(|| err(e.span, format!("dim {dim} out of range for rank {r}")))?;
                 match b {
                     Some(b) => Ty::Int(Some(Affine::sym(Sym::BlockSize(b)))),
                     None => Ty::Int(Some(Affine::constant(s))),
@@ -338,7 +401,13 @@ impl Infer<'_> {
                     TileAttr::Count => Ty::Int(Some(Affine::sym(Sym::TileCount(b)))),
                     TileAttr::Id => Ty::Int(Some(Affine::sym(Sym::TileId(b)))),
                     TileAttr::BlockSize => Ty::Int(Some(Affine::sym(Sym::BlockSize(b)))),
-                    TileAttr::Index => Ty::Tensor { dtype: DType::Int32, dims: vec![Dim { size: self.sizes.effective[b], block: Some(b) }] },
+                    TileAttr::Index => Ty::Tensor {
+                        dtype: DType::Int32,
+                        dims: vec![Dim {
+                            size: self.sizes.effective[b],
+                            block: Some(b),
+                        }],
+                    },
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {
@@ -347,47 +416,89 @@ impl Infer<'_> {
             }
             ExprKind::Compare { lhs, rhs, .. } => {
                 let (l, r) = (self.expr(lhs)?, self.expr(rhs)?);
-                if self.int_value(&l).is_none() && !matches!(l, Ty::Int(_) | Ty::Float) || self.int_value(&r).is_none() && !matches!(r, Ty::Int(_) | Ty::Float) {
+                if self.int_value(&l).is_none() && !matches!(l, Ty::Int(_) | Ty::Float)
+                    || self.int_value(&r).is_none() && !matches!(r, Ty::Int(_) | Ty::Float)
+                {
                     return Err(err(e.span, "an `if` compares scalars"));
                 }
                 Ty::Bool
             }
-            ExprKind::Load { tensor, indices, .. } => {
+            ExprKind::Load {
+                tensor, indices, ..
+            } => {
                 let (dtype, shape) = match self.env.get(tensor) {
                     Some(Ty::HostTensor { dtype, shape, .. }) => (*dtype, shape.clone()),
                     _ => return Err(err(e.span, format!("`{tensor}` is not a host tensor"))),
                 };
                 let dims: Vec<Dim> = shape.iter().map(|&d| Dim::fixed(d)).collect();
-                Ty::Tensor { dtype, dims: self.index(&dims, indices, e.span)? }
+                Ty::Tensor {
+                    dtype,
+                    dims: self.index(&dims, indices, e.span)?,
+                }
             }
             ExprKind::Subscript { value, indices } => {
                 let (dtype, dims) = match self.expr(value)? {
                     Ty::Tensor { dtype, dims } => (dtype, dims),
-                    other => return Err(err(e.span, format!("subscript of a non-tensor ({other:?})"))),
+                    other => {
+                        return Err(err(
+                            e.span,
+                            format!("subscript of a non-tensor ({other:?})"),
+                        ));
+                    }
                 };
-                Ty::Tensor { dtype, dims: self.index(&dims, indices, e.span)? }
+                Ty::Tensor {
+                    dtype,
+                    dims: self.index(&dims, indices, e.span)?,
+                }
             }
             ExprKind::Arange { start, end, step } => {
-                let s = match start { Some(s) => { let t = self.expr(s)?; self.int_value(&t) } None => Some(Affine::constant(0)) };
+                let s = match start {
+                    Some(s) => {
+                        let t = self.expr(s)?;
+                        self.int_value(&t)
+                    }
+                    None => Some(Affine::constant(0)),
+                };
                 let t = self.expr(end)?;
                 let en = self.int_value(&t);
-                let st = match step { Some(s) => { let t = self.expr(s)?; self.int_value(&t).and_then(|a| a.as_const()) } None => Some(1) };
+                let st = match step {
+                    Some(s) => {
+                        let t = self.expr(s)?;
+                        self.int_value(&t).and_then(|a| a.as_const())
+                    }
+                    None => Some(1),
+                };
                 let len = match (s, en, st) {
-                    (Some(s), Some(en), Some(st)) if st > 0 => en.sub(&s).as_const().map(|d| (d + st - 1).div_euclid(st).max(0)),
+                    (Some(s), Some(en), Some(st)) if st > 0 => en
+                        .sub(&s)
+                        .as_const()
+                        .map(|d| (d + st - 1).div_euclid(st).max(0)),
                     _ => None,
                 };
                 let len = len.ok_or_else(|| err(e.span, "hl.arange needs a static length"))?;
-                Ty::Tensor { dtype: DType::Int32, dims: vec![Dim::fixed(len)] }
+                Ty::Tensor {
+                    dtype: DType::Int32,
+                    dims: vec![Dim::fixed(len)],
+                }
             }
             ExprKind::Zeros { shape, dtype } | ExprKind::Full { shape, dtype, .. } => {
                 if let ExprKind::Full { value, .. } = &e.kind {
                     self.expr(value)?;
                 }
-                let dims = shape.iter().map(|d| self.dim_arg(d)).collect::<Result<_, _>>()?;
-                Ty::Tensor { dtype: *dtype, dims }
+                let dims = shape
+                    .iter()
+                    .map(|d| self.dim_arg(d))
+                    .collect::<Result<_, _>>()?;
+                Ty::Tensor {
+                    dtype: *dtype,
+                    dims,
+                }
             }
             ExprKind::Cast { value, dtype } => match self.expr(value)? {
-                Ty::Tensor { dims, .. } => Ty::Tensor { dtype: *dtype, dims },
+                Ty::Tensor { dims, .. } => Ty::Tensor {
+                    dtype: *dtype,
+                    dims,
+                },
                 other => return Err(err(e.span, format!("cast of a non-tensor ({other:?})"))),
             },
             ExprKind::Sum { value, dim } => match self.expr(value)? {
@@ -395,7 +506,10 @@ impl Infer<'_> {
                     let r = dims.len() as i64;
                     let d = if *dim < 0 { dim + r } else { *dim };
                     if !(0..r).contains(&d) {
-                        return Err(err(e.span, format!("sum over dim {dim} of a rank-{r} tensor")));
+                        return Err(err(
+                            e.span,
+                            format!("sum over dim {dim} of a rank-{r} tensor"),
+                        ));
                     }
                     dims.remove(d as usize);
                     Ty::Tensor { dtype, dims }
@@ -413,7 +527,10 @@ impl Infer<'_> {
                         // host environment (see `stmt`).
                         return Ok(base);
                     }
-                    Ty::Tensor { dtype, dims } => Ty::Tensor { dtype, dims: self.view(&dims, op, e.span)? },
+                    Ty::Tensor { dtype, dims } => Ty::Tensor {
+                        dtype,
+                        dims: self.view(&dims, op, e.span)?,
+                    },
                     other => return Err(err(e.span, format!("view of a non-tensor ({other:?})"))),
                 }
             }
@@ -425,13 +542,19 @@ impl Infer<'_> {
                     for &p in perm {
                         let p = if p < 0 { p + r as i64 } else { p };
                         let Some(i) = usize::try_from(p).ok().filter(|&i| i < r && !seen[i]) else {
-                            return Err(err(e.span, format!("permute {perm:?} is not a permutation of {r} dims")));
+                            return Err(err(
+                                e.span,
+                                format!("permute {perm:?} is not a permutation of {r} dims"),
+                            ));
                         };
                         seen[i] = true;
                         out.push(dims[i]);
                     }
                     if out.len() != r {
-                        return Err(err(e.span, format!("permute {perm:?} is not a permutation of {r} dims")));
+                        return Err(err(
+                            e.span,
+                            format!("permute {perm:?} is not a permutation of {r} dims"),
+                        ));
                     }
                     Ty::Tensor { dtype, dims: out }
                 }
@@ -468,7 +591,11 @@ impl Infer<'_> {
                         _ => out.push(self.dim_arg(a)?),
                     }
                 }
-                let known: i64 = out.iter().filter(|d| d.size != -1).map(|d| d.size).product();
+                let known: i64 = out
+                    .iter()
+                    .filter(|d| d.size != -1)
+                    .map(|d| d.size)
+                    .product();
                 if let Some(h) = hole {
                     if known == 0 || numel % known != 0 {
                         return Err(err(span, "reshape's -1 cannot be inferred"));
@@ -476,7 +603,14 @@ impl Infer<'_> {
                     out[h] = Dim::fixed(numel / known);
                 }
                 if out.iter().map(|d| d.size).product::<i64>() != numel {
-                    return Err(err(span, format!("cannot reshape {:?} to {:?}", dims.iter().map(|d| d.size).collect::<Vec<_>>(), out.iter().map(|d| d.size).collect::<Vec<_>>())));
+                    return Err(err(
+                        span,
+                        format!(
+                            "cannot reshape {:?} to {:?}",
+                            dims.iter().map(|d| d.size).collect::<Vec<_>>(),
+                            out.iter().map(|d| d.size).collect::<Vec<_>>()
+                        ),
+                    ));
                 }
                 out
             }
@@ -516,12 +650,23 @@ impl Infer<'_> {
     }
 
     /// Helion's fake shape of `base[indices]` (spec §1.10).
-    fn index(&mut self, dims: &[Dim], indices: &[Index], span: Span) -> Result<Vec<Dim>, TypeError> {
+    fn index(
+        &mut self,
+        dims: &[Dim],
+        indices: &[Index],
+        span: Span,
+    ) -> Result<Vec<Dim>, TypeError> {
         let mut out = Vec::new();
         let mut k = 0usize;
-        let consumed = indices.iter().filter(|i| !matches!(i, Index::NewAxis)).count();
+        let consumed = indices
+            .iter()
+            .filter(|i| !matches!(i, Index::NewAxis))
+            .count();
         if consumed > dims.len() {
-            return Err(err(span, format!("{consumed} indices for a rank-{} tensor", dims.len())));
+            return Err(err(
+                span,
+                format!("{consumed} indices for a rank-{} tensor", dims.len()),
+            ));
         }
         for index in indices {
             match index {
@@ -532,20 +677,30 @@ impl Infer<'_> {
                 }
                 Index::Int(_) => k += 1,
                 Index::Slice { start, stop, step } => {
-                    let mut bound = |b: &Option<Expr>| -> Result<Option<Option<Affine>>, TypeError> {
-                        match b {
-                            None => Ok(None),
-                            Some(x) => {
-                                let t = self.expr(x)?;
-                                Ok(Some(self.int_value(&t)))
+                    let mut bound =
+                        |b: &Option<Expr>| -> Result<Option<Option<Affine>>, TypeError> {
+                            match b {
+                                None => Ok(None),
+                                Some(x) => {
+                                    let t = self.expr(x)?;
+                                    Ok(Some(self.int_value(&t)))
+                                }
                             }
-                        }
-                    };
+                        };
                     let (s, t, st) = (bound(start)?, bound(stop)?, bound(step)?);
-                    let step = match st { None => 1, Some(a) => a.and_then(|a| a.as_const()).unwrap_or(1).max(1) };
+                    let step = match st {
+                        None => 1,
+                        Some(a) => a.and_then(|a| a.as_const()).unwrap_or(1).max(1),
+                    };
                     let extent = dims[k].size;
-                    let lo = match s { None => Some(Affine::constant(0)), Some(a) => a };
-                    let hi = match t { None => Some(Affine::constant(extent)), Some(a) => a };
+                    let lo = match s {
+                        None => Some(Affine::constant(0)),
+                        Some(a) => a,
+                    };
+                    let hi = match t {
+                        None => Some(Affine::constant(extent)),
+                        Some(a) => a,
+                    };
                     let len = match (lo, hi) {
                         (Some(lo), Some(hi)) => hi.sub(&lo).as_const(),
                         _ => None,
@@ -556,7 +711,10 @@ impl Infer<'_> {
                 }
                 Index::Expr(x) => {
                     match self.expr(x)? {
-                        Ty::Tile(b) => out.push(Dim { size: self.sizes.effective[b], block: Some(b) }),
+                        Ty::Tile(b) => out.push(Dim {
+                            size: self.sizes.effective[b],
+                            block: Some(b),
+                        }),
                         Ty::Int(_) | Ty::GridIndex(_) => {}
                         Ty::Tensor { dims: id, .. } if id.len() == 1 => out.push(id[0]),
                         other => return Err(err(x.span, format!("unsupported index {other:?}"))),
@@ -574,11 +732,16 @@ impl Infer<'_> {
         let ri = self.int_value(r);
         Ok(match (l, r) {
             (Ty::Tensor { dtype: a, dims: da }, Ty::Tensor { dtype: b, dims: db }) => {
-                let dims = broadcast(da, db).ok_or_else(|| err(span, format!(
-                    "shapes {:?} and {:?} do not broadcast",
-                    da.iter().map(|d| d.size).collect::<Vec<_>>(),
-                    db.iter().map(|d| d.size).collect::<Vec<_>>()
-                )))?;
+                let dims = broadcast(da, db).ok_or_else(|| {
+                    err(
+                        span,
+                        format!(
+                            "shapes {:?} and {:?} do not broadcast",
+                            da.iter().map(|d| d.size).collect::<Vec<_>>(),
+                            db.iter().map(|d| d.size).collect::<Vec<_>>()
+                        ),
+                    )
+                })?;
                 let mut dtype = promote(*a, *b);
                 if op == BinOp::Div && dtype == DType::Int32 {
                     dtype = DType::Float32;
@@ -587,17 +750,30 @@ impl Infer<'_> {
             }
             (Ty::Tensor { dtype, dims }, s) | (s, Ty::Tensor { dtype, dims }) => {
                 let float_scalar = matches!(s, Ty::Float);
-                let scalar_ok = float_scalar || self.int_value(s).is_some() || matches!(s, Ty::Int(_));
+                let scalar_ok =
+                    float_scalar || self.int_value(s).is_some() || matches!(s, Ty::Int(_));
                 if !scalar_ok {
                     return Err(err(span, format!("cannot combine a tensor with {s:?}")));
                 }
-                let dtype = if *dtype == DType::Int32 && (float_scalar || op == BinOp::Div) { DType::Float32 } else { *dtype };
-                Ty::Tensor { dtype, dims: dims.clone() }
+                let dtype = if *dtype == DType::Int32 && (float_scalar || op == BinOp::Div) {
+                    DType::Float32
+                } else {
+                    *dtype
+                };
+                Ty::Tensor {
+                    dtype,
+                    dims: dims.clone(),
+                }
             }
             (Ty::Float, _) | (_, Ty::Float) => Ty::Float,
             _ if li.is_some() || ri.is_some() || matches!((l, r), (Ty::Int(_), Ty::Int(_))) => {
-                if !matches!(l, Ty::Int(_) | Ty::GridIndex(_)) || !matches!(r, Ty::Int(_) | Ty::GridIndex(_)) {
-                    return Err(err(span, format!("cannot apply `{}` to {l:?} and {r:?}", op.symbol())));
+                if !matches!(l, Ty::Int(_) | Ty::GridIndex(_))
+                    || !matches!(r, Ty::Int(_) | Ty::GridIndex(_))
+                {
+                    return Err(err(
+                        span,
+                        format!("cannot apply `{}` to {l:?} and {r:?}", op.symbol()),
+                    ));
                 }
                 match op {
                     BinOp::Div => Ty::Float,
@@ -607,7 +783,12 @@ impl Infer<'_> {
                     BinOp::FloorDiv => Ty::Int(li.zip(ri).and_then(|(a, b)| a.floor_div(&b))),
                 }
             }
-            _ => return Err(err(span, format!("cannot apply `{}` to {l:?} and {r:?}", op.symbol()))),
+            _ => {
+                return Err(err(
+                    span,
+                    format!("cannot apply `{}` to {l:?} and {r:?}", op.symbol()),
+                ));
+            }
         })
     }
 }

@@ -137,7 +137,11 @@ pub fn each_stmt(body: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
         f(stmt);
         match &stmt.kind {
             StmtKind::For(lp) => each_stmt(&lp.body, f),
-            StmtKind::If { then_body, else_body, .. } => {
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
                 each_stmt(then_body, f);
                 each_stmt(else_body, f);
             }
@@ -159,7 +163,12 @@ pub fn stmt_exprs(stmt: &Stmt, f: &mut dyn FnMut(&Expr)) {
             each_top_index_expr(indices, f);
             f(value);
         }
-        StmtKind::Atomic { indices, expected, value, .. } => {
+        StmtKind::Atomic {
+            indices,
+            expected,
+            value,
+            ..
+        } => {
             each_top_index_expr(indices, f);
             if let Some(x) = expected {
                 f(x);
@@ -203,7 +212,12 @@ fn stmt_exprs_mut(stmt: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
             each_index_expr_mut(indices, f);
             each_expr_mut(value, f);
         }
-        StmtKind::Atomic { indices, expected, value, .. } => {
+        StmtKind::Atomic {
+            indices,
+            expected,
+            value,
+            ..
+        } => {
             each_index_expr_mut(indices, f);
             if let Some(x) = expected {
                 each_expr_mut(x, f);
@@ -232,7 +246,11 @@ pub fn each_stmt_mut(body: &mut [Stmt], f: &mut dyn FnMut(&mut Stmt)) {
         f(stmt);
         match &mut stmt.kind {
             StmtKind::For(lp) => each_stmt_mut(&mut lp.body, f),
-            StmtKind::If { then_body, else_body, .. } => {
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
                 each_stmt_mut(then_body, f);
                 each_stmt_mut(else_body, f);
             }

@@ -1,1 +1,9 @@
-//! placeholder
+//! Fuzzing for pallas-diff: the generators of well-formed cases ([`generators`]) that the
+//! differential checks, engines and campaigns are built on.
+
+pub mod generators;
+
+pub mod check;
+pub mod compare;
+pub mod engines;
+pub mod outcome;

@@ -1,5 +1,8 @@
 //! Subcommands and the exit-code contract.
 
+pub mod check;
+mod emit;
+mod eval;
 mod parse;
 mod render;
 
@@ -76,6 +79,15 @@ enum Command {
     /// Render a case (JSON IR) back to a case script.
     #[command(after_help = EXIT_CODES)]
     Render(render::Args),
+    /// Compile a case and print the emitted Pallas module, or the rejection.
+    #[command(after_help = EXIT_CODES)]
+    Emit(emit::Args),
+    /// Evaluate a case with the reference and print its outputs.
+    #[command(after_help = EXIT_CODES)]
+    Eval(eval::Args),
+    /// Run a case through the compiler, the reference and the engines; classify the outcome.
+    #[command(after_help = EXIT_CODES)]
+    Check(check::Args),
 }
 
 /// Runs a parsed command line.
@@ -83,6 +95,9 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         Command::Parse(a) => parse::run(a),
         Command::Render(a) => render::run(a),
+        Command::Emit(a) => emit::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Check(a) => check::run(a),
     }
 }
 
@@ -98,7 +113,11 @@ pub fn load_case(path: &PathBuf) -> Result<compiler::ir::Case, CliError> {
     let shown = path.display().to_string();
     if path.extension().is_some_and(|e| e == "json") {
         let case: compiler::ir::Case = serde_json::from_str(&text).map_err(|e| {
-            CliError::Input(anyhow::anyhow!("{shown}:{}:{}: not a case JSON file: {e}", e.line(), e.column()))
+            CliError::Input(anyhow::anyhow!(
+                "{shown}:{}:{}: not a case JSON file: {e}",
+                e.line(),
+                e.column()
+            ))
         })?;
         if case.version != compiler::ir::CASE_VERSION {
             return Err(CliError::Input(anyhow::anyhow!(

@@ -25,11 +25,22 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     let host = compiler::ir::scope::HostEnv::of(&case);
     let sizes = case.block_sizes(|e| host.eval_int(e));
     let table = BlockTable::of(&case.kernel);
-    println!("kernel {}({})", case.kernel.name, case.kernel.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "));
-    println!("config loop_type={} worklist_grouping={} block_sizes={:?}",
+    println!(
+        "kernel {}({})",
+        case.kernel.name,
+        case.kernel
+            .params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "config loop_type={} worklist_grouping={} block_sizes={:?}",
         case.config.effective_loop_type().name(),
         case.config.worklist_grouping.unwrap_or(0),
-        case.config.block_sizes);
+        case.config.block_sizes
+    );
     println!("block ids:");
     for b in &table.blocks {
         let source = match &b.source {
@@ -37,12 +48,21 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             BlockSource::Fixed(e) => format!("block_size={}", compiler::render::expr(e)),
             BlockSource::Config(k) => format!("config block_sizes[{k}]"),
         };
-        println!("  {} {:<10} depth {} {:<24} size {} (effective {})", b.id, b.var, b.depth, source, sizes.configured[b.id], sizes.effective[b.id]);
+        println!(
+            "  {} {:<10} depth {} {:<24} size {} (effective {})",
+            b.id, b.var, b.depth, source, sizes.configured[b.id], sizes.effective[b.id]
+        );
     }
     println!("inputs:");
     for input in &case.inputs {
-        let (dtype, shape) = input.dtype_and_shape().map_err(|e| CliError::Input(e.into()))?;
-        println!("  {} {dtype} {shape:?} = {}", input.name, compiler::render::render_input(input));
+        let (dtype, shape) = input
+            .dtype_and_shape()
+            .map_err(|e| CliError::Input(e.into()))?;
+        println!(
+            "  {} {dtype} {shape:?} = {}",
+            input.name,
+            compiler::render::render_input(input)
+        );
     }
     let mut stmts = 0;
     compiler::ir::walk::each_stmt(&case.kernel.body, &mut |_| stmts += 1);

@@ -1,0 +1,176 @@
+//! One case through the whole pipeline: compile, run the reference and every engine, classify.
+//! This is what `pallas-diff check` prints and what a campaign does per case.
+
+use crate::compare;
+use crate::engines::{Engine, EngineRun, EngineStatus, Job};
+use crate::outcome::{Classified, CompilerResult, Outcome, classify};
+use compiler::compile::{CodegenOptions, Compiled, compile};
+use compiler::ir::{Case, ExprKind, StmtKind};
+use compiler::verdict::{Rejection, Verdict};
+use serde::Serialize;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+/// Everything known about one checked case.
+#[derive(Debug, Serialize)]
+pub struct CaseReport {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The engine that decided the outcome, if any.
+    pub decided_by: Option<String>,
+    /// The compiler's verdict (absent when it crashed).
+    pub verdict: Option<Verdict>,
+    /// Why the harness could not run a lowered kernel (codegen gap), if so.
+    pub gap: Option<String>,
+    /// The compiler's panic message and backtrace, for `compiler-crash`.
+    pub crash: Option<String>,
+    /// The reference run.
+    pub reference: EngineRun,
+    /// The engine runs, in the order given.
+    pub engines: Vec<EngineRun>,
+    /// The mismatch, for `mismatch`.
+    pub mismatch: Option<compare::Mismatch>,
+    /// The emitted module, when lowered.
+    #[serde(skip)]
+    pub emitted: Option<String>,
+    /// Seconds spent compiling.
+    pub compile_seconds: f64,
+}
+
+impl CaseReport {
+    /// The rejection, when the compiler refused the kernel.
+    pub fn rejection(&self) -> Option<&Rejection> {
+        match &self.verdict {
+            Some(Verdict::Rejected(r)) => Some(r),
+            Some(Verdict::Lowered) | None => None,
+        }
+    }
+}
+
+/// Names of the kernel's returned values (for reports); positional when not a plain name.
+pub fn output_names(case: &Case) -> Vec<String> {
+    let mut names = Vec::new();
+    for s in &case.kernel.body {
+        if let StmtKind::Return(values) = &s.kind {
+            names = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match &v.kind {
+                    ExprKind::Name(n) => n.clone(),
+                    _ => format!("output {i}"),
+                })
+                .collect();
+        }
+    }
+    names
+}
+
+/// Compiles `case`, catching a panic of the compiler (the system under test) at this boundary:
+/// a panic there is a `compiler-crash` finding, reported with its message and backtrace.
+pub fn compile_guarded(case: &Case, options: &CodegenOptions) -> Result<Compiled, String> {
+    let previous = std::panic::take_hook();
+    let captured = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = captured.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        let bt = std::backtrace::Backtrace::force_capture();
+        if let Ok(mut s) = sink.lock() {
+            *s = format!("{info}\n{bt}");
+        }
+    }));
+    let result = catch_unwind(AssertUnwindSafe(|| compile(case, options)));
+    std::panic::set_hook(previous);
+    result.map_err(|_| captured.lock().map(|s| s.clone()).unwrap_or_default())
+}
+
+/// Runs one case through the compiler, the reference and `engines` (JAX engines etc.), and
+/// classifies the outcome.
+pub fn check_case(
+    case: &Case,
+    engines: &[Box<dyn Engine>],
+    options: &CodegenOptions,
+) -> CaseReport {
+    let t = Instant::now();
+    let compiled = compile_guarded(case, options);
+    let compile_seconds = t.elapsed().as_secs_f64();
+    let inputs = case.kernel_tensor_args().unwrap_or_default();
+    let (compiler_result, verdict, gap, crash, emitted) = match &compiled {
+        Err(panic) => (
+            CompilerResult::Crashed,
+            None,
+            None,
+            Some(panic.clone()),
+            None,
+        ),
+        Ok(c) => match c.outcome() {
+            compiler::compile::Outcome::Lowered(src) => (
+                CompilerResult::Lowered,
+                Some(c.verdict.clone()),
+                None,
+                None,
+                Some(src.to_string()),
+            ),
+            compiler::compile::Outcome::Rejected(_) => (
+                CompilerResult::Rejected,
+                Some(c.verdict.clone()),
+                None,
+                None,
+                None,
+            ),
+            compiler::compile::Outcome::Gap(g) => (
+                CompilerResult::Gap,
+                Some(c.verdict.clone()),
+                Some(format!("{} at {}", g.construct, g.span)),
+                None,
+                None,
+            ),
+        },
+    };
+    let job = Job {
+        case,
+        inputs: &inputs,
+        emitted: emitted.as_deref(),
+    };
+    let reference = crate::engines::reference::Reference.run(&job);
+    let reference_ok = reference.status.outputs().is_some();
+    let runs: Vec<EngineRun> = engines
+        .iter()
+        .filter(|e| e.name() != "oracle")
+        .map(|e| {
+            if !reference_ok || compiler_result != CompilerResult::Lowered {
+                EngineRun {
+                    engine: e.name().to_string(),
+                    status: EngineStatus::NotRun(match compiler_result {
+                        CompilerResult::Lowered => "the reference refused the case".into(),
+                        CompilerResult::Rejected => "the compiler rejected the kernel".into(),
+                        CompilerResult::Gap => "the codegen does not model this kernel".into(),
+                        CompilerResult::Crashed => "the compiler crashed".into(),
+                    }),
+                    seconds: 0.0,
+                }
+            } else {
+                e.run(&job)
+            }
+        })
+        .collect();
+    let names = output_names(case);
+    let Classified {
+        outcome,
+        engine,
+        mismatch,
+    } = classify(compiler_result, &reference, &runs, |e, r| {
+        let (got, want) = (e.status.outputs()?, r.status.outputs()?);
+        compare::compare(&e.engine, &names, got, want).err()
+    });
+    CaseReport {
+        outcome,
+        decided_by: engine,
+        verdict,
+        gap,
+        crash,
+        reference,
+        engines: runs,
+        mismatch,
+        emitted,
+        compile_seconds,
+    }
+}

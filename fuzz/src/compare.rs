@@ -1,0 +1,303 @@
+//! The one comparison of an engine's outputs with the reference's, and its tolerance policy.
+//!
+//! Per dtype ([`Tolerance::for_dtype`]), element `a` (engine) matches `b` (reference) when
+//! `|a - b| <= atol + rtol * |b|` (NumPy's `isclose` / `assert_allclose` convention):
+//! - **int32**: exact (`atol = rtol = 0`).
+//! - **float32**: `rtol = 1e-5`, `atol = 1e-5`. The reference sums in a fixed order; JAX/XLA may
+//!   reassociate a reduction (vectorized or tree order), which moves an f32 sum of a few hundred
+//!   terms by a few ulps: 1e-5 relative leaves two orders of magnitude of headroom over f32's
+//!   2^-23 ≈ 1.2e-7 epsilon, while a wrong row (an input value of magnitude ≳ 1e-3 relative to
+//!   the total) is still far outside it.
+//! - **bfloat16**: `rtol = 1.6e-2`, `atol = 1e-2`: torch.testing's bf16 rtol, and the 1e-2
+//!   absolute tolerance upstream's resident-Ref tests use for bf16 outputs (spec §5.1,
+//!   test_resident_subview_scalar). bf16 has 8 bits of mantissa (ε = 2^-7 ≈ 7.8e-3); one
+//!   rounding difference is within it.
+//!
+//! Special values: NaN in the engine where the reference has a number is a mismatch (a poison
+//! read: padding or uninitialized VMEM reached an output); NaN in both is a match; infinities
+//! match only infinities of the same sign. Shapes and dtypes must be equal.
+
+use compiler::tensor::{DType, Tensor};
+use serde::Serialize;
+use std::fmt;
+
+/// Absolute and relative tolerance of one dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Tolerance {
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Relative tolerance (times |reference|).
+    pub rtol: f64,
+}
+
+impl Tolerance {
+    /// The policy of the module docs.
+    pub fn for_dtype(dtype: DType) -> Tolerance {
+        match dtype {
+            DType::Int32 => Tolerance {
+                atol: 0.0,
+                rtol: 0.0,
+            },
+            DType::Float32 => Tolerance {
+                atol: 1e-5,
+                rtol: 1e-5,
+            },
+            DType::Bfloat16 => Tolerance {
+                atol: 1e-2,
+                rtol: 1.6e-2,
+            },
+        }
+    }
+
+    /// Whether engine value `a` matches reference value `b`.
+    pub fn matches(&self, a: f64, b: f64) -> bool {
+        if a.is_nan() || b.is_nan() {
+            return a.is_nan() && b.is_nan();
+        }
+        if a.is_infinite() || b.is_infinite() {
+            return a == b;
+        }
+        (a - b).abs() <= self.atol + self.rtol * b.abs()
+    }
+}
+
+/// How an engine's outputs differ from the reference's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mismatch {
+    /// The engine.
+    pub engine: String,
+    /// The output (its name in the kernel's `return`), or its position.
+    pub output: String,
+    /// Reference shape.
+    pub shape: Vec<usize>,
+    /// What kind of difference.
+    pub kind: MismatchKind,
+    /// Up to [`FIRST_K`] differing multi-indices with (engine, reference) values.
+    pub first: Vec<(Vec<usize>, f64, f64)>,
+    /// Number of differing elements.
+    pub count: usize,
+    /// Largest |a - b| over finite pairs (∞ when a NaN/inf differs).
+    pub max_abs_err: f64,
+    /// Largest |a - b| / |b| over finite pairs with b ≠ 0.
+    pub max_rel_err: f64,
+}
+
+/// The kind of a mismatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MismatchKind {
+    /// A different number of outputs.
+    OutputCount,
+    /// A different shape.
+    Shape,
+    /// A different dtype.
+    DType,
+    /// Values outside tolerance.
+    Values,
+    /// NaN where the reference has a number.
+    Poison,
+}
+
+/// How many differing elements a mismatch lists.
+pub const FIRST_K: usize = 5;
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} disagrees with the reference on `{}` (shape {:?}): {:?}, {} element(s) differ, max abs err {:e}, max rel err {:e}",
+            self.engine,
+            self.output,
+            self.shape,
+            self.kind,
+            self.count,
+            self.max_abs_err,
+            self.max_rel_err
+        )?;
+        for (idx, a, b) in &self.first {
+            write!(f, "; at {idx:?} engine {a} reference {b}")?;
+        }
+        Ok(())
+    }
+}
+
+fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for (k, &d) in shape.iter().enumerate().rev() {
+        if d > 0 {
+            idx[k] = flat % d;
+            flat /= d;
+        }
+    }
+    idx
+}
+
+/// Compares an engine's outputs with the reference's (names label the outputs in reports).
+pub fn compare(
+    engine: &str,
+    names: &[String],
+    got: &[Tensor],
+    want: &[Tensor],
+) -> Result<(), Mismatch> {
+    let label = |i: usize| {
+        names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("output {i}"))
+    };
+    let base = |output: String, shape: Vec<usize>, kind| Mismatch {
+        engine: engine.to_string(),
+        output,
+        shape,
+        kind,
+        first: vec![],
+        count: 0,
+        max_abs_err: f64::INFINITY,
+        max_rel_err: f64::INFINITY,
+    };
+    if got.len() != want.len() {
+        return Err(base(
+            format!("{} vs {} outputs", got.len(), want.len()),
+            vec![],
+            MismatchKind::OutputCount,
+        ));
+    }
+    for (i, (a, b)) in got.iter().zip(want).enumerate() {
+        if a.shape != b.shape {
+            let mut m = base(label(i), b.shape.clone(), MismatchKind::Shape);
+            m.first = vec![(a.shape.clone(), 0.0, 0.0)];
+            return Err(m);
+        }
+        if a.dtype != b.dtype {
+            return Err(base(label(i), b.shape.clone(), MismatchKind::DType));
+        }
+        let tol = Tolerance::for_dtype(b.dtype);
+        let mut m = base(label(i), b.shape.clone(), MismatchKind::Values);
+        m.max_abs_err = 0.0;
+        m.max_rel_err = 0.0;
+        for (k, (&x, &y)) in a.values.iter().zip(&b.values).enumerate() {
+            if tol.matches(x, y) {
+                continue;
+            }
+            m.count += 1;
+            if x.is_nan() && !y.is_nan() {
+                m.kind = MismatchKind::Poison;
+            }
+            if m.first.len() < FIRST_K {
+                m.first.push((unravel(k, &b.shape), x, y));
+            }
+            let abs = if x.is_finite() && y.is_finite() {
+                (x - y).abs()
+            } else {
+                f64::INFINITY
+            };
+            m.max_abs_err = m.max_abs_err.max(abs);
+            if y != 0.0 {
+                m.max_rel_err = m.max_rel_err.max(abs / y.abs());
+            } else if abs > 0.0 {
+                m.max_rel_err = f64::INFINITY;
+            }
+        }
+        if m.count > 0 {
+            return Err(m);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(dtype: DType, values: Vec<f64>) -> Tensor {
+        Tensor::new(dtype, vec![values.len()], values)
+    }
+
+    #[test]
+    fn int32_is_exact() {
+        assert!(
+            compare(
+                "e",
+                &[],
+                &[t(DType::Int32, vec![1.0, 2.0])],
+                &[t(DType::Int32, vec![1.0, 2.0])]
+            )
+            .is_ok()
+        );
+        let m = compare(
+            "e",
+            &["out".into()],
+            &[t(DType::Int32, vec![1.0, 3.0])],
+            &[t(DType::Int32, vec![1.0, 2.0])],
+        )
+        .unwrap_err();
+        assert_eq!(
+            (m.count, m.first[0].0.clone(), m.max_abs_err),
+            (1, vec![1], 1.0)
+        );
+    }
+
+    #[test]
+    fn float_tolerances_per_dtype() {
+        let f = Tolerance::for_dtype(DType::Float32);
+        assert!(f.matches(100.0005, 100.0));
+        assert!(!f.matches(100.01, 100.0));
+        let b = Tolerance::for_dtype(DType::Bfloat16);
+        assert!(b.matches(8.0625, 8.0));
+        assert!(
+            !b.matches(5.0, 7.0),
+            "the D12 wrong value must not pass as bf16 rounding"
+        );
+    }
+
+    #[test]
+    fn nan_where_the_reference_has_a_number_is_poison() {
+        let m = compare(
+            "e",
+            &[],
+            &[t(DType::Float32, vec![f64::NAN])],
+            &[t(DType::Float32, vec![1.0])],
+        )
+        .unwrap_err();
+        assert_eq!(m.kind, MismatchKind::Poison);
+        assert!(
+            compare(
+                "e",
+                &[],
+                &[t(DType::Float32, vec![f64::NAN])],
+                &[t(DType::Float32, vec![f64::NAN])]
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn shape_and_count_mismatches_are_reported() {
+        let a = Tensor::new(DType::Float32, vec![2, 1], vec![0.0, 0.0]);
+        let b = Tensor::new(DType::Float32, vec![1, 2], vec![0.0, 0.0]);
+        assert_eq!(
+            compare("e", &[], &[a.clone()], &[b]).unwrap_err().kind,
+            MismatchKind::Shape
+        );
+        assert_eq!(
+            compare("e", &[], &[a.clone(), a.clone()], &[a])
+                .unwrap_err()
+                .kind,
+            MismatchKind::OutputCount
+        );
+    }
+
+    #[test]
+    fn first_indices_are_multi_dimensional() {
+        let a = Tensor::new(
+            DType::Float32,
+            vec![2, 3],
+            vec![0.0, 0.0, 0.0, 0.0, 9.0, 0.0],
+        );
+        let b = Tensor::new(DType::Float32, vec![2, 3], vec![0.0; 6]);
+        assert_eq!(
+            compare("e", &[], &[a], &[b]).unwrap_err().first[0].0,
+            vec![1, 1]
+        );
+    }
+}

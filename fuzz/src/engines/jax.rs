@@ -1,0 +1,76 @@
+//! The JAX engines: the emitted module run by a persistent worker in one of the
+//! `tpu-runner` modes (`pallas-interpret`, `pallas-tpu-interpret`, `pallas-tpu-lower`,
+//! `pallas-tpu`).
+
+use super::{Engine, EngineRun, EngineStatus, Job};
+use std::sync::Arc;
+use std::time::Instant;
+use tpu_runner::{Mode, Pool, RunError, RunRequest};
+
+/// One JAX mode over a shared worker pool.
+pub struct Jax {
+    mode: Mode,
+    pool: Arc<Pool>,
+}
+
+impl Jax {
+    /// An engine running `mode` on `pool`.
+    pub fn new(mode: Mode, pool: Arc<Pool>) -> Jax {
+        Jax { mode, pool }
+    }
+}
+
+impl Engine for Jax {
+    fn name(&self) -> &str {
+        self.mode.name()
+    }
+
+    fn run(&self, job: &Job<'_>) -> EngineRun {
+        let start = Instant::now();
+        let status = match job.emitted {
+            None => EngineStatus::NotRun("the compiler rejected the kernel".into()),
+            Some(source) => {
+                let request = RunRequest {
+                    mode: self.mode,
+                    source: source.to_string(),
+                    inputs: job.inputs.to_vec(),
+                };
+                match self.pool.run(&request) {
+                    Ok(result) => match result.outcome {
+                        Ok(outputs) if result.lowered || !self.mode.produces_outputs() => {
+                            let _ = outputs;
+                            EngineStatus::Lowered
+                        }
+                        Ok(outputs) => EngineStatus::Outputs(outputs),
+                        Err(e) if e.is_engine_unavailable() => {
+                            EngineStatus::Unavailable(e.message.clone())
+                        }
+                        Err(e) => EngineStatus::KernelError {
+                            stage: e.stage,
+                            kind: match &e.cause {
+                                Some(c) if c != &e.kind => format!("{} ({c})", e.kind),
+                                _ => e.kind.clone(),
+                            },
+                            message: e.message.clone(),
+                            traceback: e.traceback.clone(),
+                        },
+                    },
+                    Err(RunError::Timeout { timeout }) => {
+                        EngineStatus::Timeout(format!("no answer within {timeout:?}"))
+                    }
+                    Err(e @ (RunError::WorkerCrashed { .. } | RunError::EngineCrash { .. })) => {
+                        EngineStatus::Crash(e.to_string())
+                    }
+                    Err(e) => {
+                        EngineStatus::Crash(format!("harness failure talking to the worker: {e}"))
+                    }
+                }
+            }
+        };
+        EngineRun {
+            engine: self.name().to_string(),
+            status,
+            seconds: start.elapsed().as_secs_f64(),
+        }
+    }
+}

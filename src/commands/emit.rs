@@ -1,0 +1,52 @@
+//! `pallas-diff emit CASE.py [--json]`: the emitted Pallas module, or the rejection.
+
+use super::{CliError, Exit, load_case};
+use compiler::compile::{CodegenOptions, Outcome, compile};
+use std::path::PathBuf;
+
+/// Arguments of `emit`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The case script (or case JSON).
+    case: PathBuf,
+    /// Print `{"verdict": ..., "block_sizes": ..., "source": ...}` as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Pad resident inputs with NaN / INT_MAX and mask with `jnp.where` (see compiler docs).
+    #[arg(long)]
+    poison_padding: bool,
+}
+
+pub fn run(args: Args) -> Result<Exit, CliError> {
+    let case = load_case(&args.case)?;
+    let options = CodegenOptions {
+        poison_padding: args.poison_padding,
+        ..CodegenOptions::default()
+    };
+    let compiled = compile(&case, &options);
+    if args.json {
+        let json = serde_json::json!({
+            "verdict": compiled.verdict,
+            "block_sizes": {
+                "configured": compiled.block_sizes.configured,
+                "effective": compiled.block_sizes.effective,
+            },
+            "gap": compiled.gap.as_ref().map(|g| format!("{} at {}", g.construct, g.span)),
+            "source": compiled.source,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).map_err(anyhow::Error::from)?
+        );
+        return Ok(Exit::Ok);
+    }
+    match compiled.outcome() {
+        Outcome::Lowered(src) => print!("{src}"),
+        Outcome::Rejected(r) => println!("rejected: {r}"),
+        Outcome::Gap(g) => println!(
+            "unsupported: pallas-diff's codegen does not model {} at {}",
+            g.construct, g.span
+        ),
+    }
+    Ok(Exit::Ok)
+}

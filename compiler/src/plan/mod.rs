@@ -9,11 +9,27 @@
 //! Plans are keyed by [`NodeKey`] of the borrowed [`Case`], like [`Types`]: a key is valid only
 //! while the case it was taken from is borrowed.
 
+pub mod addressing;
+mod chain;
+mod complete;
+mod links;
+mod selector;
+
 use crate::ir::sym::{Affine, BlockId};
 use crate::ir::types::Types;
-use crate::ir::{Case, Expr, NodeKey};
-use crate::verdict::Rejection;
+use crate::ir::{Case, Expr, NodeKey, Span};
+use crate::verdict::{Rejection, Rule};
+use links::Links;
 use std::collections::{HashMap, HashSet};
+
+/// `_RESIDENT_REF_ATEN_VIEW_TARGETS`: the aten ops that are address-preserving resident Ref
+/// transforms (spec §2.5), besides a `None`/`:`-only `hl.subscript`. Explicit on purpose.
+pub const RESIDENT_REF_VIEW_TARGETS: [&str; 4] = [
+    chain::RESHAPE,
+    chain::SQUEEZE,
+    chain::UNSQUEEZE,
+    chain::VIEW,
+];
 
 /// The planner's decision for one config (Helion's `node.meta` entries, spec §2.1).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -149,21 +165,82 @@ pub struct Selector {
 }
 
 /// Plans every load and narrowing subscript of `case` under its config (spec §2), with the
-/// types `types::infer(case)` computed for the same config.
+/// types `types::infer(case)` computed for the same config. Assumes trace-time validation
+/// ([`crate::validate`]) passed; never panics if it did not.
+///
+/// Order (spec §2.1, §2.9, §2.10): the worklist-grouping gap; then every load in program order
+/// is planned transactionally (R-MUT, root eligibility, chain analysis), failures recorded
+/// first-wins on the narrowing subscripts they reach; then the completeness pass reports the
+/// first unplanned narrowing subscript in program order that has no static-value fallback.
 pub fn plan(case: &Case, types: &Types) -> Result<Plan, Rejection> {
-    let _ = (case, types);
-    Ok(Plan::default())
+    match case.config.worklist_grouping {
+        None | Some(0) | Some(1) => {}
+        Some(g) => {
+            return Err(Rejection::new(
+                Rule::ConfigWorklistGroupingUnsupported,
+                case.kernel.span,
+                &[("grouping", &g.to_string())],
+            ));
+        }
+    }
+    let links = Links::build(case);
+    let written: HashSet<usize> = links
+        .writes
+        .iter()
+        .filter_map(|t| types.host.tensors.get(*t).map(|h| h.storage))
+        .collect();
+    let mut planner = Planner {
+        types,
+        links,
+        failures: HashMap::new(),
+        resident: HashMap::new(),
+        static_value: HashSet::new(),
+    };
+    for load in planner.links.loads.clone() {
+        planner.plan_root(load, &written);
+    }
+    planner.complete()?;
+    Ok(Plan {
+        resident: planner.resident,
+        static_value: planner.static_value,
+    })
 }
 
 /// Runs Helion's tracing ([`crate::ir::types::infer`]) and then [`plan`]: a type error is a
 /// `trace.type-error` rejection (Helion's tracing itself raised).
 pub fn plan_case(case: &Case) -> Result<Plan, Rejection> {
-    let types = crate::ir::types::infer(case).map_err(|e| {
-        Rejection::new(
-            crate::verdict::Rule::TraceTypeError,
-            e.span,
-            &[("message", &e.message)],
-        )
-    })?;
+    let types = crate::ir::types::infer(case)
+        .map_err(|e| Rejection::new(Rule::TraceTypeError, e.span, &[("message", &e.message)]))?;
     plan(case, &types)
+}
+
+/// The planner's working state for one case and config.
+pub(crate) struct Planner<'a, 't> {
+    types: &'t Types,
+    links: Links<'a>,
+    /// First failure per narrowing subscript (`setdefault`, spec §2.8).
+    failures: HashMap<NodeKey, Rejection>,
+    /// Committed annotations.
+    resident: HashMap<NodeKey, ResidentPlan>,
+    /// Static-value fallbacks.
+    static_value: HashSet<NodeKey>,
+}
+
+/// `line N`: how messages name a position.
+pub(crate) fn at(span: Span) -> String {
+    format!("line {}", span.line)
+}
+
+/// `line A, line B, line C`: up to three distinct positions, in order.
+pub(crate) fn lines(spans: &[Span]) -> String {
+    let mut seen: Vec<u32> = Vec::new();
+    for s in spans {
+        if !seen.contains(&s.line) && seen.len() < 3 {
+            seen.push(s.line);
+        }
+    }
+    seen.iter()
+        .map(|l| format!("line {l}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

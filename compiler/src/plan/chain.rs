@@ -1,0 +1,481 @@
+//! Root eligibility (`_root_variants`, spec §2.3–2.4), the mutation rule (R-MUT, spec §2.9),
+//! address-preserving views (`_reshape_variants`, spec §2.5), chain analysis with value
+//! boundaries (`_analyze_resident_chain`, spec §2.8) and first-wins failure recording.
+
+use super::addressing::{Addressing, slice_addressing};
+use super::links::{GraphKind, Slot, Use, User};
+use super::{Planner, ResidentPlan, Selector, Variant, at, lines};
+use crate::ir::types::Ty;
+use crate::ir::{AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, StmtKind, ViewOp};
+use crate::verdict::{Rejection, Rule};
+use std::collections::{HashMap, HashSet};
+
+/// The resident-Ref transform allowlist (spec §2.5), as named in messages.
+pub(crate) const RESHAPE: &str = "aten.reshape.default";
+pub(crate) const VIEW: &str = "aten.view.default";
+pub(crate) const SQUEEZE: &str = "aten.squeeze.dim";
+pub(crate) const UNSQUEEZE: &str = "aten.unsqueeze.default";
+const SUBSCRIPT: &str = "hl.subscript";
+
+/// A user the transform rules accepted: its output variants and, for a narrowing subscript,
+/// its selector.
+struct Planned<'a> {
+    use_: Use<'a>,
+    user: &'a Expr,
+    variants: Vec<Variant>,
+    selector: Option<Selector>,
+}
+
+/// Annotations of one root, committed only if the whole chain plans (spec §2.1).
+pub(crate) type Scratch = HashMap<NodeKey, ResidentPlan>;
+
+impl<'a> Planner<'a, '_> {
+    /// Plans one load transactionally: commits its chain's annotations, or records the failure
+    /// on every narrowing subscript reachable from it (first wins).
+    pub(crate) fn plan_root(&mut self, load: &'a Expr, written: &HashSet<usize>) {
+        let mut scratch = Scratch::new();
+        let result = self.root_variants(load, written).and_then(|variants| {
+            self.analyze(load, variants, None, Vec::new(), true, &mut scratch)
+        });
+        match result {
+            Ok(()) => self.resident.extend(scratch),
+            Err(rej) => self.record_from_node(load, &rej),
+        }
+    }
+
+    /// R-MUT and `_root_variants` (spec §2.9, §2.3 in order, §2.4 root guard rule).
+    fn root_variants(
+        &self,
+        load: &'a Expr,
+        written: &HashSet<usize>,
+    ) -> Result<Vec<Variant>, Rejection> {
+        let here = at(load.span);
+        let rej = |rule: Rule, args: &[(&str, &str)]| {
+            let mut all: Vec<(&str, &str)> = vec![("at", here.as_str())];
+            all.extend_from_slice(args);
+            Err(Rejection::new(rule, load.span, &all))
+        };
+        let ExprKind::Load {
+            tensor, indices, ..
+        } = &load.kind
+        else {
+            return rej(Rule::RootNoTensorMetadata, &[]);
+        };
+        let Some(host) = self.types.host.tensors.get(tensor) else {
+            return rej(Rule::RootNoTensorMetadata, &[]);
+        };
+        if written.contains(&host.storage) {
+            return rej(Rule::RootWrittenOnDevice, &[]);
+        }
+        let Ty::Tensor { dtype, dims } = self.types.of(load) else {
+            return rej(Rule::RootNoTensorMetadata, &[]);
+        };
+        if dims.len() != host.shape.len() {
+            return rej(Rule::RootChangesRank, &[]);
+        }
+        let narrowing: Vec<(usize, &Index)> = indices
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.is_narrowing())
+            .collect();
+        let [(dim, index)] = narrowing.as_slice() else {
+            return rej(
+                Rule::RootTilesMultipleDims,
+                &[("count", &narrowing.len().to_string())],
+            );
+        };
+        let block = match index {
+            Index::Expr(e) => match self.types.of(e) {
+                Ty::Tile(b) => *b,
+                _ => return rej(Rule::RootNotTileIndexed, &[]),
+            },
+            Index::Full | Index::NewAxis | Index::Int(_) | Index::Slice { .. } => {
+                return rej(Rule::RootNotTileIndexed, &[]);
+            }
+        };
+        let shape: Vec<i64> = dims.iter().map(|d| d.size).collect();
+        if shape.iter().any(|&s| s < 1) {
+            return rej(Rule::RootNoConcreteShape, &[]);
+        }
+        let lane = shape.last().copied().unwrap_or(0);
+        if slice_addressing(*dtype, shape.len(), *dim, lane) != Addressing::Direct {
+            return rej(Rule::RootNotDirectAddressing, &[]);
+        }
+        let size = host.shape.get(*dim).map_or(-1, |&s| s as i64);
+        let full = match self.links.graphs[self.links.graph_of(load)].kind {
+            GraphKind::Loop(lp, _) => {
+                let ids = self.types.blocks.loop_ids(lp);
+                ids.iter()
+                    .position(|&b| b == block)
+                    .and_then(|k| lp.dims.get(k))
+                    .is_some_and(|d| {
+                        d.begin
+                            .as_ref()
+                            .is_none_or(|b| self.const_int(b) == Some(0))
+                            && self.const_int(&d.end) == Some(size)
+                    })
+            }
+            GraphKind::Root | GraphKind::Grid | GraphKind::Then(_) | GraphKind::Else => false,
+        };
+        let bs = self.types.block_size(block);
+        let unguarded = full && bs >= 1 && size % bs == 0;
+        let live_guard = if unguarded { None } else { Some((*dim, block)) };
+        Ok(vec![Variant {
+            factor: 1,
+            shape,
+            squeezed_dims: Vec::new(),
+            live_guard,
+        }])
+    }
+
+    fn const_int(&self, e: &Expr) -> Option<i64> {
+        match self.types.of(e) {
+            Ty::Int(Some(a)) => a.as_const(),
+            _ => None,
+        }
+    }
+
+    /// `_analyze_resident_chain` (spec §2.8) for `node` with its output `variants`.
+    fn analyze(
+        &mut self,
+        node: &'a Expr,
+        variants: Vec<Variant>,
+        selector: Option<Selector>,
+        input_variants: Vec<Variant>,
+        is_root: bool,
+        scratch: &mut Scratch,
+    ) -> Result<(), Rejection> {
+        let uses = self.links.effective_users(node);
+        let mut planned: Vec<Planned<'a>> = Vec::new();
+        let mut unsupported: Vec<(Use<'a>, Rejection)> = Vec::new();
+        for u in uses {
+            match self.classify(&u, &variants) {
+                Ok(p) => planned.push(p),
+                Err(rej) => {
+                    self.record_from_use(&u, &rej);
+                    unsupported.push((u, rej));
+                }
+            }
+        }
+        let here = at(node.span);
+        if is_root {
+            if !planned.is_empty() && !unsupported.is_empty() {
+                let spans: Vec<_> = unsupported.iter().map(|(u, _)| u.span()).collect();
+                return Err(Rejection::new(
+                    Rule::ChainConsumedWhole,
+                    spans[0],
+                    &[("lines", &lines(&spans))],
+                ));
+            }
+            if let Some((_, rej)) = unsupported.into_iter().next() {
+                return Err(rej);
+            }
+            if planned.is_empty() {
+                return Err(Rejection::new(
+                    Rule::ChainNoUsers,
+                    node.span,
+                    &[("at", &here)],
+                ));
+            }
+        } else {
+            let masked = selector.as_ref().is_some_and(|s| s.mask);
+            if masked || !unsupported.is_empty() || planned.is_empty() {
+                if masked && !planned.is_empty() {
+                    let r = Rejection::new(
+                        Rule::ChainMaskedFeedsNarrowing,
+                        node.span,
+                        &[("at", &here)],
+                    );
+                    for p in &planned {
+                        self.record_from_use(&p.use_, &r);
+                    }
+                }
+                if variants.iter().any(|v| v.live_guard.is_some()) {
+                    return Err(Rejection::new(
+                        Rule::ChainPaddingAtBoundary,
+                        node.span,
+                        &[("at", &here)],
+                    ));
+                }
+                if !masked && !planned.is_empty() && !unsupported.is_empty() {
+                    let spans: Vec<_> = unsupported.iter().map(|(u, _)| u.span()).collect();
+                    let r = Rejection::new(
+                        Rule::ChainViewConsumedElsewhere,
+                        node.span,
+                        &[("at", &here), ("lines", &lines(&spans))],
+                    );
+                    for p in &planned {
+                        self.record_from_use(&p.use_, &r);
+                    }
+                }
+                scratch.insert(
+                    NodeKey::of(node),
+                    ResidentPlan {
+                        materialize: true,
+                        variants,
+                        selector,
+                        input_variants,
+                    },
+                );
+                return Ok(());
+            }
+        }
+        scratch.insert(
+            NodeKey::of(node),
+            ResidentPlan {
+                materialize: false,
+                variants: variants.clone(),
+                selector,
+                input_variants,
+            },
+        );
+        for p in planned {
+            for t in &p.use_.transports {
+                scratch.insert(
+                    NodeKey::of(t),
+                    ResidentPlan {
+                        materialize: false,
+                        variants: variants.clone(),
+                        selector: None,
+                        input_variants: variants.clone(),
+                    },
+                );
+            }
+            self.analyze(
+                p.user,
+                p.variants,
+                p.selector,
+                variants.clone(),
+                false,
+                scratch,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The transform rules (spec §2.5–2.7) for one semantic user of a Ref with `variants`.
+    fn classify(&self, u: &Use<'a>, variants: &[Variant]) -> Result<Planned<'a>, Rejection> {
+        let not_transform = |target: &str, span| {
+            Rejection::new(
+                Rule::ViewNotAddressPreserving,
+                span,
+                &[("target", target), ("at", &at(span))],
+            )
+        };
+        let (user, operand) = match u.user {
+            User::Expr { user, operand } => (user, operand),
+            User::Stmt(s, slot) => return Err(not_transform(&stmt_target(s, slot), s.span)),
+            User::Merge(e) => {
+                let target = if self.links.reaching(e).len() > 1 {
+                    "_phi"
+                } else {
+                    "output"
+                };
+                return Err(not_transform(target, e.span));
+            }
+        };
+        let planned = |variants, selector| Planned {
+            use_: u.clone(),
+            user,
+            variants,
+            selector,
+        };
+        match &user.kind {
+            ExprKind::Subscript { value, indices } if std::ptr::eq(&**value, operand) => {
+                if indices.iter().any(Index::is_narrowing) {
+                    let norm = self.normalize(user)?;
+                    let out = self.apply(user, &norm, variants)?;
+                    Ok(planned(out, Some(norm.selector)))
+                } else {
+                    Ok(planned(self.view_rule(user, SUBSCRIPT, variants)?, None))
+                }
+            }
+            ExprKind::View { value, op } if std::ptr::eq(&**value, operand) => {
+                let target = match op {
+                    ViewOp::Reshape(_) => RESHAPE,
+                    ViewOp::View(_) | ViewOp::ViewAs(_) => VIEW,
+                    ViewOp::Squeeze(_) => SQUEEZE,
+                    ViewOp::Unsqueeze(_) => UNSQUEEZE,
+                };
+                Ok(planned(self.view_rule(user, target, variants)?, None))
+            }
+            _ => Err(not_transform(expr_target(user), user.span)),
+        }
+    }
+
+    /// `_reshape_variants` (spec §2.5 view rule).
+    fn view_rule(
+        &self,
+        user: &Expr,
+        target: &str,
+        variants: &[Variant],
+    ) -> Result<Vec<Variant>, Rejection> {
+        let here = at(user.span);
+        let rej = |rule: Rule| {
+            Err(Rejection::new(
+                rule,
+                user.span,
+                &[("target", target), ("at", &here)],
+            ))
+        };
+        let Some(out) = self.types.of(user).dims() else {
+            return rej(Rule::ViewNoTensorMetadata);
+        };
+        let out: Vec<i64> = out.iter().map(|d| d.size).collect();
+        let mut result = Vec::with_capacity(variants.len());
+        for v in variants {
+            if v.live_guard.is_some() {
+                return rej(Rule::ViewPartiallyLive);
+            }
+            if v.shape.len() < 2 {
+                return rej(Rule::ViewRankBelowTwo);
+            }
+            if out.iter().any(|&s| s < 0) {
+                return rej(Rule::ViewNoConcreteShape);
+            }
+            let numel = |s: &[i64]| s.iter().fold(1i64, |a, &b| a.saturating_mul(b));
+            if numel(&v.shape) != numel(&out) {
+                return rej(Rule::ViewElementCount);
+            }
+            if out.len() < 2 || out[out.len() - 2..] != v.shape[v.shape.len() - 2..] {
+                return rej(Rule::ViewMinorDims);
+            }
+            result.push(Variant {
+                factor: v.factor,
+                shape: out.clone(),
+                squeezed_dims: Vec::new(),
+                live_guard: None,
+            });
+        }
+        Ok(result)
+    }
+
+    /// Records `rej` (first wins) on the user of `u`, if it is a narrowing subscript, and on
+    /// every narrowing subscript reachable from it.
+    pub(crate) fn record_from_use(&mut self, u: &Use<'a>, rej: &Rejection) {
+        let mut work = Vec::new();
+        self.push_use(u, &mut work);
+        self.record_walk(work, rej);
+    }
+
+    /// Records `rej` on every narrowing subscript reachable from `node` (not on `node`).
+    pub(crate) fn record_from_node(&mut self, node: &'a Expr, rej: &Rejection) {
+        let mut work = Vec::new();
+        for u in self.links.effective_users(node) {
+            self.push_use(&u, &mut work);
+        }
+        self.record_walk(work, rej);
+    }
+
+    fn push_use(&self, u: &Use<'a>, work: &mut Vec<Reach<'a>>) {
+        match u.user {
+            User::Expr { user, .. } => work.push(Reach::Node(user)),
+            User::Merge(e) => work.push(Reach::Through(e)),
+            User::Stmt(s, Slot::AugValue | Slot::AugTarget) => {
+                if let Some(d) = self.links.def_of(s) {
+                    work.push(Reach::Def(d));
+                }
+            }
+            User::Stmt(..) => {}
+        }
+    }
+
+    fn record_walk(&mut self, mut work: Vec<Reach<'a>>, rej: &Rejection) {
+        let mut seen_nodes = HashSet::new();
+        let mut seen_defs = HashSet::new();
+        while let Some(item) = work.pop() {
+            let uses = match item {
+                Reach::Node(e) | Reach::Through(e) => {
+                    if !seen_nodes.insert(NodeKey::of(e)) {
+                        continue;
+                    }
+                    if let (Reach::Node(_), ExprKind::Subscript { indices, .. }) = (item, &e.kind)
+                        && indices.iter().any(Index::is_narrowing)
+                    {
+                        self.failures
+                            .entry(NodeKey::of(e))
+                            .or_insert_with(|| rej.clone());
+                    }
+                    self.links.effective_users(e)
+                }
+                Reach::Def(d) => {
+                    if !seen_defs.insert(d) {
+                        continue;
+                    }
+                    self.links.users_of_def(d)
+                }
+            };
+            for u in &uses {
+                self.push_use(u, &mut work);
+            }
+        }
+    }
+}
+
+/// An item of the failure-recording walk.
+#[derive(Clone, Copy)]
+enum Reach<'a> {
+    /// A semantic node (recorded if it is a narrowing subscript).
+    Node(&'a Expr),
+    /// A `_phi`/output name read: walked through.
+    Through(&'a Expr),
+    /// The value bound by an augmented assignment.
+    Def(usize),
+}
+
+/// The FX target of an expression user, as named in "not an address-preserving" messages.
+fn expr_target(e: &Expr) -> &'static str {
+    match &e.kind {
+        ExprKind::Binary { op, .. } => match op {
+            BinOp::Add => "aten.add.Tensor",
+            BinOp::Sub => "aten.sub.Tensor",
+            BinOp::Mul => "aten.mul.Tensor",
+            BinOp::Div => "aten.div.Tensor",
+            BinOp::FloorDiv => "aten.floor_divide.default",
+        },
+        ExprKind::Compare { op, .. } => match op {
+            CmpOp::Ge => "aten.ge.Tensor",
+            CmpOp::Gt => "aten.gt.Tensor",
+            CmpOp::Le => "aten.le.Tensor",
+            CmpOp::Lt => "aten.lt.Tensor",
+            CmpOp::Eq => "aten.eq.Tensor",
+            CmpOp::Ne => "aten.ne.Tensor",
+        },
+        ExprKind::Cast { .. } => "prims.convert_element_type.default",
+        ExprKind::Sum { .. } => "aten.sum.dim_IntList",
+        ExprKind::Permute { .. } => "aten.permute.default",
+        ExprKind::Load { .. } => "hl.load",
+        ExprKind::Subscript { .. } => SUBSCRIPT,
+        ExprKind::View { .. } => VIEW,
+        ExprKind::Arange { .. } => "prims.iota.default",
+        ExprKind::Zeros { .. } | ExprKind::Full { .. } => "aten.full.default",
+        ExprKind::Size { .. } => "aten.sym_size.int",
+        ExprKind::Alloc { .. } => "aten.empty.memory_format",
+        ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::TileAttr { .. } => {
+            "call_function"
+        }
+    }
+}
+
+/// The FX target of a statement user.
+fn stmt_target(s: &crate::ir::Stmt, slot: Slot) -> String {
+    match (&s.kind, slot) {
+        (StmtKind::Store { .. }, _) => "hl.store".into(),
+        (StmtKind::Atomic { op, .. }, _) => format!("hl.{}", atomic_name(*op)),
+        (StmtKind::AugAssign { op, .. }, _) => match op {
+            BinOp::Add => "aten.add.Tensor",
+            BinOp::Sub => "aten.sub.Tensor",
+            BinOp::Mul => "aten.mul.Tensor",
+            BinOp::Div => "aten.div.Tensor",
+            BinOp::FloorDiv => "aten.floor_divide.default",
+        }
+        .into(),
+        (StmtKind::If { .. }, _) => "_if".into(),
+        (StmtKind::For(_), _) => "_for_loop".into(),
+        (StmtKind::Return(_), _) | (StmtKind::Assign { .. }, _) => "output".into(),
+    }
+}
+
+fn atomic_name(op: AtomicOp) -> &'static str {
+    op.name()
+}

@@ -1,0 +1,539 @@
+//! Selector normalization (Helion's `_selector`, spec §2.6) — the one place a narrowing
+//! subscript's index becomes a [`Selector`] — and its application to every variant of the
+//! subscripted Ref (`_apply_selector_to_variants`, spec §2.7).
+
+use super::addressing::{Addressing, slice_addressing, static_run_aligned};
+use super::links::GraphKind;
+use super::{Planner, Selector, SelectorBegin, SelectorKind, Variant, at};
+use crate::ir::sym::{Affine, BlockId, Sym};
+use crate::ir::types::Ty;
+use crate::ir::{BinOp, CmpOp, Expr, ExprKind, Index, Span, StmtKind, TileAttr};
+use crate::render;
+use crate::verdict::{Rejection, Rule};
+
+/// A normalized selector and what applying it needs besides the variants.
+#[derive(Clone, Debug)]
+pub(crate) struct Normalized {
+    /// The selector.
+    pub selector: Selector,
+    /// Tile selectors: the driving loop's static end, if static (spec §2.7 step 6).
+    pub static_end: Option<i64>,
+    /// Tile selectors: the driving loop's position (for its messages).
+    pub loop_span: Span,
+}
+
+/// The iota a tail index traces to (`prims.iota(length, start, step)`, spec §1.7).
+struct Iota {
+    start: Option<Affine>,
+    length: Option<i64>,
+    step: Option<i64>,
+}
+
+/// What an index entry is, before the case analysis of spec §2.6.
+enum Source<'a> {
+    Iota(Iota),
+    Node(&'a Expr),
+    Int(i64),
+    StaticSlice(Option<i64>, Option<i64>, Option<i64>),
+    Unsupported(String),
+}
+
+impl<'a> Planner<'a, '_> {
+    fn int_of(&self, e: &Expr) -> Option<Affine> {
+        match self.types.of(e) {
+            Ty::Int(a) => a.clone(),
+            Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
+            Ty::HostTensor { .. } | Ty::Tensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => None,
+        }
+    }
+
+    fn const_of(&self, e: &Expr) -> Option<i64> {
+        self.int_of(e).and_then(|a| a.as_const())
+    }
+
+    /// Normalizes the narrowing subscript `sub` into a selector (spec §2.6), in the spec's check
+    /// order.
+    pub(crate) fn normalize(&self, sub: &'a Expr) -> Result<Normalized, Rejection> {
+        let here = at(sub.span);
+        let rej = |rule: Rule, args: &[(&str, &str)]| {
+            let mut all: Vec<(&str, &str)> = vec![("at", here.as_str())];
+            all.extend_from_slice(args);
+            Err(Rejection::new(rule, sub.span, &all))
+        };
+        let ExprKind::Subscript { value, indices } = &sub.kind else {
+            return rej(Rule::SelectorNoTensorMetadata, &[]);
+        };
+        if self.types.of(value).dims().is_none() {
+            return rej(Rule::SelectorNoTensorMetadata, &[]);
+        }
+        if indices.iter().any(|i| matches!(i, Index::NewAxis)) {
+            return rej(Rule::SelectorAddsDimension, &[]);
+        }
+        let narrowing: Vec<(usize, &'a Index)> = indices
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.is_narrowing())
+            .collect();
+        let [(logical_dim, index)] = narrowing.as_slice() else {
+            return rej(
+                Rule::SelectorNarrowsMultiple,
+                &[("count", &narrowing.len().to_string())],
+            );
+        };
+        let logical_dim = *logical_dim;
+        let source = self.source_of(index);
+        let base = |kind, begin, width, squeeze, mask| Selector {
+            kind,
+            logical_dim,
+            local_block: None,
+            outer_block: None,
+            begin,
+            width,
+            squeeze,
+            mask,
+        };
+        let plain = |selector| {
+            Ok(Normalized {
+                selector,
+                static_end: None,
+                loop_span: sub.span,
+            })
+        };
+        match source {
+            // A. Tail: a data-dependent constant-width run inside `if live >= width:`.
+            Source::Iota(iota) => {
+                let graph = self.links.graph_of(sub);
+                let GraphKind::Then(if_stmt) = self.links.graphs[graph].kind else {
+                    return rej(Rule::SelectorTailOutsideConditional, &[]);
+                };
+                let (Some(length), Some(1)) = (iota.length.filter(|&l| l >= 1), iota.step) else {
+                    return rej(Rule::SelectorTailNotContiguous, &[]);
+                };
+                let start = match &iota.start {
+                    Some(a) if a.as_const().is_none() => Some(a.clone()),
+                    Some(_) => return rej(Rule::SelectorTailNotContiguous, &[]),
+                    None => None,
+                };
+                let Some(start) = start else {
+                    // A SymInt start that is not affine: no live extent can be proven.
+                    return rej(Rule::SelectorTailNotGuarded, &[]);
+                };
+                let live = start.add(&Affine::constant(length));
+                let Some(outer) = live.as_live_extent() else {
+                    return rej(Rule::SelectorTailNotGuarded, &[]);
+                };
+                let guarded = match &if_stmt.kind {
+                    StmtKind::If { cond, .. } => match &cond.kind {
+                        ExprKind::Compare {
+                            op: CmpOp::Ge,
+                            lhs,
+                            rhs,
+                        } => {
+                            self.int_of(lhs).as_ref() == Some(&live)
+                                && self.const_of(rhs) == Some(length)
+                        }
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if !guarded {
+                    return rej(Rule::SelectorTailNotGuarded, &[]);
+                }
+                let mut s = base(
+                    SelectorKind::Tail,
+                    SelectorBegin::Symbolic(start),
+                    length,
+                    false,
+                    false,
+                );
+                s.outer_block = Some(outer);
+                plain(s)
+            }
+            // B. Tile run, or C. a static int reached through a node.
+            Source::Node(node) => {
+                let (block, squeeze) = match self.types.of(node) {
+                    Ty::Int(Some(a)) if a.as_const().is_some() => {
+                        let k = a.as_const().unwrap_or(0);
+                        return self.static_int(k, base, sub, &here);
+                    }
+                    Ty::Int(Some(a)) => match a.as_sym() {
+                        Some(Sym::TileBegin(b)) => (b, true),
+                        _ => return rej(Rule::SelectorScalarNotTileBegin, &[]),
+                    },
+                    Ty::Int(None) => return rej(Rule::SelectorScalarNotTileBegin, &[]),
+                    Ty::GridIndex(b) => (*b, true),
+                    Ty::Tensor { dims, .. } if dims.len() == 1 => match self.tile_run(node) {
+                        Some(b) => (b, false),
+                        None => return rej(Rule::SelectorShiftedTileRun, &[]),
+                    },
+                    Ty::Tensor { .. }
+                    | Ty::HostTensor { .. }
+                    | Ty::Float
+                    | Ty::Bool
+                    | Ty::Tile(_) => {
+                        return rej(
+                            Rule::SelectorUnsupportedIndex,
+                            &[("index", &render::expr(node))],
+                        );
+                    }
+                };
+                let (static_end, outer, loop_span) = self.driving_loop(sub, block)?;
+                let mut s = base(
+                    SelectorKind::Tile,
+                    SelectorBegin::Symbolic(Affine::sym(Sym::TileBegin(block))),
+                    self.types.block_size(block),
+                    squeeze,
+                    !squeeze,
+                );
+                s.local_block = Some(block);
+                s.outer_block = outer;
+                Ok(Normalized {
+                    selector: s,
+                    static_end,
+                    loop_span,
+                })
+            }
+            // C. Static int.
+            Source::Int(k) => self.static_int(k, base, sub, &here),
+            // D. Static slice.
+            Source::StaticSlice(start, stop, step) => match (start, stop, step) {
+                (Some(a), Some(b), None | Some(1)) if a >= 0 && b > a => plain(base(
+                    SelectorKind::Static,
+                    SelectorBegin::Static(a),
+                    b - a,
+                    false,
+                    false,
+                )),
+                _ => rej(Rule::SelectorStaticSliceNotContiguous, &[]),
+            },
+            // E. Anything else.
+            Source::Unsupported(repr) => rej(Rule::SelectorUnsupportedIndex, &[("index", &repr)]),
+        }
+    }
+
+    fn static_int(
+        &self,
+        k: i64,
+        base: impl Fn(SelectorKind, SelectorBegin, i64, bool, bool) -> Selector,
+        sub: &Expr,
+        here: &str,
+    ) -> Result<Normalized, Rejection> {
+        if k < 0 {
+            return Err(Rejection::new(
+                Rule::SelectorNegativeIndex,
+                sub.span,
+                &[("at", here)],
+            ));
+        }
+        let selector = base(
+            SelectorKind::Static,
+            SelectorBegin::Static(k),
+            1,
+            true,
+            false,
+        );
+        Ok(Normalized {
+            selector,
+            static_end: None,
+            loop_span: sub.span,
+        })
+    }
+
+    /// Classifies an index entry: an iota (an `hl.arange`, or a slice with a data-dependent
+    /// bound, which Helion's `visit_Slice` turns into one, spec §1.7), a node resolved through
+    /// renames and captures, a static int or a static slice.
+    fn source_of(&self, index: &'a Index) -> Source<'a> {
+        match index {
+            Index::Int(k) => Source::Int(*k),
+            Index::Slice { start, stop, step } => {
+                let bound = |b: &Option<Expr>| b.as_ref().map(|e| self.int_of(e));
+                let (s, t, st) = (bound(start), bound(stop), bound(step));
+                let is_static = |b: &Option<Option<Affine>>| match b {
+                    None => true,
+                    Some(a) => a.as_ref().is_some_and(|a| a.as_const().is_some()),
+                };
+                let cst =
+                    |b: &Option<Option<Affine>>| b.clone().flatten().and_then(|a| a.as_const());
+                if is_static(&s) && is_static(&t) {
+                    return Source::StaticSlice(cst(&s), cst(&t), cst(&st));
+                }
+                match (&s, &t, cst(&st)) {
+                    (Some(sa), Some(ta), step) if st.is_none() || step == Some(1) => {
+                        let length = match (sa, ta) {
+                            (Some(a), Some(b)) => b.sub(a).as_const(),
+                            _ => None,
+                        };
+                        Source::Iota(Iota {
+                            start: sa.clone(),
+                            length,
+                            step: Some(1),
+                        })
+                    }
+                    _ => Source::Unsupported(slice_repr(start, stop, step)),
+                }
+            }
+            Index::Expr(e) => {
+                let source = self.links.resolve(e);
+                match &source.kind {
+                    ExprKind::Arange { start, step, .. } => {
+                        let start = match start {
+                            Some(s) => self.int_of(s),
+                            None => Some(Affine::constant(0)),
+                        };
+                        let step = match step {
+                            Some(s) => self.const_of(s),
+                            None => Some(1),
+                        };
+                        let length = self
+                            .types
+                            .of(source)
+                            .dims()
+                            .and_then(|d| d.first())
+                            .map(|d| d.size);
+                        Source::Iota(Iota {
+                            start,
+                            length,
+                            step,
+                        })
+                    }
+                    _ => Source::Node(source),
+                }
+            }
+            Index::Full | Index::NewAxis => Source::Unsupported(":".into()),
+        }
+    }
+
+    /// `_tile_run`: the block id of `t.index`, or of `t.index + c` / `c + t.index` /
+    /// `t.index - c` with `c` known equal to 0 (`tile_with_offset`, spec §2.6 B, §4 D9).
+    fn tile_run(&self, node: &'a Expr) -> Option<BlockId> {
+        let (b, offset) = self.tile_offset(node, 0)?;
+        (offset == Affine::constant(0)).then_some(b)
+    }
+
+    fn tile_offset(&self, e: &'a Expr, depth: usize) -> Option<(BlockId, Affine)> {
+        if depth > 64 {
+            return None;
+        }
+        let e = self.links.resolve(e);
+        match &e.kind {
+            ExprKind::TileAttr {
+                attr: TileAttr::Index,
+                ..
+            } => {
+                let b = self.types.of(e).dims()?.first()?.block?;
+                Some((b, Affine::constant(0)))
+            }
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            } => {
+                if let (Some((b, o)), Some(c)) =
+                    (self.tile_offset(lhs, depth + 1), self.int_of(rhs))
+                {
+                    Some((b, o.add(&c)))
+                } else {
+                    let (b, o) = self.tile_offset(rhs, depth + 1)?;
+                    Some((b, o.add(&self.int_of(lhs)?)))
+                }
+            }
+            ExprKind::Binary {
+                op: BinOp::Sub,
+                lhs,
+                rhs,
+            } => {
+                let (b, o) = self.tile_offset(lhs, depth + 1)?;
+                Some((b, o.sub(&self.int_of(rhs)?)))
+            }
+            _ => None,
+        }
+    }
+
+    /// `_enclosing_loop_bounds`: the first device loop, walking up from the subscript's graph
+    /// through loops and branches, whose block ids contain `block`; its begin must be 0 and its
+    /// end static (≥ 1) or some tile's live extent (spec §2.6 B). Returns the static end, the
+    /// outer tile of a live-extent end, and the loop's position.
+    fn driving_loop(
+        &self,
+        sub: &Expr,
+        block: BlockId,
+    ) -> Result<(Option<i64>, Option<BlockId>, Span), Rejection> {
+        let mut g = Some(self.links.graph_of(sub));
+        while let Some(id) = g {
+            let graph = self.links.graphs[id];
+            if let GraphKind::Loop(lp, stmt) = graph.kind
+                && let Some(k) = self
+                    .types
+                    .blocks
+                    .loop_ids(lp)
+                    .iter()
+                    .position(|&b| b == block)
+            {
+                {
+                    let Some(dim) = lp.dims.get(k) else { break };
+                    let loop_at = at(stmt.span);
+                    if let Some(b) = &dim.begin
+                        && self.const_of(b) != Some(0)
+                    {
+                        return Err(Rejection::new(
+                            Rule::SelectorLoopNotZeroBased,
+                            b.span,
+                            &[("at", &at(b.span))],
+                        ));
+                    }
+                    let end_at = at(dim.end.span);
+                    return match self.types.of(&dim.end) {
+                        Ty::Int(Some(a)) => match (a.as_const(), a.as_live_extent()) {
+                            (Some(c), _) if c < 1 => Err(Rejection::new(
+                                Rule::SelectorLoopEmpty,
+                                stmt.span,
+                                &[("at", &loop_at)],
+                            )),
+                            (Some(c), _) => Ok((Some(c), None, stmt.span)),
+                            (None, Some(outer)) => Ok((None, Some(outer), stmt.span)),
+                            (None, None) => Err(Rejection::new(
+                                Rule::SelectorLiveExtentMismatch,
+                                dim.end.span,
+                                &[("at", &end_at)],
+                            )),
+                        },
+                        Ty::Int(None) => Err(Rejection::new(
+                            Rule::SelectorLiveExtentMismatch,
+                            dim.end.span,
+                            &[("at", &end_at)],
+                        )),
+                        Ty::GridIndex(_)
+                        | Ty::HostTensor { .. }
+                        | Ty::Tensor { .. }
+                        | Ty::Float
+                        | Ty::Bool
+                        | Ty::Tile(_) => Err(Rejection::new(
+                            Rule::SelectorUnsupportedEnd,
+                            dim.end.span,
+                            &[("at", &end_at)],
+                        )),
+                    };
+                }
+            }
+            g = graph.parent;
+        }
+        Err(Rejection::new(
+            Rule::SelectorNoDrivingLoop,
+            sub.span,
+            &[("at", &at(sub.span))],
+        ))
+    }
+
+    /// Applies a normalized selector to every variant of the subscripted Ref (spec §2.7), in
+    /// the spec's order per variant. `sub` is the subscript (for spans).
+    pub(crate) fn apply(
+        &self,
+        sub: &Expr,
+        norm: &Normalized,
+        input: &[Variant],
+    ) -> Result<Vec<Variant>, Rejection> {
+        let s = &norm.selector;
+        let here = at(sub.span);
+        let rej =
+            |rule: Rule, span: Span, args: &[(&str, &str)]| Err(Rejection::new(rule, span, args));
+        let (dtype, rank) = match &sub.kind {
+            ExprKind::Subscript { value, .. } => match self.types.of(value) {
+                Ty::Tensor { dtype, dims } => (*dtype, dims.len()),
+                _ => return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]),
+            },
+            _ => return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]),
+        };
+        let mut out = Vec::with_capacity(input.len());
+        for v in input {
+            let width = match s.kind {
+                SelectorKind::Tile => {
+                    s.local_block.map_or(0, |b| self.types.block_size(b)) * i64::from(v.factor)
+                }
+                SelectorKind::Tail | SelectorKind::Static => s.width,
+            };
+            let Some(pd) = v.physical_dim(s.logical_dim).filter(|_| width >= 1) else {
+                return rej(Rule::SelectorNoConcreteWidth, sub.span, &[("at", &here)]);
+            };
+            let lane = v.shape.last().copied().unwrap_or(0);
+            if slice_addressing(dtype, rank, s.logical_dim, lane) != Addressing::Direct {
+                let aligned = match (s.kind, &s.begin) {
+                    (SelectorKind::Static, SelectorBegin::Static(b)) => {
+                        static_run_aligned(dtype, rank, s.logical_dim, *b, width)
+                    }
+                    _ => false,
+                };
+                if !aligned {
+                    return rej(Rule::SelectorUnaligned, sub.span, &[("at", &here)]);
+                }
+            }
+            if s.squeeze && width != 1 {
+                return rej(
+                    Rule::SelectorScalarWidth,
+                    sub.span,
+                    &[("at", &here), ("width", &width.to_string())],
+                );
+            }
+            let extent = v.shape[pd];
+            if width > extent {
+                return rej(
+                    Rule::SelectorWiderThanBlock,
+                    sub.span,
+                    &[
+                        ("width", &width.to_string()),
+                        ("extent", &extent.to_string()),
+                        ("at", &here),
+                    ],
+                );
+            }
+            match (s.kind, &s.begin) {
+                (SelectorKind::Static, SelectorBegin::Static(begin)) => {
+                    if begin.saturating_add(width) > extent {
+                        return rej(Rule::SelectorStaticPastExtent, sub.span, &[("at", &here)]);
+                    }
+                    if v.live_guard.is_some_and(|(d, _)| d == pd) {
+                        return rej(
+                            Rule::SelectorStaticMayAddressPadding,
+                            sub.span,
+                            &[("at", &here)],
+                        );
+                    }
+                }
+                (SelectorKind::Tile, _) => {
+                    if extent % width != 0 {
+                        return rej(Rule::SelectorWidthNotDividing, sub.span, &[("at", &here)]);
+                    }
+                    if norm.static_end.is_some_and(|e| e != extent) {
+                        return rej(
+                            Rule::SelectorLoopNotCovering,
+                            norm.loop_span,
+                            &[("at", &at(norm.loop_span))],
+                        );
+                    }
+                }
+                (SelectorKind::Static, SelectorBegin::Symbolic(_)) | (SelectorKind::Tail, _) => {}
+            }
+            let mut next = v.clone();
+            if let (Some((d, b)), Some(outer)) = (v.live_guard, s.outer_block)
+                && d == pd
+                && b == outer
+            {
+                next.live_guard = None;
+            }
+            next.shape[pd] = width;
+            if s.squeeze && !next.squeezed_dims.contains(&pd) {
+                next.squeezed_dims.push(pd);
+                next.squeezed_dims.sort_unstable();
+            }
+            out.push(next);
+        }
+        Ok(out)
+    }
+}
+
+fn slice_repr(start: &Option<Expr>, stop: &Option<Expr>, step: &Option<Expr>) -> String {
+    let r = |b: &Option<Expr>| b.as_ref().map(render::expr).unwrap_or_default();
+    match step {
+        Some(_) => format!("{}:{}:{}", r(start), r(stop), r(step)),
+        None => format!("{}:{}", r(start), r(stop)),
+    }
+}

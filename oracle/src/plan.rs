@@ -164,6 +164,7 @@ impl Plan {
             slots: HashMap::new(),
             names: Vec::new(),
             table: &table,
+            configured: &sizes.configured,
             eff: &sizes.effective,
         };
         let (params, storages) = c.bind_params(case)?;
@@ -188,6 +189,7 @@ struct Compiler<'a> {
     slots: HashMap<String, usize>,
     names: Vec<String>,
     table: &'a BlockTable,
+    configured: &'a [i64],
     eff: &'a [i64],
 }
 
@@ -325,7 +327,12 @@ impl Compiler<'_> {
                 for (d, id) in lp.dims.iter().zip(ids) {
                     let block = match lp.kind {
                         LoopKind::Grid => 1,
-                        LoopKind::Tile => self.eff.get(id).copied().unwrap_or(0),
+                        // A missing or non-positive configured size is an invalid config even
+                        // where alignment raising would hide it.
+                        LoopKind::Tile => match self.configured.get(id) {
+                            Some(&c) if c > 0 => self.eff.get(id).copied().unwrap_or(0),
+                            _ => 0,
+                        },
                     };
                     if block <= 0 {
                         return err(

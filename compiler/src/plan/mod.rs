@@ -183,22 +183,8 @@ pub fn plan(case: &Case, types: &Types) -> Result<Plan, Rejection> {
             ));
         }
     }
-    let links = Links::build(case);
-    let written: HashSet<usize> = links
-        .writes
-        .iter()
-        .filter_map(|t| types.host.tensors.get(*t).map(|h| h.storage))
-        .collect();
-    let mut planner = Planner {
-        types,
-        links,
-        failures: HashMap::new(),
-        resident: HashMap::new(),
-        static_value: HashSet::new(),
-    };
-    for load in planner.links.loads.clone() {
-        planner.plan_root(load, &written);
-    }
+    let mut planner = Planner::new(case, types);
+    planner.plan_roots();
     planner.complete()?;
     Ok(Plan {
         resident: planner.resident,
@@ -226,6 +212,32 @@ pub(crate) struct Planner<'a, 't> {
     static_value: HashSet<NodeKey>,
 }
 
+impl<'a, 't> Planner<'a, 't> {
+    fn new(case: &'a Case, types: &'t Types) -> Self {
+        Planner {
+            types,
+            links: Links::build(case),
+            failures: HashMap::new(),
+            resident: HashMap::new(),
+            static_value: HashSet::new(),
+        }
+    }
+
+    /// Plans every load in program order (R-MUT collects the written storages first, spec §2.9).
+    fn plan_roots(&mut self) {
+        let types = self.types;
+        let written: HashSet<usize> = self
+            .links
+            .writes
+            .iter()
+            .filter_map(|t| types.host.tensors.get(*t).map(|h| h.storage))
+            .collect();
+        for load in self.links.loads.clone() {
+            self.plan_root(load, &written);
+        }
+    }
+}
+
 /// `line N`: how messages name a position.
 pub(crate) fn at(span: Span) -> String {
     format!("line {}", span.line)
@@ -244,3 +256,6 @@ pub(crate) fn lines(spans: &[Span]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests;

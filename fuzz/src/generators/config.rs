@@ -1,0 +1,234 @@
+//! The generator's knobs, declared once in [`define_gen_config!`]: one field list gives
+//! [`GenConfig`] with its `Default`, its serde form (kebab-case keys, unknown keys refused),
+//! [`GenConfigOverrides`] (every knob optional, as `--flags` through `clap::Args` and as a JSON
+//! file) and `impl Arbitrary for GenConfig` (swarm testing: each input draws its own mix of
+//! enabled features, so rare interactions are not drowned out by the defaults).
+//!
+//! Precedence: `flags.or(json).apply(GenConfig::default())` — a flag wins over the JSON file,
+//! which wins over the default.
+
+use arbitrary::{Arbitrary, Unstructured};
+use serde::{Deserialize, Serialize};
+
+/// Declares the generator config. Each row is
+/// `/// doc ending in "Defaults to `…`."` `name: Type = default, swarm = |u| expr;` where the
+/// swarm expression draws the field from an `Unstructured` for `impl Arbitrary for GenConfig`.
+macro_rules! define_gen_config {
+    ($(
+        $(#[doc = $doc:literal])*
+        $field:ident : $ty:ty = $default:expr, swarm = |$u:ident| $swarm:expr;
+    )*) => {
+        /// What the case generator produces: which index forms, loop types, dtypes and features
+        /// it may use, the shape ranges, and how often each optional feature appears
+        /// (percentages, 0–100). Unknown JSON keys are refused; keys are kebab-case.
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+        pub struct GenConfig {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        impl Default for GenConfig {
+            fn default() -> Self {
+                GenConfig { $( $field: $default, )* }
+            }
+        }
+
+        /// Every [`GenConfig`] knob as an option: command-line flags (`--max-rows 8`) and the
+        /// JSON config file both deserialize to this, and [`GenConfigOverrides::or`] merges them
+        /// so that flags win.
+        #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::Args)]
+        #[serde(rename_all = "kebab-case", deny_unknown_fields)]
+        pub struct GenConfigOverrides {
+            $(
+                $(#[doc = $doc])*
+                #[arg(long)]
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $field: Option<$ty>,
+            )*
+        }
+
+        impl GenConfigOverrides {
+            /// Each knob from `self` where set, else from `other` (flags `.or(json)`).
+            pub fn or(self, other: GenConfigOverrides) -> GenConfigOverrides {
+                GenConfigOverrides { $( $field: self.$field.or(other.$field), )* }
+            }
+
+            /// `base` with every set knob replaced, then normalized ([`GenConfig::normalize`]).
+            pub fn apply(&self, mut base: GenConfig) -> GenConfig {
+                $( if let Some(v) = &self.$field { base.$field = v.clone(); } )*
+                base.normalize();
+                base
+            }
+        }
+
+        impl<'a> Arbitrary<'a> for GenConfig {
+            fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+                let mut cfg = GenConfig { $( $field: { let $u = &mut *u; $swarm }, )* };
+                cfg.normalize();
+                Ok(cfg)
+            }
+        }
+    };
+}
+
+fn percent(u: &mut Unstructured<'_>) -> arbitrary::Result<u8> {
+    u.int_in_range(0..=100)
+}
+
+define_gen_config! {
+    /// Constant int indices (`x_block[1, :, :]`, `x_block[:, 0, :]`). Defaults to `true`.
+    int_index: bool = true, swarm = |u| u.arbitrary()?;
+    /// Static slices inside the block (`x_block[1:3, :, :]`). Defaults to `true`.
+    static_slice: bool = true, swarm = |u| u.arbitrary()?;
+    /// Constant indices Helion refuses at trace or plan time: negative ints and slice bounds,
+    /// bounds past the block, open and stepped slices, several narrowing entries at once, and
+    /// branch predicates other than `live >= w`. Defaults to `true`.
+    wild_index: bool = true, swarm = |u| u.arbitrary()?;
+    /// `x_block[local.begin, :, :]` (a scalar tile-begin selector). Defaults to `true`.
+    tile_begin_index: bool = true, swarm = |u| u.arbitrary()?;
+    /// `x_block[local.index, :, :]` (a tile run). Defaults to `true`.
+    tile_index: bool = true, swarm = |u| u.arbitrary()?;
+    /// `x_block[local.index + k, :, :]`, over `hl.tile(live - k)` when `k > 0`. Defaults to
+    /// `true`.
+    tile_index_offset: bool = true, swarm = |u| u.arbitrary()?;
+    /// Tails under `if live >= w:`: `x_block[live - w : live, ...]` and
+    /// `hl.arange(live - w, live)`. Defaults to `true`.
+    tail: bool = true, swarm = |u| u.arbitrary()?;
+    /// Static and strided `hl.arange(a, b[, s])` and `a + hl.arange(n)` indices. Defaults to
+    /// `true`.
+    arange_index: bool = true, swarm = |u| u.arbitrary()?;
+    /// `None` entries, at every position. Defaults to `true`.
+    new_axis: bool = true, swarm = |u| u.arbitrary()?;
+    /// Trailing `:` entries spelled out (`x[outer, :, :]`); when off they are left implicit
+    /// (`x[outer]`). Defaults to `true`.
+    full_slice: bool = true, swarm = |u| u.arbitrary()?;
+    /// Indices bound to a name before a branch (`rows = local.index` then `if live >= 2:`).
+    /// Defaults to `true`.
+    named_index: bool = true, swarm = |u| u.arbitrary()?;
+    /// `pallas_loop_type="unroll"` (or the key left absent). Defaults to `true`.
+    unroll: bool = true, swarm = |u| u.arbitrary()?;
+    /// `pallas_loop_type="fori_loop"`. Defaults to `true`.
+    fori_loop: bool = true, swarm = |u| u.arbitrary()?;
+    /// `pallas_loop_type="emit_pipeline"`. Defaults to `true`.
+    emit_pipeline: bool = true, swarm = |u| u.arbitrary()?;
+    /// Deepest loop nesting (grid, outer tile, inner tile), 1 to 3. Defaults to `3`.
+    max_depth: u8 = 3, swarm = |u| u.int_in_range(1..=3)?;
+    /// float32 inputs. Defaults to `true`.
+    float32: bool = true, swarm = |u| u.arbitrary()?;
+    /// bfloat16 inputs. Defaults to `true`.
+    bfloat16: bool = true, swarm = |u| u.arbitrary()?;
+    /// int32 inputs. Defaults to `true`.
+    int32: bool = true, swarm = |u| u.arbitrary()?;
+    /// Fewest rows of the tiled (first) dimension, 1 to 16. Defaults to `1`.
+    min_rows: u8 = 1, swarm = |u| u.int_in_range(1..=16)?;
+    /// Most rows of the tiled (first) dimension, 1 to 16. Defaults to `16`.
+    max_rows: u8 = 16, swarm = |u| u.int_in_range(1..=16)?;
+    /// Largest `hl.grid(G)` when the grid runs over output rows, 1 to 16. Defaults to `4`.
+    max_grid: u8 = 4, swarm = |u| u.int_in_range(1..=16)?;
+    /// Most reads, loops and branches in one outer tile body, 1 to 8. Defaults to `4`.
+    max_items: u8 = 4, swarm = |u| u.int_in_range(1..=8)?;
+    /// View chains (`.reshape`, `.view`, `.unsqueeze`, `.squeeze`, `None` views). Defaults to
+    /// `true`.
+    views: bool = true, swarm = |u| u.arbitrary()?;
+    /// `.permute(...)` in read chains. Defaults to `true`.
+    permute: bool = true, swarm = |u| u.arbitrary()?;
+    /// Stores and atomics to the loaded tensor, directly or through a host `view_as` alias.
+    /// Defaults to `true`.
+    writes: bool = true, swarm = |u| u.arbitrary()?;
+    /// Tile attributes used as values (`acc + outer.count`). Defaults to `true`.
+    tile_attr_values: bool = true, swarm = |u| u.arbitrary()?;
+    /// Whole-block consumers beside narrowing ones (`x_block.float().sum(dim=0)`). Defaults to
+    /// `true`.
+    whole_block: bool = true, swarm = |u| u.arbitrary()?;
+    /// The explicit `hl.load(...)` / `hl.store(...)` spellings. Defaults to `true`.
+    explicit_memory_ops: bool = true, swarm = |u| u.arbitrary()?;
+    /// `pallas_worklist_grouping` and `pallas_load_buffer_count` in the config. Defaults to
+    /// `true`.
+    config_extras: bool = true, swarm = |u| u.arbitrary()?;
+    /// How often an index drawn is one Helion refuses ([`GenConfig::wild_index`]), percent.
+    /// Defaults to `6`.
+    wild_percent: u8 = 6, swarm = |u| percent(u)?;
+    /// How often the outer tile loop starts past zero (`hl.tile(4, 12)`), percent. Defaults to
+    /// `25`.
+    nonzero_begin_percent: u8 = 25, swarm = |u| percent(u)?;
+    /// How often the outer block divides the loop extent, percent. Defaults to `50`.
+    dividing_extent_percent: u8 = 50, swarm = |u| percent(u)?;
+    /// How often a case writes the tensor it loads, percent. Defaults to `10`.
+    write_percent: u8 = 10, swarm = |u| percent(u)?;
+    /// Of those writes, how often through a host `view_as` alias, percent. Defaults to `50`.
+    alias_write_percent: u8 = 50, swarm = |u| percent(u)?;
+    /// How often a read goes through a view chain, percent. Defaults to `15`.
+    view_percent: u8 = 15, swarm = |u| percent(u)?;
+    /// How often a read goes through `.permute`, percent. Defaults to `6`.
+    permute_percent: u8 = 6, swarm = |u| percent(u)?;
+    /// How often an item is a whole-block consumer, percent. Defaults to `8`.
+    whole_block_percent: u8 = 8, swarm = |u| percent(u)?;
+    /// How often an item adds a tile attribute, percent. Defaults to `12`.
+    tile_attr_percent: u8 = 12, swarm = |u| percent(u)?;
+    /// How often an inner index is bound to a name before its branch, percent. Defaults to
+    /// `20`.
+    named_index_percent: u8 = 20, swarm = |u| percent(u)?;
+    /// How often the loaded tensor has one distinct power of two per row (else random or
+    /// arange values), percent. Defaults to `45`.
+    power_of_two_rows_percent: u8 = 45, swarm = |u| percent(u)?;
+    /// How often the grid runs over several output rows (`hl.grid(G)`, `G > 1`), percent.
+    /// Defaults to `25`.
+    grid_over_rows_percent: u8 = 25, swarm = |u| percent(u)?;
+    /// How often the outer tile loop is the launch grid itself (no `hl.grid`), percent.
+    /// Defaults to `15`.
+    top_level_tile_percent: u8 = 15, swarm = |u| percent(u)?;
+    /// Under `unroll`, how often an inner loop still runs over `live` (which Helion refuses
+    /// with `InvalidConfig`), percent. Defaults to `15`.
+    unroll_live_loop_percent: u8 = 15, swarm = |u| percent(u)?;
+    /// How often a tile loop fixes `block_size=` instead of taking a config entry, percent.
+    /// Defaults to `30`.
+    fixed_block_percent: u8 = 30, swarm = |u| percent(u)?;
+}
+
+impl GenConfig {
+    /// Puts every knob in its range and keeps the config able to generate: at least one loop
+    /// type and one dtype enabled (fori_loop and float32 when none is), `min_rows <= max_rows`,
+    /// counts within their documented bounds, percentages at most 100.
+    pub fn normalize(&mut self) {
+        if !(self.unroll || self.fori_loop || self.emit_pipeline) {
+            self.fori_loop = true;
+        }
+        if !(self.float32 || self.bfloat16 || self.int32) {
+            self.float32 = true;
+        }
+        self.max_depth = self.max_depth.clamp(1, 3);
+        self.min_rows = self.min_rows.clamp(1, 16);
+        self.max_rows = self.max_rows.clamp(1, 16);
+        if self.min_rows > self.max_rows {
+            std::mem::swap(&mut self.min_rows, &mut self.max_rows);
+        }
+        self.max_grid = self.max_grid.clamp(1, 16);
+        self.max_items = self.max_items.clamp(1, 8);
+        for p in [
+            &mut self.wild_percent,
+            &mut self.nonzero_begin_percent,
+            &mut self.dividing_extent_percent,
+            &mut self.write_percent,
+            &mut self.alias_write_percent,
+            &mut self.view_percent,
+            &mut self.permute_percent,
+            &mut self.whole_block_percent,
+            &mut self.tile_attr_percent,
+            &mut self.named_index_percent,
+            &mut self.power_of_two_rows_percent,
+            &mut self.grid_over_rows_percent,
+            &mut self.top_level_tile_percent,
+            &mut self.unroll_live_loop_percent,
+            &mut self.fixed_block_percent,
+        ] {
+            *p = (*p).min(100);
+        }
+    }
+
+    /// A copy with [`GenConfig::normalize`] applied.
+    pub fn normalized(&self) -> GenConfig {
+        let mut c = self.clone();
+        c.normalize();
+        c
+    }
+}

@@ -1,0 +1,531 @@
+//! `fixup`: makes any case — mutated by a fuzzer, shrunk by the reducer, edited by hand —
+//! well-formed in the sense of [`super::check`], changing as little as it can.
+//!
+//! In order: module-level repairs (inputs whose constructor cannot make their shape or dtype,
+//! poison inputs, the call's arguments, the config's ranges), IR forms that would not survive
+//! render → parse (`Index::Expr` of an int literal, a grid with `block_size=`, ...), loop bounds
+//! past the dims they tile, `block_sizes` resized to the config-driven block ids; then, until the
+//! check passes, the statement the check blames is removed (a `torch.empty` output left partly
+//! unwritten becomes `torch.zeros` instead). Removing a statement can only make later statements
+//! fail on undefined names, which removes them in turn, so the loop ends; a case with nothing
+//! valid left is replaced by a small valid case.
+
+use super::check::{Arm, Flaw, StmtPath, check, is_identifier};
+use super::config::GenConfig;
+use super::make::{int, name, st};
+use compiler::ir::blocks::BlockTable;
+use compiler::ir::scope::HostEnv;
+use compiler::ir::walk::{each_expr_mut, each_stmt_mut};
+use compiler::ir::{
+    AllocKind, Arg, AtomicOp, BinOp, CASE_VERSION, Case, Ctor, DType, Expr, ExprKind, Index, Input,
+    LoopKind, ParamKind, Stmt, StmtKind,
+};
+use std::collections::HashMap;
+
+/// Most repair rounds before giving up on a case and replacing it.
+const MAX_ROUNDS: usize = 400;
+
+/// Makes `case` well-formed: afterwards [`super::check`] passes and `parse_case(render_case(case))`
+/// gives the case back (span-stripped).
+pub fn fixup(case: &mut Case) {
+    fix_module(case);
+    fix_syntax(case);
+    canonical_lists(&mut case.kernel.body);
+    fit_loops(case);
+    for _ in 0..MAX_ROUNDS {
+        fix_block_sizes(case);
+        fix_return(case);
+        let flaw = match check(case) {
+            Ok(()) => return,
+            Err(f) => f,
+        };
+        let progressed = match flaw {
+            Flaw::Module(_) | Flaw::Return(_) => false,
+            Flaw::UnwrittenEmpty { name } => zero_alloc(case, &name),
+            Flaw::Stmt { path, .. } => remove_at(&mut case.kernel.body, &path),
+        };
+        if !progressed {
+            break;
+        }
+    }
+    *case = super::generate_from_seed(0, &GenConfig::default());
+}
+
+// ---- module level ----------------------------------------------------------------------------
+
+fn fix_module(case: &mut Case) {
+    case.version = CASE_VERSION;
+    if !is_identifier(&case.kernel.name) {
+        case.kernel.name = "kernel".into();
+    }
+    for input in &mut case.inputs {
+        fix_input(input);
+    }
+    if let Some(s) = &mut case.seed {
+        *s &= i64::MAX as u64;
+    }
+    let kernel_name = case.kernel.name.clone();
+    if case.call.result.as_deref().is_some_and(|r| {
+        !is_identifier(r) || r == kernel_name || case.inputs.iter().any(|i| i.name == r)
+    }) {
+        case.call.result = None;
+    }
+    // One argument per parameter, of its kind.
+    let first_input = case.inputs.first().map(|i| i.name.clone());
+    let params = case.kernel.params.clone();
+    case.call.args.resize(params.len(), Arg::Int(1));
+    for (p, a) in params.iter().zip(case.call.args.iter_mut()) {
+        let ok = match (p.kind, &*a) {
+            (ParamKind::Tensor, Arg::Input(n)) => case.inputs.iter().any(|i| &i.name == n),
+            (ParamKind::Int, Arg::Int(v)) => (-(1 << 20)..=(1 << 20)).contains(v),
+            (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => false,
+        };
+        if !ok {
+            *a = match (p.kind, &first_input) {
+                (ParamKind::Tensor, Some(n)) => Arg::Input(n.clone()),
+                (ParamKind::Tensor, None) | (ParamKind::Int, _) => Arg::Int(1),
+            };
+        }
+    }
+    let c = &mut case.config;
+    if let Some(g) = &mut c.worklist_grouping {
+        *g = (*g).clamp(0, 2);
+    }
+    if let Some(b) = &mut c.load_buffer_count {
+        b.iter_mut().for_each(|x| *x = (*x).clamp(1, 8));
+    }
+}
+
+fn fix_input(input: &mut Input) {
+    let fix_shape = |shape: &mut Vec<usize>| {
+        shape.iter_mut().for_each(|d| *d = (*d).clamp(1, 4096));
+        while shape.iter().product::<usize>() > 1 << 16 {
+            if let Some(d) = shape.iter_mut().max() {
+                *d = d.div_ceil(2);
+            }
+        }
+    };
+    match &mut input.ctor {
+        Ctor::Randn { shape }
+        | Ctor::Rand { shape }
+        | Ctor::Ones { shape }
+        | Ctor::Zeros { shape } => fix_shape(shape),
+        Ctor::Empty { shape } => {
+            let mut shape = std::mem::take(shape);
+            fix_shape(&mut shape);
+            input.ctor = Ctor::Zeros { shape };
+        }
+        Ctor::Full { shape, value } => {
+            fix_shape(shape);
+            if !value.is_finite() {
+                *value = 1.0;
+            }
+            *value = value.clamp(-1e6, 1e6).round();
+        }
+        Ctor::Arange { n } => *n = (*n).clamp(1, 1 << 16),
+        Ctor::Tensor {
+            shape,
+            values,
+            float_literals,
+        } => {
+            fix_shape(shape);
+            let n: usize = shape.iter().product();
+            values.resize(n, 1.0);
+            for v in values.iter_mut() {
+                if !v.is_finite() {
+                    *v = 0.0;
+                }
+                *v = v.clamp(-1e6, 1e6);
+                if !*float_literals {
+                    *v = v.round();
+                }
+            }
+        }
+    }
+    if input.ctor_dtype().is_err() {
+        input.dtype = Some(DType::Int32);
+    }
+    if matches!(input.ctor, Ctor::Randn { .. } | Ctor::Rand { .. })
+        && input.dtype == Some(DType::Int32)
+    {
+        input.dtype = Some(DType::Float32);
+    }
+    while input.dtype_and_shape().is_err() && !input.chain.is_empty() {
+        input.chain.pop();
+    }
+    let too_big = input.dtype_and_shape().map_or(true, |(_, s)| {
+        s.contains(&0) || s.iter().product::<usize>() > 1 << 16
+    });
+    if too_big {
+        input.chain.clear();
+    }
+}
+
+// ---- render/parse canonical forms --------------------------------------------------------------
+
+/// Rewrites IR forms the frontend would read back differently into the form it reads.
+fn fix_syntax(case: &mut Case) {
+    let host: Vec<String> = host_tensor_names(case);
+    each_stmt_mut(&mut case.kernel.body, &mut |s| {
+        match &mut s.kind {
+            StmtKind::For(lp) => {
+                if lp.dims.len() > 1 {
+                    lp.list_form = true;
+                }
+                if lp.kind == LoopKind::Grid {
+                    lp.dims.iter_mut().for_each(|d| d.block_size = None);
+                }
+                if lp.list_form && lp.dims.iter().any(|d| d.begin.is_some()) {
+                    for d in &mut lp.dims {
+                        d.begin.get_or_insert_with(|| int(0));
+                    }
+                }
+            }
+            StmtKind::AugAssign { op, .. } => {
+                if matches!(op, BinOp::Div | BinOp::FloorDiv) {
+                    *op = BinOp::Add;
+                }
+            }
+            StmtKind::Atomic {
+                op,
+                expected,
+                value,
+                ..
+            } => match (*op == AtomicOp::Cas, expected.is_some()) {
+                (true, false) => *expected = Some(value.clone()),
+                (false, true) => *expected = None,
+                (true, true) | (false, false) => {}
+            },
+            StmtKind::Store { indices, .. } => fix_indices(indices),
+            StmtKind::Assign { .. } | StmtKind::If { .. } | StmtKind::Return(_) => {}
+        }
+        if let StmtKind::Atomic { indices, .. } = &mut s.kind {
+            fix_indices(indices);
+        }
+        top_exprs_mut(s, &mut |e| fix_expr(e, &host));
+    });
+}
+
+/// Calls `f` on every top-level expression of one statement (not of nested statements).
+fn top_exprs_mut(stmt: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
+    let indices_of = |indices: &mut [Index], f: &mut dyn FnMut(&mut Expr)| {
+        for i in indices {
+            match i {
+                Index::Full | Index::NewAxis | Index::Int(_) => {}
+                Index::Slice { start, stop, step } => {
+                    [start, stop, step].into_iter().flatten().for_each(&mut *f)
+                }
+                Index::Expr(e) => f(e),
+            }
+        }
+    };
+    match &mut stmt.kind {
+        StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => f(value),
+        StmtKind::Store { indices, value, .. } => {
+            indices_of(indices, f);
+            f(value);
+        }
+        StmtKind::Atomic {
+            indices,
+            expected,
+            value,
+            ..
+        } => {
+            indices_of(indices, f);
+            if let Some(x) = expected {
+                f(x);
+            }
+            f(value);
+        }
+        StmtKind::For(lp) => {
+            for d in &mut lp.dims {
+                if let Some(b) = &mut d.begin {
+                    f(b);
+                }
+                f(&mut d.end);
+                if let Some(b) = &mut d.block_size {
+                    f(b);
+                }
+            }
+        }
+        StmtKind::If { cond, .. } => f(cond),
+        StmtKind::Return(values) => values.iter_mut().for_each(f),
+    }
+}
+
+/// Index lists (`hl.load`, `hl.store`, atomics) leave trailing `:` implicit, since Python has
+/// no `:` inside a list literal; a load or store that still needs a `:` or slice is written as a
+/// subscript instead. (An atomic that does is left for the check to refuse.)
+pub(crate) fn canonical_lists(body: &mut [Stmt]) {
+    fn list(indices: &mut Vec<Index>, explicit: &mut bool) {
+        if *explicit {
+            while indices.len() > 1 && matches!(indices.last(), Some(Index::Full)) {
+                indices.pop();
+            }
+            if indices
+                .iter()
+                .any(|i| matches!(i, Index::Full | Index::Slice { .. }))
+            {
+                *explicit = false;
+            }
+        }
+    }
+    each_stmt_mut(body, &mut |s| {
+        match &mut s.kind {
+            StmtKind::Store {
+                indices, explicit, ..
+            } => list(indices, explicit),
+            StmtKind::Atomic { indices, .. } => list(indices, &mut true),
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::For(_)
+            | StmtKind::If { .. }
+            | StmtKind::Return(_) => {}
+        }
+        top_exprs_mut(s, &mut |e| {
+            each_expr_mut(e, &mut |x| {
+                if let ExprKind::Load {
+                    indices, explicit, ..
+                } = &mut x.kind
+                {
+                    list(indices, explicit);
+                }
+            })
+        });
+    });
+}
+
+fn fix_indices(indices: &mut [Index]) {
+    for i in indices {
+        match i {
+            Index::Expr(Expr {
+                kind: ExprKind::Int(k),
+                ..
+            }) => *i = Index::Int(*k),
+            Index::Slice {
+                start: None,
+                stop: None,
+                step: None,
+            } => *i = Index::Full,
+            Index::Full | Index::NewAxis | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => {
+            }
+        }
+    }
+}
+
+fn fix_expr(e: &mut Expr, host: &[String]) {
+    each_expr_mut(e, &mut |x| {
+        let replacement = match &mut x.kind {
+            ExprKind::Float(v) if !v.is_finite() => Some(ExprKind::Float(0.0)),
+            ExprKind::Int(v) if v.abs() > 1 << 20 => {
+                Some(ExprKind::Int((*v).clamp(-(1 << 20), 1 << 20)))
+            }
+            ExprKind::Arange {
+                start: start @ None,
+                step: Some(_),
+                ..
+            } => {
+                *start = Some(Box::new(int(0)));
+                None
+            }
+            ExprKind::Subscript { value, indices } => {
+                fix_indices(indices);
+                match &value.kind {
+                    ExprKind::Name(n) if host.contains(n) => Some(ExprKind::Load {
+                        tensor: n.clone(),
+                        indices: std::mem::take(indices),
+                        explicit: false,
+                    }),
+                    _ => None,
+                }
+            }
+            ExprKind::Load {
+                tensor, indices, ..
+            } => {
+                fix_indices(indices);
+                (!host.contains(tensor)).then(|| ExprKind::Subscript {
+                    value: Box::new(name(tensor)),
+                    indices: std::mem::take(indices),
+                })
+            }
+            _ => None,
+        };
+        if let Some(k) = replacement {
+            x.kind = k;
+        }
+    });
+}
+
+fn host_tensor_names(case: &Case) -> Vec<String> {
+    let mut names: Vec<String> = case
+        .kernel
+        .params
+        .iter()
+        .filter(|p| p.kind == ParamKind::Tensor)
+        .map(|p| p.name.clone())
+        .collect();
+    for s in &case.kernel.body {
+        if let StmtKind::Assign { target, value } = &s.kind
+            && matches!(value.kind, ExprKind::Alloc { .. } | ExprKind::View { .. })
+        {
+            names.push(target.clone());
+        }
+    }
+    names
+}
+
+// ---- loops and block sizes ---------------------------------------------------------------------
+
+/// Clamps int-literal loop bounds to the dims the loop variable indexes in loads and stores
+/// (a shrunk input otherwise makes every read of it fail).
+fn fit_loops(case: &mut Case) {
+    let env = HostEnv::of(case);
+    let shapes: HashMap<String, Vec<usize>> = env
+        .tensors
+        .iter()
+        .map(|(n, t)| (n.clone(), t.shape.clone()))
+        .collect();
+    let mut limit: HashMap<String, usize> = HashMap::new();
+    compiler::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
+        let mut see = |tensor: &str, indices: &[Index]| {
+            let Some(shape) = shapes.get(tensor) else {
+                return;
+            };
+            let mut dim = 0;
+            for i in indices {
+                if let Index::Expr(Expr {
+                    kind: ExprKind::Name(v),
+                    ..
+                }) = i
+                    && let Some(&d) = shape.get(dim)
+                {
+                    let l = limit.entry(v.clone()).or_insert(d);
+                    *l = (*l).min(d);
+                }
+                if !matches!(i, Index::NewAxis) {
+                    dim += 1;
+                }
+            }
+        };
+        match &s.kind {
+            StmtKind::Store {
+                tensor, indices, ..
+            }
+            | StmtKind::Atomic {
+                tensor, indices, ..
+            } => see(tensor, indices),
+            _ => {}
+        }
+        compiler::ir::walk::stmt_exprs(s, &mut |e| {
+            compiler::ir::walk::each_expr(e, &mut |x| {
+                if let ExprKind::Load {
+                    tensor, indices, ..
+                } = &x.kind
+                {
+                    see(tensor, indices);
+                }
+            })
+        });
+    });
+    each_stmt_mut(&mut case.kernel.body, &mut |s| {
+        let StmtKind::For(lp) = &mut s.kind else {
+            return;
+        };
+        for (var, d) in lp.vars.iter().zip(lp.dims.iter_mut()) {
+            let Some(&max) = limit.get(var) else { continue };
+            if let ExprKind::Int(e) = &mut d.end.kind {
+                *e = (*e).clamp(1, max as i64);
+                let end = *e;
+                if let Some(Expr {
+                    kind: ExprKind::Int(b),
+                    ..
+                }) = &mut d.begin
+                {
+                    *b = (*b).clamp(0, end - 1);
+                }
+            }
+        }
+    });
+}
+
+fn fix_block_sizes(case: &mut Case) {
+    let wanted = BlockTable::of(&case.kernel).config_count();
+    let b = &mut case.config.block_sizes;
+    b.resize(wanted, 1);
+    b.iter_mut().for_each(|x| *x = (*x).clamp(1, 64));
+}
+
+/// Ends the kernel with one `return` of the host tensors it named that still exist (the first
+/// tensor parameter when none does).
+fn fix_return(case: &mut Case) {
+    let host = host_tensor_names(case);
+    let body = &mut case.kernel.body;
+    let mut returned: Vec<Expr> = Vec::new();
+    body.retain(|s| match &s.kind {
+        StmtKind::Return(values) => {
+            returned.extend(values.iter().cloned());
+            false
+        }
+        _ => true,
+    });
+    let mut keep: Vec<Expr> = Vec::new();
+    for v in returned {
+        if let ExprKind::Name(n) = &v.kind
+            && host.contains(n)
+            && !keep
+                .iter()
+                .any(|k| matches!(&k.kind, ExprKind::Name(m) if m == n))
+        {
+            keep.push(v);
+        }
+    }
+    if keep.is_empty()
+        && let Some(n) = host.first()
+    {
+        keep.push(name(n));
+    }
+    body.push(st(StmtKind::Return(keep)));
+}
+
+fn zero_alloc(case: &mut Case, target_name: &str) -> bool {
+    let mut changed = false;
+    for s in &mut case.kernel.body {
+        if let StmtKind::Assign { target, value } = &mut s.kind
+            && target == target_name
+            && let ExprKind::Alloc {
+                kind: kind @ AllocKind::Empty,
+                ..
+            } = &mut value.kind
+        {
+            *kind = AllocKind::Zeros;
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Removes the statement at `path`; false when there is none.
+fn remove_at(body: &mut Vec<Stmt>, path: &StmtPath) -> bool {
+    let Some((&(_, last), parents)) = path.split_last() else {
+        return false;
+    };
+    let mut cur = body;
+    for (k, &(_, i)) in parents.iter().enumerate() {
+        let arm = path[k + 1].0;
+        let Some(stmt) = cur.get_mut(i) else {
+            return false;
+        };
+        cur = match (&mut stmt.kind, arm) {
+            (StmtKind::For(lp), Arm::Loop) => &mut lp.body,
+            (StmtKind::If { then_body, .. }, Arm::Then) => then_body,
+            (StmtKind::If { else_body, .. }, Arm::Else) => else_body,
+            _ => return false,
+        };
+    }
+    if last < cur.len() {
+        cur.remove(last);
+        true
+    } else {
+        false
+    }
+}

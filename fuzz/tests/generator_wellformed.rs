@@ -1,0 +1,88 @@
+//! Every generated case is well-formed: it passes the generator's own check, and the eager
+//! reference refuses few of them (the target is under 10%); swarm configs included.
+
+use arbitrary::{Arbitrary, Unstructured};
+use compiler::ir::Case;
+use pallas_diff_fuzz::generators::{GenConfig, check, generate, generate_from_seed};
+use rand::{RngCore, SeedableRng, rngs::SmallRng};
+use std::collections::BTreeMap;
+
+fn swarm_case(seed: u64) -> Option<(GenConfig, Case)> {
+    let mut buf = vec![0u8; 4096];
+    SmallRng::seed_from_u64(seed).fill_bytes(&mut buf);
+    let mut u = Unstructured::new(&buf);
+    let cfg = GenConfig::arbitrary(&mut u).ok()?;
+    let case = generate(&mut u, &cfg).ok()?;
+    Some((cfg, case))
+}
+
+fn report(label: &str, cases: &[Case]) -> (usize, BTreeMap<String, usize>) {
+    let mut invalid = 0;
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    let mut first: Option<String> = None;
+    for case in cases {
+        if let Err(e) = oracle::evaluate(case) {
+            invalid += 1;
+            *kinds.entry(e.kind.id().to_string()).or_default() += 1;
+            if first.is_none() {
+                first = Some(format!("{e}\n{}", compiler::render::render_case(case)));
+            }
+        }
+    }
+    eprintln!(
+        "{label}: {invalid}/{} refused by the reference: {kinds:?}",
+        cases.len()
+    );
+    if let Some(f) = first.filter(|_| std::env::var("SHOW").is_ok()) {
+        eprintln!("first refused case:\n{f}");
+    }
+    (invalid, kinds)
+}
+
+#[test]
+fn generated_cases_pass_the_check() {
+    let cfg = GenConfig::default();
+    for seed in 0..1500 {
+        let case = generate_from_seed(seed, &cfg);
+        if let Err(flaw) = check(&case) {
+            panic!(
+                "seed {seed}: {flaw}\n{}",
+                compiler::render::render_case(&case)
+            );
+        }
+    }
+}
+
+#[test]
+fn swarm_cases_pass_the_check() {
+    for seed in 0..1500 {
+        let Some((cfg, case)) = swarm_case(seed) else {
+            continue;
+        };
+        if let Err(flaw) = check(&case) {
+            panic!(
+                "swarm seed {seed}: {flaw}\n{cfg:?}\n{}",
+                compiler::render::render_case(&case)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_reference_refuses_under_ten_percent() {
+    let cfg = GenConfig::default();
+    let cases: Vec<Case> = (0..1000).map(|s| generate_from_seed(s, &cfg)).collect();
+    let (invalid, _) = report("default config", &cases);
+    assert!(
+        invalid * 10 < cases.len(),
+        "{invalid} of {} generated cases are invalid",
+        cases.len()
+    );
+    let swarm: Vec<Case> = (0..1000).filter_map(swarm_case).map(|(_, c)| c).collect();
+    let (invalid, _) = report("swarm configs", &swarm);
+    assert!(
+        invalid * 10 < swarm.len(),
+        "{invalid} of {} swarm cases are invalid",
+        swarm.len()
+    );
+}

@@ -12,3 +12,6 @@ pub mod render;
 pub mod tensor;
 pub mod validate;
 pub mod verdict;
+pub mod pallas;
+pub mod lower;
+pub mod compile;

@@ -1,0 +1,126 @@
+//! The compiler's entry point: a case in, a verdict and (when lowered) a Pallas module out.
+//!
+//! [`compile`] runs the stages in Helion's order — trace-time validation
+//! ([`crate::validate`]), tracing ([`crate::ir::types::infer`]), resident-Ref planning
+//! ([`crate::plan`]), lowering ([`crate::lower`]) and printing ([`crate::pallas`]) — and a
+//! rejection from any stage is the case's verdict. It never panics on a case that parses; a
+//! panic is a harness bug.
+//!
+//! A [`Gap`] is not a verdict: the planner accepted the case (Helion would lower it) but the
+//! codegen does not model one of its constructs. Callers must look at [`Compiled::outcome`]
+//! rather than the verdict alone.
+
+use crate::ir::Case;
+use crate::ir::blocks::BlockSizes;
+use crate::ir::scope::HostEnv;
+use crate::pallas::{PallasModule, print_module};
+use crate::verdict::{Rejection, Rule, Verdict};
+
+pub use crate::lower::{CodegenOptions, Gap};
+
+/// What [`compile`] produced.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// Helion's decision: `Lowered` when validation and planning accepted the case (and
+    /// lowering raised no codegen-time refusal), else the first rejection.
+    pub verdict: Verdict,
+    /// The emitted module: present iff the verdict is `Lowered` and there is no gap.
+    pub module: Option<PallasModule>,
+    /// The module printed as Python (same presence as `module`).
+    pub source: Option<String>,
+    /// Configured and effective block size per block id (spec §1.1a).
+    pub block_sizes: BlockSizes,
+    /// A construct the codegen does not model (verdict `Lowered`, no module).
+    pub gap: Option<Gap>,
+}
+
+/// The three ways a compile ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Outcome<'a> {
+    /// Lowered; the module's Python source.
+    Lowered(&'a str),
+    /// Refused as Helion refuses it.
+    Rejected(&'a Rejection),
+    /// Accepted by the planner, not modelled by the codegen.
+    Gap(&'a Gap),
+}
+
+impl Compiled {
+    /// How the compile ended.
+    pub fn outcome(&self) -> Outcome<'_> {
+        match (&self.verdict, &self.gap, &self.source) {
+            (Verdict::Rejected(r), _, _) => Outcome::Rejected(r),
+            (Verdict::Lowered, Some(g), _) => Outcome::Gap(g),
+            (Verdict::Lowered, None, Some(s)) => Outcome::Lowered(s),
+            (Verdict::Lowered, None, None) => unreachable_gap(),
+        }
+    }
+}
+
+fn unreachable_gap() -> Outcome<'static> {
+    // `compile` sets `source` whenever it sets neither a rejection nor a gap.
+    static GAP: std::sync::OnceLock<Gap> = std::sync::OnceLock::new();
+    Outcome::Gap(GAP.get_or_init(|| Gap {
+        span: crate::ir::Span::default(),
+        construct: "a lowered verdict without a module (a harness bug)".into(),
+    }))
+}
+
+/// Compiles `case` under its config.
+pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
+    let host = HostEnv::of(case);
+    let block_sizes = case.block_sizes(|e| host.eval_int(e));
+    let rejected = |r: Rejection, block_sizes: BlockSizes| Compiled {
+        verdict: Verdict::Rejected(r),
+        module: None,
+        source: None,
+        block_sizes,
+        gap: None,
+    };
+    if let Some(r) = crate::validate::validate(case) {
+        return rejected(r, block_sizes);
+    }
+    let types = match crate::ir::types::infer(case) {
+        Ok(t) => t,
+        Err(e) => {
+            let r = Rejection::new(Rule::TraceTypeError, e.span, &[("message", &e.message)]);
+            return rejected(r, block_sizes);
+        }
+    };
+    let block_sizes = types.block_sizes.clone();
+    let plan = match crate::plan::plan(case, &types) {
+        Ok(p) => p,
+        Err(r) => return rejected(r, block_sizes),
+    };
+    match crate::lower::lower(case, &types, &plan, options) {
+        Ok(module) => {
+            let source = print_module(&module);
+            Compiled {
+                verdict: Verdict::Lowered,
+                module: Some(module),
+                source: Some(source),
+                block_sizes,
+                gap: None,
+            }
+        }
+        Err(crate::lower::LowerError::Rejected(r)) => rejected(r, block_sizes),
+        Err(crate::lower::LowerError::Gap(g)) => Compiled {
+            verdict: Verdict::Lowered,
+            module: None,
+            source: None,
+            block_sizes,
+            gap: Some(g),
+        },
+    }
+}
+
+/// The one-line verdict `pallas-diff emit` prints:
+/// `rejected: <class> [<rule>] at <line>:<col>: <message>`, `lowered`, or
+/// `not modelled at <line>:<col>: <construct>`.
+pub fn verdict_line(c: &Compiled) -> String {
+    match c.outcome() {
+        Outcome::Lowered(_) => "lowered".to_string(),
+        Outcome::Rejected(r) => format!("rejected: {r}"),
+        Outcome::Gap(g) => g.to_string(),
+    }
+}

@@ -1,0 +1,607 @@
+//! Memory operations (spec §1.5, §1.6, §3.2–3.4): loads from host tensors (ordinary masked
+//! value loads, or resident `x.at[...]` Refs when the plan says so), stores and atomics
+//! (read-modify-writes with sequential semantics), narrowing subscripts on resident Refs, the
+//! static-value fallback, and Ref views.
+
+use super::expr::zero;
+use super::{Env, LResult, Lowerer, Val, gap};
+use crate::ir::sym::BlockId;
+use crate::ir::types::Ty;
+use crate::ir::{AtomicOp, BinOp, Expr, ExprKind, Index, Span, TileAttr};
+use crate::pallas::{self, Expr as P, IndexPart, Jnp};
+use crate::plan::{SelectorBegin, SelectorKind};
+use crate::tensor::DType;
+
+type PStmt = pallas::Stmt;
+
+/// A host-tensor index lowered to Ref index parts.
+struct RefIndex {
+    /// Parts (no `None`).
+    parts: Vec<IndexPart>,
+    /// Shape of the indexed region (dims kept, before `None`s).
+    shape: Vec<i64>,
+    /// Tile-indexed dims: position in the region and block id.
+    tiles: Vec<(usize, BlockId)>,
+    /// The `None` pattern to apply to the read value (empty when no `None`).
+    newaxes: Vec<IndexPart>,
+}
+
+impl Lowerer<'_> {
+    fn host_ref(&self, tensor: &str, env: &Env, span: Span) -> LResult<usize> {
+        match env.get(tensor) {
+            Some(Val::Host(k)) => Ok(*k),
+            _ => gap(span, format!("`{tensor}` is not a host tensor here")),
+        }
+    }
+
+    /// Index parts of a load, store or atomic on host Ref `k` (spec §1.5): a tile dim becomes
+    /// `pl.ds(pl.multiple_of(offset, bs), bs)`, a scalar an index, `:` stays `:` unless the
+    /// dim is padded (then `pl.ds(0, size)`).
+    fn ref_index(
+        &mut self,
+        k: usize,
+        indices: &[Index],
+        env: &Env,
+        out: &mut Vec<PStmt>,
+        span: Span,
+    ) -> LResult<RefIndex> {
+        let shape = self.refs[k].shape.clone();
+        let pad = self.refs[k].pad.clone();
+        let mut r = RefIndex {
+            parts: Vec::new(),
+            shape: Vec::new(),
+            tiles: Vec::new(),
+            newaxes: Vec::new(),
+        };
+        let consumed = indices
+            .iter()
+            .filter(|i| !matches!(i, Index::NewAxis))
+            .count();
+        if consumed > shape.len() {
+            return gap(span, "more indices than dims");
+        }
+        let mut dim = 0;
+        for index in indices {
+            let size = shape.get(dim).copied().unwrap_or(1);
+            match index {
+                Index::NewAxis => {
+                    r.newaxes.push(IndexPart::NewAxis);
+                    continue;
+                }
+                Index::Full => {
+                    r.parts.push(if pad[dim] > 0 {
+                        IndexPart::Expr(P::ds(P::Int(0), P::Int(size)))
+                    } else {
+                        IndexPart::Full
+                    });
+                    r.shape.push(size);
+                    r.newaxes.push(IndexPart::Full);
+                }
+                Index::Int(i) => {
+                    let i = if *i < 0 { i + size } else { *i };
+                    r.parts.push(IndexPart::Int(i));
+                }
+                Index::Slice { start, stop, step } => {
+                    let get = |b: &Option<Expr>, dflt: i64| match b {
+                        None => Some(dflt),
+                        Some(x) => self.static_int(x, env),
+                    };
+                    let (Some(a), Some(b), Some(st)) =
+                        (get(start, 0), get(stop, size), get(step, 1))
+                    else {
+                        return gap(span, "a host-tensor slice with non-static bounds");
+                    };
+                    let norm = |v: i64| {
+                        if v < 0 {
+                            (v + size).max(0)
+                        } else {
+                            v.min(size)
+                        }
+                    };
+                    let (a, b) = (norm(a), norm(b));
+                    if st != 1 {
+                        return gap(span, "a strided host-tensor slice");
+                    }
+                    let w = (b - a).max(0);
+                    r.parts.push(IndexPart::Expr(P::ds(P::Int(a), P::Int(w))));
+                    r.shape.push(w);
+                    r.newaxes.push(IndexPart::Full);
+                }
+                Index::Expr(x) => {
+                    let tile = match &x.kind {
+                        ExprKind::Name(n) => match env.get(n) {
+                            Some(Val::Tile(b)) => Some(*b),
+                            _ => None,
+                        },
+                        ExprKind::TileAttr {
+                            tile,
+                            attr: TileAttr::Index,
+                        } => match env.get(tile) {
+                            Some(Val::Tile(b)) => Some(*b),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    if let Some(b) = tile {
+                        let Some(ld) = self.loops.get(&b) else {
+                            return gap(span, format!("tile {b} used outside its loop"));
+                        };
+                        let start = P::multiple_of(P::name(&ld.offset), ld.block.clone());
+                        r.parts
+                            .push(IndexPart::Expr(P::ds(start, ld.block.clone())));
+                        r.tiles.push((r.shape.len(), b));
+                        r.shape.push(ld.bs);
+                        r.newaxes.push(IndexPart::Full);
+                    } else {
+                        match self.types.of(x) {
+                            Ty::Int(_) | Ty::GridIndex(_) => {
+                                let e = self.lower_expr(x, env, out)?;
+                                r.parts.push(IndexPart::Expr(e));
+                            }
+                            other => {
+                                return gap(
+                                    x.span,
+                                    format!("a host-tensor index of type {other:?} (a gather)"),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            dim += 1;
+        }
+        for &size in &shape[dim.min(shape.len())..] {
+            r.shape.push(size);
+            r.newaxes.push(IndexPart::Full);
+            if pad[dim] > 0 {
+                r.parts
+                    .push(IndexPart::Expr(P::ds(P::Int(0), P::Int(size))));
+            } else {
+                r.parts.push(IndexPart::Full);
+            }
+            dim += 1;
+        }
+        if !r.newaxes.iter().any(|p| matches!(p, IndexPart::NewAxis)) {
+            r.newaxes.clear();
+        }
+        Ok(r)
+    }
+
+    /// `v` masked on `pos` of a rank-`rank` value by `mask` (spec §3.4): multiplied by
+    /// `mask.astype(dtype)[expand]` (upstream), or `jnp.where(mask[expand], v, 0)` with poison
+    /// padding.
+    pub(super) fn apply_mask(&self, v: P, mask: &str, pos: usize, rank: usize, dtype: DType) -> P {
+        let expand = |m: P| {
+            if rank <= 1 {
+                m
+            } else {
+                m.index(
+                    (0..rank)
+                        .map(|d| {
+                            if d == pos {
+                                IndexPart::Full
+                            } else {
+                                IndexPart::NewAxis
+                            }
+                        })
+                        .collect(),
+                )
+            }
+        };
+        if self.options.poison_padding {
+            Jnp::Where {
+                cond: Box::new(expand(P::name(mask))),
+                a: Box::new(v),
+                b: Box::new(zero(dtype)),
+            }
+            .into()
+        } else {
+            P::Binary {
+                op: pallas::BinOp::Mul,
+                lhs: Box::new(v),
+                rhs: Box::new(expand(P::name(mask).astype(dtype))),
+            }
+        }
+    }
+
+    /// A load (spec §1.5, §3.2).
+    pub(super) fn lower_load(
+        &mut self,
+        e: &Expr,
+        tensor: &str,
+        indices: &[Index],
+        env: &Env,
+        out: &mut Vec<PStmt>,
+    ) -> LResult<P> {
+        let k = self.host_ref(tensor, env, e.span)?;
+        let r = self.ref_index(k, indices, env, out, e.span)?;
+        let base = P::name(&self.refs[k].py);
+        if self.plan.resident(e).is_some() {
+            // A resident root: an address transform; the outer load's mask is not applied.
+            if !r.newaxes.is_empty() {
+                return gap(e.span, "a resident load with `None`");
+            }
+            return Ok(base.at(r.parts));
+        }
+        let dtype = self.refs[k].dtype;
+        let rank = r.shape.len();
+        let mut v = base.index(r.parts);
+        for (pos, b) in r.tiles {
+            if let Some(m) = self.loops.get(&b).and_then(|ld| ld.mask.clone()) {
+                v = self.apply_mask(v, &m, pos, rank, dtype);
+            }
+        }
+        if !r.newaxes.is_empty() {
+            v = v.index(r.newaxes);
+        }
+        Ok(v)
+    }
+
+    /// A store (`atomic` = None) or an atomic read-modify-write (spec §1.6). Partial tiles
+    /// keep the old contents through `jnp.where`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn lower_store(
+        &mut self,
+        tensor: &str,
+        indices: &[Index],
+        value: &Expr,
+        atomic: Option<(AtomicOp, Option<&Expr>)>,
+        env: &Env,
+        out: &mut Vec<PStmt>,
+        span: Span,
+    ) -> LResult<()> {
+        let k = self.host_ref(tensor, env, span)?;
+        let r = self.ref_index(k, indices, env, out, span)?;
+        if !r.newaxes.is_empty() {
+            return gap(span, "a store index with `None`");
+        }
+        let dtype = self.refs[k].dtype;
+        let target = P::name(&self.refs[k].py);
+        let v = self.lower_expr(value, env, out)?;
+        let v = self.fit(v, self.types.of(value), &r.shape, dtype);
+        let old = || target.clone().index(r.parts.clone());
+        let new = match atomic {
+            None => v,
+            Some((op, expected)) => {
+                let bin = |op: pallas::BinOp, v: P| P::Binary {
+                    op,
+                    lhs: Box::new(old()),
+                    rhs: Box::new(v),
+                };
+                match op {
+                    AtomicOp::Add => bin(pallas::BinOp::Add, v),
+                    AtomicOp::And => bin(pallas::BinOp::BitAnd, v),
+                    AtomicOp::Or => bin(pallas::BinOp::BitOr, v),
+                    AtomicOp::Xor => bin(pallas::BinOp::BitXor, v),
+                    AtomicOp::Max => Jnp::Maximum(Box::new(old()), Box::new(v)).into(),
+                    AtomicOp::Min => Jnp::Minimum(Box::new(old()), Box::new(v)).into(),
+                    AtomicOp::Xchg => v,
+                    AtomicOp::Cas => {
+                        let Some(x) = expected else {
+                            return gap(span, "atomic_cas without `expected`");
+                        };
+                        let x = self.lower_expr(x, env, out)?;
+                        let x = self.fit(x, self.types.of(value), &r.shape, dtype);
+                        Jnp::Where {
+                            cond: Box::new(old().compare(pallas::CmpOp::Eq, x)),
+                            a: Box::new(v),
+                            b: Box::new(old()),
+                        }
+                        .into()
+                    }
+                }
+            }
+        };
+        let rank = r.shape.len();
+        let mut cond: Option<P> = None;
+        for &(pos, b) in &r.tiles {
+            let Some(m) = self.loops.get(&b).and_then(|ld| ld.mask.clone()) else {
+                continue;
+            };
+            let m = if rank <= 1 {
+                P::name(m)
+            } else {
+                P::name(m).index(
+                    (0..rank)
+                        .map(|d| {
+                            if d == pos {
+                                IndexPart::Full
+                            } else {
+                                IndexPart::NewAxis
+                            }
+                        })
+                        .collect(),
+                )
+            };
+            cond = Some(match cond {
+                None => m,
+                Some(c) => P::Binary {
+                    op: pallas::BinOp::BitAnd,
+                    lhs: Box::new(c),
+                    rhs: Box::new(m),
+                },
+            });
+        }
+        let new = match cond {
+            None => new,
+            Some(c) => Jnp::Where {
+                cond: Box::new(c),
+                a: Box::new(new),
+                b: Box::new(old()),
+            }
+            .into(),
+        };
+        out.push(PStmt::Store {
+            target,
+            index: r.parts,
+            value: new,
+        });
+        Ok(())
+    }
+
+    /// `v` (of type `ty`) made a `shape`-shaped `dtype` array for a Ref write.
+    fn fit(&self, v: P, ty: &Ty, shape: &[i64], dtype: DType) -> P {
+        match ty {
+            Ty::Tensor { dtype: d, dims } => {
+                let v = if *d != dtype { v.astype(dtype) } else { v };
+                let same =
+                    dims.len() == shape.len() && dims.iter().zip(shape).all(|(a, b)| a.size == *b);
+                if same {
+                    v
+                } else {
+                    Jnp::BroadcastTo {
+                        x: Box::new(v),
+                        shape: shape.to_vec(),
+                    }
+                    .into()
+                }
+            }
+            Ty::HostTensor { .. }
+            | Ty::Int(_)
+            | Ty::Float
+            | Ty::Bool
+            | Ty::Tile(_)
+            | Ty::GridIndex(_) => Jnp::Full {
+                shape: shape.iter().map(|&s| P::Int(s)).collect(),
+                value: Box::new(v),
+                dtype,
+            }
+            .into(),
+        }
+    }
+
+    /// A resident view (spec §3.3): `<ref>.reshape((d0, ...))`, plus `[...]` when it
+    /// materializes.
+    pub(super) fn lower_resident_view(
+        &mut self,
+        e: &Expr,
+        value: &Expr,
+        env: &Env,
+        out: &mut Vec<PStmt>,
+    ) -> LResult<P> {
+        let Some(p) = self.plan.resident(e).cloned() else {
+            return gap(e.span, "a view without a plan");
+        };
+        let Some(variant) = p.variants.first() else {
+            return gap(e.span, "a resident view without a variant");
+        };
+        let base = self.lower_expr(value, env, out)?;
+        let v = P::RefReshape {
+            base: Box::new(base),
+            shape: variant.shape.clone(),
+        };
+        Ok(if p.materialize {
+            v.index(vec![IndexPart::Ellipsis])
+        } else {
+            v
+        })
+    }
+
+    /// A subscript of a device value (spec §3.4).
+    pub(super) fn lower_subscript(
+        &mut self,
+        e: &Expr,
+        value: &Expr,
+        indices: &[Index],
+        env: &Env,
+        out: &mut Vec<PStmt>,
+    ) -> LResult<P> {
+        if let Some(p) = self.plan.resident(e).cloned() {
+            let Some(s) = p.selector.clone() else {
+                // A `None`/`:` subscript of a Ref: a Ref reshape to the physical shape.
+                return self.lower_resident_view(e, value, env, out);
+            };
+            let (Some(iv), Some(ov)) = (p.input_variants.first(), p.variants.first()) else {
+                return gap(e.span, "a resident subscript without variants");
+            };
+            let Some(phys) = iv.physical_dim(s.logical_dim) else {
+                return gap(e.span, "a selector dim outside the Ref");
+            };
+            let extent = iv.shape.get(phys).copied().unwrap_or(0);
+            let begin = match (s.kind, &s.begin) {
+                (SelectorKind::Tile, _) => {
+                    let Some(ld) = s.local_block.and_then(|b| self.loops.get(&b)) else {
+                        return gap(e.span, "a tile selector outside its loop");
+                    };
+                    P::name(&ld.offset)
+                }
+                (SelectorKind::Tail, begin) => {
+                    let start = match begin {
+                        SelectorBegin::Static(v) => P::Int(*v),
+                        SelectorBegin::Symbolic(a) => {
+                            let a = a.clone();
+                            self.lower_affine(&a, e.span)?
+                        }
+                    };
+                    let start = match start {
+                        P::Name(_) | P::Int(_) => start,
+                        other => {
+                            let n = self.fresh("sub_");
+                            out.push(PStmt::Assign {
+                                target: pallas::Target::Name(n.clone()),
+                                value: other,
+                            });
+                            P::Name(n)
+                        }
+                    };
+                    Jnp::Clip {
+                        x: Box::new(start),
+                        lo: Box::new(P::Int(0)),
+                        hi: Box::new(P::Int(extent - s.width)),
+                    }
+                    .into()
+                }
+                (SelectorKind::Static, SelectorBegin::Static(v)) => P::Int(*v),
+                (SelectorKind::Static, SelectorBegin::Symbolic(a)) => {
+                    let a = a.clone();
+                    self.lower_affine(&a, e.span)?
+                }
+            };
+            let mut index = vec![IndexPart::Full; iv.shape.len()];
+            index[phys] = IndexPart::Expr(P::ds(begin, P::Int(s.width)));
+            let base = self.lower_expr(value, env, out)?;
+            if !p.materialize {
+                return Ok(base.at(index));
+            }
+            let mut v = base.index(index);
+            if !ov.squeezed_dims.is_empty() {
+                v = v.index(
+                    (0..ov.shape.len())
+                        .map(|d| {
+                            if ov.squeezed_dims.contains(&d) {
+                                IndexPart::Int(0)
+                            } else {
+                                IndexPart::Full
+                            }
+                        })
+                        .collect(),
+                );
+            }
+            if s.mask {
+                let mask = s
+                    .local_block
+                    .and_then(|b| self.loops.get(&b))
+                    .and_then(|ld| ld.mask.clone());
+                if let Some(m) = mask {
+                    let dtype = self.types.of(e).dtype().unwrap_or(DType::Float32);
+                    let rank = ov.logical_shape().len();
+                    v = self.apply_mask(v, &m, s.logical_dim, rank, dtype);
+                }
+            }
+            return Ok(v);
+        }
+        if self.plan.is_static_value(e) {
+            let parts = indices
+                .iter()
+                .map(|i| self.static_value_part(i, env))
+                .collect::<Option<Vec<_>>>();
+            let Some(parts) = parts else {
+                return gap(
+                    e.span,
+                    "a static-value subscript whose indices are not static",
+                );
+            };
+            let base = self.lower_expr(value, env, out)?;
+            return Ok(base.index(parts));
+        }
+        if indices.iter().any(Index::is_narrowing) {
+            return gap(
+                e.span,
+                "a narrowing subscript with neither a resident plan nor the static-value fallback",
+            );
+        }
+        if self.is_ref(value, env) {
+            return gap(e.span, "a subscript of a resident Ref without a plan");
+        }
+        let base = self.lower_expr(value, env, out)?;
+        let parts = indices
+            .iter()
+            .map(|i| match i {
+                Index::NewAxis => IndexPart::NewAxis,
+                Index::Full | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => {
+                    IndexPart::Full
+                }
+            })
+            .collect();
+        Ok(base.index(parts))
+    }
+
+    /// One entry of a static basic-indexing subscript on a value (spec §2.10, db0613ca).
+    fn static_value_part(&self, index: &Index, env: &Env) -> Option<IndexPart> {
+        match index {
+            Index::Full => Some(IndexPart::Full),
+            Index::NewAxis => Some(IndexPart::NewAxis),
+            Index::Int(i) => Some(IndexPart::Int(*i)),
+            Index::Slice { start, stop, step } => {
+                if let Some(s) = step
+                    && self.static_int(s, env) != Some(1)
+                {
+                    return None;
+                }
+                let start = match start {
+                    Some(s) => Some(self.static_int(s, env)?),
+                    None => None,
+                };
+                let stop = match stop {
+                    Some(s) => Some(self.static_int(s, env)?),
+                    None => None,
+                };
+                Some(IndexPart::Slice { start, stop })
+            }
+            Index::Expr(x) => {
+                if let Some(v) = self.static_int(x, env) {
+                    return Some(IndexPart::Int(v));
+                }
+                let (start, len) = self.static_range(x, env)?;
+                Some(IndexPart::Slice {
+                    start: Some(start),
+                    stop: Some(start + len),
+                })
+            }
+        }
+    }
+
+    /// `(start, length)` of a static contiguous range: `hl.arange(a, b)` with static bounds and
+    /// step 1, shifted by static ints.
+    fn static_range(&self, x: &Expr, env: &Env) -> Option<(i64, i64)> {
+        match &x.kind {
+            ExprKind::Arange { start, end, step } => {
+                if let Some(s) = step
+                    && self.static_int(s, env) != Some(1)
+                {
+                    return None;
+                }
+                let a = match start {
+                    Some(s) => self.static_int(s, env)?,
+                    None => 0,
+                };
+                let b = self.static_int(end, env)?;
+                Some((a, (b - a).max(0)))
+            }
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            } => {
+                if let Some(c) = self.static_int(lhs, env) {
+                    let (s, n) = self.static_range(rhs, env)?;
+                    Some((s + c, n))
+                } else {
+                    let c = self.static_int(rhs, env)?;
+                    let (s, n) = self.static_range(lhs, env)?;
+                    Some((s + c, n))
+                }
+            }
+            ExprKind::Binary {
+                op: BinOp::Sub,
+                lhs,
+                rhs,
+            } => {
+                let c = self.static_int(rhs, env)?;
+                let (s, n) = self.static_range(lhs, env)?;
+                Some((s - c, n))
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Static bounds of every loop and the padding they imply (upstream's `_ds_pad_dims`, spec
+//! §3.1): a dim indexed by a tile of block `bs` is read and written as `pl.ds(offset, bs)`, so
+//! the array must extend to the furthest `offset + bs` the loop can reach; the launcher pads
+//! the dim at its end by the difference.
+
+use super::{LResult, Lowerer, gap};
+use crate::ir::sym::{Affine, BlockId, Sym};
+use crate::ir::types::Ty;
+use crate::ir::{Expr, ExprKind, Index, Stmt, StmtKind, TileAttr, walk};
+use std::collections::HashMap;
+
+/// Static facts about one loop dimension.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LoopBounds {
+    /// Effective block size (1 for grids).
+    pub bs: i64,
+    /// Begin as an affine form (0 when absent), if affine.
+    pub begin: Option<Affine>,
+    /// End as an affine form, if affine.
+    pub end: Option<Affine>,
+    /// A lower bound of the begin.
+    pub begin_lo: Option<i64>,
+    /// An upper bound of the end.
+    pub end_hi: Option<i64>,
+}
+
+impl LoopBounds {
+    /// The static begin, if any.
+    pub fn static_begin(&self) -> Option<i64> {
+        self.begin.as_ref().and_then(Affine::as_const)
+    }
+
+    /// The static end, if any.
+    pub fn static_end(&self) -> Option<i64> {
+        self.end.as_ref().and_then(Affine::as_const)
+    }
+
+    /// One past the furthest element `pl.ds(offset, bs)` can touch, if bounded.
+    pub fn reach(&self) -> Option<i64> {
+        match (self.static_begin(), self.static_end()) {
+            (Some(b), Some(e)) => {
+                let trips = if e > b {
+                    (e - b + self.bs - 1) / self.bs
+                } else {
+                    0
+                };
+                Some(b + trips * self.bs)
+            }
+            _ => self.end_hi.map(|hi| hi - 1 + self.bs),
+        }
+    }
+}
+
+/// Bounds of every loop dimension, by block id.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Bounds {
+    /// By block id.
+    pub by_block: HashMap<BlockId, LoopBounds>,
+}
+
+impl Bounds {
+    /// Interval of a symbol.
+    fn sym(&self, s: Sym) -> (Option<i64>, Option<i64>) {
+        let Some(b) = self.by_block.get(&s.block_id()) else {
+            return (None, None);
+        };
+        match s {
+            Sym::TileBegin(_) => (b.begin_lo, b.end_hi.map(|h| h - 1)),
+            Sym::TileEnd(_) => (b.begin_lo, b.end_hi),
+            Sym::BlockSize(_) => (Some(b.bs), Some(b.bs)),
+            Sym::TileCount(_) | Sym::TileId(_) => (None, None),
+        }
+    }
+
+    /// Lower bound of an affine form.
+    pub fn lo(&self, a: &Affine) -> Option<i64> {
+        a.terms.iter().try_fold(a.constant, |acc, (&s, &k)| {
+            let (lo, hi) = self.sym(s);
+            let v = if k > 0 { lo? } else { hi? };
+            acc.checked_add(k.checked_mul(v)?)
+        })
+    }
+
+    /// Upper bound of an affine form.
+    pub fn hi(&self, a: &Affine) -> Option<i64> {
+        a.terms.iter().try_fold(a.constant, |acc, (&s, &k)| {
+            let (lo, hi) = self.sym(s);
+            let v = if k > 0 { hi? } else { lo? };
+            acc.checked_add(k.checked_mul(v)?)
+        })
+    }
+
+    /// Computes the bounds of every loop of the kernel, outermost first.
+    pub fn of(l: &Lowerer<'_>) -> LResult<Bounds> {
+        let mut bounds = Bounds::default();
+        walk::each_stmt(&l.case.kernel.body, &mut |s| {
+            let StmtKind::For(lp) = &s.kind else { return };
+            for (dim, &id) in lp.dims.iter().zip(l.types.blocks.loop_ids(lp)) {
+                let affine = |e: &Expr| match l.types.of(e) {
+                    Ty::Int(a) => a.clone(),
+                    Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
+                    Ty::HostTensor { .. }
+                    | Ty::Tensor { .. }
+                    | Ty::Float
+                    | Ty::Bool
+                    | Ty::Tile(_) => None,
+                };
+                let begin = match &dim.begin {
+                    Some(e) => affine(e),
+                    None => Some(Affine::constant(0)),
+                };
+                let end = affine(&dim.end);
+                let bs = match lp.kind {
+                    crate::ir::LoopKind::Grid => 1,
+                    crate::ir::LoopKind::Tile => l.types.block_size(id).max(1),
+                };
+                let begin_lo = begin.as_ref().and_then(|a| bounds.lo(a));
+                let end_hi = end.as_ref().and_then(|a| bounds.hi(a));
+                bounds.by_block.insert(
+                    id,
+                    LoopBounds {
+                        bs,
+                        begin,
+                        end,
+                        begin_lo,
+                        end_hi,
+                    },
+                );
+            }
+        });
+        Ok(bounds)
+    }
+}
+
+/// Sets `HostRef::pad` of every Ref from the tile accesses of the kernel.
+pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
+    let mut needs: Vec<(usize, usize, BlockId, crate::ir::Span)> = Vec::new();
+    fn entries(
+        tensor: &str,
+        indices: &[Index],
+        tiles: &HashMap<String, BlockId>,
+        l: &Lowerer<'_>,
+        out: &mut Vec<(usize, usize, BlockId, crate::ir::Span)>,
+        span: crate::ir::Span,
+    ) {
+        let Some(&k) = l.host_names.get(tensor) else {
+            return;
+        };
+        let mut dim = 0;
+        for index in indices {
+            let tile = match index {
+                Index::Expr(Expr {
+                    kind: ExprKind::Name(n),
+                    ..
+                }) => tiles.get(n).copied(),
+                Index::Expr(Expr {
+                    kind:
+                        ExprKind::TileAttr {
+                            tile,
+                            attr: TileAttr::Index,
+                        },
+                    ..
+                }) => tiles.get(tile).copied(),
+                Index::Full
+                | Index::NewAxis
+                | Index::Int(_)
+                | Index::Slice { .. }
+                | Index::Expr(_) => None,
+            };
+            if let Some(b) = tile {
+                out.push((k, dim, b, span));
+            }
+            match index {
+                Index::NewAxis => {}
+                Index::Full | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => dim += 1,
+            }
+        }
+    }
+    fn body(
+        stmts: &[Stmt],
+        tiles: &mut HashMap<String, BlockId>,
+        l: &Lowerer<'_>,
+        out: &mut Vec<(usize, usize, BlockId, crate::ir::Span)>,
+    ) {
+        for s in stmts {
+            walk::stmt_exprs(s, &mut |e| {
+                walk::each_expr(e, &mut |x| {
+                    if let ExprKind::Load {
+                        tensor, indices, ..
+                    } = &x.kind
+                    {
+                        entries(tensor, indices, tiles, l, out, x.span);
+                    }
+                })
+            });
+            match &s.kind {
+                StmtKind::Store {
+                    tensor, indices, ..
+                }
+                | StmtKind::Atomic {
+                    tensor, indices, ..
+                } => {
+                    entries(tensor, indices, tiles, l, out, s.span);
+                }
+                StmtKind::For(lp) => {
+                    let saved = tiles.clone();
+                    if lp.kind == crate::ir::LoopKind::Tile {
+                        for (v, &id) in lp.vars.iter().zip(l.types.blocks.loop_ids(lp)) {
+                            tiles.insert(v.clone(), id);
+                        }
+                    } else {
+                        for v in &lp.vars {
+                            tiles.remove(v);
+                        }
+                    }
+                    body(&lp.body, tiles, l, out);
+                    *tiles = saved;
+                }
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    body(then_body, tiles, l, out);
+                    body(else_body, tiles, l, out);
+                }
+                StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
+                    tiles.remove(target);
+                }
+                StmtKind::Return(_) => {}
+            }
+        }
+    }
+    body(&l.case.kernel.body, &mut HashMap::new(), l, &mut needs);
+    for (k, dim, b, span) in needs {
+        let Some(reach) = l.bounds.by_block.get(&b).and_then(LoopBounds::reach) else {
+            return gap(
+                span,
+                format!(
+                    "the reach of tile loop {b} has no static bound, so the padding of `{}` is unknown",
+                    l.refs[k].py
+                ),
+            );
+        };
+        let r = &mut l.refs[k];
+        if let (Some(size), Some(p)) = (r.shape.get(dim).copied(), r.pad.get_mut(dim)) {
+            *p = (*p).max(reach - size);
+        }
+    }
+    Ok(())
+}

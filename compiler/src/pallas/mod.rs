@@ -1,0 +1,588 @@
+//! The typed Pallas AST: the one representation of an emitted module, and its one printer to
+//! Python ([`print_module`]).
+//!
+//! This module owns every node kind the codegen can emit. Lowering ([`crate::lower`]) builds
+//! these nodes; nothing else in the compiler writes Python text. The set of node kinds is
+//! closed on purpose: there is no raw-code escape hatch, so an in-process executor with the TPU
+//! interpreter's semantics (`pallas-sim`) can interpret a [`PallasModule`] directly, node by
+//! node, instead of parsing Python.
+//!
+//! A module has two parts:
+//! * the kernel body [`Function`]: statements ([`Stmt`]) over expressions ([`Expr`]): names,
+//!   literals, arithmetic, `pl.ds`, `pl.multiple_of`, `pl.program_id`, Ref transforms
+//!   (`x.at[...]`, `x.reshape((...))`), Ref reads and writes, the `jnp.*` calls of [`Jnp`],
+//!   `.astype`, `jax.lax.fori_loop`, `jax.lax.cond` and `pltpu.emit_pipeline`;
+//! * the [`Launcher`]: a structured description of the host side (`make(interpret)`): which
+//!   arrays are padded how, the `pl.pallas_call` grid, outputs, aliases and scratch, and how
+//!   outputs are sliced back. The printer expands it into Python; an executor reads the fields.
+
+mod print;
+
+pub use print::print_module;
+
+use crate::tensor::DType;
+
+/// One emitted Python module: the kernel body function and its launcher.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PallasModule {
+    /// Lines of the module docstring (plain text, no code).
+    pub doc: Vec<String>,
+    /// The kernel body (`def _helion_<name>(refs...)`), passed to `pl.pallas_call`.
+    pub kernel: Function,
+    /// The host side: padding, `pl.pallas_call` and output slicing.
+    pub launcher: Launcher,
+}
+
+/// A Python function definition (the kernel, a loop body or a branch closure).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    /// Function name.
+    pub name: String,
+    /// Positional parameter names.
+    pub params: Vec<String>,
+    /// Body statements (an empty body prints as `pass`).
+    pub body: Vec<Stmt>,
+}
+
+/// A statement of the kernel body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `target = value`.
+    Assign {
+        /// The bound name(s).
+        target: Target,
+        /// The value.
+        value: Expr,
+    },
+    /// A Ref write `target[index] = value` (`index` may be `[...]`).
+    Store {
+        /// The written Ref (a name or a Ref transform).
+        target: Expr,
+        /// Index parts.
+        index: Vec<IndexPart>,
+        /// The written value.
+        value: Expr,
+    },
+    /// `for var in range(start, stop[, step]):` with static Python ints (the `unroll` loop).
+    For {
+        /// The loop variable.
+        var: String,
+        /// First value.
+        start: Expr,
+        /// Exclusive bound.
+        stop: Expr,
+        /// Step; `None` prints no step (step 1).
+        step: Option<Expr>,
+        /// The body.
+        body: Vec<Stmt>,
+    },
+    /// A nested function definition (loop bodies, branch closures).
+    Def(Function),
+    /// `return`, `return v` (a tuple value returns a tuple).
+    Return(Option<Expr>),
+    /// An expression evaluated for its effect (`pltpu.emit_pipeline(...)()`, a `cond`
+    /// with no results).
+    Expr(Expr),
+}
+
+/// The left-hand side of an assignment.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// `name = ...`.
+    Name(String),
+    /// `(a, b) = ...` (one element prints `(a,) = ...`).
+    Tuple(Vec<String>),
+}
+
+/// One entry of an index list (Ref indexing, `.at[...]`, value basic indexing).
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexPart {
+    /// `:`.
+    Full,
+    /// `None` (value indexing only).
+    NewAxis,
+    /// `...`: the whole Ref (`x[...]`).
+    Ellipsis,
+    /// A static int: selects and drops the dim.
+    Int(i64),
+    /// A static slice `start:stop` (value indexing; either bound may be absent).
+    Slice {
+        /// Start bound.
+        start: Option<i64>,
+        /// Stop bound.
+        stop: Option<i64>,
+    },
+    /// A dynamic entry: `pl.ds(...)` or a scalar expression (drops the dim).
+    Expr(Expr),
+}
+
+/// Arithmetic and bitwise operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`.
+    Add,
+    /// `-`.
+    Sub,
+    /// `*`.
+    Mul,
+    /// `/` (true division).
+    Div,
+    /// `//` (floor division).
+    FloorDiv,
+    /// `%`.
+    Mod,
+    /// `&`.
+    BitAnd,
+    /// `|`.
+    BitOr,
+    /// `^`.
+    BitXor,
+}
+
+/// Comparisons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    /// `<`.
+    Lt,
+    /// `<=`.
+    Le,
+    /// `>`.
+    Gt,
+    /// `>=`.
+    Ge,
+    /// `==`.
+    Eq,
+    /// `!=`.
+    Ne,
+}
+
+/// An expression of the kernel body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A Python name.
+    Name(String),
+    /// An int literal.
+    Int(i64),
+    /// A float literal (NaN and infinities print as `jnp.nan`, `jnp.inf`).
+    Float(f64),
+    /// `True` / `False`.
+    Bool(bool),
+    /// `None`.
+    None,
+    /// A tuple `(a, b)` (one element prints `(a,)`).
+    Tuple(Vec<Expr>),
+    /// `lhs <op> rhs`.
+    Binary {
+        /// Operator.
+        op: BinOp,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand.
+        rhs: Box<Expr>,
+    },
+    /// `lhs <cmp> rhs`.
+    Compare {
+        /// Comparison.
+        op: CmpOp,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand.
+        rhs: Box<Expr>,
+    },
+    /// `-value`.
+    Neg(Box<Expr>),
+    /// `base[index]`: a Ref read, or basic indexing of a value.
+    Index {
+        /// The indexed Ref or value.
+        base: Box<Expr>,
+        /// Index parts.
+        index: Vec<IndexPart>,
+    },
+    /// `base.at[index]`: a Ref transform (no read).
+    At {
+        /// The Ref.
+        base: Box<Expr>,
+        /// Index parts.
+        index: Vec<IndexPart>,
+    },
+    /// `base.reshape((d0, d1, ...))`: a Ref reshape transform (no read).
+    RefReshape {
+        /// The Ref.
+        base: Box<Expr>,
+        /// The new shape.
+        shape: Vec<i64>,
+    },
+    /// `value.astype(jnp.<dtype>)`.
+    Astype {
+        /// The converted value.
+        value: Box<Expr>,
+        /// Target type.
+        dtype: DType,
+    },
+    /// `pl.ds(start, size)`.
+    Ds {
+        /// First index.
+        start: Box<Expr>,
+        /// Length.
+        size: Box<Expr>,
+    },
+    /// `pl.multiple_of(value, multiple)`: an alignment hint (identity on values).
+    MultipleOf {
+        /// The hinted value.
+        value: Box<Expr>,
+        /// The multiple it is claimed to be.
+        multiple: Box<Expr>,
+    },
+    /// `pl.program_id(axis)`.
+    ProgramId(usize),
+    /// A `jnp.*` call.
+    Jnp(Jnp),
+    /// `jax.lax.fori_loop(lower, upper, body, init)`.
+    ForiLoop {
+        /// First index.
+        lower: Box<Expr>,
+        /// Exclusive bound.
+        upper: Box<Expr>,
+        /// Name of the body function `(index, carry) -> carry`.
+        body: String,
+        /// The initial carry.
+        init: Box<Expr>,
+    },
+    /// `jax.lax.cond(pred, then_fn, else_fn, *operands)`.
+    Cond {
+        /// The predicate.
+        pred: Box<Expr>,
+        /// Name of the then-branch function.
+        then_fn: String,
+        /// Name of the else-branch function.
+        else_fn: String,
+        /// Operands passed to both branches.
+        operands: Vec<Expr>,
+    },
+    /// `pltpu.emit_pipeline(body, grid=(g0, ...), _explicit_indices=True)()`: runs `body`
+    /// once per grid point with the grid indices; no in/out specs (every operand is already
+    /// VMEM-resident; loop-carried values live in scratch Refs).
+    EmitPipeline {
+        /// Name of the body function `(indices) -> None`.
+        body: String,
+        /// The grid.
+        grid: Vec<Expr>,
+    },
+}
+
+/// The `jnp.*` calls the codegen emits.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Jnp {
+    /// `jnp.clip(x, lo, hi)`.
+    Clip {
+        /// Clipped value.
+        x: Box<Expr>,
+        /// Lower bound.
+        lo: Box<Expr>,
+        /// Upper bound.
+        hi: Box<Expr>,
+    },
+    /// `jnp.minimum(a, b)`.
+    Minimum(Box<Expr>, Box<Expr>),
+    /// `jnp.maximum(a, b)`.
+    Maximum(Box<Expr>, Box<Expr>),
+    /// `jnp.arange(start, stop, dtype=jnp.<dtype>)`.
+    Arange {
+        /// First value.
+        start: Box<Expr>,
+        /// Exclusive bound.
+        stop: Box<Expr>,
+        /// Element type.
+        dtype: DType,
+    },
+    /// `jnp.zeros((d0, ...), jnp.<dtype>)`.
+    Zeros {
+        /// Shape.
+        shape: Vec<Expr>,
+        /// Element type.
+        dtype: DType,
+    },
+    /// `jnp.full((d0, ...), value, jnp.<dtype>)`.
+    Full {
+        /// Shape.
+        shape: Vec<Expr>,
+        /// Fill value.
+        value: Box<Expr>,
+        /// Element type.
+        dtype: DType,
+    },
+    /// `jnp.sum(x, axis=k)`.
+    Sum {
+        /// Reduced value.
+        x: Box<Expr>,
+        /// Reduced axis (non-negative).
+        axis: usize,
+    },
+    /// `jnp.reshape(x, (d0, ...))` (a value reshape).
+    Reshape {
+        /// Reshaped value.
+        x: Box<Expr>,
+        /// New shape.
+        shape: Vec<i64>,
+    },
+    /// `jnp.transpose(x, (p0, ...))`.
+    Transpose {
+        /// Permuted value.
+        x: Box<Expr>,
+        /// The permutation.
+        axes: Vec<usize>,
+    },
+    /// `jnp.broadcast_to(x, (d0, ...))`.
+    BroadcastTo {
+        /// Broadcast value.
+        x: Box<Expr>,
+        /// Target shape.
+        shape: Vec<i64>,
+    },
+    /// `jnp.where(cond, a, b)`.
+    Where {
+        /// Selector.
+        cond: Box<Expr>,
+        /// Value where true.
+        a: Box<Expr>,
+        /// Value where false.
+        b: Box<Expr>,
+    },
+}
+
+/// The host side of a module: `make(interpret)` returns `f(*inputs)`, which pads the inputs,
+/// makes the initial contents of outputs, calls `pl.pallas_call` and slices the outputs back
+/// to their true shapes (spec §3.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launcher {
+    /// The kernel function's name.
+    pub kernel: String,
+    /// Parameters of `f`: the kernel's tensor arguments, in order.
+    pub params: Vec<String>,
+    /// The launch grid (`pl.program_id(k)` ranges over `0..grid[k]`).
+    pub grid: Vec<i64>,
+    /// Operands of `pl.pallas_call`, in order (the kernel's first Ref parameters).
+    pub operands: Vec<Operand>,
+    /// Outputs of `pl.pallas_call`, in order (the kernel's next Ref parameters).
+    pub outputs: Vec<Output>,
+    /// Scratch Refs (the kernel's last Ref parameters).
+    pub scratch: Vec<Scratch>,
+    /// What `f` returns: indices into `outputs`, in the kernel's `return` order.
+    pub returns: Vec<usize>,
+    /// The value padding is filled with.
+    pub padding: PaddingFill,
+}
+
+/// What padding holds (spec §3.1; measurements "Masking by multiplication does not hide
+/// poison").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PaddingFill {
+    /// Zeros, as upstream's launcher pads on the host (`_ds_pad_dims`).
+    Zero,
+    /// Poison: NaN for floats, `INT_MAX` for int32.
+    Poison,
+}
+
+/// One operand of `pl.pallas_call`: an input of `f` (padded) or a fresh initial buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operand {
+    /// Where its value comes from.
+    pub source: OperandSource,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape before padding.
+    pub shape: Vec<i64>,
+    /// Per dim: elements appended at the end (`jnp.pad` with `(0, n)`).
+    pub pad_after: Vec<i64>,
+}
+
+impl Operand {
+    /// The shape the kernel sees: shape plus padding.
+    pub fn padded_shape(&self) -> Vec<i64> {
+        self.shape
+            .iter()
+            .zip(&self.pad_after)
+            .map(|(s, p)| s + p)
+            .collect()
+    }
+}
+
+/// Where an operand's value comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OperandSource {
+    /// Parameter `k` of `f`.
+    Param(usize),
+    /// `jnp.zeros(padded shape)`: the initial contents of a `torch.zeros` output.
+    Zeros,
+}
+
+/// One output of `pl.pallas_call`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    /// Element type.
+    pub dtype: DType,
+    /// The true shape (what `f` returns after slicing).
+    pub shape: Vec<i64>,
+    /// Per dim: padding at the end (the kernel sees `shape + pad_after`).
+    pub pad_after: Vec<i64>,
+    /// The operand whose buffer it aliases (`input_output_aliases`), if any: its initial
+    /// contents.
+    pub aliases: Option<usize>,
+}
+
+impl Output {
+    /// The shape the kernel sees.
+    pub fn padded_shape(&self) -> Vec<i64> {
+        self.shape
+            .iter()
+            .zip(&self.pad_after)
+            .map(|(s, p)| s + p)
+            .collect()
+    }
+}
+
+/// A scratch Ref of the kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scratch {
+    /// Memory space.
+    pub space: MemorySpace,
+    /// Shape.
+    pub shape: Vec<i64>,
+    /// Element type.
+    pub dtype: DType,
+}
+
+/// TPU memory spaces of scratch Refs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemorySpace {
+    /// `pltpu.VMEM`: vector memory.
+    Vmem,
+    /// `pltpu.SMEM`: scalar memory.
+    Smem,
+}
+
+impl Expr {
+    /// A name.
+    pub fn name(n: impl Into<String>) -> Expr {
+        Expr::Name(n.into())
+    }
+
+    /// `lhs op rhs` for index arithmetic on ints: folds int literals and the identities
+    /// `x + 0`, `x - 0`, `x * 1`, `x // 1` (the last is not an identity on floats, so lowering
+    /// of user arithmetic builds [`Expr::Binary`] directly).
+    pub fn binary(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
+        match (op, &lhs, &rhs) {
+            (_, Expr::Int(a), Expr::Int(b)) => {
+                let (a, b) = (*a, *b);
+                let folded = match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    BinOp::Mul => a.checked_mul(b),
+                    BinOp::FloorDiv => {
+                        (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
+                    }
+                    BinOp::Mod => (b != 0).then(|| {
+                        a - b * (a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
+                    }),
+                    BinOp::Div | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => None,
+                };
+                if let Some(v) = folded {
+                    return Expr::Int(v);
+                }
+            }
+            (BinOp::Add, Expr::Int(0), _) => return rhs,
+            (BinOp::Add | BinOp::Sub, _, Expr::Int(0)) => return lhs,
+            (BinOp::Mul, Expr::Int(1), _) => return rhs,
+            (BinOp::Mul | BinOp::FloorDiv, _, Expr::Int(1)) => return lhs,
+            _ => {}
+        }
+        Expr::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        }
+    }
+
+    /// `self + rhs` (folded).
+    pub fn plus(self, rhs: Expr) -> Expr {
+        Expr::binary(BinOp::Add, self, rhs)
+    }
+
+    /// `self - rhs` (folded).
+    pub fn minus(self, rhs: Expr) -> Expr {
+        Expr::binary(BinOp::Sub, self, rhs)
+    }
+
+    /// `self * rhs` (folded).
+    pub fn times(self, rhs: Expr) -> Expr {
+        Expr::binary(BinOp::Mul, self, rhs)
+    }
+
+    /// `self // rhs` (folded).
+    pub fn floor_div(self, rhs: Expr) -> Expr {
+        Expr::binary(BinOp::FloorDiv, self, rhs)
+    }
+
+    /// `self <op> rhs`.
+    pub fn compare(self, op: CmpOp, rhs: Expr) -> Expr {
+        Expr::Compare {
+            op,
+            lhs: Box::new(self),
+            rhs: Box::new(rhs),
+        }
+    }
+
+    /// `self[index]`.
+    pub fn index(self, index: Vec<IndexPart>) -> Expr {
+        Expr::Index {
+            base: Box::new(self),
+            index,
+        }
+    }
+
+    /// `self.at[index]`.
+    pub fn at(self, index: Vec<IndexPart>) -> Expr {
+        Expr::At {
+            base: Box::new(self),
+            index,
+        }
+    }
+
+    /// `self.astype(jnp.<dtype>)`.
+    pub fn astype(self, dtype: DType) -> Expr {
+        Expr::Astype {
+            value: Box::new(self),
+            dtype,
+        }
+    }
+
+    /// `pl.ds(start, size)`.
+    pub fn ds(start: Expr, size: Expr) -> Expr {
+        Expr::Ds {
+            start: Box::new(start),
+            size: Box::new(size),
+        }
+    }
+
+    /// `pl.multiple_of(value, multiple)`.
+    pub fn multiple_of(value: Expr, multiple: Expr) -> Expr {
+        Expr::MultipleOf {
+            value: Box::new(value),
+            multiple: Box::new(multiple),
+        }
+    }
+
+    /// The int value of a literal.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Expr::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl From<Jnp> for Expr {
+    fn from(j: Jnp) -> Expr {
+        Expr::Jnp(j)
+    }
+}

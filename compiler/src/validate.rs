@@ -15,15 +15,20 @@
 //! Then the whole list: at most one narrowing entry.
 
 use crate::ir::scope::HostEnv;
+use crate::ir::types::Ty;
 use crate::ir::{BinOp, Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
 use crate::verdict::{Rejection, Rule};
 use std::collections::HashMap;
 
 /// The first trace-time refusal of the kernel in program order, if any.
 pub fn validate(case: &Case) -> Option<Rejection> {
+    // Types, when the kernel traces at all, tell index tensors of the wrong rank; a kernel that
+    // does not trace is refused later with the tracing error itself.
+    let types = crate::ir::types::infer(case).ok();
     let mut v = Validator {
         host: HostEnv::of(case),
         consts: HashMap::new(),
+        types,
         found: None,
     };
     v.body(&case.kernel.body);
@@ -34,6 +39,7 @@ struct Validator {
     host: HostEnv,
     /// Device names bound to static ints (`w = 3` inside a loop).
     consts: HashMap<String, i64>,
+    types: Option<crate::ir::types::Types>,
     found: Option<Rejection>,
 }
 
@@ -202,7 +208,16 @@ impl Validator {
                 | ExprKind::View { .. }
                 | ExprKind::Permute { .. } => match self.static_int(x) {
                     Some(k) if k < 0 => reject(Rule::TraceNegativeIndex),
-                    Some(_) | None => None,
+                    Some(_) => None,
+                    None => match self.types.as_ref().map(|t| t.of(x)) {
+                        Some(Ty::Tensor { dims, .. }) if dims.len() != 1 => {
+                            reject(Rule::TraceUnsupportedIndex)
+                        }
+                        Some(Ty::Float | Ty::Bool | Ty::HostTensor { .. }) => {
+                            reject(Rule::TraceUnsupportedIndex)
+                        }
+                        Some(_) | None => None,
+                    },
                 },
             },
         }

@@ -30,6 +30,8 @@ pub struct CaseReport {
     pub engines: Vec<EngineRun>,
     /// The mismatch, for `mismatch`.
     pub mismatch: Option<compare::Mismatch>,
+    /// The known issue, for `known-issue`.
+    pub known_issue: Option<&'static str>,
     /// The emitted module, when lowered.
     #[serde(skip)]
     pub emitted: Option<String>,
@@ -157,6 +159,7 @@ pub fn check_case(
         outcome,
         engine,
         mismatch,
+        known_issue,
     } = classify(compiler_result, &reference, &runs, |e, r| {
         let (got, want) = (e.status.outputs()?, r.status.outputs()?);
         compare::compare(&e.engine, &names, got, want).err()
@@ -170,6 +173,7 @@ pub fn check_case(
         reference,
         engines: runs,
         mismatch,
+        known_issue,
         emitted,
         compile_seconds,
     }

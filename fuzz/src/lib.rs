@@ -6,4 +6,5 @@ pub mod generators;
 pub mod check;
 pub mod compare;
 pub mod engines;
+pub mod known_issues;
 pub mod outcome;

@@ -11,6 +11,9 @@
 //! Beside them, `unsupported`: the planner accepted the kernel but pallas-diff's codegen does not
 //! model one of its constructs; counted and shown, never a finding about Helion.
 //!
+//! An engine error listed in [`crate::known_issues`] does not decide the outcome; if nothing
+//! else does, the case is `known-issue`.
+//!
 //! Precedence, first match wins: compiler-crash; invalid-case; rejected; unsupported; then the
 //! engines in the order given: timeout, engine-crash, lowering-error, runtime-error, mismatch;
 //! else agree.
@@ -45,11 +48,13 @@ pub enum Outcome {
     /// The planner accepted the kernel but pallas-diff's codegen does not model a construct in
     /// it: not a finding about Helion, a gap of the harness (counted, never hidden).
     Unsupported,
+    /// An engine failed in a way listed in [`crate::known_issues`]: counted, not a finding.
+    KnownIssue,
 }
 
 impl Outcome {
     /// Every outcome, in table order.
-    pub const ALL: [Outcome; 10] = [
+    pub const ALL: [Outcome; 11] = [
         Outcome::Agree,
         Outcome::Rejected,
         Outcome::InvalidCase,
@@ -60,6 +65,7 @@ impl Outcome {
         Outcome::Timeout,
         Outcome::EngineCrash,
         Outcome::Unsupported,
+        Outcome::KnownIssue,
     ];
 
     /// The kebab-case name.
@@ -75,15 +81,18 @@ impl Outcome {
             Outcome::Timeout => "timeout",
             Outcome::EngineCrash => "engine-crash",
             Outcome::Unsupported => "unsupported",
+            Outcome::KnownIssue => "known-issue",
         }
     }
 
     /// Whether this outcome is a finding (worth a report).
     pub fn is_finding(self) -> bool {
         match self {
-            Outcome::Agree | Outcome::Rejected | Outcome::InvalidCase | Outcome::Unsupported => {
-                false
-            }
+            Outcome::Agree
+            | Outcome::Rejected
+            | Outcome::InvalidCase
+            | Outcome::Unsupported
+            | Outcome::KnownIssue => false,
             Outcome::Mismatch
             | Outcome::LoweringError
             | Outcome::RuntimeError
@@ -109,6 +118,8 @@ pub struct Classified {
     pub engine: Option<String>,
     /// The mismatch, for `mismatch`.
     pub mismatch: Option<Mismatch>,
+    /// The known issue, for `known-issue`.
+    pub known_issue: Option<&'static str>,
 }
 
 /// What the compiler did, as classification sees it.
@@ -137,6 +148,7 @@ pub fn classify(
         outcome,
         engine: engine.map(|e| e.engine.clone()),
         mismatch: None,
+        known_issue: None,
     };
     if compiler == CompilerResult::Crashed {
         return plain(Outcome::CompilerCrash, None);
@@ -149,6 +161,7 @@ pub fn classify(
         CompilerResult::Gap => return plain(Outcome::Unsupported, None),
         CompilerResult::Lowered | CompilerResult::Crashed => {}
     }
+    let mut known = None;
     for e in engines {
         let outcome = match &e.status {
             EngineStatus::Timeout(_) => Some(Outcome::Timeout),
@@ -166,6 +179,10 @@ pub fn classify(
             | EngineStatus::Invalid { .. } => None,
         };
         if let Some(o) = outcome {
+            if let Some(k) = crate::known_issues::known_issue(&e.engine, &e.status) {
+                known = known.or(Some((e, k.id)));
+                continue;
+            }
             return plain(o, Some(e));
         }
         if let Some(m) = compare(e, reference) {
@@ -173,8 +190,14 @@ pub fn classify(
                 outcome: Outcome::Mismatch,
                 engine: Some(e.engine.clone()),
                 mismatch: Some(m),
+                known_issue: None,
             };
         }
+    }
+    if let Some((e, id)) = known {
+        let mut c = plain(Outcome::KnownIssue, Some(e));
+        c.known_issue = Some(id);
+        return c;
     }
     plain(Outcome::Agree, None)
 }

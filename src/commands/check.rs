@@ -82,6 +82,7 @@ pub fn report_json(r: &CaseReport) -> serde_json::Value {
             "first": m.first.iter().map(|(i, a, b)| serde_json::json!({"index": i, "engine": a, "reference": b})).collect::<Vec<_>>(),
         })),
         "gap": r.gap,
+        "known_issue": r.known_issue,
         "crash": r.crash,
         "compile_seconds": r.compile_seconds,
     })
@@ -97,6 +98,9 @@ pub fn print_report(r: &CaseReport) {
     }
     if let Some(g) = &r.gap {
         println!("unsupported: {g}");
+    }
+    if let Some(k) = r.known_issue {
+        println!("known issue: {k} (see fuzz/src/known_issues.rs)");
     }
     println!("{:<22} {:<12} {:>9}  detail", "engine", "status", "seconds");
     for e in std::iter::once(&r.reference).chain(&r.engines) {

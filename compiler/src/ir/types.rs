@@ -716,7 +716,9 @@ impl Infer<'_> {
                             block: Some(b),
                         }),
                         Ty::Int(_) | Ty::GridIndex(_) => {}
-                        Ty::Tensor { dims: id, .. } if id.len() == 1 => out.push(id[0]),
+                        // A rank-k index tensor contributes its k dims (advanced indexing);
+                        // trace-time validation refuses k != 1 (`validate`).
+                        Ty::Tensor { dims: id, .. } => out.extend_from_slice(&id),
                         other => return Err(err(x.span, format!("unsupported index {other:?}"))),
                     }
                     k += 1;

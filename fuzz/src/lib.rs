@@ -3,7 +3,9 @@
 
 pub mod generators;
 
+pub mod campaign;
 pub mod check;
+pub mod checks;
 pub mod compare;
 pub mod engines;
 pub mod known_issues;

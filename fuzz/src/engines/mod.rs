@@ -183,6 +183,10 @@ pub fn build(
         .collect()
 }
 
+/// The engines that run in this process (no Python): the reference, and `pallas-sim` when this
+/// build has it.
+pub const IN_PROCESS: &[&str] = &["oracle"];
+
 /// Whether any of `names` needs the JAX worker pool.
 pub fn needs_pool(names: &[String]) -> bool {
     names.iter().any(|n| n != "oracle")

@@ -1,0 +1,208 @@
+//! The campaign driver: generate cases, check them in-process on every core, confirm the
+//! lowered ones that agree in-process in real JAX (as fast as the worker pool allows), and hand
+//! every finding to a [`FindingSink`].
+//!
+//! Case `i` of a campaign with seed `S` is `generate_from_seed(case_seed(S, i), cfg)`: the same
+//! seed and config give the same cases, byte for byte, whatever `--jobs` is (see
+//! [`CampaignConfig::dump_cases`]). In-process checking never waits for JAX: confirmations go
+//! through a bounded queue, and a lowered case that finds the queue full is counted as
+//! `jax_skipped` rather than slowing generation down (JAX's TPU interpreter manages ~3 new
+//! kernels/s on this machine, the in-process engines thousands).
+
+pub mod sink;
+pub mod stats;
+
+use crate::check::{CaseReport, check_case};
+use crate::engines::Engine;
+use crate::generators::{GenConfig, features, generate_from_seed};
+use crate::outcome::Outcome;
+use compiler::compile::CodegenOptions;
+use compiler::ir::Case;
+use sink::{Filed, FindingSink};
+use stats::Stats;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// How a campaign runs.
+pub struct CampaignConfig {
+    /// Stop after this long.
+    pub time: Option<Duration>,
+    /// Stop after this many cases.
+    pub cases: Option<u64>,
+    /// Threads generating and checking in-process.
+    pub jobs: usize,
+    /// Campaign seed.
+    pub seed: u64,
+    /// In-process engines compared with the reference on every case (e.g. `pallas-sim`).
+    pub in_process: Vec<Box<dyn Engine>>,
+    /// JAX engines confirming lowered cases that agree in-process.
+    pub jax: Vec<Box<dyn Engine>>,
+    /// Threads feeding the JAX pool (one per worker).
+    pub jax_threads: usize,
+    /// Generator configuration.
+    pub generator: GenConfig,
+    /// Codegen options (padding policy).
+    pub codegen: CodegenOptions,
+    /// Write every generated case as `case-<i>.json` here.
+    pub dump_cases: Option<PathBuf>,
+}
+
+/// What a campaign did.
+#[derive(Debug, serde::Serialize)]
+pub struct Summary {
+    /// Counts.
+    pub stats: Stats,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// The generator seed of case `index` of a campaign seeded `seed` (SplitMix64 of both).
+pub fn case_seed(seed: u64, index: u64) -> u64 {
+    let mut z = seed
+        ^ index
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+struct Confirm {
+    case: Case,
+    seed: u64,
+}
+
+/// Runs a campaign until its time or case budget is spent or `stop` is set; calls `progress`
+/// about once a second.
+pub fn run(
+    cfg: &CampaignConfig,
+    sink: &dyn FindingSink,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(&Stats, f64) + Sync),
+) -> std::io::Result<Summary> {
+    if let Some(dir) = &cfg.dump_cases {
+        std::fs::create_dir_all(dir)?;
+    }
+    let start = Instant::now();
+    let next = AtomicU64::new(0);
+    let stats = Mutex::new(Stats::default());
+    let io_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    let done = AtomicBool::new(false);
+    let out_of_budget = || {
+        stop.load(Ordering::Relaxed)
+            || cfg.time.is_some_and(|t| start.elapsed() >= t)
+            || io_error.lock().map(|e| e.is_some()).unwrap_or(true)
+    };
+    let file = |case: &Case, report: &CaseReport, seed: u64| match sink.file(case, report, seed) {
+        Ok(Filed::New(_)) => stats.lock().expect("stats lock").findings += 1,
+        Ok(Filed::Duplicate) => stats.lock().expect("stats lock").duplicates += 1,
+        Err(e) => {
+            let mut slot = io_error.lock().expect("error lock");
+            slot.get_or_insert(e);
+        }
+    };
+    let (tx, rx) = mpsc::sync_channel::<Confirm>(2 * cfg.jax_threads.max(1));
+    let rx = Mutex::new(rx);
+    std::thread::scope(|s| {
+        // In-process producers.
+        let mut producers = Vec::new();
+        for _ in 0..cfg.jobs.max(1) {
+            let tx = tx.clone();
+            producers.push(s.spawn(|| {
+                let tx = tx;
+                loop {
+                    if out_of_budget() {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if cfg.cases.is_some_and(|n| i >= n) {
+                        break;
+                    }
+                    let seed = case_seed(cfg.seed, i);
+                    let case = generate_from_seed(seed, &cfg.generator);
+                    if let Some(dir) = &cfg.dump_cases {
+                        let json = serde_json::to_string(&case).expect("a case serializes");
+                        if let Err(e) = std::fs::write(dir.join(format!("case-{i:08}.json")), json)
+                        {
+                            io_error.lock().expect("error lock").get_or_insert(e);
+                        }
+                    }
+                    let report = check_case(&case, &cfg.in_process, &cfg.codegen);
+                    let feats = features(&case);
+                    {
+                        let mut st = stats.lock().expect("stats lock");
+                        st.record(report.outcome, &feats);
+                        if let Some(k) = report.known_issue {
+                            *st.known_issues.entry(k.to_string()).or_default() += 1;
+                        }
+                    }
+                    if report.outcome.is_finding() {
+                        file(&case, &report, seed);
+                    } else if report.outcome == Outcome::Agree
+                        && report.emitted.is_some()
+                        && !cfg.jax.is_empty()
+                    {
+                        match tx.try_send(Confirm { case, seed }) {
+                            Ok(()) => {}
+                            Err(mpsc::TrySendError::Full(_)) => {
+                                stats.lock().expect("stats lock").jax_skipped += 1
+                            }
+                            Err(mpsc::TrySendError::Disconnected(_)) => break,
+                        }
+                    }
+                }
+            }));
+        }
+        drop(tx);
+        // JAX confirmers.
+        let mut confirmers = Vec::new();
+        for _ in 0..if cfg.jax.is_empty() {
+            0
+        } else {
+            cfg.jax_threads.max(1)
+        } {
+            confirmers.push(s.spawn(|| {
+                loop {
+                    let job = { rx.lock().expect("queue lock").recv() };
+                    let Ok(Confirm { case, seed }) = job else {
+                        break;
+                    };
+                    let report = check_case(&case, &cfg.jax, &cfg.codegen);
+                    {
+                        let mut st = stats.lock().expect("stats lock");
+                        st.jax_confirmed += 1;
+                        st.reclassify(Outcome::Agree, report.outcome);
+                        if let Some(k) = report.known_issue {
+                            *st.known_issues.entry(k.to_string()).or_default() += 1;
+                        }
+                    }
+                    if report.outcome.is_finding() {
+                        file(&case, &report, seed);
+                    }
+                }
+            }));
+        }
+        // Progress.
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(250));
+                let st = stats.lock().expect("stats lock").clone();
+                progress(&st, start.elapsed().as_secs_f64());
+            }
+        });
+        // Producers stop first; confirmers then drain the queue and exit when it closes.
+        for p in producers.into_iter().chain(confirmers) {
+            let _ = p.join();
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+    if let Some(e) = io_error.into_inner().expect("error lock") {
+        return Err(e);
+    }
+    Ok(Summary {
+        stats: stats.into_inner().expect("stats lock"),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,21 @@
+//! Where a campaign's findings go. The campaign only detects and classifies; deduplication,
+//! reduction and the on-disk format belong to the corpus crate, which implements
+//! [`FindingSink`] (the fuzz crate cannot depend on it: the corpus replays through `check`).
+
+use crate::check::CaseReport;
+use compiler::ir::Case;
+
+/// What the sink did with a finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Filed {
+    /// A new bucket: written to this directory.
+    New(std::path::PathBuf),
+    /// A known bucket: counted, nothing written.
+    Duplicate,
+}
+
+/// Receives findings. Must write atomically (a finding is on disk whole or not at all).
+pub trait FindingSink: Send + Sync {
+    /// Files one finding (`seed` is the case's generator seed).
+    fn file(&self, case: &Case, report: &CaseReport, seed: u64) -> std::io::Result<Filed>;
+}

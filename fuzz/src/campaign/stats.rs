@@ -1,0 +1,169 @@
+//! Campaign statistics: outcome counts in a map (never per-engine hard-coded fields), coverage
+//! by index form × loop type × tail/no-tail, and the final table.
+
+use crate::generators::{Feature, IndexForm};
+use crate::outcome::Outcome;
+use compiler::ir::LoopType;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Coverage of one (index form, loop type, in-branch) cell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Cell {
+    /// Cases that exercise it.
+    pub cases: u64,
+    /// Of those, lowered by the compiler.
+    pub lowered: u64,
+    /// Of those, rejected by the compiler.
+    pub rejected: u64,
+}
+
+/// Running counts of a campaign.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    /// Cases checked.
+    pub cases: u64,
+    /// Outcome name → count (in-process verdicts, upgraded by JAX confirmation).
+    pub outcomes: BTreeMap<String, u64>,
+    /// Findings kept (after deduplication).
+    pub findings: u64,
+    /// Findings seen again in a known bucket (not written again).
+    pub duplicates: u64,
+    /// Lowered cases that agreed in-process and were confirmed in JAX.
+    pub jax_confirmed: u64,
+    /// Lowered cases that agreed in-process but found the JAX queue full (not confirmed).
+    pub jax_skipped: u64,
+    /// Known-issue ids → count.
+    pub known_issues: BTreeMap<String, u64>,
+    /// Coverage cells keyed `form/loop_type/tail|no-tail`.
+    pub coverage: BTreeMap<String, Cell>,
+}
+
+fn cell_key(form: IndexForm, loop_type: LoopType, in_branch: bool) -> String {
+    let form = serde_json::to_value(form)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    format!(
+        "{form}/{}/{}",
+        loop_type.name(),
+        if in_branch { "tail" } else { "no-tail" }
+    )
+}
+
+impl Stats {
+    /// Records one case's outcome and the features it exercised.
+    pub fn record(&mut self, outcome: Outcome, features: &std::collections::BTreeSet<Feature>) {
+        self.cases += 1;
+        *self.outcomes.entry(outcome.name().to_string()).or_default() += 1;
+        for f in features {
+            if let Feature::Index {
+                form,
+                loop_type,
+                in_branch,
+            } = f
+            {
+                let c = self
+                    .coverage
+                    .entry(cell_key(*form, *loop_type, *in_branch))
+                    .or_default();
+                c.cases += 1;
+                match outcome {
+                    Outcome::Rejected => c.rejected += 1,
+                    Outcome::InvalidCase => {}
+                    Outcome::Agree
+                    | Outcome::Mismatch
+                    | Outcome::LoweringError
+                    | Outcome::RuntimeError
+                    | Outcome::Timeout
+                    | Outcome::EngineCrash
+                    | Outcome::KnownIssue
+                    | Outcome::Unsupported
+                    | Outcome::CompilerCrash => c.lowered += 1,
+                }
+            }
+        }
+    }
+
+    /// Moves one case from one outcome to another (a JAX confirmation that changed the verdict).
+    pub fn reclassify(&mut self, from: Outcome, to: Outcome) {
+        if from == to {
+            return;
+        }
+        if let Some(n) = self.outcomes.get_mut(from.name()) {
+            *n = n.saturating_sub(1);
+        }
+        *self.outcomes.entry(to.name().to_string()).or_default() += 1;
+    }
+
+    /// Count of one outcome.
+    pub fn count(&self, o: Outcome) -> u64 {
+        self.outcomes.get(o.name()).copied().unwrap_or(0)
+    }
+
+    /// One progress line.
+    pub fn progress_line(&self, seconds: f64) -> String {
+        let mut s = format!(
+            "{:>8} cases {:>8.0}/s",
+            self.cases,
+            self.cases as f64 / seconds.max(1e-9)
+        );
+        for o in Outcome::ALL {
+            let n = self.count(o);
+            if n > 0 {
+                let _ = write!(s, "  {}={n}", o.name());
+            }
+        }
+        let _ = write!(
+            s,
+            "  findings={} jax-confirmed={}",
+            self.findings, self.jax_confirmed
+        );
+        s
+    }
+
+    /// The final table: rates, outcome counts, coverage.
+    pub fn table(&self, seconds: f64) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "cases {}  seconds {:.1}  cases/s {:.0}",
+            self.cases,
+            seconds,
+            self.cases as f64 / seconds.max(1e-9)
+        );
+        let _ = writeln!(
+            s,
+            "findings {} (duplicates {})  jax confirmed {}  jax skipped (queue full) {}",
+            self.findings, self.duplicates, self.jax_confirmed, self.jax_skipped
+        );
+        let _ = writeln!(s, "\n{:<16} {:>10} {:>7}", "outcome", "cases", "share");
+        for o in Outcome::ALL {
+            let n = self.count(o);
+            let _ = writeln!(
+                s,
+                "{:<16} {:>10} {:>6.1}%",
+                o.name(),
+                n,
+                100.0 * n as f64 / self.cases.max(1) as f64
+            );
+        }
+        for (k, n) in &self.known_issues {
+            let _ = writeln!(s, "  known issue {k}: {n}");
+        }
+        let _ = writeln!(
+            s,
+            "\n{:<44} {:>8} {:>8} {:>8}",
+            "coverage (index form / loop type / tail)", "cases", "lowered", "rejected"
+        );
+        for (k, c) in &self.coverage {
+            let _ = writeln!(
+                s,
+                "{:<44} {:>8} {:>8} {:>8}",
+                k, c.cases, c.lowered, c.rejected
+            );
+        }
+        s
+    }
+}

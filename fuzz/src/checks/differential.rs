@@ -1,0 +1,42 @@
+//! Differential: the reference vs the in-process Pallas executor on a generated case. A
+//! disagreement (or a compiler crash, or an executor error on a lowered case) is a finding.
+
+use crate::check::check_case;
+use crate::engines::{self, Engine};
+use crate::generators::{GenConfig, generate};
+use arbitrary::Unstructured;
+use compiler::compile::CodegenOptions;
+use std::sync::OnceLock;
+
+fn in_process() -> &'static [Box<dyn Engine>] {
+    static ENGINES: OnceLock<Vec<Box<dyn Engine>>> = OnceLock::new();
+    ENGINES.get_or_init(|| {
+        let names: Vec<String> = engines::IN_PROCESS.iter().map(|s| s.to_string()).collect();
+        engines::build(&names, None).expect("in-process engines need no pool")
+    })
+}
+
+/// Checks one generated case; panics on a finding.
+pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
+    let config: GenConfig = u.arbitrary()?;
+    let case = generate(u, &config.normalized())?;
+    let report = check_case(&case, in_process(), &CodegenOptions::default());
+    if report.outcome.is_finding() {
+        panic!(
+            "finding: {} ({:?})\n{}\n{}",
+            report.outcome,
+            report.decided_by,
+            report.mismatch.map(|m| m.to_string()).unwrap_or_default(),
+            compiler::render::render_case(&case)
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn smoke() {
+        super::super::test_n_times(300, super::run);
+    }
+}

@@ -513,15 +513,14 @@ fn input_candidates(case: &Case, out: &mut Vec<Case>) {
         let mut c = case.clone();
         c.kernel.params.remove(p);
         let arg = c.call.args.remove(p);
-        if let Arg::Input(name) = arg {
-            if !c
+        if let Arg::Input(name) = arg
+            && !c
                 .call
                 .args
                 .iter()
                 .any(|a| matches!(a, Arg::Input(n) if n == &name))
-            {
-                c.inputs.retain(|i| i.name != name);
-            }
+        {
+            c.inputs.retain(|i| i.name != name);
         }
         out.push(c);
     }

@@ -162,7 +162,9 @@ pub fn check_case(
         known_issue,
     } = classify(compiler_result, &reference, &runs, |e, r| {
         let (got, want) = (e.status.outputs()?, r.status.outputs()?);
-        compare::compare(&e.engine, &names, got, want).err()
+        compare::compare(&e.engine, &names, got, want)
+            .err()
+            .map(|m| *m)
     });
     CaseReport {
         outcome,

@@ -138,7 +138,7 @@ pub fn compare(
     names: &[String],
     got: &[Tensor],
     want: &[Tensor],
-) -> Result<(), Mismatch> {
+) -> Result<(), Box<Mismatch>> {
     let label = |i: usize| {
         names
             .get(i)
@@ -156,20 +156,24 @@ pub fn compare(
         max_rel_err: f64::INFINITY,
     };
     if got.len() != want.len() {
-        return Err(base(
+        return Err(Box::new(base(
             format!("{} vs {} outputs", got.len(), want.len()),
             vec![],
             MismatchKind::OutputCount,
-        ));
+        )));
     }
     for (i, (a, b)) in got.iter().zip(want).enumerate() {
         if a.shape != b.shape {
             let mut m = base(label(i), b.shape.clone(), MismatchKind::Shape);
             m.first = vec![(a.shape.clone(), 0.0, 0.0)];
-            return Err(m);
+            return Err(Box::new(m));
         }
         if a.dtype != b.dtype {
-            return Err(base(label(i), b.shape.clone(), MismatchKind::DType));
+            return Err(Box::new(base(
+                label(i),
+                b.shape.clone(),
+                MismatchKind::DType,
+            )));
         }
         let tol = Tolerance::for_dtype(b.dtype);
         let mut m = base(label(i), b.shape.clone(), MismatchKind::Values);
@@ -199,7 +203,7 @@ pub fn compare(
             }
         }
         if m.count > 0 {
-            return Err(m);
+            return Err(Box::new(m));
         }
     }
     Ok(())
@@ -276,7 +280,9 @@ mod tests {
         let a = Tensor::new(DType::Float32, vec![2, 1], vec![0.0, 0.0]);
         let b = Tensor::new(DType::Float32, vec![1, 2], vec![0.0, 0.0]);
         assert_eq!(
-            compare("e", &[], &[a.clone()], &[b]).unwrap_err().kind,
+            compare("e", &[], std::slice::from_ref(&a), &[b])
+                .unwrap_err()
+                .kind,
             MismatchKind::Shape
         );
         assert_eq!(

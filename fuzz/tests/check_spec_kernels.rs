@@ -50,8 +50,7 @@ fn spec_kernels_agree_or_are_rejected_as_upstream() {
                     let Some(k) = kernels.get(i) else { break };
                     let name = k.name();
                     let report = check_case(&k.case, &engines, &CodegenOptions::default());
-                    let mut fail =
-                        |m: String| failures.lock().unwrap().push(format!("{name}: {m}"));
+                    let fail = |m: String| failures.lock().unwrap().push(format!("{name}: {m}"));
                     if report.outcome.is_finding() {
                         fail(format!(
                             "finding {} by {:?}: {}",

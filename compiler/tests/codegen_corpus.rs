@@ -1,11 +1,13 @@
-//! Every spec kernel of `corpus/spec-kernels` through `compile`: no panics, codegen-time
-//! verdicts as expected, and every emitted module byte-compiles as Python.
+//! Every spec kernel of `corpus/spec-kernels` through `compile`: no panics, the verdict its
+//! header states (validation, planner and codegen together), no codegen gap where it expects a
+//! lowering, and every emitted module byte-compiles as Python.
 
 mod codegen_support;
 
 use codegen_support::{py_compile_all, python3};
 use pallas_diff_compiler::compile::{CodegenOptions, Outcome, compile};
-use pallas_diff_compiler::expectations::load_spec_kernels;
+use pallas_diff_compiler::expectations::{ExpectedVerdict, load_spec_kernels};
+use pallas_diff_compiler::verdict::Verdict;
 
 #[test]
 fn every_spec_kernel_compiles_and_every_module_is_python() {
@@ -13,6 +15,7 @@ fn every_spec_kernel_compiles_and_every_module_is_python() {
     let mut sources = Vec::new();
     let dump = std::env::var_os("PALLAS_DIFF_DUMP").map(std::path::PathBuf::from);
     let mut summary = Vec::new();
+    let mut wrong = Vec::new();
     for k in &kernels {
         for poison in [false, true] {
             let c = compile(
@@ -22,6 +25,22 @@ fn every_spec_kernel_compiles_and_every_module_is_python() {
                 },
             );
             let tag = if poison { "_poison" } else { "" };
+            let agrees = match (k.expectations.verdict, &c.verdict) {
+                (None, _) => true,
+                (Some(ExpectedVerdict::Lowered), Verdict::Lowered) => c.gap.is_none(),
+                (Some(ExpectedVerdict::Rejected { class, rule }), Verdict::Rejected(r)) => {
+                    r.rule == rule && r.class == class
+                }
+                (Some(_), _) => false,
+            };
+            if !agrees {
+                wrong.push(format!(
+                    "{}: expected {:?}, compiled to {}",
+                    k.name(),
+                    k.expectations.verdict,
+                    pallas_diff_compiler::compile::verdict_line(&c)
+                ));
+            }
             match c.outcome() {
                 Outcome::Lowered(src) => {
                     if let Some(d) = &dump {
@@ -37,6 +56,11 @@ fn every_spec_kernel_compiles_and_every_module_is_python() {
         }
     }
     println!("{}", summary.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "verdicts differ from the headers:\n{}",
+        wrong.join("\n")
+    );
     let Some(py) = python3() else {
         println!("skipped py_compile: python3 is not on PATH");
         return;
@@ -47,4 +71,19 @@ fn every_spec_kernel_compiles_and_every_module_is_python() {
         "modules that are not Python:\n{}",
         failures.join("\n")
     );
+}
+
+#[test]
+fn py_compile_check_reports_a_syntax_error() {
+    let Some(py) = python3() else {
+        println!("skipped: python3 is not on PATH");
+        return;
+    };
+    let bad = vec![
+        ("ok".to_string(), "x = 1\n".to_string()),
+        ("bad".to_string(), "def f(:\n".to_string()),
+    ];
+    let failures = py_compile_all(&py, &bad);
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].contains("bad.py"), "{failures:?}");
 }

@@ -94,7 +94,15 @@ impl LoopDim {
 
     /// `end - begin`.
     pub fn extent(&self) -> P {
-        self.end.clone().minus(self.begin.clone())
+        match self.begin {
+            P::Int(0) => self.end.clone(),
+            // Not folded, so the emitted `tile.count` shows both bounds (spec §4 D2).
+            _ => P::Binary {
+                op: pallas::BinOp::Sub,
+                lhs: Box::new(self.end.clone()),
+                rhs: Box::new(self.begin.clone()),
+            },
+        }
     }
 
     /// `t.count` and the trip count: `(end - begin + bs - 1) // bs`, from this loop's own
@@ -468,12 +476,19 @@ impl Lowerer<'_> {
             };
             let grid_kind = Self::is_grid(lp.kind);
             let trips = if e > b {
-                (e - b + lb.bs - 1) / lb.bs
+                e.saturating_sub(b).saturating_add(lb.bs - 1) / lb.bs
             } else {
                 0
             };
             grid.push(trips);
-            let ld = LoopDim::new(bid, grid_kind, P::Int(b), P::Int(e), lb.bs, Some(e - b));
+            let ld = LoopDim::new(
+                bid,
+                grid_kind,
+                P::Int(b),
+                P::Int(e),
+                lb.bs,
+                Some(e.saturating_sub(b)),
+            );
             out.push(assign(
                 &ld.offset,
                 P::Int(b).plus(P::ProgramId(axis).times(ld.block.clone())),
@@ -537,7 +552,9 @@ impl Lowerer<'_> {
                 self.bind_trivial(e, format!("end_{bid}"), out)
             }
         };
-        let static_extent = begin_static.zip(end_static).map(|(b, e)| e - b);
+        let static_extent = begin_static
+            .zip(end_static)
+            .map(|(b, e)| e.saturating_sub(b));
         let ld = LoopDim::new(bid, grid_kind, begin, end, bs, static_extent);
         self.loops.insert(bid, ld.clone());
         let value_of_var = if grid_kind {
@@ -676,7 +693,7 @@ impl Lowerer<'_> {
                 (obs + ld.bs - 1) / ld.bs
             }
             (_, Some(s)) => match self.bounds.by_block.get(&outer).and_then(|o| o.end_hi) {
-                Some(hi) => ((hi - s).max(0) + ld.bs - 1) / ld.bs,
+                Some(hi) => (hi.saturating_sub(s).max(0).saturating_add(ld.bs - 1)) / ld.bs,
                 None => {
                     return gap(
                         span,
@@ -1061,10 +1078,12 @@ mod tests {
         assert!(ld.mask.is_none());
         let count = ld.count();
         let block = P::name("_BLOCK_SIZE_0");
-        let expect = P::Int(8)
-            .plus(block.clone())
-            .minus(P::Int(1))
-            .floor_div(block);
+        let eight = P::Binary {
+            op: pallas::BinOp::Sub,
+            lhs: Box::new(P::Int(12)),
+            rhs: Box::new(P::Int(4)),
+        };
+        let expect = eight.plus(block.clone()).minus(P::Int(1)).floor_div(block);
         assert_eq!(count, expect);
         let masked = LoopDim::new(1, false, P::Int(0), P::name("live"), 2, None);
         assert_eq!(masked.mask.as_deref(), Some("mask_1"));

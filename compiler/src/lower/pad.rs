@@ -40,13 +40,13 @@ impl LoopBounds {
         match (self.static_begin(), self.static_end()) {
             (Some(b), Some(e)) => {
                 let trips = if e > b {
-                    (e - b + self.bs - 1) / self.bs
+                    e.saturating_sub(b).saturating_add(self.bs - 1) / self.bs
                 } else {
                     0
                 };
-                Some(b + trips * self.bs)
+                Some(b.saturating_add(trips.saturating_mul(self.bs)))
             }
-            _ => self.end_hi.map(|hi| hi - 1 + self.bs),
+            _ => self.end_hi.map(|hi| hi.saturating_add(self.bs - 1)),
         }
     }
 }
@@ -233,18 +233,17 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
     }
     body(&l.case.kernel.body, &mut HashMap::new(), l, &mut needs);
     for (k, dim, b, span) in needs {
-        let Some(reach) = l.bounds.by_block.get(&b).and_then(LoopBounds::reach) else {
-            return gap(
-                span,
-                format!(
-                    "the reach of tile loop {b} has no static bound, so the padding of `{}` is unknown",
-                    l.refs[k].py
-                ),
-            );
+        let Some(lb) = l.bounds.by_block.get(&b) else {
+            return gap(span, format!("tile loop {b} has no bounds"));
         };
+        let bs = lb.bs;
+        let reach = lb.reach();
         let r = &mut l.refs[k];
         if let (Some(size), Some(p)) = (r.shape.get(dim).copied(), r.pad.get_mut(dim)) {
-            *p = (*p).max(reach - size);
+            // A loop with data-dependent bounds: in a valid program every tile begins inside
+            // the tensor, so its block reaches at most `bs - 1` past the last element.
+            let reach = reach.unwrap_or_else(|| size.saturating_add(bs - 1));
+            *p = (*p).max(reach.saturating_sub(size));
         }
     }
     Ok(())

@@ -55,30 +55,135 @@ pub fn jax_python() -> Option<PathBuf> {
     })
 }
 
-/// Byte-compiles each `(name, source)` with `python3 -m py_compile`; returns the failures.
+/// Byte-compiles each `(name, source)` with `py_compile` (one Python process for all);
+/// returns the failures.
 pub fn py_compile_all(python: &Path, sources: &[(String, String)]) -> Vec<String> {
     let dir = scratch_dir("py_compile");
-    let mut failures = Vec::new();
+    let mut files = Vec::new();
     for (name, src) in sources {
         let file = dir.join(format!("{name}.py"));
         std::fs::write(&file, src).expect("write module");
-        let out = Command::new(python)
-            .args(["-m", "py_compile"])
-            .arg(&file)
-            .output()
-            .expect("run python3");
-        if !out.status.success() {
-            failures.push(format!("{name}: {}", String::from_utf8_lossy(&out.stderr)));
-        }
+        files.push(file);
+    }
+    let script = "import py_compile, sys\n\
+                  for f in sys.argv[1:]:\n\
+                  \x20   try:\n\
+                  \x20       py_compile.compile(f, doraise=True)\n\
+                  \x20   except py_compile.PyCompileError as e:\n\
+                  \x20       print(f, repr(e.msg), sep=': ')\n";
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(&files)
+        .output()
+        .expect("run python3");
+    let mut failures: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    if !out.status.success() {
+        failures.push(format!(
+            "py_compile crashed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     failures
 }
 
 /// A fresh directory under the system temp dir, unique to this process and `tag`.
 pub fn scratch_dir(tag: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("pallas-diff-codegen-{}-{tag}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "pallas-diff-codegen-{}-{n}-{tag}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
+}
+
+/// One token of the tiny regex dialect the upstream tests use.
+#[derive(Clone, Debug)]
+enum Tok {
+    Lit(char),
+    /// `\d+`
+    Digits,
+    /// `[^)]+`
+    NotParen,
+}
+
+fn tokens(pattern: &str) -> Vec<Tok> {
+    let mut out = Vec::new();
+    let mut it = pattern.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '\\' => match it.next() {
+                Some('d') => {
+                    assert_eq!(it.next(), Some('+'), "only \\d+ is supported in {pattern}");
+                    out.push(Tok::Digits);
+                }
+                Some(e) => out.push(Tok::Lit(e)),
+                None => panic!("dangling escape in {pattern}"),
+            },
+            '[' => {
+                let class: String = it.by_ref().take(3).collect();
+                assert_eq!(class, "^)]", "only [^)]+ is supported in {pattern}");
+                assert_eq!(it.next(), Some('+'), "only [^)]+ is supported in {pattern}");
+                out.push(Tok::NotParen);
+            }
+            '.' | '(' | ')' | ']' | '*' | '+' | '?' | '|' | '{' | '}' | '^' | '$' => {
+                panic!("unescaped `{c}` in {pattern}")
+            }
+            c => out.push(Tok::Lit(c)),
+        }
+    }
+    out
+}
+
+fn match_here(toks: &[Tok], text: &[char]) -> bool {
+    let Some((t, rest)) = toks.split_first() else {
+        return true;
+    };
+    match t {
+        Tok::Lit(c) => text.first() == Some(c) && match_here(rest, &text[1..]),
+        Tok::Digits | Tok::NotParen => {
+            let ok = |c: char| match t {
+                Tok::Digits => c.is_ascii_digit(),
+                _ => c != ')',
+            };
+            let n = text.iter().take_while(|&&c| ok(c)).count();
+            (1..=n).rev().any(|k| match_here(rest, &text[k..]))
+        }
+    }
+}
+
+/// Whether the (escaped-literal, `\d+`, `[^)]+`) regex `pattern` matches somewhere in `text`
+/// (Python's `re.search`, as upstream's `assertRegex`).
+pub fn regex_search(pattern: &str, text: &str) -> bool {
+    let toks = tokens(pattern);
+    let chars: Vec<char> = text.chars().collect();
+    (0..=chars.len()).any(|i| match_here(&toks, &chars[i..]))
+}
+
+/// Upstream's `assertNarrowingIsResident`: no materializing slice, no gather.
+pub fn assert_narrowing_is_resident(name: &str, code: &str) {
+    assert!(
+        !code.contains("dynamic_slice_in_dim"),
+        "{name}: emits dynamic_slice_in_dim\n{code}"
+    );
+    assert!(!code.contains("jnp.take"), "{name}: emits jnp.take\n{code}");
+}
+
+/// `assertRegex`.
+pub fn assert_regex(name: &str, code: &str, pattern: &str) {
+    assert!(
+        regex_search(pattern, code),
+        "{name}: no match for /{pattern}/ in\n{code}"
+    );
+}
+
+/// `assertIn`.
+pub fn assert_in(name: &str, code: &str, needle: &str) {
+    assert!(code.contains(needle), "{name}: `{needle}` not in\n{code}");
 }

@@ -4,6 +4,7 @@ pub mod check;
 mod emit;
 mod eval;
 mod parse;
+mod probe;
 mod render;
 
 use clap::{Parser, Subcommand};
@@ -88,6 +89,9 @@ enum Command {
     /// Run a case through the compiler, the reference and the engines; classify the outcome.
     #[command(after_help = EXIT_CODES)]
     Check(check::Args),
+    /// Show what the JAX side can run here (Python, JAX, devices, TPU).
+    #[command(after_help = EXIT_CODES)]
+    Probe(probe::Args),
 }
 
 /// Runs a parsed command line.
@@ -98,6 +102,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Emit(a) => emit::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Check(a) => check::run(a),
+        Command::Probe(a) => probe::run(a),
     }
 }
 

@@ -20,6 +20,40 @@ pub(crate) fn fresh_alias() -> u64 {
     NEXT_ALIAS.fetch_add(1, Ordering::Relaxed) & !HOST_VIEW
 }
 
+thread_local! {
+    /// Recycled value buffers: most device values are a few KiB, past the allocator's fast
+    /// path, and an evaluation makes hundreds of them.
+    static POOL: std::cell::RefCell<Vec<Vec<f64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty buffer with room for `n` values, recycled when one is available.
+pub(crate) fn buffer(n: usize) -> Vec<f64> {
+    if n >= 64 {
+        let reused = POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            let k = p.iter().rposition(|v| v.capacity() >= n)?;
+            Some(p.swap_remove(k))
+        });
+        if let Some(v) = reused {
+            return v;
+        }
+    }
+    Vec::with_capacity(n)
+}
+
+/// Returns a buffer to the pool.
+pub(crate) fn recycle(mut v: Vec<f64>) {
+    if v.capacity() >= 64 {
+        v.clear();
+        POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < 32 {
+                p.push(v);
+            }
+        });
+    }
+}
+
 /// The most elements one value may have (a budget, so a case cannot exhaust memory).
 pub(crate) const MAX_NUMEL: usize = 1 << 26;
 
@@ -52,6 +86,12 @@ impl DTensor {
     /// Number of elements.
     pub fn numel(&self) -> usize {
         self.data.len()
+    }
+}
+
+impl Drop for DTensor {
+    fn drop(&mut self) {
+        recycle(std::mem::take(&mut self.data));
     }
 }
 
@@ -133,11 +173,14 @@ pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize], span: Span) -> Res<Vec<
 /// Expands `data` of `shape` to `out` (which `shape` broadcasts to), row-major.
 pub(crate) fn expand(data: &[f64], shape: &[usize], out: &[usize]) -> Vec<f64> {
     let n: usize = out.iter().product();
+    let mut v = buffer(n);
     if shape == out {
-        return data.to_vec();
+        v.extend_from_slice(data);
+        return v;
     }
     if data.len() == 1 {
-        return vec![data[0]; n];
+        v.resize(n, data[0]);
+        return v;
     }
     let lead = out.len() - shape.len();
     let src_strides = strides(shape);
@@ -145,7 +188,6 @@ pub(crate) fn expand(data: &[f64], shape: &[usize], out: &[usize]) -> Vec<f64> {
     for (k, &s) in shape.iter().enumerate() {
         st[k + lead] = if s == 1 { 0 } else { src_strides[k] };
     }
-    let mut v = Vec::with_capacity(n);
     strided_walk(out, &st, |off| v.push(data[off]));
     v
 }
@@ -196,21 +238,24 @@ fn zip_with(
     out: &[usize],
     f: impl Fn(f64, f64) -> f64,
 ) -> Vec<f64> {
-    if sa == sb {
-        return a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
-    }
     let n: usize = out.iter().product();
-    if a.len() == 1 && b.len() == n {
+    let mut v = buffer(n);
+    if sa == sb {
+        v.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
+    } else if a.len() == 1 && b.len() == n {
         let x = a[0];
-        return b.iter().map(|&y| f(x, y)).collect();
-    }
-    if b.len() == 1 && a.len() == n {
+        v.extend(b.iter().map(|&y| f(x, y)));
+    } else if b.len() == 1 && a.len() == n {
         let y = b[0];
-        return a.iter().map(|&x| f(x, y)).collect();
+        v.extend(a.iter().map(|&x| f(x, y)));
+    } else {
+        let ea = expand(a, sa, out);
+        let eb = expand(b, sb, out);
+        v.extend(ea.iter().zip(&eb).map(|(&x, &y)| f(x, y)));
+        recycle(ea);
+        recycle(eb);
     }
-    let ea = expand(a, sa, out);
-    let eb = expand(b, sb, out);
-    ea.iter().zip(&eb).map(|(&x, &y)| f(x, y)).collect()
+    v
 }
 
 /// Python/torch floor division of integer values (the divisor is non-zero).
@@ -279,7 +324,8 @@ pub(crate) fn cast(t: DTensor, to: Ty, span: Span) -> Res<DTensor> {
         return Ok(t);
     }
     let from = t.ty;
-    let mut data = t.data;
+    let mut t = t;
+    let mut data = std::mem::take(&mut t.data);
     let widening = from == Ty::Bf16 && to == Ty::F32 || from == Ty::I32 && to == Ty::I64;
     if !widening {
         for v in data.iter_mut() {
@@ -288,7 +334,7 @@ pub(crate) fn cast(t: DTensor, to: Ty, span: Span) -> Res<DTensor> {
     }
     Ok(DTensor {
         ty: to,
-        shape: t.shape,
+        shape: std::mem::take(&mut t.shape),
         data,
         alias: fresh_alias(),
     })
@@ -503,7 +549,7 @@ pub(crate) fn permute(t: &DTensor, dims: &[i64], span: Span) -> Res<DTensor> {
     let src = strides(&t.shape);
     let shape: Vec<usize> = perm.iter().map(|&p| t.shape[p]).collect();
     let st: Vec<usize> = perm.iter().map(|&p| src[p]).collect();
-    let mut data = Vec::with_capacity(t.numel());
+    let mut data = buffer(t.numel());
     strided_walk(&shape, &st, |off| data.push(t.data[off]));
     Ok(DTensor {
         ty: t.ty,

@@ -348,10 +348,11 @@ impl Runtime<'_> {
                 ),
             );
         };
+        let mut t = t;
         Ok(Tensor {
             dtype,
-            shape: t.shape,
-            values: t.data,
+            shape: std::mem::take(&mut t.shape),
+            values: std::mem::take(&mut t.data),
         })
     }
 
@@ -547,9 +548,12 @@ impl Runtime<'_> {
 
     fn host_gather(&self, h: &HostRef, sel: &Selection, span: Span) -> Res<Vec<f64>> {
         let s = &self.storages[h.storage];
-        if s.unwritten > 0
-            && let Some(count) = sel.all_written(&s.written)
-        {
+        let count = if s.unwritten > 0 {
+            sel.count_unwritten(&s.written)
+        } else {
+            0
+        };
+        if count > 0 {
             return err(
                 K::ReadUninitialized,
                 span,
@@ -788,7 +792,7 @@ impl Runtime<'_> {
                     Value::Tensor(Rc::new(DTensor::new(ty, vec![], t.data.clone())))
                 } else {
                     let (ty, data) = crate::sum::sum_dim(t.ty, &t.shape, &t.data, d);
-                    if data.iter().any(|v| v.abs() > I64_EXACT) && !ty.is_float() {
+                    if !ty.is_float() && data.iter().any(|v| v.abs() > I64_EXACT) {
                         return err(
                             K::Overflow,
                             span,
@@ -1077,11 +1081,9 @@ impl Runtime<'_> {
                     Value::Tensor(r) => r,
                     _ => unreachable!("tensor arithmetic gives a tensor"),
                 };
-                let r = self.in_place_result(&t.shape, t.ty, r, span)?;
-                self.slots[slot] = Some(Value::Tensor(Rc::new(DTensor {
-                    alias: t.alias,
-                    ..r
-                })));
+                let mut r = self.in_place_result(&t.shape, t.ty, r, span)?;
+                r.alias = t.alias;
+                self.slots[slot] = Some(Value::Tensor(Rc::new(r)));
             }
             Value::Host(h) => {
                 let whole = self.host_read_all(&h, span)?;

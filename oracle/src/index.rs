@@ -208,6 +208,7 @@ pub(crate) fn select(shape: &[usize], ixs: &[Ix], span: Span) -> Res<Selection> 
                 }
                 *c += j as usize * st[*d];
             }
+            crate::dense::recycle(vals);
         }
     }
     let adjacent = adv.last().copied().unwrap_or(0) + 1 - adv[0] == adv.len();
@@ -310,20 +311,38 @@ impl Selection {
 
     /// Calls `f(offset)` for every selected element, in row-major result order.
     pub fn for_each(&self, mut f: impl FnMut(usize)) {
+        self.for_each_run(|o, n| (o..o + n).for_each(&mut f));
+    }
+
+    /// Calls `f(offset, len)` for every run of consecutive selected offsets, in row-major
+    /// result order (a contiguous innermost dimension is one run per outer index).
+    pub fn for_each_run(&self, mut f: impl FnMut(usize, usize)) {
         if self.numel == 0 {
             return;
         }
         let k = self.dims.len();
         if k == 0 {
-            f(self.base);
+            f(self.base, 1);
             return;
         }
         let last = &self.dims[k - 1];
-        let mut idx = vec![0usize; k];
+        let mut small = [0usize; 8];
+        let mut large = Vec::new();
+        let idx: &mut [usize] = if k <= 8 {
+            &mut small[..k]
+        } else {
+            large.resize(k, 0);
+            &mut large
+        };
         let mut outer = self.base + self.dims[..k - 1].iter().map(|pd| pd.at(0)).sum::<usize>();
         loop {
-            for j in 0..last.len() {
-                f(outer + last.at(j));
+            match last {
+                Pd::Ap {
+                    start,
+                    step: 1,
+                    len,
+                } => f(outer + start, *len),
+                _ => (0..last.len()).for_each(|j| f(outer + last.at(j), 1)),
             }
             let mut d = k - 1;
             loop {
@@ -346,36 +365,16 @@ impl Selection {
 
     /// The selected values of `src`, in row-major result order.
     pub fn gather(&self, src: &[f64]) -> Vec<f64> {
-        let mut out = Vec::with_capacity(self.numel);
-        match self.dims.as_slice() {
-            [] if self.numel == 1 => out.push(src[self.base]),
-            [
-                Pd::Ap {
-                    start,
-                    step: 1,
-                    len,
-                },
-            ] => {
-                out.extend_from_slice(&src[self.base + start..self.base + start + len]);
-            }
-            _ => self.for_each(|o| out.push(src[o])),
-        }
+        let mut out = crate::dense::buffer(self.numel);
+        self.for_each_run(|o, n| out.extend_from_slice(&src[o..o + n]));
         out
     }
 
-    /// Whether every selected element is marked in `written`.
-    pub fn all_written(&self, written: &[bool]) -> Option<usize> {
-        let mut missing = None;
+    /// How many selected elements are not marked in `written`.
+    pub fn count_unwritten(&self, written: &[bool]) -> usize {
         let mut count = 0usize;
-        self.for_each(|o| {
-            if !written[o] {
-                count += 1;
-                if missing.is_none() {
-                    missing = Some(o);
-                }
-            }
-        });
-        missing.map(|_| count)
+        self.for_each_run(|o, n| count += written[o..o + n].iter().filter(|&&w| !w).count());
+        count
     }
 }
 

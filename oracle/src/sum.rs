@@ -62,7 +62,7 @@ pub(crate) fn sum_dim(ty: Ty, shape: &[usize], data: &[f64], dim: usize) -> (Ty,
     let outer: usize = shape[..dim].iter().product();
     let n = shape[dim];
     let inner: usize = shape[dim + 1..].iter().product();
-    let mut out = Vec::with_capacity(outer * inner);
+    let mut out = crate::dense::buffer(outer * inner);
     match ty {
         Ty::I32 | Ty::I64 => {
             for o in 0..outer {
@@ -82,16 +82,16 @@ pub(crate) fn sum_dim(ty: Ty, shape: &[usize], data: &[f64], dim: usize) -> (Ty,
                     out.push(f64::from(0.0f32 + pairwise(&data[o * n..], n, 1)));
                 }
             } else {
-                let mut acc = vec![0.0f32; inner];
                 for o in 0..outer {
-                    acc.iter_mut().for_each(|a| *a = 0.0);
+                    let first = out.len();
+                    out.resize(first + inner, 0.0);
+                    let acc = &mut out[first..];
                     for k in 0..n {
                         let row = &data[(o * n + k) * inner..(o * n + k + 1) * inner];
                         for (a, &v) in acc.iter_mut().zip(row) {
-                            *a += v as f32;
+                            *a = f64::from(*a as f32 + v as f32);
                         }
                     }
-                    out.extend(acc.iter().map(|&a| f64::from(a)));
                 }
             }
             if ty == Ty::Bf16 {

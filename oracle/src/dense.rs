@@ -55,7 +55,7 @@ pub(crate) fn recycle(mut v: Vec<f64>) {
 }
 
 /// The most elements one value may have (a budget, so a case cannot exhaust memory).
-pub(crate) const MAX_NUMEL: usize = 1 << 26;
+pub(crate) const MAX_NUMEL: usize = 1 << 24;
 
 /// A dense device tensor.
 #[derive(Clone, Debug, PartialEq)]

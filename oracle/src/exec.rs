@@ -151,8 +151,11 @@ impl Plan {
     }
 }
 
-fn cdiv(a: i64, b: i64) -> i64 {
-    (a + b - 1).div_euclid(b)
+/// `cdiv(end - begin, block)` for `block > 0`, without overflow (saturating at the i64 range).
+fn cdiv_span(begin: i64, end: i64, block: i64) -> i64 {
+    let q =
+        (i128::from(end) - i128::from(begin) + i128::from(block) - 1).div_euclid(i128::from(block));
+    q.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
 fn py_floor_div(a: i64, b: i64) -> i64 {
@@ -382,7 +385,7 @@ impl Runtime<'_> {
         }
         let counts: Vec<i64> = ranges
             .iter()
-            .map(|&(b, e, bs)| if e > b { cdiv(e - b, bs) } else { 0 })
+            .map(|&(b, e, bs)| if e > b { cdiv_span(b, e, bs) } else { 0 })
             .collect();
         let total = counts
             .iter()
@@ -407,10 +410,10 @@ impl Runtime<'_> {
                 let v = match lp.kind {
                     LoopKind::Grid => Value::Int(b + idx[d]),
                     LoopKind::Tile => {
-                        let begin = b + idx[d] * bs;
+                        let begin = (i128::from(b) + i128::from(idx[d]) * i128::from(bs)) as i64;
                         Value::Tile(TileV {
                             begin,
-                            end: (begin + bs).min(e),
+                            end: begin.saturating_add(bs).min(e),
                             block: bs,
                             loop_begin: b,
                             loop_end: e,
@@ -678,7 +681,7 @@ impl Runtime<'_> {
                     TileAttr::Begin => Value::Int(t.begin),
                     TileAttr::End => Value::Int(t.end),
                     TileAttr::BlockSize => Value::Int(t.block),
-                    TileAttr::Count => Value::Int(cdiv(t.loop_end - t.loop_begin, t.block)),
+                    TileAttr::Count => Value::Int(cdiv_span(t.loop_begin, t.loop_end, t.block)),
                     TileAttr::Id => Value::Int(t.begin.div_euclid(t.block)),
                     TileAttr::Index => {
                         let n = (t.end - t.begin).max(0) as usize;
@@ -716,7 +719,9 @@ impl Runtime<'_> {
                 if st == 0 {
                     return err(K::InvalidArgument, span, "hl.arange step must be non-zero");
                 }
-                if (en - s) != 0 && ((en - s) > 0) != (st > 0) {
+                let (s1, e1, st1) = (i128::from(s), i128::from(en), i128::from(st));
+                let width = e1 - s1;
+                if width != 0 && (width > 0) != (st1 > 0) {
                     return err(
                         K::InvalidArgument,
                         span,
@@ -725,26 +730,27 @@ impl Runtime<'_> {
                         ),
                     );
                 }
-                let n = if st > 0 {
-                    cdiv(en - s, st).max(0)
-                } else {
-                    cdiv(s - en, -st).max(0)
-                } as usize;
-                if n > MAX_NUMEL {
+                let n = (width.abs() + st1.abs() - 1) / st1.abs();
+                if n > MAX_NUMEL as i128 {
                     return err(
                         K::Budget,
                         span,
                         format!("hl.arange of {n} elements exceeds the budget"),
                     );
                 }
+                let n = n as usize;
                 self.charge(n, span)?;
-                let data: Vec<f64> = (0..n as i64).map(|k| (s + k * st) as f64).collect();
-                if data.iter().any(|v| i32::try_from(*v as i64).is_err()) {
-                    return err(
-                        K::Overflow,
-                        span,
-                        "hl.arange values do not fit the int32 index dtype",
-                    );
+                let mut data = Vec::with_capacity(n);
+                for k in 0..n as i128 {
+                    let v = s1 + k * st1;
+                    if i32::try_from(v).is_err() {
+                        return err(
+                            K::Overflow,
+                            span,
+                            "hl.arange values do not fit the int32 index dtype",
+                        );
+                    }
+                    data.push(v as f64);
                 }
                 Value::Tensor(Rc::new(DTensor::new(Ty::I32, vec![n], data)))
             }

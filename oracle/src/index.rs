@@ -90,7 +90,7 @@ fn slice_range(start: Option<i64>, stop: Option<i64>, step: i64, n: usize) -> (u
     };
     let s = start.map_or(0, clip);
     let e = stop.map_or(n, clip);
-    let len = if e > s { (e - s + step - 1) / step } else { 0 };
+    let len = if e > s { (e - s - 1) / step + 1 } else { 0 };
     (s as usize, len as usize)
 }
 
@@ -142,7 +142,7 @@ pub(crate) fn select(shape: &[usize], ixs: &[Ix], span: Span) -> Res<Selection> 
                 let (first, len) = slice_range(*start, *stop, *step, shape[sd]);
                 inter.push(Ok(Pd::Ap {
                     start: first * st[sd],
-                    step: *step as usize * st[sd],
+                    step: (*step as usize).saturating_mul(st[sd]),
                     len,
                 }));
                 sd += 1;

@@ -150,6 +150,8 @@ pub struct Plan {
     pub(crate) storages: Vec<InitStorage>,
     pub(crate) body: Vec<CStmt>,
     pub(crate) kernel_span: Span,
+    /// Configured block size per block id (config entry, `block_size=`, 1 for grids).
+    pub(crate) configured_blocks: Vec<i64>,
     /// Effective block size per block id (after TPU alignment raising).
     pub(crate) effective_blocks: Vec<i64>,
 }
@@ -175,6 +177,7 @@ impl Plan {
             storages,
             body,
             kernel_span: case.kernel.span,
+            configured_blocks: sizes.configured,
             effective_blocks: sizes.effective,
         })
     }
@@ -182,6 +185,12 @@ impl Plan {
     /// The effective block size of every block id (spec §1.1a), the sizes the evaluation uses.
     pub fn effective_block_sizes(&self) -> &[i64] {
         &self.effective_blocks
+    }
+
+    /// The configured block size of every block id (config entry, `block_size=`, 1 for grids),
+    /// to report next to the effective ones.
+    pub fn configured_block_sizes(&self) -> &[i64] {
+        &self.configured_blocks
     }
 }
 

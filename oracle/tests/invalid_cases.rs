@@ -369,3 +369,31 @@ fn error_display_names_the_position_and_kind() {
     assert!(text.contains("read-uninitialized"), "{text}");
     assert!(text.contains("never written"), "{text}");
 }
+
+#[test]
+fn extreme_values_are_errors_or_values_never_panics() {
+    let bodies = [
+        // a huge slice step selects one row
+        "out = torch.zeros([2, 128], dtype=torch.float32)\nfor t in hl.tile(8, block_size=4):\n    out[:, :] = x[t, :, :][0:4:9223372036854775807].sum(dim=0)\nreturn out",
+        // a loop bound at the top of the i64 range
+        "out = torch.zeros([1], dtype=torch.float32)\nfor t in hl.tile(9223372036854775807, block_size=4):\n    out[0] = 1.0\nreturn out",
+        "out = torch.zeros([1], dtype=torch.float32)\nfor t in hl.tile(-9223372036854775807, 9223372036854775807, block_size=9223372036854775807):\n    out[0] = t.count\nreturn out",
+        // arange at the extremes
+        "out = torch.zeros([1], dtype=torch.float32)\nfor g in hl.grid(1):\n    out[0:1] = hl.arange(-9223372036854775807, 9223372036854775807, 9223372036854775807).sum(dim=0)\nreturn out",
+        "out = torch.zeros([1], dtype=torch.float32)\nfor g in hl.grid(1):\n    out[0:1] = hl.arange(0, 10, -9223372036854775807).sum(dim=0)\nreturn out",
+        // int index at the extremes
+        "out = torch.zeros([2, 128], dtype=torch.float32)\nfor g in hl.grid(1):\n    out[:, :] = x[-9223372036854775807, :, :]\nreturn out",
+        // a huge allocation
+        "out = torch.zeros([1000000, 1000000], dtype=torch.float32)\nreturn out",
+        "out = torch.zeros([1], dtype=torch.float32)\nfor g in hl.grid(1):\n    z = hl.zeros([65536, 65536], dtype=torch.float32)\n    out[0] = 1.0\nreturn out",
+    ];
+    for body in bodies {
+        let src = body_case(body);
+        let case = parse(&src);
+        let r = std::panic::catch_unwind(|| evaluate(&case));
+        assert!(r.is_ok(), "panicked on\n{src}");
+    }
+    // and the first one is well-defined: one row of ones (each tile overwrites `out`)
+    let o = eval(&body_case(bodies[0])).unwrap();
+    assert!(o.outputs[0].tensor.values.iter().all(|&v| v == 1.0));
+}

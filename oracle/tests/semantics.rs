@@ -195,6 +195,7 @@ fn block_sizes_are_raised_to_the_tpu_minimum() {
     );
     let case = parse(&src);
     let plan = Plan::compile(&case).unwrap();
+    assert_eq!(plan.configured_block_sizes(), &[1, 4]);
     assert_eq!(plan.effective_block_sizes(), &[1, 8]);
     assert_eq!(values(&plan.run().unwrap(), "out"), vec![8.0]);
 }

@@ -171,9 +171,7 @@ pub enum ExpectationErrorKind {
     #[error("verdict must be `lowered` or `rejected <ErrorClass> <rule-id>`, got `{0}`")]
     BadVerdict(String),
     /// An error class that is not one of Helion's.
-    #[error(
-        "unknown error class `{0}` (InvalidIndexingType, ShapeSpecializingAllocation, BackendUnsupported, InvalidConfig)"
-    )]
+    #[error("unknown error class `{0}` (a class some rule of `verdict::Rule` raises)")]
     UnknownErrorClass(String),
     /// A rule id that is not in the rule table.
     #[error("unknown rule id `{0}`")]
@@ -315,16 +313,12 @@ fn parse_verdict(value: &str) -> Result<ExpectedVerdict, ExpectationErrorKind> {
     }
 }
 
-/// Helion's error class by its Python name.
+/// Helion's error class by its Python name (any class some rule of the table raises).
 fn error_class(name: &str) -> Option<ErrorClass> {
-    [
-        ErrorClass::InvalidIndexingType,
-        ErrorClass::ShapeSpecializingAllocation,
-        ErrorClass::BackendUnsupported,
-        ErrorClass::InvalidConfig,
-    ]
-    .into_iter()
-    .find(|c| c.name() == name)
+    Rule::ALL
+        .iter()
+        .map(|r| r.class())
+        .find(|c| c.name() == name)
 }
 
 fn parse_number(s: &str) -> Result<f64, ExpectationErrorKind> {

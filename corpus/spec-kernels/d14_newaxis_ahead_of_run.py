@@ -1,6 +1,7 @@
 # pallas-diff: source spec §4 D14 (mask recorded on the input axis with a `None` ahead; rows [1, 2, 4, 8], 3 live; 761bbc4c failed on store, correct 7.0)
 # pallas-diff: verdict rejected BackendUnsupported selector.adds-dimension
 # pallas-diff: output out all 7.0
+# note: plain PyTorch gives 1 + 2 + 4 = 7.0; helion 1.5.1's ref-eager mode (HELION_INTERPRET=1) prints 5.0.
 import torch
 import helion
 import helion.language as hl

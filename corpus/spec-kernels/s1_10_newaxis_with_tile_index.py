@@ -1,6 +1,7 @@
 # pallas-diff: source spec §1.10 row `blk[None, t.index]`
 # pallas-diff: verdict rejected BackendUnsupported selector.adds-dimension
 # pallas-diff: output out all 255.0
+# note: plain PyTorch sums every row (255.0); helion 1.5.1's ref-eager mode (HELION_INTERPRET=1) prints 119.0.
 import torch
 import helion
 import helion.language as hl

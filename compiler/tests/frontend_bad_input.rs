@@ -382,6 +382,8 @@ fn overflowing_float_literal_is_refused_or_round_trips() {
         ("a = 1e999", "torch.ones(2)"),
         ("a = 1", "torch.full([2], 1e999)"),
         ("a = 1", "torch.tensor([1e999])"),
+        // Found by cargo-fuzz (a slice bound `1e999` in a store index, crash-478b17c4).
+        ("out[1e999:] = x[0:2]", "torch.ones(2)"),
     ] {
         match parse_no_panic(&script(body, input)) {
             Ok(case) => assert_round_trips(&case),

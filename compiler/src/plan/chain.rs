@@ -351,11 +351,13 @@ impl<'a> Planner<'a, '_> {
     }
 
     /// Records `rej` (first wins) on the user of `u`, if it is a narrowing subscript, and on
-    /// every narrowing subscript reachable from it.
+    /// every narrowing subscript reachable from it. The walk is deferred to
+    /// [`Planner::replay_failures`]: replaying the log in order gives the same first-wins map,
+    /// and a kernel whose subscripts all plan never pays for it.
     pub(crate) fn record_from_use(&mut self, u: &Use<'a>, rej: &Rejection) {
         let mut work = Vec::new();
         self.push_use(u, &mut work);
-        self.record_walk(work, rej);
+        self.failure_log.push((work, rej.clone()));
     }
 
     /// Records `rej` on every narrowing subscript reachable from `node` (not on `node`).
@@ -364,7 +366,14 @@ impl<'a> Planner<'a, '_> {
         for u in self.links.effective_users(node) {
             self.push_use(&u, &mut work);
         }
-        self.record_walk(work, rej);
+        self.failure_log.push((work, rej.clone()));
+    }
+
+    /// Replays the failure log into the first-wins map (`setdefault` per subscript, spec §2.8).
+    pub(crate) fn replay_failures(&mut self) {
+        for (work, rej) in std::mem::take(&mut self.failure_log) {
+            self.record_walk(work, &rej);
+        }
     }
 
     fn push_use(&self, u: &Use<'a>, work: &mut Vec<Reach<'a>>) {
@@ -381,8 +390,8 @@ impl<'a> Planner<'a, '_> {
     }
 
     fn record_walk(&mut self, mut work: Vec<Reach<'a>>, rej: &Rejection) {
-        let mut seen_nodes = HashSet::new();
-        let mut seen_defs = HashSet::new();
+        let mut seen_nodes = super::links::FastSet::default();
+        let mut seen_defs = super::links::FastSet::default();
         while let Some(item) = work.pop() {
             let uses = match item {
                 Reach::Node(e) | Reach::Through(e) => {
@@ -414,7 +423,7 @@ impl<'a> Planner<'a, '_> {
 
 /// An item of the failure-recording walk.
 #[derive(Clone, Copy)]
-enum Reach<'a> {
+pub(crate) enum Reach<'a> {
     /// A semantic node (recorded if it is a narrowing subscript).
     Node(&'a Expr),
     /// A `_phi`/output name read: walked through.

@@ -34,6 +34,7 @@ impl<'a> Planner<'a, '_> {
                 self.static_value.insert(key);
                 continue;
             }
+            self.replay_failures();
             return Err(self.failures.get(&key).cloned().unwrap_or_else(|| {
                 Rejection::new(
                     Rule::PlanNotResident,

@@ -16,6 +16,7 @@
 
 use crate::ir::{AllocShape, Case, Expr, ExprKind, Index, Loop, NodeKey, Stmt, StmtKind, ViewOp};
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Index of a graph in [`Links::graphs`].
 pub(crate) type GraphId = usize;
@@ -83,6 +84,8 @@ pub(crate) struct ExprInfo<'a> {
     pub graph: GraphId,
     /// Evaluation order (post-order over the kernel: operands before their users).
     pub order: usize,
+    /// For a name read: its index among the reads.
+    pub read: Option<usize>,
 }
 
 /// Index of a definition in [`Links::defs`].
@@ -168,24 +171,77 @@ pub(crate) enum ReadOrigin<'a> {
     Merge,
 }
 
+/// A fast hasher for address-like keys ([`NodeKey`], statement addresses) and short names: the
+/// planner hashes a few hundred keys per case, and SipHash dominated its profile.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+
+/// A hash map keyed by addresses or names, with [`AddrHasher`].
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<AddrHasher>>;
+
+/// A hash set of addresses.
+pub(crate) type FastSet<K> = HashSet<K, BuildHasherDefault<AddrHasher>>;
+
+/// Facts about one statement.
+#[derive(Clone, Debug, Default)]
+struct StmtInfo {
+    /// The definition it makes (`Assign`, `AugAssign`), or its first loop variable's (`For`).
+    def: Option<DefId>,
+    /// The name it binds (`Assign`, `AugAssign`).
+    name: u32,
+    /// Body graphs: (loop, loop) for `For`, (then, else) for `If`.
+    body: (GraphId, GraphId),
+    /// Evaluation order (after its own expressions).
+    order: usize,
+    /// Name reads of its own expressions (a range of `stmt_reads`); for `AugAssign`, the read of
+    /// its target comes last.
+    reads: std::ops::Range<usize>,
+}
+
+/// A name read.
+#[derive(Clone, Copy, Debug)]
+struct ReadRec<'a> {
+    read: Read<'a>,
+    name: u32,
+}
+
 /// All links of one case.
 pub(crate) struct Links<'a> {
     /// Graphs; 0 is the root.
     pub graphs: Vec<Graph<'a>>,
     /// Every expression.
-    pub exprs: HashMap<NodeKey, ExprInfo<'a>>,
+    pub exprs: FastMap<NodeKey, ExprInfo<'a>>,
     /// Every definition.
     pub defs: Vec<Def<'a>>,
-    /// Reaching definitions of every name read (sorted, deduplicated).
-    reach: HashMap<NodeKey, (&'a Expr, Vec<DefId>)>,
-    /// Reaching definitions of the target of every augmented assignment, by statement address.
-    aug_reach: HashMap<usize, (&'a Stmt, Vec<DefId>)>,
-    /// Definition made by every `Assign`/`AugAssign` statement, by statement address.
-    def_of_stmt: HashMap<usize, DefId>,
-    /// Body graphs of every `for` (one) and `if` (then, else), by statement address.
-    body_graphs: HashMap<usize, (GraphId, GraphId)>,
-    /// Evaluation order of every augmented assignment's update, by statement address.
-    stmt_order: HashMap<usize, usize>,
+    /// Every statement, by address.
+    stmts: FastMap<usize, StmtInfo>,
+    /// Names, interned.
+    names: FastMap<&'a str, u32>,
+    /// Name reads, in evaluation order.
+    reads: Vec<ReadRec<'a>>,
+    /// Read indices of the statements' reads, concatenated (ranges in [`StmtInfo::reads`]).
+    stmt_reads: Vec<usize>,
+    /// Reaching definitions of each read (sorted).
+    reach: Vec<Vec<DefId>>,
     /// Reads reached by each definition, in evaluation order.
     def_users: Vec<Vec<Read<'a>>>,
     /// Loads in evaluation order.
@@ -200,32 +256,17 @@ fn addr<T>(x: &T) -> usize {
     x as *const T as usize
 }
 
-/// Name → reaching definitions during the walk.
-type Env = HashMap<String, Vec<DefId>>;
-
-fn join_env(a: &mut Env, b: &Env) {
-    for (k, v) in b {
-        let e = a.entry(k.clone()).or_default();
-        for d in v {
-            if !e.contains(d) {
-                e.push(*d);
-            }
-        }
-        e.sort_unstable();
-    }
-}
-
-/// The direct children of an expression (index entries included), in evaluation order.
-pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
-    let mut out: Vec<&Expr> = Vec::new();
-    fn index_children<'e>(indices: &'e [Index], out: &mut Vec<&'e Expr>) {
+/// Calls `f` on the direct children of an expression (index entries included), in evaluation
+/// order.
+pub(crate) fn for_each_child<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
+    fn index_children<'e>(indices: &'e [Index], f: &mut impl FnMut(&'e Expr)) {
         for index in indices {
             match index {
                 Index::Full | Index::NewAxis | Index::Int(_) => {}
                 Index::Slice { start, stop, step } => {
-                    out.extend([start, stop, step].into_iter().flatten());
+                    [start, stop, step].into_iter().flatten().for_each(&mut *f);
                 }
-                Index::Expr(x) => out.push(x),
+                Index::Expr(x) => f(x),
             }
         }
     }
@@ -234,67 +275,66 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
         ExprKind::Size { value, .. }
         | ExprKind::Cast { value, .. }
         | ExprKind::Sum { value, .. }
-        | ExprKind::Permute { value, .. } => out.push(value),
+        | ExprKind::Permute { value, .. } => f(value),
         ExprKind::Binary { lhs, rhs, .. } | ExprKind::Compare { lhs, rhs, .. } => {
-            out.push(lhs);
-            out.push(rhs);
+            f(lhs);
+            f(rhs);
         }
-        ExprKind::Load { indices, .. } => index_children(indices, &mut out),
+        ExprKind::Load { indices, .. } => index_children(indices, f),
         ExprKind::Subscript { value, indices } => {
-            out.push(value);
-            index_children(indices, &mut out);
+            f(value);
+            index_children(indices, f);
         }
         ExprKind::Arange { start, end, step } => {
-            out.extend(start.as_deref());
-            out.push(end);
-            out.extend(step.as_deref());
+            if let Some(s) = start {
+                f(s);
+            }
+            f(end);
+            if let Some(s) = step {
+                f(s);
+            }
         }
-        ExprKind::Zeros { shape, .. } => out.extend(shape.iter()),
+        ExprKind::Zeros { shape, .. } => shape.iter().for_each(f),
         ExprKind::Full { shape, value, .. } => {
-            out.extend(shape.iter());
-            out.push(value);
+            shape.iter().for_each(&mut *f);
+            f(value);
         }
         ExprKind::View { value, op } => {
-            out.push(value);
+            f(value);
             match op {
-                ViewOp::Reshape(d) | ViewOp::View(d) => out.extend(d.iter()),
+                ViewOp::Reshape(d) | ViewOp::View(d) => d.iter().for_each(f),
                 ViewOp::Squeeze(_) | ViewOp::Unsqueeze(_) => {}
-                ViewOp::ViewAs(o) => out.push(o),
+                ViewOp::ViewAs(o) => f(o),
             }
         }
         ExprKind::Alloc { shape, .. } => match shape {
-            AllocShape::Dims(d) => out.extend(d.iter()),
-            AllocShape::Like(t) => out.push(t),
+            AllocShape::Dims(d) => d.iter().for_each(f),
+            AllocShape::Like(t) => f(t),
         },
     }
-    out
 }
 
 /// Top-level expressions of a statement with their slots, in evaluation order.
-fn stmt_slots(stmt: &Stmt) -> Vec<(&Expr, Slot)> {
-    let mut out = Vec::new();
-    fn index_exprs<'e>(indices: &'e [Index], out: &mut Vec<(&'e Expr, Slot)>) {
+fn stmt_slots<'e>(stmt: &'e Stmt, f: &mut impl FnMut(&'e Expr, Slot)) {
+    fn index_exprs<'e>(indices: &'e [Index], f: &mut impl FnMut(&'e Expr, Slot)) {
         for index in indices {
             match index {
                 Index::Full | Index::NewAxis | Index::Int(_) => {}
                 Index::Slice { start, stop, step } => {
-                    out.extend(
-                        [start, stop, step]
-                            .into_iter()
-                            .flatten()
-                            .map(|e| (e, Slot::WriteIndex)),
-                    );
+                    for e in [start, stop, step].into_iter().flatten() {
+                        f(e, Slot::WriteIndex);
+                    }
                 }
-                Index::Expr(e) => out.push((e, Slot::WriteIndex)),
+                Index::Expr(e) => f(e, Slot::WriteIndex),
             }
         }
     }
     match &stmt.kind {
-        StmtKind::Assign { value, .. } => out.push((value, Slot::AssignValue)),
-        StmtKind::AugAssign { value, .. } => out.push((value, Slot::AugValue)),
+        StmtKind::Assign { value, .. } => f(value, Slot::AssignValue),
+        StmtKind::AugAssign { value, .. } => f(value, Slot::AugValue),
         StmtKind::Store { indices, value, .. } => {
-            index_exprs(indices, &mut out);
-            out.push((value, Slot::WriteValue));
+            index_exprs(indices, f);
+            f(value, Slot::WriteValue);
         }
         StmtKind::Atomic {
             indices,
@@ -302,23 +342,74 @@ fn stmt_slots(stmt: &Stmt) -> Vec<(&Expr, Slot)> {
             value,
             ..
         } => {
-            index_exprs(indices, &mut out);
+            index_exprs(indices, f);
             if let Some(x) = expected {
-                out.push((x, Slot::WriteValue));
+                f(x, Slot::WriteValue);
             }
-            out.push((value, Slot::WriteValue));
+            f(value, Slot::WriteValue);
         }
         StmtKind::For(lp) => {
             for d in &lp.dims {
-                out.extend(d.begin.iter().map(|e| (e, Slot::LoopBound)));
-                out.push((&d.end, Slot::LoopBound));
-                out.extend(d.block_size.iter().map(|e| (e, Slot::LoopBound)));
+                if let Some(b) = &d.begin {
+                    f(b, Slot::LoopBound);
+                }
+                f(&d.end, Slot::LoopBound);
+                if let Some(b) = &d.block_size {
+                    f(b, Slot::LoopBound);
+                }
             }
         }
-        StmtKind::If { cond, .. } => out.push((cond, Slot::IfCond)),
-        StmtKind::Return(values) => out.extend(values.iter().map(|v| (v, Slot::Return))),
+        StmtKind::If { cond, .. } => f(cond, Slot::IfCond),
+        StmtKind::Return(values) => values.iter().for_each(|v| f(v, Slot::Return)),
     }
-    out
+}
+
+/// Reaching definitions as a flat bitset: `words` u64 per slot (an interned name, or a read).
+#[derive(Clone, PartialEq, Eq)]
+struct Env {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Env {
+    fn new(slots: usize, defs: usize) -> Env {
+        let words = defs.div_ceil(64).max(1);
+        Env {
+            words,
+            bits: vec![0; slots * words],
+        }
+    }
+    fn slot(&self, slot: usize) -> std::ops::Range<usize> {
+        let s = slot * self.words;
+        s..s + self.words
+    }
+    fn set(&mut self, name: u32, def: DefId) {
+        let r = self.slot(name as usize);
+        if let Some(w) = self.bits.get_mut(r) {
+            w.fill(0);
+            if let Some(x) = w.get_mut(def / 64) {
+                *x |= 1 << (def % 64);
+            }
+        }
+    }
+    fn join(&mut self, other: &Env) {
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            *a |= b;
+        }
+    }
+    fn defs(&self, slot: usize) -> Vec<DefId> {
+        let mut out = Vec::new();
+        if let Some(w) = self.bits.get(self.slot(slot)) {
+            for (i, &word) in w.iter().enumerate() {
+                let mut x = word;
+                while x != 0 {
+                    out.push(i * 64 + x.trailing_zeros() as usize);
+                    x &= x - 1;
+                }
+            }
+        }
+        out
+    }
 }
 
 impl<'a> Links<'a> {
@@ -329,62 +420,81 @@ impl<'a> Links<'a> {
                 kind: GraphKind::Root,
                 parent: None,
             }],
-            exprs: HashMap::new(),
+            exprs: FastMap::default(),
             defs: Vec::new(),
-            reach: HashMap::new(),
-            aug_reach: HashMap::new(),
-            def_of_stmt: HashMap::new(),
-            body_graphs: HashMap::new(),
-            stmt_order: HashMap::new(),
+            stmts: FastMap::default(),
+            names: FastMap::default(),
+            reads: Vec::new(),
+            stmt_reads: Vec::new(),
+            reach: Vec::new(),
             def_users: Vec::new(),
             loads: Vec::new(),
             subscripts: Vec::new(),
             writes: Vec::new(),
         };
+        let mut params = Vec::new();
+        for p in &case.kernel.params {
+            let name = l.intern(&p.name);
+            params.push((name, l.new_def(DefKind::Param, 0)));
+        }
         let mut order = 0;
         l.structure(&case.kernel.body, 0, 0, &mut order);
-        let mut env = Env::new();
-        for p in &case.kernel.params {
-            let id = l.defs.len();
-            l.defs.push(Def {
-                kind: DefKind::Param,
-                graph: 0,
-            });
-            env.insert(p.name.clone(), vec![id]);
+        let mut env = Env::new(l.names.len(), l.defs.len());
+        for (name, d) in params {
+            env.set(name, d);
         }
-        l.flow(&case.kernel.body, &mut env, 0);
-        let mut reads: Vec<(usize, Read<'a>, Vec<DefId>)> = Vec::new();
-        for (k, (e, ds)) in &l.reach {
-            let o = l.exprs.get(k).map_or(0, |i| i.order);
-            reads.push((o, Read::Name(e), ds.clone()));
-        }
-        for (a, (s, ds)) in &l.aug_reach {
-            let o = l.stmt_order.get(a).copied().unwrap_or(0);
-            reads.push((o, Read::Aug(s), ds.clone()));
-        }
-        reads.sort_by_key(|(o, _, _)| *o);
+        let mut reach_bits = Env::new(l.reads.len(), l.defs.len());
+        l.flow(&case.kernel.body, &mut env, &mut reach_bits);
+        l.reach = (0..l.reads.len()).map(|r| reach_bits.defs(r)).collect();
         l.def_users = vec![Vec::new(); l.defs.len()];
-        for (_, r, ds) in reads {
-            for d in ds {
+        for (r, ds) in l.reads.iter().zip(&l.reach) {
+            for &d in ds {
                 if let Some(u) = l.def_users.get_mut(d) {
-                    u.push(r);
+                    u.push(r.read);
                 }
             }
         }
         l
     }
 
-    /// Pass 1: graphs, parents, evaluation order, loads, subscripts and writes.
+    fn intern(&mut self, name: &'a str) -> u32 {
+        let next = self.names.len() as u32;
+        *self.names.entry(name).or_insert(next)
+    }
+
+    fn new_def(&mut self, kind: DefKind<'a>, graph: GraphId) -> DefId {
+        self.defs.push(Def { kind, graph });
+        self.defs.len() - 1
+    }
+
+    /// Pass 1: graphs, parents, evaluation order, definitions, name reads, loads, subscripts and
+    /// writes.
     fn structure(&mut self, body: &'a [Stmt], graph: GraphId, depth: usize, order: &mut usize) {
         for stmt in body {
-            for (e, slot) in stmt_slots(stmt) {
-                self.expr_tree(e, Parent::Stmt(stmt, slot), graph, order);
-            }
+            let first_read = self.stmt_reads.len();
+            stmt_slots(stmt, &mut |e, slot| {
+                self.expr_tree(e, Parent::Stmt(stmt, slot), graph, order)
+            });
+            let mut info = StmtInfo {
+                order: *order,
+                ..StmtInfo::default()
+            };
+            *order += 1;
             match &stmt.kind {
-                StmtKind::Assign { .. } | StmtKind::Return(_) => {}
-                StmtKind::AugAssign { .. } => {
-                    self.stmt_order.insert(addr(stmt), *order);
-                    *order += 1;
+                StmtKind::Return(_) => {}
+                StmtKind::Assign { target, value } => {
+                    info.name = self.intern(target);
+                    info.def = Some(self.new_def(DefKind::Assign(value), graph));
+                }
+                StmtKind::AugAssign { target, .. } => {
+                    info.name = self.intern(target);
+                    let r = self.reads.len();
+                    self.reads.push(ReadRec {
+                        read: Read::Aug(stmt),
+                        name: info.name,
+                    });
+                    self.stmt_reads.push(r);
+                    info.def = Some(self.new_def(DefKind::Aug, graph));
                 }
                 StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. } => {
                     self.writes.push(tensor);
@@ -400,14 +510,17 @@ impl<'a> Links<'a> {
                         kind,
                         parent: Some(graph),
                     });
-                    self.body_graphs.insert(addr(stmt), (g, g));
-                    self.structure(&lp.body, g, depth + 1, order);
+                    info.body = (g, g);
+                    for v in &lp.vars {
+                        self.intern(v);
+                    }
+                    let first = self.defs.len();
+                    for _ in &lp.vars {
+                        self.new_def(DefKind::LoopVar, g);
+                    }
+                    info.def = (!lp.vars.is_empty()).then_some(first);
                 }
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
+                StmtKind::If { .. } => {
                     let t = self.graphs.len();
                     self.graphs.push(Graph {
                         kind: GraphKind::Then(stmt),
@@ -418,17 +531,43 @@ impl<'a> Links<'a> {
                         kind: GraphKind::Else,
                         parent: Some(graph),
                     });
-                    self.body_graphs.insert(addr(stmt), (t, e));
-                    self.structure(then_body, t, depth, order);
-                    self.structure(else_body, e, depth, order);
+                    info.body = (t, e);
                 }
+            }
+            info.reads = first_read..self.stmt_reads.len();
+            let body_graphs = info.body;
+            self.stmts.insert(addr(stmt), info);
+            match &stmt.kind {
+                StmtKind::For(lp) => self.structure(&lp.body, body_graphs.0, depth + 1, order),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    self.structure(then_body, body_graphs.0, depth, order);
+                    self.structure(else_body, body_graphs.1, depth, order);
+                }
+                StmtKind::Assign { .. }
+                | StmtKind::AugAssign { .. }
+                | StmtKind::Store { .. }
+                | StmtKind::Atomic { .. }
+                | StmtKind::Return(_) => {}
             }
         }
     }
 
     fn expr_tree(&mut self, e: &'a Expr, parent: Parent<'a>, graph: GraphId, order: &mut usize) {
-        for c in children(e) {
-            self.expr_tree(c, Parent::Expr(e), graph, order);
+        for_each_child(e, &mut |c| self.expr_tree(c, Parent::Expr(e), graph, order));
+        let mut read = None;
+        if let ExprKind::Name(n) = &e.kind {
+            let name = self.intern(n);
+            let r = self.reads.len();
+            self.reads.push(ReadRec {
+                read: Read::Name(e),
+                name,
+            });
+            self.stmt_reads.push(r);
+            read = Some(r);
         }
         self.exprs.insert(
             NodeKey::of(e),
@@ -436,6 +575,7 @@ impl<'a> Links<'a> {
                 parent,
                 graph,
                 order: *order,
+                read,
             },
         );
         *order += 1;
@@ -460,104 +600,57 @@ impl<'a> Links<'a> {
         }
     }
 
-    fn new_def(&mut self, kind: DefKind<'a>, graph: GraphId) -> DefId {
-        self.defs.push(Def { kind, graph });
-        self.defs.len() - 1
-    }
-
-    /// Records the reaching definitions of every name read in `e`.
-    fn reads_in(&mut self, e: &'a Expr, env: &Env) {
-        if let ExprKind::Name(n) = &e.kind {
-            let ds = env.get(n).cloned().unwrap_or_default();
-            self.reach.insert(NodeKey::of(e), (e, ds));
-        }
-        for c in children(e) {
-            self.reads_in(c, env);
-        }
-    }
-
     /// Pass 2: reaching definitions. Loop bodies are walked until their entry environment is
     /// stable (a definition late in the body reaches reads early in it: a loop-carried value).
-    fn flow(&mut self, body: &'a [Stmt], env: &mut Env, graph: GraphId) {
+    fn flow(&self, body: &'a [Stmt], env: &mut Env, reach: &mut Env) {
         for stmt in body {
-            for (e, _) in stmt_slots(stmt) {
-                self.reads_in(e, env);
+            let Some(info) = self.stmts.get(&addr(stmt)) else {
+                continue;
+            };
+            for &r in &self.stmt_reads[info.reads.clone()] {
+                let (src, dst) = (env.slot(self.reads[r].name as usize), reach.slot(r));
+                if let (Some(s), Some(d)) = (env.bits.get(src), reach.bits.get_mut(dst)) {
+                    d.copy_from_slice(s);
+                }
             }
             match &stmt.kind {
-                StmtKind::Assign { target, value } => {
-                    let d = match self.def_of_stmt.get(&addr(stmt)) {
-                        Some(&d) => d,
-                        None => {
-                            let d = self.new_def(DefKind::Assign(value), graph);
-                            self.def_of_stmt.insert(addr(stmt), d);
-                            d
-                        }
-                    };
-                    env.insert(target.clone(), vec![d]);
-                }
-                StmtKind::AugAssign { target, .. } => {
-                    let ds = env.get(target).cloned().unwrap_or_default();
-                    self.aug_reach.insert(addr(stmt), (stmt, ds));
-                    let d = match self.def_of_stmt.get(&addr(stmt)) {
-                        Some(&d) => d,
-                        None => {
-                            let d = self.new_def(DefKind::Aug, graph);
-                            self.def_of_stmt.insert(addr(stmt), d);
-                            d
-                        }
-                    };
-                    env.insert(target.clone(), vec![d]);
+                StmtKind::Assign { .. } | StmtKind::AugAssign { .. } => {
+                    if let Some(d) = info.def {
+                        env.set(info.name, d);
+                    }
                 }
                 StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}
                 StmtKind::For(lp) => {
-                    let Some(&(g, _)) = self.body_graphs.get(&addr(stmt)) else {
-                        continue;
-                    };
-                    let var_defs: Vec<DefId> = match self.def_of_stmt.get(&addr(stmt)) {
-                        Some(&first) => (first..first + lp.vars.len()).collect(),
-                        None => {
-                            let ids: Vec<DefId> = lp
-                                .vars
-                                .iter()
-                                .map(|_| self.new_def(DefKind::LoopVar, g))
-                                .collect();
-                            if let Some(&f) = ids.first() {
-                                self.def_of_stmt.insert(addr(stmt), f);
-                            }
-                            ids
-                        }
-                    };
                     let mut entry = env.clone();
-                    for (v, d) in lp.vars.iter().zip(&var_defs) {
-                        entry.insert(v.clone(), vec![*d]);
+                    if let Some(first) = info.def {
+                        for (k, v) in lp.vars.iter().enumerate() {
+                            if let Some(&name) = self.names.get(v.as_str()) {
+                                entry.set(name, first + k);
+                            }
+                        }
                     }
-                    // At most a few rounds: environments only grow, over finitely many defs.
-                    for _ in 0..8 {
+                    // Environments only grow, over finitely many definitions.
+                    for _ in 0..16 {
                         let mut out = entry.clone();
-                        self.flow(&lp.body, &mut out, g);
+                        self.flow(&lp.body, &mut out, reach);
                         let mut next = entry.clone();
-                        join_env(&mut next, &out);
+                        next.join(&out);
                         if next == entry {
                             break;
                         }
                         entry = next;
                     }
-                    join_env(env, &entry);
+                    env.join(&entry);
                 }
                 StmtKind::If {
                     then_body,
                     else_body,
                     ..
                 } => {
-                    let Some(&(t, e)) = self.body_graphs.get(&addr(stmt)) else {
-                        continue;
-                    };
                     let mut te = env.clone();
-                    self.flow(then_body, &mut te, t);
-                    let mut ee = env.clone();
-                    self.flow(else_body, &mut ee, e);
-                    *env = te;
-                    join_env(env, &ee);
+                    self.flow(then_body, &mut te, reach);
+                    self.flow(else_body, env, reach);
+                    env.join(&te);
                 }
             }
         }
@@ -588,9 +681,10 @@ impl<'a> Links<'a> {
 
     /// The reaching definitions of a name read.
     pub fn reaching(&self, name_read: &Expr) -> &[DefId] {
-        self.reach
-            .get(&NodeKey::of(name_read))
-            .map_or(&[], |(_, d)| d.as_slice())
+        self.info(name_read)
+            .and_then(|i| i.read)
+            .and_then(|r| self.reach.get(r))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// How a name read gets its value.
@@ -613,11 +707,12 @@ impl<'a> Links<'a> {
     /// graph, `_new_var` rename or capture placeholder) to the defining value; stops at the first
     /// other node. Cycles stop the walk (never loop).
     pub fn resolve(&self, mut e: &'a Expr) -> &'a Expr {
-        let mut seen = HashSet::new();
+        let mut seen: Vec<NodeKey> = Vec::new();
         while let ExprKind::Name(_) = &e.kind {
-            if !seen.insert(NodeKey::of(e)) {
+            if seen.contains(&NodeKey::of(e)) || seen.len() > 256 {
                 break;
             }
+            seen.push(NodeKey::of(e));
             let g = self.graph_of(e);
             match self.reaching(e) {
                 [d] => match self.defs[*d].kind {
@@ -639,7 +734,7 @@ impl<'a> Links<'a> {
 
     /// The definition an `Assign`/`AugAssign` statement makes.
     pub fn def_of(&self, stmt: &Stmt) -> Option<DefId> {
-        self.def_of_stmt.get(&addr(stmt)).copied()
+        self.stmts.get(&addr(stmt)).and_then(|i| i.def)
     }
 
     /// `_effective_users`: the semantic users of the value of `node`, in evaluation order, each
@@ -648,7 +743,7 @@ impl<'a> Links<'a> {
     /// through.
     pub fn effective_users(&self, node: &'a Expr) -> Vec<Use<'a>> {
         let mut out = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = FastSet::default();
         self.collect_users(node, Vec::new(), &mut out, &mut seen);
         out.sort_by_key(|u| self.use_order(u));
         out
@@ -657,7 +752,7 @@ impl<'a> Links<'a> {
     /// The users of the value a definition binds (the reads it reaches).
     pub fn users_of_def(&self, d: DefId) -> Vec<Use<'a>> {
         let mut out = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = FastSet::default();
         self.collect_def_users(d, Vec::new(), &mut out, &mut seen);
         out.sort_by_key(|u| self.use_order(u));
         out
@@ -667,13 +762,7 @@ impl<'a> Links<'a> {
         match u.user {
             User::Expr { user, .. } => self.info(user).map_or(0, |i| i.order),
             User::Merge(e) => self.info(e).map_or(0, |i| i.order),
-            User::Stmt(s, _) => match self.stmt_order.get(&addr(s)) {
-                Some(&o) => o,
-                None => stmt_slots(s)
-                    .last()
-                    .and_then(|(e, _)| self.info(e))
-                    .map_or(usize::MAX, |i| i.order),
-            },
+            User::Stmt(s, _) => self.stmts.get(&addr(s)).map_or(usize::MAX, |i| i.order),
         }
     }
 
@@ -682,7 +771,7 @@ impl<'a> Links<'a> {
         node: &'a Expr,
         transports: Vec<&'a Expr>,
         out: &mut Vec<Use<'a>>,
-        seen: &mut HashSet<NodeKey>,
+        seen: &mut FastSet<NodeKey>,
     ) {
         let Some(info) = self.info(node) else { return };
         match info.parent {
@@ -722,7 +811,7 @@ impl<'a> Links<'a> {
         d: DefId,
         transports: Vec<&'a Expr>,
         out: &mut Vec<Use<'a>>,
-        seen: &mut HashSet<NodeKey>,
+        seen: &mut FastSet<NodeKey>,
     ) {
         let dg = self.defs[d].graph;
         for r in self.def_users(d) {

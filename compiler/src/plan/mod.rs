@@ -206,6 +206,8 @@ pub(crate) struct Planner<'a, 't> {
     links: Links<'a>,
     /// First failure per narrowing subscript (`setdefault`, spec §2.8).
     failures: HashMap<NodeKey, Rejection>,
+    /// Failures not yet walked to the subscripts they reach, in recording order.
+    failure_log: Vec<(Vec<chain::Reach<'a>>, Rejection)>,
     /// Committed annotations.
     resident: HashMap<NodeKey, ResidentPlan>,
     /// Static-value fallbacks.
@@ -218,6 +220,7 @@ impl<'a, 't> Planner<'a, 't> {
             types,
             links: Links::build(case),
             failures: HashMap::new(),
+            failure_log: Vec::new(),
             resident: HashMap::new(),
             static_value: HashSet::new(),
         }

@@ -157,6 +157,7 @@ fn first_failure_wins() {
     let types = crate::ir::types::infer(&c).unwrap();
     let mut planner = Planner::new(&c, &types);
     planner.plan_roots();
+    planner.replay_failures();
     let find = |t: &str| {
         planner
             .links
@@ -194,4 +195,59 @@ fn lines_are_distinct_and_at_most_three() {
         "line 3, line 5, line 7"
     );
     assert_eq!(at(s(12)), "line 12");
+}
+
+#[test]
+#[ignore = "timing breakdown"]
+fn timing_breakdown() {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../corpus/spec-kernels/case_script_example.py"
+    ))
+    .unwrap();
+    let case = parse_case(&src, "x").unwrap();
+    let types = crate::ir::types::infer(&case).unwrap();
+    let n = 2000;
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(Links::build(&case));
+    }
+    let links = t.elapsed() / n;
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        let mut p = Planner::new(&case, &types);
+        p.plan_roots();
+        std::hint::black_box(p.complete().is_ok());
+    }
+    let all = t.elapsed() / n;
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(crate::ir::types::infer(&case).unwrap());
+    }
+    let ty = t.elapsed() / n;
+    eprintln!(
+        "links {links:?}, planner total {all:?}, types {ty:?}, exprs {}",
+        Links::build(&case).exprs.len()
+    );
+}
+
+#[test]
+#[ignore = "profiling loop"]
+fn timing_planner_only() {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../corpus/spec-kernels/case_script_example.py"
+    ))
+    .unwrap();
+    let case = parse_case(&src, "x").unwrap();
+    let types = crate::ir::types::infer(&case).unwrap();
+    let mut best = std::time::Duration::MAX;
+    for _ in 0..200 {
+        let t = std::time::Instant::now();
+        for _ in 0..100 {
+            std::hint::black_box(plan(&case, &types).is_ok());
+        }
+        best = best.min(t.elapsed() / 100);
+    }
+    eprintln!("plan {best:?} (best batch mean)");
 }

@@ -49,6 +49,9 @@ struct Outer {
     live_min: usize,
     /// Every tile is full (`live == block` always).
     all_full: bool,
+    /// The loop covers the whole dim from zero in full tiles, so Helion's resident block has
+    /// no live guard (spec §2.4) and static selectors on it can plan.
+    unguarded: bool,
     /// The block and the views of it defined so far.
     bases: Vec<Base>,
     live: String,
@@ -225,7 +228,8 @@ impl<'u, 'a> Gen<'u, 'a> {
         };
         // Rank of x: 3-D mostly (the tiled dim has alignment 1, so the configured block is the
         // effective one), sometimes 4-D (views with hidden dims) or 2-D f32-style rows.
-        let rank = [3usize, 4, 2][self.weighted(&[14, 3, 3])?];
+        let flat_weight = if self.dtype == DType::Float32 { 3 } else { 1 };
+        let rank = [3usize, 4, 2][self.weighted(&[14, 3, flat_weight])?];
         // Mostly enough rows for several tiles with partial ones among them.
         let (lo, hi) = (self.cfg.min_rows as usize, self.cfg.max_rows as usize);
         let rows = if hi >= 4 && self.u.ratio(4, 5)? {
@@ -395,7 +399,8 @@ impl<'u, 'a> Gen<'u, 'a> {
             var: outer_var.clone(),
             block,
             live_min,
-            all_full: extent % block == 0,
+            all_full: extent.is_multiple_of(block),
+            unguarded: begin == 0 && end == n && extent.is_multiple_of(block),
             bases: vec![Base {
                 name: "x_block".into(),
                 val: Val::new(x_dims),
@@ -817,7 +822,13 @@ impl<'u, 'a> Gen<'u, 'a> {
     /// (`grouped = x_block[:, None, :, :]`, `x_block.reshape(-1, 2, 128)`, ...).
     fn view_prelude(&mut self) -> Result<Vec<Stmt>> {
         let mut out = Vec::new();
-        if !(self.cfg.views || self.cfg.permute) || !self.pct(self.cfg.view_percent)? {
+        // Helion reshapes only a resident block with no live guard: fewer preludes otherwise.
+        let p = if self.outer().unguarded {
+            self.cfg.view_percent
+        } else {
+            self.cfg.view_percent / 3
+        };
+        if !(self.cfg.views || self.cfg.permute) || !self.pct(p)? {
             return Ok(out);
         }
         let base = self.outer().bases[0].clone();
@@ -837,6 +848,7 @@ impl<'u, 'a> Gen<'u, 'a> {
     /// Up to `steps` view (or permute) steps on `e`.
     fn view_chain(&mut self, mut e: Expr, mut val: Val, steps: usize) -> Result<(Expr, Val)> {
         let n = self.range(1, steps)?;
+        let keep_minor = self.u.ratio(4, 5)?;
         for _ in 0..n {
             let permute_ok = self.cfg.permute
                 && val.rank() >= 2
@@ -860,7 +872,7 @@ impl<'u, 'a> Gen<'u, 'a> {
             if !self.cfg.views {
                 break;
             }
-            let (ne, nv) = self.view_step(e, val)?;
+            let (ne, nv) = self.view_step(e, val, keep_minor)?;
             e = ne;
             val = nv;
         }
@@ -868,10 +880,15 @@ impl<'u, 'a> Gen<'u, 'a> {
     }
 
     /// One view: a `None` subscript, `.unsqueeze`, `.squeeze`, or `.reshape`/`.view`.
-    fn view_step(&mut self, e: Expr, val: Val) -> Result<(Expr, Val)> {
+    /// With `keep_minor`, the two minor dims stay as they are (Helion's resident views need
+    /// that); otherwise any view of the element count.
+    fn view_step(&mut self, e: Expr, val: Val, keep_minor: bool) -> Result<(Expr, Val)> {
         let rank = val.rank();
+        let keep = keep_minor && rank >= 2;
+        // Highest position a new axis may take.
+        let lim = if keep { rank - 2 } else { rank };
         let ones: Vec<usize> = (0..rank)
-            .filter(|&i| val.dims[i] == Dim::Fixed(1))
+            .filter(|&i| val.dims[i] == Dim::Fixed(1) && (!keep || i + 2 < rank))
             .collect();
         let choice = self.weighted(&[
             if self.cfg.new_axis { 3 } else { 0 },
@@ -882,7 +899,7 @@ impl<'u, 'a> Gen<'u, 'a> {
         let mut dims = val.dims.clone();
         Ok(match choice {
             0 => {
-                let p = self.range(0, rank)?;
+                let p = self.range(0, lim)?;
                 let mut idx: Vec<Index> = (0..rank).map(|_| Index::Full).collect();
                 idx.insert(p, Index::NewAxis);
                 dims.insert(p, Dim::Fixed(1));
@@ -896,7 +913,7 @@ impl<'u, 'a> Gen<'u, 'a> {
                 )
             }
             1 => {
-                let p = self.range(0, rank)?;
+                let p = self.range(0, lim)?;
                 dims.insert(p, Dim::Fixed(1));
                 let d = if self.u.ratio(1, 5)? {
                     p as i64 - rank as i64 - 1
@@ -928,17 +945,17 @@ impl<'u, 'a> Gen<'u, 'a> {
                 let r = val.rows_axis();
                 match self.range(0, 3)? {
                     0 => {
-                        let p = self.range(0, rank)?;
+                        let p = self.range(0, lim)?;
                         dims.insert(p, Dim::Fixed(1));
                     }
-                    1 if rank >= 2 && !matches!(r, Some(a) if a + 2 >= rank) => {
+                    1 if !keep && rank >= 2 && !matches!(r, Some(a) if a + 2 >= rank) => {
                         let (a, b) = (dims[rank - 2], dims[rank - 1]);
                         if let (Dim::Fixed(a), Dim::Fixed(b)) = (a, b) {
                             dims.truncate(rank - 2);
                             dims.push(Dim::Fixed(a * b));
                         }
                     }
-                    2 if matches!(r, Some(a) if a + 1 < rank && a + 3 <= rank) => {
+                    2 if matches!(r, Some(a) if a + 3 + usize::from(keep) <= rank) => {
                         let a = r.unwrap_or(0);
                         dims.remove(a + 1);
                     }
@@ -982,16 +999,17 @@ impl<'u, 'a> Gen<'u, 'a> {
         let inner_forms =
             self.cfg.tile_index || self.cfg.tile_begin_index || self.cfg.tile_index_offset;
         let weights = [
-            4, // direct read
+            if self.outer().unguarded { 4 } else { 1 }, // direct read
             if can_loop && live_ok && inner_forms {
                 5
             } else {
                 0
             }, // loop over live
-            if can_loop && inner_forms {
-                if live_ok { 2 } else { 5 }
-            } else {
-                0
+            match (can_loop && inner_forms, live_ok, self.outer().all_full) {
+                (false, _, _) => 0,
+                (true, true, true) => 2,
+                (true, true, false) => 1,
+                (true, false, _) => 5,
             }, // static loop
             if self.cfg.tail && sc.tail.is_none() {
                 3
@@ -1096,10 +1114,14 @@ impl<'u, 'a> Gen<'u, 'a> {
     }
 
     /// The inner loop's block: a fixed `block_size=` or a config slot.
+    /// Mostly a divisor of `extent_max` (Helion needs the run width to divide the block).
     fn inner_block(&mut self, extent_max: usize) -> Result<(usize, Option<Expr>)> {
         let hi = extent_max.clamp(1, 4);
+        let divisors: Vec<usize> = (1..=hi).filter(|d| extent_max.is_multiple_of(*d)).collect();
         let b = if self.u.ratio(1, 3)? {
             1
+        } else if self.u.ratio(5, 6)? {
+            *self.u.choose(&divisors)?
         } else {
             self.range(1, hi)?
         };
@@ -1134,7 +1156,7 @@ impl<'u, 'a> Gen<'u, 'a> {
     /// `for local in hl.tile(S):` over a static extent that every tile has rows for.
     fn static_loop(&mut self, sc: &Scope) -> Result<Stmt> {
         let o = self.outer().clone();
-        let extent = if o.all_full && self.u.ratio(1, 2)? {
+        let extent = if o.all_full && self.u.ratio(4, 5)? {
             o.block
         } else {
             self.range(1, o.live_min)?
@@ -1293,7 +1315,8 @@ impl<'u, 'a> Gen<'u, 'a> {
             .filter(|b| b.val.rows_count() == 1)
             .cloned()
             .collect();
-        let i = if bases.len() > 1 && self.u.ratio(1, 2)? {
+        // A view bound before the items is mostly read (an unread one is a whole consumer).
+        let i = if bases.len() > 1 && self.u.ratio(3, 4)? {
             self.range(1, bases.len() - 1)?
         } else {
             0
@@ -1310,8 +1333,12 @@ impl<'u, 'a> Gen<'u, 'a> {
             } else {
                 0
             },
-            if self.cfg.tile_index_offset { 3 } else { 0 },
-            if self.cfg.tile_begin_index { 3 } else { 0 },
+            if self.cfg.tile_index_offset { 2 } else { 0 },
+            match (self.cfg.tile_begin_index, inner.block) {
+                (false, _) => 0,
+                (true, 1) => 4,
+                (true, _) => 1,
+            },
         ];
         Ok(match self.weighted(&weights)? {
             0 if weights[0] > 0 => (ix(attr(v, TileAttr::Index)), false),
@@ -1339,7 +1366,14 @@ impl<'u, 'a> Gen<'u, 'a> {
         }
         // A static selector on the row dim, or on another dim.
         let other_dims: Vec<usize> = (0..base.val.rank()).filter(|&a| a != rows_ax).collect();
-        let on_rows = other_dims.is_empty() || self.u.ratio(3, 4)?;
+        // Reads of other dims leave the row dim (and its live guard) whole: Helion plans them
+        // only on unguarded blocks.
+        let on_rows = other_dims.is_empty()
+            || if self.outer().unguarded {
+                self.u.ratio(5, 6)?
+            } else {
+                self.u.ratio(15, 16)?
+            };
         if on_rows {
             let sel = self.static_row_selector(sc)?;
             self.read_with(sc, &base, rows_ax, sel)
@@ -1420,9 +1454,9 @@ impl<'u, 'a> Gen<'u, 'a> {
             });
         }
         let weights = [
-            if self.cfg.int_index { 4 } else { 0 },
+            if self.cfg.int_index { 7 } else { 0 },
             if self.cfg.static_slice || !(self.cfg.int_index || self.cfg.arange_index) {
-                4
+                7
             } else {
                 0
             },
@@ -1485,8 +1519,8 @@ impl<'u, 'a> Gen<'u, 'a> {
         Ok(match self.weighted(&weights)? {
             0 => Index::Int(self.range(0, d - 1)? as i64),
             1 => {
-                // Full width, one element, or an aligned panel.
-                let (a, b) = match self.range(0, 2)? {
+                // Full width (aligned on every dim), one element, or a run.
+                let (a, b) = match self.weighted(&[3, 1, 1])? {
                     0 => (0, d),
                     1 => {
                         let a = self.range(0, d - 1)?;
@@ -1546,7 +1580,7 @@ impl<'u, 'a> Gen<'u, 'a> {
             .filter(|&a| a != ax && matches!(val.dims[a], Dim::Fixed(_)))
             .collect();
         let primary_advanced = matches!(&entries[ax], Index::Expr(x) if !self.is_scalar(x));
-        if !others.is_empty() && !primary_advanced && self.wild()? {
+        if !others.is_empty() && !primary_advanced && self.wild()? && self.u.ratio(1, 3)? {
             let a = *self.u.choose(&others)?;
             if let Dim::Fixed(d) = val.dims[a] {
                 entries[a] = Index::Int(self.range(0, d - 1)? as i64);
@@ -1554,7 +1588,7 @@ impl<'u, 'a> Gen<'u, 'a> {
             }
         }
         let mut out_dims: Vec<Dim> = dims.into_iter().flatten().collect();
-        if self.cfg.new_axis && self.u.ratio(1, 6)? {
+        if self.cfg.new_axis && self.u.ratio(1, 24)? {
             let p = self.range(0, entries.len())?;
             entries.insert(p, Index::NewAxis);
             // The output position of the new axis counts the entries before it that keep a dim.

@@ -10,9 +10,10 @@
 use arbitrary::{Arbitrary, Unstructured};
 use serde::{Deserialize, Serialize};
 
-/// Declares the generator config. Each row is
-/// `/// doc ending in "Defaults to `…`."` `name: Type = default, swarm = |u| expr;` where the
-/// swarm expression draws the field from an `Unstructured` for `impl Arbitrary for GenConfig`.
+/// Declares the generator config. Each row is `/// doc` `name: Type = default, swarm = |u|
+/// expr;`: every field's doc gets "Defaults to `<default>`." appended from the default itself,
+/// and the swarm expression draws the field from an `Unstructured` for
+/// `impl Arbitrary for GenConfig`.
 macro_rules! define_gen_config {
     ($(
         $(#[doc = $doc:literal])*
@@ -24,7 +25,12 @@ macro_rules! define_gen_config {
         #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
         pub struct GenConfig {
-            $( $(#[doc = $doc])* pub $field: $ty, )*
+            $(
+                $(#[doc = $doc])*
+                #[doc = ""]
+                #[doc = concat!("Defaults to `", stringify!($default), "`.")]
+                pub $field: $ty,
+            )*
         }
 
         impl Default for GenConfig {
@@ -41,7 +47,12 @@ macro_rules! define_gen_config {
         pub struct GenConfigOverrides {
             $(
                 $(#[doc = $doc])*
-                #[arg(long)]
+                #[doc = ""]
+                #[doc = concat!("Defaults to `", stringify!($default), "`.")]
+                #[arg(
+                    long,
+                    long_help = concat!($($doc, "\n",)* "\nDefaults to `", stringify!($default), "`.")
+                )]
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<$ty>,
             )*
@@ -76,112 +87,99 @@ fn percent(u: &mut Unstructured<'_>) -> arbitrary::Result<u8> {
 }
 
 define_gen_config! {
-    /// Constant int indices (`x_block[1, :, :]`, `x_block[:, 0, :]`). Defaults to `true`.
+    /// Constant int indices (`x_block[1, :, :]`, `x_block[:, 0, :]`).
     int_index: bool = true, swarm = |u| u.arbitrary()?;
-    /// Static slices inside the block (`x_block[1:3, :, :]`). Defaults to `true`.
+    /// Static slices inside the block (`x_block[1:3, :, :]`).
     static_slice: bool = true, swarm = |u| u.arbitrary()?;
     /// Constant indices Helion refuses at trace or plan time: negative ints and slice bounds,
     /// bounds past the block, open and stepped slices, several narrowing entries at once, and
-    /// branch predicates other than `live >= w`. Defaults to `true`.
+    /// branch predicates other than `live >= w`.
     wild_index: bool = true, swarm = |u| u.arbitrary()?;
-    /// `x_block[local.begin, :, :]` (a scalar tile-begin selector). Defaults to `true`.
+    /// `x_block[local.begin, :, :]` (a scalar tile-begin selector).
     tile_begin_index: bool = true, swarm = |u| u.arbitrary()?;
-    /// `x_block[local.index, :, :]` (a tile run). Defaults to `true`.
+    /// `x_block[local.index, :, :]` (a tile run).
     tile_index: bool = true, swarm = |u| u.arbitrary()?;
-    /// `x_block[local.index + k, :, :]`, over `hl.tile(live - k)` when `k > 0`. Defaults to
-    /// `true`.
+    /// `x_block[local.index + k, :, :]`, over `hl.tile(live - k)` when `k > 0`.
     tile_index_offset: bool = true, swarm = |u| u.arbitrary()?;
     /// Tails under `if live >= w:`: `x_block[live - w : live, ...]` and
-    /// `hl.arange(live - w, live)`. Defaults to `true`.
+    /// `hl.arange(live - w, live)`.
     tail: bool = true, swarm = |u| u.arbitrary()?;
-    /// Static and strided `hl.arange(a, b[, s])` and `a + hl.arange(n)` indices. Defaults to
-    /// `true`.
+    /// Static and strided `hl.arange(a, b[, s])` and `a + hl.arange(n)` indices.
     arange_index: bool = true, swarm = |u| u.arbitrary()?;
-    /// `None` entries, at every position. Defaults to `true`.
+    /// `None` entries, at every position.
     new_axis: bool = true, swarm = |u| u.arbitrary()?;
     /// Trailing `:` entries spelled out (`x[outer, :, :]`); when off they are left implicit
-    /// (`x[outer]`). Defaults to `true`.
+    /// (`x[outer]`).
     full_slice: bool = true, swarm = |u| u.arbitrary()?;
     /// Indices bound to a name before a branch (`rows = local.index` then `if live >= 2:`).
-    /// Defaults to `true`.
     named_index: bool = true, swarm = |u| u.arbitrary()?;
-    /// `pallas_loop_type="unroll"` (or the key left absent). Defaults to `true`.
+    /// `pallas_loop_type="unroll"` (or the key left absent).
     unroll: bool = true, swarm = |u| u.arbitrary()?;
-    /// `pallas_loop_type="fori_loop"`. Defaults to `true`.
+    /// `pallas_loop_type="fori_loop"`.
     fori_loop: bool = true, swarm = |u| u.arbitrary()?;
-    /// `pallas_loop_type="emit_pipeline"`. Defaults to `true`.
+    /// `pallas_loop_type="emit_pipeline"`.
     emit_pipeline: bool = true, swarm = |u| u.arbitrary()?;
-    /// Deepest loop nesting (grid, outer tile, inner tile), 1 to 3. Defaults to `3`.
+    /// Deepest loop nesting (grid, outer tile, inner tile), 1 to 3.
     max_depth: u8 = 3, swarm = |u| u.int_in_range(1..=3)?;
-    /// float32 inputs. Defaults to `true`.
+    /// float32 inputs.
     float32: bool = true, swarm = |u| u.arbitrary()?;
-    /// bfloat16 inputs. Defaults to `true`.
+    /// bfloat16 inputs.
     bfloat16: bool = true, swarm = |u| u.arbitrary()?;
-    /// int32 inputs. Defaults to `true`.
+    /// int32 inputs.
     int32: bool = true, swarm = |u| u.arbitrary()?;
-    /// Fewest rows of the tiled (first) dimension, 1 to 16. Defaults to `1`.
+    /// Fewest rows of the tiled (first) dimension, 1 to 16.
     min_rows: u8 = 1, swarm = |u| u.int_in_range(1..=16)?;
-    /// Most rows of the tiled (first) dimension, 1 to 16. Defaults to `16`.
+    /// Most rows of the tiled (first) dimension, 1 to 16.
     max_rows: u8 = 16, swarm = |u| u.int_in_range(1..=16)?;
-    /// Largest `hl.grid(G)` when the grid runs over output rows, 1 to 16. Defaults to `4`.
+    /// Largest `hl.grid(G)` when the grid runs over output rows, 1 to 16.
     max_grid: u8 = 4, swarm = |u| u.int_in_range(1..=16)?;
-    /// Most reads, loops and branches in one outer tile body, 1 to 8. Defaults to `4`.
-    max_items: u8 = 4, swarm = |u| u.int_in_range(1..=8)?;
-    /// View chains (`.reshape`, `.view`, `.unsqueeze`, `.squeeze`, `None` views). Defaults to
-    /// `true`.
+    /// Most reads, loops and branches in one outer tile body, 1 to 8.
+    max_items: u8 = 3, swarm = |u| u.int_in_range(1..=8)?;
+    /// View chains (`.reshape`, `.view`, `.unsqueeze`, `.squeeze`, `None` views).
     views: bool = true, swarm = |u| u.arbitrary()?;
-    /// `.permute(...)` in read chains. Defaults to `true`.
+    /// `.permute(...)` in read chains.
     permute: bool = true, swarm = |u| u.arbitrary()?;
     /// Stores and atomics to the loaded tensor, directly or through a host `view_as` alias.
-    /// Defaults to `true`.
     writes: bool = true, swarm = |u| u.arbitrary()?;
-    /// Tile attributes used as values (`acc + outer.count`). Defaults to `true`.
+    /// Tile attributes used as values (`acc + outer.count`).
     tile_attr_values: bool = true, swarm = |u| u.arbitrary()?;
-    /// Whole-block consumers beside narrowing ones (`x_block.float().sum(dim=0)`). Defaults to
-    /// `true`.
+    /// Whole-block consumers beside narrowing ones (`x_block.float().sum(dim=0)`).
     whole_block: bool = true, swarm = |u| u.arbitrary()?;
-    /// The explicit `hl.load(...)` / `hl.store(...)` spellings. Defaults to `true`.
+    /// The explicit `hl.load(...)` / `hl.store(...)` spellings.
     explicit_memory_ops: bool = true, swarm = |u| u.arbitrary()?;
-    /// `pallas_worklist_grouping` and `pallas_load_buffer_count` in the config. Defaults to
-    /// `true`.
+    /// `pallas_worklist_grouping` and `pallas_load_buffer_count` in the config.
     config_extras: bool = true, swarm = |u| u.arbitrary()?;
     /// How often an index drawn is one Helion refuses ([`GenConfig::wild_index`]), percent.
-    /// Defaults to `6`.
     wild_percent: u8 = 6, swarm = |u| percent(u)?;
-    /// How often the outer tile loop starts past zero (`hl.tile(4, 12)`), percent. Defaults to
-    /// `25`.
+    /// How often the outer tile loop starts past zero (`hl.tile(4, 12)`), percent.
     nonzero_begin_percent: u8 = 25, swarm = |u| percent(u)?;
-    /// How often the outer block divides the loop extent, percent. Defaults to `50`.
+    /// How often the outer block divides the loop extent, percent.
     dividing_extent_percent: u8 = 50, swarm = |u| percent(u)?;
-    /// How often a case writes the tensor it loads, percent. Defaults to `10`.
-    write_percent: u8 = 10, swarm = |u| percent(u)?;
-    /// Of those writes, how often through a host `view_as` alias, percent. Defaults to `50`.
+    /// How often a case writes the tensor it loads, percent.
+    write_percent: u8 = 6, swarm = |u| percent(u)?;
+    /// Of those writes, how often through a host `view_as` alias, percent.
     alias_write_percent: u8 = 50, swarm = |u| percent(u)?;
-    /// How often a read goes through a view chain, percent. Defaults to `15`.
+    /// How often a read goes through a view chain, percent.
     view_percent: u8 = 15, swarm = |u| percent(u)?;
-    /// How often a read goes through `.permute`, percent. Defaults to `6`.
-    permute_percent: u8 = 6, swarm = |u| percent(u)?;
-    /// How often an item is a whole-block consumer, percent. Defaults to `8`.
-    whole_block_percent: u8 = 8, swarm = |u| percent(u)?;
-    /// How often an item adds a tile attribute, percent. Defaults to `12`.
+    /// How often a read goes through `.permute`, percent.
+    permute_percent: u8 = 3, swarm = |u| percent(u)?;
+    /// How often an item is a whole-block consumer, percent.
+    whole_block_percent: u8 = 5, swarm = |u| percent(u)?;
+    /// How often an item adds a tile attribute, percent.
     tile_attr_percent: u8 = 12, swarm = |u| percent(u)?;
-    /// How often an inner index is bound to a name before its branch, percent. Defaults to
-    /// `20`.
+    /// How often an inner index is bound to a name before its branch, percent.
     named_index_percent: u8 = 20, swarm = |u| percent(u)?;
     /// How often the loaded tensor has one distinct power of two per row (else random or
-    /// arange values), percent. Defaults to `45`.
+    /// arange values), percent.
     power_of_two_rows_percent: u8 = 45, swarm = |u| percent(u)?;
     /// How often the grid runs over several output rows (`hl.grid(G)`, `G > 1`), percent.
-    /// Defaults to `25`.
     grid_over_rows_percent: u8 = 25, swarm = |u| percent(u)?;
     /// How often the outer tile loop is the launch grid itself (no `hl.grid`), percent.
-    /// Defaults to `15`.
     top_level_tile_percent: u8 = 15, swarm = |u| percent(u)?;
     /// Under `unroll`, how often an inner loop still runs over `live` (which Helion refuses
-    /// with `InvalidConfig`), percent. Defaults to `15`.
+    /// with `InvalidConfig`), percent.
     unroll_live_loop_percent: u8 = 15, swarm = |u| percent(u)?;
     /// How often a tile loop fixes `block_size=` instead of taking a config entry, percent.
-    /// Defaults to `30`.
     fixed_block_percent: u8 = 30, swarm = |u| percent(u)?;
 }
 

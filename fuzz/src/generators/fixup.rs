@@ -434,7 +434,7 @@ fn fit_loops(case: &mut Case) {
         for (var, d) in lp.vars.iter().zip(lp.dims.iter_mut()) {
             let Some(&max) = limit.get(var) else { continue };
             if let ExprKind::Int(e) = &mut d.end.kind {
-                *e = (*e).clamp(1, max as i64);
+                *e = (*e).clamp(1, (max as i64).max(1));
                 let end = *e;
                 if let Some(Expr {
                     kind: ExprKind::Int(b),

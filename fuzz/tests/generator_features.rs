@@ -1,0 +1,251 @@
+//! Coverage: the generator reaches every corner the issue lists (index forms × loop types ×
+//! tail/no-tail, non-zero begins, non-dividing extents, live loops, writes through aliases, ...)
+//! and every IR form, and `features` tags a hand-written case as it should.
+
+use compiler::ir::{DType, LoopType};
+use pallas_diff_fuzz::generators::{
+    AttrTag, Feature, GenConfig, IndexForm, NOT_GENERATED, Surface, ViewKind, features,
+    generate_from_seed,
+};
+use std::collections::BTreeSet;
+
+fn union(cfg: &GenConfig, seeds: u64) -> BTreeSet<Feature> {
+    let mut all = BTreeSet::new();
+    for seed in 0..seeds {
+        all.extend(features(&generate_from_seed(seed, cfg)));
+    }
+    all
+}
+
+fn has_form(all: &BTreeSet<Feature>, form: IndexForm) -> bool {
+    all.iter()
+        .any(|f| matches!(f, Feature::Index { form: g, .. } if *g == form))
+}
+
+#[test]
+fn the_generator_reaches_every_listed_corner() {
+    let all = union(&GenConfig::default(), 4000);
+    let missing: Vec<String> = [
+        Feature::NonZeroBegin,
+        Feature::NonDividingExtent,
+        Feature::DividingExtent,
+        Feature::LiveLoop,
+        Feature::ShiftedLiveLoop,
+        Feature::StaticInnerLoop,
+        Feature::LiveBranch,
+        Feature::ElseBranch,
+        Feature::DirectWrite,
+        Feature::AliasWrite,
+        Feature::AtomicWrite,
+        Feature::WholeBlockConsumer,
+        Feature::Permute,
+        Feature::GridOverRows,
+        Feature::TopLevelTile,
+        Feature::PowerOfTwoRows,
+        Feature::RandomValues,
+        Feature::ArangeValues,
+        Feature::LoopDepth(1),
+        Feature::LoopDepth(2),
+        Feature::LoopDepth(3),
+    ]
+    .into_iter()
+    .chain(DType::ALL.map(Feature::DType))
+    .chain(LoopType::ALL.map(Feature::LoopType))
+    .chain((0..=3).map(Feature::NoneAt))
+    .chain(
+        [
+            ViewKind::Reshape,
+            ViewKind::View,
+            ViewKind::Squeeze,
+            ViewKind::Unsqueeze,
+            ViewKind::ViewAs,
+            ViewKind::NoneSubscript,
+        ]
+        .map(Feature::View),
+    )
+    .chain(
+        [
+            AttrTag::Begin,
+            AttrTag::End,
+            AttrTag::Count,
+            AttrTag::Id,
+            AttrTag::BlockSize,
+        ]
+        .map(Feature::TileAttrValue),
+    )
+    .filter(|f| !all.contains(f))
+    .map(|f| f.to_string())
+    .collect();
+    assert!(missing.is_empty(), "never generated: {missing:?}");
+
+    let forms = [
+        IndexForm::Int,
+        IndexForm::NegativeInt,
+        IndexForm::StaticSlice,
+        IndexForm::NegativeSlice,
+        IndexForm::PastExtentSlice,
+        IndexForm::OpenSlice,
+        IndexForm::SteppedSlice,
+        IndexForm::EmptySlice,
+        IndexForm::TailSlice,
+        IndexForm::TileBegin,
+        IndexForm::TileIndex,
+        IndexForm::TileIndexOffset,
+        IndexForm::TailArange,
+        IndexForm::StaticArange,
+        IndexForm::OffsetArange,
+        IndexForm::StridedArange,
+        IndexForm::NamedIndex,
+        IndexForm::MultipleNarrowing,
+    ];
+    let missing: Vec<_> = forms.iter().filter(|&&f| !has_form(&all, f)).collect();
+    assert!(
+        missing.is_empty(),
+        "index forms never generated: {missing:?}"
+    );
+
+    // The main selector forms under every loop type, in and out of branches.
+    for lt in LoopType::ALL {
+        for (form, in_branch) in [
+            (IndexForm::TileIndex, false),
+            (IndexForm::TileBegin, false),
+            (IndexForm::Int, false),
+            (IndexForm::StaticSlice, false),
+            (IndexForm::TailSlice, true),
+            (IndexForm::TailArange, true),
+            (IndexForm::TileIndex, true),
+        ] {
+            let f = Feature::Index {
+                form,
+                loop_type: lt,
+                in_branch,
+            };
+            assert!(all.contains(&f), "never generated: {f}");
+        }
+    }
+}
+
+/// Features of cases from swarm configs (each seed draws its own config).
+fn swarm_union(seeds: u64) -> BTreeSet<Feature> {
+    use arbitrary::{Arbitrary, Unstructured};
+    use rand::{RngCore, SeedableRng};
+    let mut all = BTreeSet::new();
+    let mut bytes = vec![0u8; 4096];
+    for seed in 0..seeds {
+        rand::rngs::SmallRng::seed_from_u64(seed).fill_bytes(&mut bytes);
+        let mut u = Unstructured::new(&bytes);
+        let cfg = GenConfig::arbitrary(&mut u).unwrap();
+        all.extend(features(
+            &pallas_diff_fuzz::generators::generate(&mut u, &cfg).unwrap(),
+        ));
+    }
+    all
+}
+
+#[test]
+fn every_ir_form_is_generated() {
+    // The default config, and swarm configs for the rare ones (int32 atomics need writes).
+    let mut all = union(&GenConfig::default(), 3000);
+    all.extend(swarm_union(3000));
+    let missing: Vec<&str> = Surface::ALL
+        .iter()
+        .filter(|s| !NOT_GENERATED.iter().any(|(n, _)| n == *s))
+        .filter(|s| !all.contains(&Feature::Surface(**s)))
+        .map(|s| s.name())
+        .collect();
+    assert!(missing.is_empty(), "IR forms never generated: {missing:?}");
+}
+
+#[test]
+fn knobs_switch_features_off() {
+    let cfg = GenConfig {
+        tail: false,
+        writes: false,
+        bfloat16: false,
+        int32: false,
+        unroll: false,
+        emit_pipeline: false,
+        new_axis: false,
+        wild_index: false,
+        ..GenConfig::default()
+    };
+    let all = union(&cfg, 600);
+    for form in [
+        IndexForm::TailSlice,
+        IndexForm::TailArange,
+        IndexForm::NegativeSlice,
+        IndexForm::NegativeInt,
+    ] {
+        assert!(
+            !has_form(&all, form),
+            "{form:?} generated with its knob off"
+        );
+    }
+    for f in [
+        Feature::DirectWrite,
+        Feature::AliasWrite,
+        Feature::DType(DType::Bfloat16),
+        Feature::DType(DType::Int32),
+        Feature::LoopType(LoopType::Unroll),
+        Feature::LoopType(LoopType::EmitPipeline),
+        Feature::NoneAt(0),
+        Feature::NoneAt(1),
+    ] {
+        assert!(!all.contains(&f), "{f} generated with its knob off");
+    }
+    assert!(all.contains(&Feature::DType(DType::Float32)));
+}
+
+#[test]
+fn a_spec_kernel_is_tagged_as_written() {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../corpus/spec-kernels/case_script_example.py"
+    ))
+    .unwrap();
+    let case = compiler::frontend::parse_case(&src, "case_script_example.py").unwrap();
+    let f = features(&case);
+    let lt = LoopType::ForiLoop;
+    for want in [
+        Feature::Index {
+            form: IndexForm::TileIndex,
+            loop_type: lt,
+            in_branch: false,
+        },
+        Feature::Index {
+            form: IndexForm::TailSlice,
+            loop_type: lt,
+            in_branch: true,
+        },
+        Feature::LiveLoop,
+        Feature::LiveBranch,
+        Feature::NonDividingExtent,
+        Feature::DType(DType::Bfloat16),
+        Feature::RandomValues,
+        Feature::LoopDepth(3),
+        Feature::Surface(Surface::StmtIf),
+    ] {
+        assert!(
+            f.contains(&want),
+            "{want} missing from {:?}",
+            f.iter().map(|x| x.to_string()).collect::<Vec<_>>()
+        );
+    }
+    for absent in [
+        Feature::NonZeroBegin,
+        Feature::DirectWrite,
+        Feature::AliasWrite,
+        Feature::WholeBlockConsumer,
+    ] {
+        assert!(!f.contains(&absent), "{absent} tagged on a case without it");
+    }
+    assert_eq!(
+        Feature::Index {
+            form: IndexForm::TailSlice,
+            loop_type: lt,
+            in_branch: true
+        }
+        .to_string(),
+        "index/tail-slice/fori_loop/branch"
+    );
+}

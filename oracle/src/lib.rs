@@ -31,15 +31,50 @@
 //! assert!(outputs.outputs[0].tensor.values.iter().all(|&v| v == 6.0));
 //! ```
 //!
-//! Semantics in one place (details in the module docs):
-//! * block sizes are the *effective* ones (spec §1.1a), never padding: `x[tile, :]` is exactly
-//!   the live rows (module `exec`);
-//! * indexing is torch's basic and advanced indexing (module `index`);
-//! * arithmetic follows torch's type promotion; float32 is correctly rounded, bfloat16 rounds
-//!   through float32 then to nearest even, int32 wraps (module `ty`, module `dense`);
-//! * `.sum` uses NumPy's summation order (module `sum`);
-//! * loads are snapshots and stores/atomics mutate in program order; `torch.empty` memory is
-//!   poison that may not be read (module `exec`).
+//! # Semantics (the decisions a finding depends on)
+//!
+//! * **Block sizes** are the *effective* ones (spec §1.1a: a block below the TPU minimum of the
+//!   tensor dim it tiles is raised), never padding: `x[tile, :]` is exactly the live rows, the
+//!   last tile of `range(begin, end, block)` is clipped. [`Plan::effective_block_sizes`] and
+//!   [`Plan::configured_block_sizes`] report both. A missing or non-positive configured size
+//!   is an invalid case even where raising would hide it.
+//! * **Tile attributes**: `begin`; `end` clipped at the loop end; `index` the int32 vector of
+//!   live indices; `count = cdiv(end - begin, block)` of its loop, with the loop's begin;
+//!   `id = begin // block`; `block_size` the effective block. A tile used as an index is the
+//!   slice of its live rows; in a shape list (`hl.zeros([tile, 128])`) its live length.
+//! * **Indexing** is torch's: negative ints wrap, slices clip at the extent (positive steps
+//!   only), `None` inserts an axis, integer tensors (`hl.arange`, `t.index + k`) gather; ints
+//!   are applied as selects before advanced indices, which stay in place when adjacent and go
+//!   first otherwise. Out-of-range ints or tensor entries are `index-out-of-range`.
+//! * **Arithmetic and promotion** are torch's: dimensioned tensors outrank 0-dim tensors,
+//!   which outrank Python scalars, unless a higher category (float over int) wins
+//!   (`int32 + float32 → float32`, `bf16 + f32 → f32`, `bf16 + 0-dim f32 → bf16`,
+//!   `int32 + 2.5 → float32`, `int / int → float32`, `//` floors). float32 results are correctly
+//!   rounded; bfloat16 results round through float32 then to nearest even (torch's CPU
+//!   kernels), with Python scalars read as float32; int32 wraps; integer `.sum` is exact int64.
+//!   `acc += v` on a tensor is in place: the result keeps `acc`'s dtype and shape.
+//! * **Summation order** of `.sum(dim)` is NumPy's, bit for bit (checked against NumPy):
+//!   pairwise (blocks of 8, split above 128) along the innermost non-trivial dim, sequential
+//!   from `0` along any other dim, every addition in float32; bfloat16 sums accumulate in
+//!   float32 and round once. Values are summed in logical row-major order, as if contiguous.
+//!   Torch agrees for non-innermost reductions of fewer than 16 rows; for innermost reductions
+//!   its vectorized cascade may differ in the last float32 bit.
+//! * **Memory**: loads are snapshots (Helion's `hl.load`), so a later store to the source does
+//!   not change a loaded value (spec §4 D1 is 8.0); stores and atomics (`add`, `and`, `cas`,
+//!   `max`, `min`, `or`, `xchg`, `xor`, element by element in row-major order, duplicates
+//!   accumulating) mutate host storages in program order and are visible to every later load,
+//!   also through `view_as`/`reshape` aliases. Every storage tracks which elements were
+//!   written: reading `torch.empty` memory never written (allocations and `torch.empty`
+//!   inputs) or returning it is an error, never a guess.
+//! * **Refusals instead of guesses**: an in-place `+=` on a tensor another live name aliases,
+//!   or on a view of a host tensor (eager PyTorch would write through, a compiled kernel would
+//!   not) is `aliased-in-place`; a float-to-int cast of NaN/inf/out-of-range values (undefined in
+//!   torch) is `overflow`. `.view` is treated like `.reshape` (torch's stride-compatibility
+//!   error for `.view` of a non-contiguous value is not modelled).
+//! * **Budgets**: at most [`MAX_ITERATIONS`] loop iterations and [`MAX_WORK`] produced tensor
+//!   elements per evaluation, and 2^24 elements per value; beyond them the case is `budget`.
+//! * **Names** follow Python function scope: a name bound in one iteration or branch is
+//!   visible later; reading one not bound on the path taken is `unbound-name`.
 
 mod dense;
 mod error;

@@ -39,7 +39,7 @@ use std::sync::Arc;
 /// The most loop iterations one evaluation may run (all loops together).
 pub const MAX_ITERATIONS: u64 = 1_000_000;
 /// The most tensor elements one evaluation may produce (all operations together).
-pub const MAX_WORK: u64 = 400_000_000;
+pub const MAX_WORK: u64 = 100_000_000;
 
 /// A tile of an `hl.tile` loop.
 #[derive(Clone, Copy, Debug, PartialEq)]

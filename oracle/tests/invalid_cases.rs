@@ -397,3 +397,25 @@ fn extreme_values_are_errors_or_values_never_panics() {
     let o = eval(&body_case(bodies[0])).unwrap();
     assert!(o.outputs[0].tensor.values.iter().all(|&v| v == 1.0));
 }
+
+#[test]
+fn the_work_budget_stops_a_long_evaluation_quickly() {
+    // 1e5 iterations of a 2^14-element product: 1.6e9 elements of work, far over the budget.
+    let src = body_case(
+        r#"
+        out = torch.zeros([1], dtype=torch.float32)
+        for i in hl.grid(100000):
+            big = hl.zeros([128, 128], dtype=torch.float32) * 2.0
+            out[0] = 1.0
+        return out
+        "#,
+    );
+    let start = std::time::Instant::now();
+    let e = expect(&src, K::Budget);
+    assert!(e.message.contains("tensor elements"), "{e}");
+    assert!(
+        start.elapsed().as_secs() < 60,
+        "the budget took {:?}",
+        start.elapsed()
+    );
+}

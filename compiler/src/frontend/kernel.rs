@@ -363,6 +363,9 @@ impl<'c, 's> KernelParser<'c, 's> {
                     ));
                 }
             };
+        if ends.is_empty() {
+            return Err(self.err(f, fname, format!("{fname}([]) has no dimension to iterate")));
+        }
         let mut block_sizes: Vec<Option<Expr>> = vec![None; ends.len()];
         for kw in &call.keywords {
             match kw.arg.as_ref().map(|a| a.as_str()) {
@@ -516,7 +519,14 @@ impl<'c, 's> KernelParser<'c, 's> {
                 ast::Constant::Int(_) => ExprKind::Int(
                     literal_int(e).ok_or_else(|| self.err(e, "int", "int literal out of range"))?,
                 ),
-                ast::Constant::Float(f) => ExprKind::Float(*f),
+                ast::Constant::Float(f) if f.is_finite() => ExprKind::Float(*f),
+                ast::Constant::Float(_) => {
+                    return Err(self.err(
+                        e,
+                        "float",
+                        "float literal out of range (it overflows to inf)",
+                    ));
+                }
                 ast::Constant::None => {
                     return Err(self.err(e, "None", "`None` is only valid as a subscript entry"));
                 }
@@ -531,9 +541,9 @@ impl<'c, 's> KernelParser<'c, 's> {
                     ));
                 }
             },
-            ast::Expr::UnaryOp(u) => match (u.op, literal_number(e)) {
-                (ast::UnaryOp::USub, Some((v, true))) => ExprKind::Float(v),
-                (ast::UnaryOp::USub, Some((v, false))) => ExprKind::Int(v as i64),
+            ast::Expr::UnaryOp(u) => match (u.op, literal_int(e), literal_number(e)) {
+                (ast::UnaryOp::USub, Some(v), _) => ExprKind::Int(v),
+                (ast::UnaryOp::USub, None, Some((v, true))) => ExprKind::Float(v),
                 _ => {
                     return Err(self.err(
                         e,

@@ -144,7 +144,14 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
                             "torch.manual_seed takes one int",
                         ));
                     };
-                    seed = Some(int_literal(&ctx, arg, "torch.manual_seed")?.max(0) as u64);
+                    let v = int_literal(&ctx, arg, "torch.manual_seed")?;
+                    seed = Some(u64::try_from(v).map_err(|_| {
+                        ctx.err(
+                            arg,
+                            "torch.manual_seed",
+                            format!("torch.manual_seed({v}): the seed must be a non-negative int"),
+                        )
+                    })?);
                 }
                 ast::Expr::Call(c) => {
                     if call.is_some() {
@@ -524,7 +531,7 @@ pub(crate) fn literal_int(e: &ast::Expr) -> Option<i64> {
             _ => None,
         },
         ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
-            literal_int(&u.operand).map(|v: i64| -v)
+            literal_int(&u.operand).and_then(|v: i64| v.checked_neg())
         }
         _ => None,
     }
@@ -535,7 +542,8 @@ pub(crate) fn literal_number(e: &ast::Expr) -> Option<(f64, bool)> {
     match e {
         ast::Expr::Constant(c) => match &c.value {
             ast::Constant::Int(i) => i.to_string().parse::<i64>().ok().map(|v| (v as f64, false)),
-            ast::Constant::Float(f) => Some((*f, true)),
+            // An overflowing literal (`1e999`) is infinite: not a number a case can hold.
+            ast::Constant::Float(f) => f.is_finite().then_some((*f, true)),
             _ => None,
         },
         ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
@@ -701,13 +709,18 @@ fn nested_list(
     values: &mut Vec<f64>,
     any_float: &mut bool,
 ) -> Result<(), FrontendError> {
+    let ragged = || ctx.err(e, "torch.tensor", "torch.tensor's nested list is ragged");
     match e {
         ast::Expr::List(ast::ExprList { elts, .. })
         | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => {
+            // A list where a number was seen at this depth (or a shallower one) is ragged.
+            if !values.is_empty() && shape.len() <= depth {
+                return Err(ragged());
+            }
             if shape.len() == depth {
                 shape.push(elts.len());
             } else if shape.get(depth) != Some(&elts.len()) {
-                return Err(ctx.err(e, "torch.tensor", "torch.tensor's nested list is ragged"));
+                return Err(ragged());
             }
             for x in elts {
                 nested_list(ctx, x, depth + 1, shape, values, any_float)?;
@@ -715,11 +728,16 @@ fn nested_list(
             Ok(())
         }
         _ => {
+            // Numbers all sit at the depth of the first one, which ends the shape.
             if shape.len() != depth {
-                return Err(ctx.err(e, "torch.tensor", "torch.tensor's nested list is ragged"));
+                return Err(ragged());
             }
             let (v, is_float) = literal_number(e).ok_or_else(|| {
-                ctx.err(e, "torch.tensor", "torch.tensor holds number literals only")
+                ctx.err(
+                    e,
+                    "torch.tensor",
+                    "torch.tensor holds finite number literals only",
+                )
             })?;
             *any_float |= is_float;
             values.push(v);

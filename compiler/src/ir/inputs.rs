@@ -16,6 +16,10 @@
 use super::{Case, Ctor, DType, Input, InputOp};
 use crate::tensor::Tensor;
 
+/// The most elements an input may have (2^24 = 16M: 64 MiB of f32, ample for a kernel test and
+/// small enough that a typo cannot exhaust memory).
+pub const MAX_INPUT_ELEMENTS: usize = 1 << 24;
+
 /// A shape or value error in an input's constructor chain.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("input `{input}`: {message}")]
@@ -110,6 +114,7 @@ impl Input {
     pub fn dtype_and_shape(&self) -> Result<(DType, Vec<usize>), InputError> {
         let mut dtype = self.ctor_dtype()?;
         let mut shape = self.ctor.shape();
+        self.check_size(&shape)?;
         for op in &self.chain {
             match op {
                 InputOp::Reshape(dims) => shape = self.reshaped(&shape, dims)?,
@@ -117,8 +122,22 @@ impl Input {
                 InputOp::Contiguous => {}
                 InputOp::To(d) => dtype = *d,
             }
+            self.check_size(&shape)?;
         }
         Ok((dtype, shape))
+    }
+
+    /// Refuses shapes whose element count overflows or exceeds [`MAX_INPUT_ELEMENTS`].
+    fn check_size(&self, shape: &[usize]) -> Result<usize, InputError> {
+        shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .filter(|&n| n <= MAX_INPUT_ELEMENTS)
+            .ok_or_else(|| {
+                self.err(format!(
+                    "shape {shape:?} has more than {MAX_INPUT_ELEMENTS} elements (a case's inputs must fit in memory many times over)"
+                ))
+            })
     }
 
     fn err(&self, message: String) -> InputError {
@@ -129,8 +148,13 @@ impl Input {
     }
 
     fn reshaped(&self, shape: &[usize], dims: &[i64]) -> Result<Vec<usize>, InputError> {
-        let numel: usize = shape.iter().product();
-        let known: i64 = dims.iter().filter(|&&d| d != -1).product();
+        let numel = self.check_size(shape)?;
+        let bad = || self.err(format!("cannot reshape {shape:?} to {dims:?}"));
+        let known = dims
+            .iter()
+            .filter(|&&d| d != -1)
+            .try_fold(1i64, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(bad)?;
         let holes = dims.iter().filter(|&&d| d == -1).count();
         if holes > 1 || dims.iter().any(|&d| d < -1) {
             return Err(self.err(format!("invalid reshape {dims:?}")));
@@ -177,8 +201,9 @@ impl Input {
     /// The input's exact values. `position` is its index in `Case::inputs` (seeds its stream).
     pub fn tensor(&self, seed: u64, position: usize) -> Result<Tensor, InputError> {
         let ctor_dtype = self.ctor_dtype()?;
+        self.dtype_and_shape()?;
         let shape = self.ctor.shape();
-        let n: usize = shape.iter().product();
+        let n = self.check_size(&shape)?;
         let mut stream = SeededStream::new(seed, position);
         let values: Vec<f64> = match &self.ctor {
             Ctor::Randn { .. } => (0..n).map(|_| stream.normal()).collect(),

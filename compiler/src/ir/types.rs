@@ -342,6 +342,13 @@ impl Infer<'_> {
     /// block id when it is a block-size symbol.
     fn dim_arg(&mut self, e: &Expr) -> Result<Dim, TypeError> {
         let ty = self.expr(e)?;
+        // `hl.zeros([tile, n])`: a tile as a dim means its block size.
+        if let Ty::Tile(b) = ty {
+            return Ok(Dim {
+                size: self.sizes.effective[b],
+                block: Some(b),
+            });
+        }
         let a = self
             .int_value(&ty)
             .ok_or_else(|| err(e.span, "a dimension must be an int"))?;

@@ -1,21 +1,29 @@
 //! The reducer: delta debugging on the IR, to a fixpoint, while a predicate (the finding's
 //! signature) holds.
 //!
-//! Passes, tried in this order on every round (each proposes candidates; the first candidate
-//! that is smaller by [`Cost`] and still interesting is kept, and the round restarts):
+//! Passes, in this order (each proposes candidates; candidates are tried in order, a candidate
+//! that is smaller by [`Cost`] and still interesting is kept, and the sweep continues from the
+//! same position in the new case's candidate list; a sweep that kept something is followed by
+//! another from the start, so the result is a fixpoint: no single candidate is interesting):
 //! 1. drop a statement (innermost and last first), drop an `else`, unwrap a branch into its
 //!    then- or else-graph, unwrap a loop into its body;
-//! 2. simplify an expression: an operand of `+ - * /` for the whole, a cast or view for its
+//! 2. drop an unused input (its parameter and argument with it): early, because one such
+//!    candidate saves every shape and value candidate of that input;
+//! 3. simplify an expression: an operand of `+ - * /` for the whole, a cast or view for its
 //!    operand, an int literal toward 0 or 1;
-//! 3. shrink input shapes (halve a dim, or set it to the smallest block-covering size) and block
+//! 4. shrink input shapes (halve a dim, or set it to the smallest block-covering size) and block
 //!    sizes (halve, down to 1);
-//! 4. simplify input values: `torch.ones`, then one distinct power of two per row, instead of
-//!    random values; drop `.to`/`.contiguous` from input chains;
-//! 5. drop an unused input (its parameter and argument with it).
+//! 5. simplify input values: `torch.ones`, then one distinct power of two per row, instead of
+//!    random values; drop `.to`/`.contiguous` from input chains.
 //!
 //! Deterministic: no randomness, passes in a fixed order. Budgeted by attempts and wall time
 //! ([`Budget`]). Candidates that are not well-formed simply fail the predicate (which should
 //! parse-check or evaluate them), so the reducer needs no knowledge of well-formedness.
+//!
+//! Expensive predicates (a JAX run per candidate) go through [`reduce_staged`]: a sequential
+//! screen decides the cheap cases in-process and hands the rest to `run`, which is called for
+//! up to `jobs` candidates at once; the first interesting candidate *in candidate order* wins,
+//! so the result does not depend on `jobs`.
 
 use compiler::ir::{
     Arg, Case, Ctor, Expr, ExprKind, Index, InputOp, ParamKind, Stmt, StmtKind, ViewOp, walk,
@@ -125,14 +133,83 @@ pub struct Reduced {
 
 /// Reduces `case` while `interesting` holds. `interesting(case)` must be true for the input.
 pub fn reduce(case: &Case, budget: Budget, mut interesting: impl FnMut(&Case) -> bool) -> Reduced {
+    reduce_staged(
+        case,
+        budget,
+        1,
+        |c| {
+            if interesting(c) {
+                Screen::Interesting
+            } else {
+                Screen::Boring
+            }
+        },
+        |()| false,
+    )
+}
+
+/// What the cheap, sequential stage of a staged predicate says about a candidate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Screen<T> {
+    /// Interesting, decided without the expensive stage.
+    Interesting,
+    /// Not interesting.
+    Boring,
+    /// Ask the expensive stage, with what the screen prepared.
+    Run(T),
+}
+
+/// Reduces `case` while the staged predicate holds: `screen` runs on every candidate, in order,
+/// on the calling thread; candidates it passes on ([`Screen::Run`]) are decided by `run`, up to
+/// `jobs` of them in parallel threads. The kept candidate is always the first interesting one in
+/// candidate order, as in a sequential reduction, so the result is the same for every `jobs`.
+/// Attempts count `screen` calls.
+pub fn reduce_staged<T: Send>(
+    case: &Case,
+    budget: Budget,
+    jobs: usize,
+    mut screen: impl FnMut(&Case) -> Screen<T>,
+    run: impl Fn(T) -> bool + Sync,
+) -> Reduced {
+    let jobs = jobs.max(1);
     let start = Instant::now();
     let mut best = case.clone();
     let mut best_cost = cost(&best);
     let mut attempts = 0;
     let mut steps = 0;
-    'rounds: loop {
-        for candidate in candidates(&best) {
-            if attempts >= budget.attempts || start.elapsed() >= budget.time {
+    let mut list = candidates(&best);
+    let mut pos = 0;
+    let mut progressed = false;
+    let out_of_budget =
+        |attempts: usize| attempts >= budget.attempts || start.elapsed() >= budget.time;
+    loop {
+        // Gather a batch: candidates from `pos` on, until `jobs` need the expensive stage or
+        // one is interesting outright.
+        let mut batch: Vec<(usize, Case, Option<T>)> = Vec::new();
+        let mut next = pos;
+        let mut exhausted = false;
+        while next < list.len() && batch.len() < jobs {
+            if out_of_budget(attempts) {
+                exhausted = true;
+                break;
+            }
+            let i = next;
+            next += 1;
+            if cost(&list[i]) >= best_cost {
+                continue;
+            }
+            attempts += 1;
+            match screen(&list[i]) {
+                Screen::Boring => {}
+                Screen::Interesting => {
+                    batch.push((i, list[i].clone(), None));
+                    break;
+                }
+                Screen::Run(t) => batch.push((i, list[i].clone(), Some(t))),
+            }
+        }
+        if batch.is_empty() {
+            if exhausted {
                 return Reduced {
                     case: best,
                     attempts,
@@ -140,31 +217,64 @@ pub fn reduce(case: &Case, budget: Budget, mut interesting: impl FnMut(&Case) ->
                     exhausted: true,
                 };
             }
-            let c = cost(&candidate);
-            if c >= best_cost {
+            if progressed {
+                progressed = false;
+                pos = 0;
                 continue;
             }
-            attempts += 1;
-            if interesting(&candidate) {
-                best = candidate;
-                best_cost = c;
-                steps += 1;
-                continue 'rounds;
-            }
+            return Reduced {
+                case: best,
+                attempts,
+                steps,
+                exhausted: false,
+            };
         }
-        return Reduced {
-            case: best,
-            attempts,
-            steps,
-            exhausted: false,
-        };
+        let verdicts = decide(batch.iter_mut().map(|(_, _, t)| t.take()).collect(), &run);
+        match batch.into_iter().zip(verdicts).find(|(_, yes)| *yes) {
+            Some(((i, c, _), _)) => {
+                best_cost = cost(&c);
+                best = c;
+                steps += 1;
+                progressed = true;
+                list = candidates(&best);
+                pos = i;
+            }
+            None => pos = next,
+        }
+        if exhausted {
+            return Reduced {
+                case: best,
+                attempts,
+                steps,
+                exhausted: true,
+            };
+        }
     }
+}
+
+/// Decides a batch: `None` entries were interesting in the screen; the others run in parallel.
+fn decide<T: Send>(items: Vec<Option<T>>, run: &(impl Fn(T) -> bool + Sync)) -> Vec<bool> {
+    let pending = items.iter().filter(|t| t.is_some()).count();
+    if pending <= 1 {
+        return items.into_iter().map(|t| t.is_none_or(run)).collect();
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|t| t.map(|t| s.spawn(move || run(t))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.is_none_or(|h| h.join().expect("a reduction predicate panicked")))
+            .collect()
+    })
 }
 
 /// All one-step simplifications of `case`, in pass order.
 pub fn candidates(case: &Case) -> Vec<Case> {
     let mut out = Vec::new();
     statement_candidates(case, &mut out);
+    unused_input_candidates(case, &mut out);
     expr_candidates(case, &mut out);
     shape_candidates(case, &mut out);
     input_candidates(case, &mut out);
@@ -483,7 +593,10 @@ fn input_candidates(case: &Case, out: &mut Vec<Case>) {
             }
         }
     }
-    // Drop an unused tensor parameter with its argument and input.
+}
+
+/// Drops an unused tensor parameter with its argument and input.
+fn unused_input_candidates(case: &Case, out: &mut Vec<Case>) {
     for (p, param) in case.kernel.params.iter().enumerate() {
         if param.kind != ParamKind::Tensor {
             continue;

@@ -1,0 +1,525 @@
+//! Finding directories: the on-disk form of one finding, and its `meta.json` schema.
+//!
+//! A finding directory holds five files, written together atomically by
+//! [`write_finding_dir`] (built in a temporary directory next to it, then renamed):
+//!
+//! | file | content |
+//! |---|---|
+//! | `case.json` | the case (IR JSON, the `pallas-diff render` input) |
+//! | `case.py` | the case script (`render_case`), runnable by real Helion |
+//! | `emitted.py` | the emitted Pallas module (a `# no module: ...` comment when there is none) |
+//! | `log.txt` | the check report: verdict, every engine's status, the mismatch, tracebacks |
+//! | `meta.json` | [`FindingMeta`]: signature, outcome, engines, verdict, versions, provenance |
+//!
+//! `meta.json` (format [`META_FORMAT`]) is what campaigns write and what `pallas-diff reduce`
+//! and `pallas-diff report` read; its fields are those of [`FindingMeta`] (kebab-free snake case
+//! keys, floats that may be NaN or infinite as `"nan"`, `"inf"`, `"-inf"`).
+
+use crate::fsio::{self, IoError};
+use crate::signature::{CostRecord, Signature, mismatch_kind_name, signature};
+use compiler::compile::CodegenOptions;
+use compiler::ir::{CASE_VERSION, Case};
+use compiler::render::render_case;
+use compiler::verdict::Verdict;
+use fuzz::check::CaseReport;
+use fuzz::engines::{EngineRun, EngineStatus};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// The version of the `meta.json` format.
+pub const META_FORMAT: u32 = 1;
+
+/// The files of a finding directory, in the order they are written.
+pub const FINDING_FILES: [&str; 5] = ["case.json", "case.py", "emitted.py", "log.txt", "meta.json"];
+
+/// The first line of `emitted.py` when the compiler produced no module.
+pub const NO_MODULE: &str = "# no module: ";
+
+/// Versions of everything that took part in a finding.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Versions {
+    /// This build of pallas-diff.
+    pub pallas_diff: String,
+    /// The case format ([`CASE_VERSION`]).
+    pub case_format: u32,
+    /// The worker's Python, when a JAX engine ran.
+    #[serde(default)]
+    pub python: Option<String>,
+    /// `jax.__version__`, when a JAX engine ran.
+    #[serde(default)]
+    pub jax: Option<String>,
+    /// `jaxlib.__version__`, when a JAX engine ran.
+    #[serde(default)]
+    pub jaxlib: Option<String>,
+    /// The TPU generation the CPU modes target.
+    #[serde(default)]
+    pub tpu_kind: Option<String>,
+    /// `jax.devices()`.
+    #[serde(default)]
+    pub devices: Vec<String>,
+}
+
+impl Versions {
+    /// This build, without JAX.
+    pub fn this_build() -> Versions {
+        Versions {
+            pallas_diff: env!("CARGO_PKG_VERSION").to_string(),
+            case_format: CASE_VERSION,
+            ..Versions::default()
+        }
+    }
+}
+
+impl From<&tpu_runner::Availability> for Versions {
+    /// This build with the JAX worker's report (`Pool::availability()`).
+    fn from(a: &tpu_runner::Availability) -> Versions {
+        Versions {
+            python: Some(a.python.clone()),
+            jax: Some(a.jax_version.clone()),
+            jaxlib: Some(a.jaxlib_version.clone()),
+            tpu_kind: Some(a.tpu_kind.clone()),
+            devices: a.devices.clone(),
+            ..Versions::this_build()
+        }
+    }
+}
+
+impl From<Option<&tpu_runner::Availability>> for Versions {
+    fn from(a: Option<&tpu_runner::Availability>) -> Versions {
+        a.map(Versions::from).unwrap_or_else(Versions::this_build)
+    }
+}
+
+impl From<Option<String>> for Versions {
+    /// This build with a free-text JAX description of the form `jax <v> jaxlib <v>` (other
+    /// words are ignored); prefer `From<&Availability>`.
+    fn from(text: Option<String>) -> Versions {
+        let mut v = Versions::this_build();
+        if let Some(t) = text {
+            let words: Vec<&str> = t.split_whitespace().collect();
+            for w in words.windows(2) {
+                match w[0] {
+                    "jax" => v.jax = Some(w[1].to_string()),
+                    "jaxlib" => v.jaxlib = Some(w[1].to_string()),
+                    "python" => v.python = Some(w[1].to_string()),
+                    _ => {}
+                }
+            }
+        }
+        v
+    }
+}
+
+/// One engine's run, as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EngineRecord {
+    /// The engine.
+    pub engine: String,
+    /// Its status name (`ok`, `lowered`, `error`, `timeout`, ...).
+    pub status: String,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// The error message or reason, if any.
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+impl From<&EngineRun> for EngineRecord {
+    fn from(e: &EngineRun) -> EngineRecord {
+        EngineRecord {
+            engine: e.engine.clone(),
+            status: e.status.name().to_string(),
+            seconds: e.seconds,
+            detail: e.status.detail(),
+        }
+    }
+}
+
+/// One differing element.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Differing {
+    /// Multi-index.
+    pub index: Vec<usize>,
+    /// The engine's value.
+    #[serde(with = "crate::json::float")]
+    pub engine: f64,
+    /// The reference's value.
+    #[serde(with = "crate::json::float")]
+    pub reference: f64,
+}
+
+/// A mismatch, as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MismatchRecord {
+    /// The engine.
+    pub engine: String,
+    /// The output's name.
+    pub output: String,
+    /// Reference shape.
+    pub shape: Vec<usize>,
+    /// `values`, `poison`, `shape`, `dtype`, `output-count`.
+    pub kind: String,
+    /// Differing elements.
+    pub count: usize,
+    /// Largest absolute error (`inf` when a NaN or infinity differs).
+    #[serde(with = "crate::json::float::opt")]
+    pub max_abs_err: Option<f64>,
+    /// Largest relative error.
+    #[serde(with = "crate::json::float::opt")]
+    pub max_rel_err: Option<f64>,
+    /// The first differing elements (for a shape mismatch, the engine's shape as `index`).
+    pub first: Vec<Differing>,
+}
+
+impl From<&fuzz::compare::Mismatch> for MismatchRecord {
+    fn from(m: &fuzz::compare::Mismatch) -> MismatchRecord {
+        MismatchRecord {
+            engine: m.engine.clone(),
+            output: m.output.clone(),
+            shape: m.shape.clone(),
+            kind: mismatch_kind_name(m.kind).to_string(),
+            count: m.count,
+            max_abs_err: Some(m.max_abs_err),
+            max_rel_err: Some(m.max_rel_err),
+            first: m
+                .first
+                .iter()
+                .map(|(index, a, b)| Differing {
+                    index: index.clone(),
+                    engine: *a,
+                    reference: *b,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The codegen options a finding was made under.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodegenRecord {
+    /// `CodegenOptions::poison_padding`.
+    pub poison_padding: bool,
+}
+
+impl From<&CodegenOptions> for CodegenRecord {
+    fn from(o: &CodegenOptions) -> CodegenRecord {
+        CodegenRecord {
+            poison_padding: o.poison_padding,
+        }
+    }
+}
+
+impl CodegenRecord {
+    /// The options back.
+    pub fn options(&self) -> CodegenOptions {
+        CodegenOptions {
+            poison_padding: self.poison_padding,
+            ..CodegenOptions::default()
+        }
+    }
+}
+
+/// Where a finding comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindingProvenance {
+    /// The generator seed of the case (campaign findings).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The generator or tool that made the case (e.g. `pallas-diff-fuzz 0.1.0`).
+    #[serde(default)]
+    pub generator: Option<String>,
+    /// Free text (a spec section, a file).
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// What a reduction did to a finding.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReductionRecord {
+    /// The signature key before reduction.
+    pub original_key: String,
+    /// The cost before.
+    pub original_cost: CostRecord,
+    /// Kernel body lines before.
+    pub original_body_lines: usize,
+    /// Kernel body lines after.
+    pub body_lines: usize,
+    /// Predicate calls.
+    pub attempts: usize,
+    /// Candidates kept.
+    pub steps: usize,
+    /// Engine runs that were not answered from the cache.
+    pub engine_runs: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Whether the budget ran out before a fixpoint.
+    pub exhausted: bool,
+}
+
+/// `meta.json`: everything about a finding except the case and the module.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FindingMeta {
+    /// [`META_FORMAT`].
+    pub format: u32,
+    /// The signature.
+    pub signature: Signature,
+    /// [`Signature::key`] (for grepping).
+    pub key: String,
+    /// The outcome name.
+    pub outcome: String,
+    /// The engine that decided it.
+    #[serde(default)]
+    pub decided_by: Option<String>,
+    /// Every engine run, the reference first.
+    pub engines: Vec<EngineRecord>,
+    /// The compiler's verdict (absent when it crashed).
+    #[serde(default)]
+    pub verdict: Option<Verdict>,
+    /// The mismatch, for `mismatch`.
+    #[serde(default)]
+    pub mismatch: Option<MismatchRecord>,
+    /// Whether `emitted.py` holds a module.
+    pub has_module: bool,
+    /// The codegen options.
+    pub codegen: CodegenRecord,
+    /// Versions.
+    pub versions: Versions,
+    /// Where the case comes from.
+    #[serde(default)]
+    pub provenance: FindingProvenance,
+    /// The reduction, once reduced.
+    #[serde(default)]
+    pub reduction: Option<ReductionRecord>,
+}
+
+impl FindingMeta {
+    /// The meta of a checked case.
+    pub fn new(
+        case: &Case,
+        report: &CaseReport,
+        codegen: &CodegenOptions,
+        versions: Versions,
+        provenance: FindingProvenance,
+    ) -> FindingMeta {
+        let sig = signature(case, report);
+        FindingMeta {
+            format: META_FORMAT,
+            key: sig.key(),
+            signature: sig,
+            outcome: report.outcome.name().to_string(),
+            decided_by: report.decided_by.clone(),
+            engines: std::iter::once(&report.reference)
+                .chain(&report.engines)
+                .map(EngineRecord::from)
+                .collect(),
+            verdict: report.verdict.clone(),
+            mismatch: report.mismatch.as_ref().map(MismatchRecord::from),
+            has_module: report.emitted.is_some(),
+            codegen: codegen.into(),
+            versions,
+            provenance,
+            reduction: None,
+        }
+    }
+}
+
+/// A finding: what its directory holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// The case.
+    pub case: Case,
+    /// The emitted module.
+    pub emitted: Option<String>,
+    /// The check report as text.
+    pub log: String,
+    /// `meta.json`.
+    pub meta: FindingMeta,
+}
+
+/// A finding directory that cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum FindingError {
+    /// I/O.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// A JSON file that does not parse.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A format version this build does not read.
+    #[error("{}: {what} version {found} is not supported (this build reads {supported})", path.display())]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// `meta.json format` or `case format`.
+        what: &'static str,
+        /// Found.
+        found: u32,
+        /// Supported.
+        supported: u32,
+    },
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, FindingError> {
+    let text = fsio::read_to_string(path)?;
+    serde_json::from_str(&text).map_err(|e| FindingError::Json {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })
+}
+
+impl Finding {
+    /// The finding of a checked case.
+    pub fn new(
+        case: &Case,
+        report: &CaseReport,
+        codegen: &CodegenOptions,
+        versions: Versions,
+        provenance: FindingProvenance,
+    ) -> Finding {
+        Finding {
+            case: case.clone(),
+            emitted: report.emitted.clone(),
+            log: log_text(report),
+            meta: FindingMeta::new(case, report, codegen, versions, provenance),
+        }
+    }
+
+    /// Reads a finding directory.
+    pub fn load(dir: &Path) -> Result<Finding, FindingError> {
+        let meta_path = dir.join("meta.json");
+        let meta: FindingMeta = parse_json(&meta_path)?;
+        if meta.format != META_FORMAT {
+            return Err(FindingError::Version {
+                path: meta_path,
+                what: "meta.json format",
+                found: meta.format,
+                supported: META_FORMAT,
+            });
+        }
+        let case_path = dir.join("case.json");
+        let case: Case = parse_json(&case_path)?;
+        if case.version != CASE_VERSION {
+            return Err(FindingError::Version {
+                path: case_path,
+                what: "case format",
+                found: case.version,
+                supported: CASE_VERSION,
+            });
+        }
+        let emitted_text = fsio::read_to_string(&dir.join("emitted.py"))?;
+        let emitted = meta.has_module.then_some(emitted_text);
+        let log = fsio::read_to_string(&dir.join("log.txt"))?;
+        Ok(Finding {
+            case,
+            emitted,
+            log,
+            meta,
+        })
+    }
+
+    /// The five files' contents, in [`FINDING_FILES`] order.
+    pub fn files(&self) -> [(&'static str, String); 5] {
+        let emitted = match &self.emitted {
+            Some(s) => s.clone(),
+            None => format!(
+                "{NO_MODULE}the compiler's outcome was `{}`\n",
+                self.meta.outcome
+            ),
+        };
+        [
+            (
+                "case.json",
+                crate::json::to_string_of(&self.case).expect("a case serializes"),
+            ),
+            ("case.py", render_case(&self.case)),
+            ("emitted.py", emitted),
+            ("log.txt", self.log.clone()),
+            (
+                "meta.json",
+                crate::json::to_string_of(&self.meta).expect("meta serializes"),
+            ),
+        ]
+    }
+}
+
+/// Writes the five files of a finding into `dir` atomically (a temporary directory next to it,
+/// renamed into place; an existing `dir` is replaced whole).
+pub fn write_finding_dir(dir: &Path, finding: &Finding) -> Result<(), FindingError> {
+    let files = finding.files();
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, s)| (*n, s.as_bytes())).collect();
+    fsio::write_dir_atomic(dir, &refs)?;
+    Ok(())
+}
+
+/// The check report as text: outcome, verdict, every engine's status, the mismatch, the
+/// compiler's panic and the engines' tracebacks.
+pub fn log_text(report: &CaseReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "outcome: {}", report.outcome);
+    if let Some(e) = &report.decided_by {
+        let _ = writeln!(out, "decided by: {e}");
+    }
+    match &report.verdict {
+        Some(Verdict::Lowered) => out.push_str("verdict: lowered\n"),
+        Some(Verdict::Rejected(r)) => {
+            let _ = writeln!(out, "verdict: rejected: {r}");
+        }
+        None => out.push_str("verdict: none (the compiler crashed)\n"),
+    }
+    if let Some(g) = &report.gap {
+        let _ = writeln!(out, "unsupported: {g}");
+    }
+    if let Some(k) = report.known_issue {
+        let _ = writeln!(out, "known issue: {k}");
+    }
+    let _ = writeln!(out, "compile: {:.3}s", report.compile_seconds);
+    let _ = writeln!(
+        out,
+        "{:<22} {:<12} {:>9}  detail",
+        "engine", "status", "seconds"
+    );
+    for e in std::iter::once(&report.reference).chain(&report.engines) {
+        let _ = writeln!(
+            out,
+            "{:<22} {:<12} {:>9.3}  {}",
+            e.engine,
+            e.status.name(),
+            e.seconds,
+            e.status.detail().unwrap_or_default()
+        );
+    }
+    if let Some(m) = &report.mismatch {
+        let _ = writeln!(out, "mismatch: {m}");
+    }
+    if let Some(c) = &report.crash {
+        let _ = writeln!(out, "\ncompiler panic:\n{c}");
+    }
+    for e in &report.engines {
+        if let EngineStatus::KernelError {
+            stage,
+            kind,
+            message,
+            traceback,
+        } = &e.status
+        {
+            let _ = writeln!(
+                out,
+                "\n{} failed at {stage}: {kind}\n{message}\n{traceback}",
+                e.engine
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,170 @@
+//! Atomic file-system writes: a file or a whole directory is on disk complete or not at all.
+//!
+//! Files are written to a temporary name in the same directory, fsynced and renamed over the
+//! target; directories are built next to their target and renamed into place (an existing
+//! directory is first renamed aside, then removed). Everything the corpus and the findings
+//! directory write goes through here, so a campaign killed mid-write never leaves half a finding.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// An I/O error with the path it happened on.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {what}: {source}", path.display())]
+pub struct IoError {
+    /// The path.
+    pub path: PathBuf,
+    /// What was being done (`write`, `rename`, ...).
+    pub what: &'static str,
+    /// The error.
+    pub source: std::io::Error,
+}
+
+impl IoError {
+    /// An error of `what` on `path`.
+    pub fn new(path: &Path, what: &'static str, source: std::io::Error) -> IoError {
+        IoError {
+            path: path.to_path_buf(),
+            what,
+            source,
+        }
+    }
+}
+
+impl From<IoError> for std::io::Error {
+    fn from(e: IoError) -> std::io::Error {
+        std::io::Error::new(e.source.kind(), e.to_string())
+    }
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A name unique in this process and among processes: `.<stem>.<tag>-<pid>-<n>`.
+fn sibling(target: &Path, tag: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let stem = target
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let name = format!(".{stem}.{tag}-{}-{n}", std::process::id());
+    match target.parent() {
+        Some(p) => p.join(name),
+        None => PathBuf::from(name),
+    }
+}
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn sync_dir(dir: &Path) {
+    // Directory fsync makes the rename durable; not every platform supports opening a
+    // directory for it, and a failure here loses durability, not atomicity.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
+    let mut f = File::create(path).map_err(|e| IoError::new(path, "create", e))?;
+    f.write_all(bytes)
+        .map_err(|e| IoError::new(path, "write", e))?;
+    f.sync_all().map_err(|e| IoError::new(path, "fsync", e))
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
+    let parent = parent_of(path);
+    fs::create_dir_all(parent).map_err(|e| IoError::new(parent, "create directory", e))?;
+    let tmp = sibling(path, "tmp");
+    if let Err(e) = write_synced(&tmp, bytes) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(IoError::new(path, "rename into place", e));
+    }
+    sync_dir(parent);
+    Ok(())
+}
+
+/// Writes a directory of files atomically: `files` (name, bytes) are written into a temporary
+/// directory next to `dir`, fsynced, and the directory is renamed into place. An existing `dir`
+/// is replaced: renamed aside first, then removed, so at every instant `dir` is either the old
+/// complete directory or the new complete one (or, for the instant between the two renames,
+/// absent).
+pub fn write_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), IoError> {
+    let parent = parent_of(dir);
+    fs::create_dir_all(parent).map_err(|e| IoError::new(parent, "create directory", e))?;
+    let tmp = sibling(dir, "tmp");
+    let build = || -> Result<(), IoError> {
+        fs::create_dir(&tmp).map_err(|e| IoError::new(&tmp, "create directory", e))?;
+        for (name, bytes) in files {
+            write_synced(&tmp.join(name), bytes)?;
+        }
+        sync_dir(&tmp);
+        Ok(())
+    };
+    if let Err(e) = build() {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    let old = dir.exists().then(|| sibling(dir, "old"));
+    if let Some(old) = &old
+        && let Err(e) = fs::rename(dir, old)
+    {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(IoError::new(dir, "move the previous directory aside", e));
+    }
+    if let Err(e) = fs::rename(&tmp, dir) {
+        if let Some(old) = &old {
+            let _ = fs::rename(old, dir);
+        }
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(IoError::new(dir, "rename into place", e));
+    }
+    sync_dir(parent);
+    if let Some(old) = old {
+        let _ = fs::remove_dir_all(old);
+    }
+    Ok(())
+}
+
+/// Reads a file to a string, naming it in the error.
+pub fn read_to_string(path: &Path) -> Result<String, IoError> {
+    fs::read_to_string(path).map_err(|e| IoError::new(path, "read", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_and_directory_writes_replace_whole() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("a.json");
+        write_atomic(&f, b"one").unwrap();
+        write_atomic(&f, b"two").unwrap();
+        assert_eq!(fs::read_to_string(&f).unwrap(), "two");
+        let d = t.path().join("finding");
+        write_dir_atomic(&d, &[("x", b"1"), ("y", b"2")]).unwrap();
+        write_dir_atomic(&d, &[("x", b"3")]).unwrap();
+        assert_eq!(fs::read_to_string(d.join("x")).unwrap(), "3");
+        assert!(
+            !d.join("y").exists(),
+            "the old directory is replaced, not merged"
+        );
+        let leftovers: Vec<_> = fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(leftovers.is_empty(), "temporaries left: {leftovers:?}");
+    }
+}

@@ -1,0 +1,333 @@
+//! The reduction driver: shrinks a finding's case with [`crate::reduce::reduce`] while the
+//! finding's [`Signature`] still holds ([`Signature::holds_for`]).
+//!
+//! The predicate is "run `check_case` on the candidate, compute its signature, compare", made
+//! cheap where it can be:
+//! * only the engine that saw the finding runs (a JAX engine only when the finding is a JAX
+//!   engine's; no engine at all for a compiler crash or a rejection), so in-process findings
+//!   never start Python;
+//! * in-process checks come first: the candidate must render to a case script that parses back
+//!   (the reduced case is always a valid script), compile to the same kind of verdict, and keep
+//!   the loop type and a subset of the index forms, before any engine runs;
+//! * engine runs are memoized by (emitted module, inputs), so a candidate that compiles to a
+//!   module already tried costs nothing.
+//!
+//! Deterministic: the reducer's passes are, the engines are, and the memo only skips repeats.
+//! The codegen options ([`CodegenOptions`]) are passed through to every compile, so findings
+//! made under other options (fault injections) reduce under the same ones.
+
+use crate::reduce::{Budget, Reduced, Screen, reduce_staged};
+use crate::signature::{Signature, index_forms, outcome_by_name, signature};
+use compiler::compile::CodegenOptions;
+use compiler::frontend::parse_case;
+use compiler::ir::Case;
+use compiler::render::{render_body_text, render_case};
+use fuzz::check::{CaseReport, check_case, compile_guarded};
+use fuzz::engines::{Engine, EngineRun, Job};
+use fuzz::outcome::Outcome;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Non-blank lines of the rendered kernel body (the `def` line and the decorator excluded).
+pub fn kernel_body_lines(case: &Case) -> usize {
+    render_body_text(&case.kernel.body, 1)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count()
+}
+
+/// Engines as the driver shares them (`Arc::from` a `Box<dyn Engine>`).
+pub fn shared(engines: Vec<Box<dyn Engine>>) -> Vec<Arc<dyn Engine>> {
+    engines.into_iter().map(Arc::from).collect()
+}
+
+/// Why a finding could not be reduced.
+#[derive(Debug, thiserror::Error)]
+pub enum ReduceError {
+    /// The engine that saw the finding is not among those given.
+    #[error(
+        "the finding was seen by engine `{0}`, which is not available for the reduction (given: {1})"
+    )]
+    MissingEngine(String, String),
+    /// The case does not show the finding (any more).
+    #[error("the case does not reproduce `{expected}`: it now ends in `{got}`")]
+    NotReproduced {
+        /// The finding's signature key.
+        expected: String,
+        /// What the case shows now.
+        got: String,
+    },
+}
+
+/// What [`reduce_finding`] produced.
+#[derive(Debug)]
+pub struct Reduction {
+    /// The reduced case, re-parsed from its rendering (its spans match its case script).
+    pub case: Case,
+    /// Its check report.
+    pub report: CaseReport,
+    /// Its signature (equal to the finding's, or finer: fewer index forms).
+    pub signature: Signature,
+    /// Predicate calls.
+    pub attempts: usize,
+    /// Candidates kept.
+    pub steps: usize,
+    /// Whether the budget ran out before a fixpoint.
+    pub exhausted: bool,
+    /// Engine runs not answered from the memo.
+    pub engine_runs: usize,
+    /// Engine runs answered from the memo.
+    pub memo_hits: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Kernel body lines before.
+    pub original_body_lines: usize,
+    /// Kernel body lines after.
+    pub body_lines: usize,
+}
+
+type MemoKey = (String, Vec<(String, Vec<usize>, Vec<u8>)>);
+
+/// An engine whose runs are memoized by (module source, inputs): a repeat costs nothing.
+struct Memo {
+    inner: Arc<dyn Engine>,
+    runs: Mutex<HashMap<MemoKey, EngineRun>>,
+    misses: AtomicUsize,
+    hits: AtomicUsize,
+}
+
+impl Engine for Memo {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn run(&self, job: &Job<'_>) -> EngineRun {
+        let key: MemoKey = (
+            job.emitted.unwrap_or_default().to_string(),
+            job.inputs
+                .iter()
+                .map(|t| (t.dtype.name().to_string(), t.shape.clone(), t.to_le_bytes()))
+                .collect(),
+        );
+        if let Some(r) = self.runs.lock().expect("memo lock").get(&key) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return r.clone();
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let r = self.inner.run(job);
+        self.runs.lock().expect("memo lock").insert(key, r.clone());
+        r
+    }
+}
+
+/// Whether the outcome is decided by running the emitted module.
+fn needs_module(outcome: Option<Outcome>) -> bool {
+    matches!(
+        outcome,
+        Some(
+            Outcome::Mismatch
+                | Outcome::LoweringError
+                | Outcome::RuntimeError
+                | Outcome::Timeout
+                | Outcome::EngineCrash
+                | Outcome::KnownIssue
+                | Outcome::Agree
+        )
+    )
+}
+
+/// Reduces `case` while `signature` holds (module docs). `engines` are the engines available;
+/// only the one named by the signature runs, for up to `jobs` candidates at once (the result
+/// does not depend on `jobs`; give it the JAX pool's size). Errors when that engine is missing
+/// or when `case` does not show the finding.
+pub fn reduce_finding(
+    case: &Case,
+    signature_: &Signature,
+    engines: &[Arc<dyn Engine>],
+    budget: Budget,
+    jobs: usize,
+    codegen: &CodegenOptions,
+) -> Result<Reduction, ReduceError> {
+    let start = Instant::now();
+    let memo: Option<Arc<Memo>> = match &signature_.engine {
+        None => None,
+        Some(name) => {
+            let inner = engines
+                .iter()
+                .find(|e| e.name() == name)
+                .cloned()
+                .ok_or_else(|| {
+                    ReduceError::MissingEngine(
+                        name.clone(),
+                        engines
+                            .iter()
+                            .map(|e| e.name().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    )
+                })?;
+            Some(Arc::new(Memo {
+                inner,
+                runs: Mutex::new(HashMap::new()),
+                misses: AtomicUsize::new(0),
+                hits: AtomicUsize::new(0),
+            }))
+        }
+    };
+    let selected: Vec<Box<dyn Engine>> = memo
+        .iter()
+        .map(|m| Box::new(MemoRef(m.clone())) as Box<dyn Engine>)
+        .collect();
+    let check = |c: &Case| -> (CaseReport, Signature) {
+        let report = check_case(c, &selected, codegen);
+        let sig = signature(c, &report);
+        (report, sig)
+    };
+    let (_, first) = check(case);
+    if !signature_.holds_for(&first) {
+        return Err(ReduceError::NotReproduced {
+            expected: signature_.key(),
+            got: first.key(),
+        });
+    }
+    let outcome = outcome_by_name(&signature_.outcome);
+    let wants_module = needs_module(outcome);
+    let engine = memo.clone();
+    // Stage 1, in-process and sequential: the checks that need no engine.
+    let hooks = HookGuard::new();
+    let screen = |candidate: &Case| -> Screen<Case> {
+        // A case script that parses back (so the result is one).
+        let Ok(c) = parse_case(&render_case(candidate), "candidate.py") else {
+            return Screen::Boring;
+        };
+        // The same kind of compile result, the same loop type, a subset of the forms.
+        let compiled = compile_guarded(&c, codegen);
+        let compile_ok = match (&compiled, outcome) {
+            (Err(_), Some(Outcome::CompilerCrash)) => true,
+            (Err(_), _) | (Ok(_), Some(Outcome::CompilerCrash)) => false,
+            (Ok(k), _) if wants_module => k.source.is_some(),
+            (Ok(k), Some(Outcome::Rejected)) => {
+                matches!(k.verdict, compiler::verdict::Verdict::Rejected(_))
+            }
+            (Ok(_), _) => true,
+        };
+        if !compile_ok {
+            return Screen::Boring;
+        }
+        if signature_.is_about_emitted_code() {
+            let loop_type = c.config.effective_loop_type().name();
+            if signature_.loop_type.as_deref() != Some(loop_type)
+                || !index_forms(&c).is_subset(&signature_.forms)
+            {
+                return Screen::Boring;
+            }
+        }
+        // The check without engines: the compiler and the reference.
+        let base = check_case(&c, &[], codegen);
+        if engine.is_none() {
+            return if signature_.holds_for(&signature(&c, &base)) {
+                Screen::Interesting
+            } else {
+                Screen::Boring
+            };
+        }
+        if base.emitted.is_none() || base.reference.status.outputs().is_none() {
+            return Screen::Boring;
+        }
+        hooks.repair();
+        Screen::Run(c)
+    };
+    // Stage 2, one engine run per candidate, in parallel: the whole check with the engine.
+    let run = |c: Case| -> bool {
+        let (_, sig) = check(&c);
+        signature_.holds_for(&sig)
+    };
+    let jobs = if engine.is_some() { jobs.max(1) } else { 1 };
+    let Reduced {
+        case: reduced,
+        attempts,
+        steps,
+        exhausted,
+    } = reduce_staged(case, budget, jobs, screen, run);
+    let reduced = parse_case(&render_case(&reduced), "reduced.py").unwrap_or(reduced);
+    let (report, sig) = check(&reduced);
+    let (engine_runs, memo_hits) = memo.as_ref().map_or((0, 0), |m| {
+        (
+            m.misses.load(Ordering::Relaxed),
+            m.hits.load(Ordering::Relaxed),
+        )
+    });
+    Ok(Reduction {
+        original_body_lines: kernel_body_lines(case),
+        body_lines: kernel_body_lines(&reduced),
+        case: reduced,
+        report,
+        signature: sig,
+        attempts,
+        steps,
+        exhausted,
+        engine_runs,
+        memo_hits,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+/// Keeps the process's panic hook intact around parallel `check_case` calls.
+///
+/// `fuzz::check::compile_guarded` swaps the global panic hook (take, set, restore) around each
+/// compile; two threads doing that at once can leave one thread's capturing hook installed for
+/// good, after which panics elsewhere print nothing. The guard holds the hook that was installed
+/// when the reduction started, reinstalls a forwarder to it between batches ([`Self::repair`],
+/// called from the sequential stage), and puts the original back when dropped.
+struct HookGuard {
+    original: Arc<Mutex<Option<Hook>>>,
+}
+
+impl HookGuard {
+    fn new() -> HookGuard {
+        let guard = HookGuard {
+            original: Arc::new(Mutex::new(Some(std::panic::take_hook()))),
+        };
+        guard.repair();
+        guard
+    }
+
+    fn repair(&self) {
+        let original = self.original.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            if let Some(h) = original.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                h(info)
+            }
+        }));
+    }
+}
+
+impl Drop for HookGuard {
+    fn drop(&mut self) {
+        if let Some(h) = self
+            .original
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            std::panic::set_hook(h);
+        }
+    }
+}
+
+/// A shared handle on the memo, as the `Box<dyn Engine>` that `check_case` takes.
+struct MemoRef(Arc<Memo>);
+
+impl Engine for MemoRef {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn run(&self, job: &Job<'_>) -> EngineRun {
+        self.0.run(job)
+    }
+}

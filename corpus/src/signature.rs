@@ -1,0 +1,817 @@
+//! Signatures of findings, and their deduplication into buckets.
+//!
+//! A [`Signature`] says *what kind of bug* a case shows, not which case shows it: the outcome
+//! kind, the engine that saw it, the rule or failing stage (with the exception class, the
+//! mismatch kind or the panic site), and, for findings about the emitted code (mismatch,
+//! lowering error, runtime error), the loop type and the set of [`IndexForm`]s of the kernel's
+//! device subscripts, derived from the IR. Two findings with one signature are one bucket
+//! ([`Buckets`]): a count and the smallest case by [`crate::reduce::cost`].
+//!
+//! Reduction keeps a finding's signature in the sense of [`Signature::holds_for`]: the same
+//! kind, engine, cause and loop type, and index forms that are a subset of the original's (the
+//! reducer must be free to drop subscripts that play no part in the bug). A reduced finding's
+//! signature is therefore finer than the raw one; [`Buckets`] remembers the raw keys that
+//! reduced into each bucket as aliases, so finding the same raw bug again costs no reduction.
+//!
+//! Signatures are computed from a case and its [`CaseReport`] only, so the same function serves
+//! findings made under any [`compiler::compile::CodegenOptions`] (fault injections included):
+//! the options go to `check_case`, never into the signature.
+
+use crate::fsio::{self, IoError};
+use crate::reduce::{Cost, cost};
+use compiler::ir::{BinOp, Case, Expr, ExprKind, Index, StmtKind, TileAttr, walk};
+use fuzz::check::CaseReport;
+use fuzz::compare::MismatchKind;
+use fuzz::engines::EngineStatus;
+use fuzz::outcome::Outcome;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The form of one entry of a device subscript (`blk[...]`), as the planner distinguishes them
+/// (spec §1.10, §2.6). Names are resolved through the kernel's assignments (`rows = t.index;
+/// blk[rows]` is a tile index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IndexForm {
+    /// An int literal: `blk[1]`.
+    Int,
+    /// A slice with literal (or absent) bounds: `blk[1:3]`.
+    StaticSlice,
+    /// A slice with a symbolic bound: `blk[live - 2:live]`.
+    DynamicSlice,
+    /// `t.begin`.
+    TileBegin,
+    /// `t.index`.
+    TileIndex,
+    /// `t.index + 0` (spec §4 D9).
+    TileIndexPlusZero,
+    /// `t.index + k`, `t.index - k` with k ≠ 0.
+    TileIndexPlusK,
+    /// `hl.arange(start, end)` with a symbolic start: a dynamic tail run.
+    Tail,
+    /// `hl.arange(...)` with literal bounds and step 1.
+    StaticArange,
+    /// `hl.arange(...)` with a step other than 1 (spec §4 D13).
+    StridedArange,
+    /// `None`: a new axis.
+    NewAxis,
+    /// Another symbolic scalar (`t.end`, `t.id`, `live`, an int parameter ...).
+    SymInt,
+    /// A float, or a tensor that is none of the above.
+    OtherTensor,
+    /// The subscripted value is a view (`reshape`, `view`, `squeeze`, `unsqueeze`) of a block.
+    View,
+    /// The subscripted value is itself a subscript (`part = blk[1:3]; part[0]`).
+    Nested,
+}
+
+impl IndexForm {
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexForm::Int => "int",
+            IndexForm::StaticSlice => "static-slice",
+            IndexForm::DynamicSlice => "dynamic-slice",
+            IndexForm::TileBegin => "tile-begin",
+            IndexForm::TileIndex => "tile-index",
+            IndexForm::TileIndexPlusZero => "tile-index+0",
+            IndexForm::TileIndexPlusK => "tile-index+k",
+            IndexForm::Tail => "tail",
+            IndexForm::StaticArange => "static-arange",
+            IndexForm::StridedArange => "strided-arange",
+            IndexForm::NewAxis => "none",
+            IndexForm::SymInt => "sym-int",
+            IndexForm::OtherTensor => "other-tensor",
+            IndexForm::View => "view",
+            IndexForm::Nested => "nested",
+        }
+    }
+}
+
+impl fmt::Display for IndexForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How deep name resolution follows `a = b` chains.
+const RESOLVE_DEPTH: usize = 8;
+
+fn resolve<'a>(e: &'a Expr, env: &'a HashMap<String, Expr>, depth: usize) -> &'a Expr {
+    match &e.kind {
+        ExprKind::Name(n) if depth < RESOLVE_DEPTH => match env.get(n) {
+            Some(v) => resolve(v, env, depth + 1),
+            None => e,
+        },
+        _ => e,
+    }
+}
+
+fn is_literal(e: &Expr, env: &HashMap<String, Expr>) -> bool {
+    matches!(resolve(e, env, 0).kind, ExprKind::Int(_))
+}
+
+fn literal(e: &Expr, env: &HashMap<String, Expr>) -> Option<i64> {
+    match resolve(e, env, 0).kind {
+        ExprKind::Int(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn form_of_expr(e: &Expr, env: &HashMap<String, Expr>) -> IndexForm {
+    let e = resolve(e, env, 0);
+    match &e.kind {
+        ExprKind::Int(_) => IndexForm::Int,
+        ExprKind::TileAttr { attr, .. } => match attr {
+            TileAttr::Begin => IndexForm::TileBegin,
+            TileAttr::Index => IndexForm::TileIndex,
+            TileAttr::End | TileAttr::Count | TileAttr::BlockSize | TileAttr::Id => {
+                IndexForm::SymInt
+            }
+        },
+        ExprKind::Binary { op, lhs, rhs } => {
+            let is_index = |x: &Expr| {
+                matches!(
+                    resolve(x, env, 0).kind,
+                    ExprKind::TileAttr {
+                        attr: TileAttr::Index,
+                        ..
+                    }
+                )
+            };
+            let offset = match op {
+                BinOp::Add if is_index(lhs) => literal(rhs, env),
+                BinOp::Add if is_index(rhs) => literal(lhs, env),
+                BinOp::Sub if is_index(lhs) => literal(rhs, env),
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::FloorDiv => None,
+            };
+            match offset {
+                Some(0) => IndexForm::TileIndexPlusZero,
+                Some(_) => IndexForm::TileIndexPlusK,
+                None if is_index(lhs) || is_index(rhs) => IndexForm::OtherTensor,
+                None => IndexForm::SymInt,
+            }
+        }
+        ExprKind::Arange { start, end, step } => {
+            let step_one = step.as_ref().is_none_or(|s| literal(s, env) == Some(1));
+            let static_start = start.as_ref().is_none_or(|s| is_literal(s, env));
+            if !step_one {
+                IndexForm::StridedArange
+            } else if static_start && is_literal(end, env) {
+                IndexForm::StaticArange
+            } else {
+                IndexForm::Tail
+            }
+        }
+        ExprKind::Name(_) | ExprKind::Size { .. } => IndexForm::SymInt,
+        ExprKind::Float(_)
+        | ExprKind::Compare { .. }
+        | ExprKind::Load { .. }
+        | ExprKind::Subscript { .. }
+        | ExprKind::Zeros { .. }
+        | ExprKind::Full { .. }
+        | ExprKind::Cast { .. }
+        | ExprKind::Sum { .. }
+        | ExprKind::View { .. }
+        | ExprKind::Permute { .. }
+        | ExprKind::Alloc { .. } => IndexForm::OtherTensor,
+    }
+}
+
+fn forms_of_subscript(
+    value: &Expr,
+    indices: &[Index],
+    env: &HashMap<String, Expr>,
+    out: &mut BTreeSet<IndexForm>,
+) {
+    match &resolve(value, env, 0).kind {
+        ExprKind::View { .. } => {
+            out.insert(IndexForm::View);
+        }
+        ExprKind::Subscript { .. } => {
+            out.insert(IndexForm::Nested);
+        }
+        _ => {}
+    }
+    for index in indices {
+        match index {
+            Index::Full => {}
+            Index::NewAxis => {
+                out.insert(IndexForm::NewAxis);
+            }
+            Index::Int(_) => {
+                out.insert(IndexForm::Int);
+            }
+            Index::Slice { start, stop, step } => {
+                let all_static = [start, stop, step]
+                    .into_iter()
+                    .flatten()
+                    .all(|e| is_literal(e, env));
+                out.insert(if all_static {
+                    IndexForm::StaticSlice
+                } else {
+                    IndexForm::DynamicSlice
+                });
+            }
+            Index::Expr(e) => {
+                out.insert(form_of_expr(e, env));
+            }
+        }
+    }
+}
+
+/// The index forms of every device subscript (`hl.subscript`, not host loads) in the kernel.
+pub fn index_forms(case: &Case) -> BTreeSet<IndexForm> {
+    let mut env: HashMap<String, Expr> = HashMap::new();
+    let mut out = BTreeSet::new();
+    walk::each_stmt(&case.kernel.body, &mut |s| {
+        walk::stmt_exprs(s, &mut |e| {
+            walk::each_expr(e, &mut |x| {
+                if let ExprKind::Subscript { value, indices } = &x.kind {
+                    forms_of_subscript(value, indices, &env, &mut out);
+                }
+            })
+        });
+        if let StmtKind::Assign { target, value } = &s.kind {
+            // A self-referential rebinding (`acc = acc + ...`) is not an index provenance.
+            let mut self_ref = false;
+            walk::each_expr(value, &mut |x| {
+                self_ref |= matches!(&x.kind, ExprKind::Name(n) if n == target)
+            });
+            if self_ref {
+                env.remove(target);
+            } else {
+                env.insert(target.clone(), value.clone());
+            }
+        }
+    });
+    out
+}
+
+/// What kind of bug a case shows (module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Signature {
+    /// The outcome's kebab-case name (`mismatch`, `runtime-error`, `rejected`, ...).
+    pub outcome: String,
+    /// The engine that decided it (none for compile-level outcomes).
+    pub engine: Option<String>,
+    /// The rule id (rejected), known-issue id, `<stage>:<exception class>` (lowering and
+    /// runtime errors), mismatch kind (mismatch), or `<file>: <message>` panic site (compiler
+    /// crash, digits replaced by `N`).
+    pub cause: Option<String>,
+    /// The effective loop type, for findings about the emitted code.
+    pub loop_type: Option<String>,
+    /// The index forms of the kernel's device subscripts, for findings about the emitted code.
+    pub forms: BTreeSet<IndexForm>,
+}
+
+impl Signature {
+    /// The bucket key: `<outcome>/<engine>/<cause>/<loop type>/<forms joined by +>`, `-` for an
+    /// absent part. Stable across runs and versions of this crate.
+    pub fn key(&self) -> String {
+        let part = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+        let forms = if self.forms.is_empty() {
+            "-".to_string()
+        } else {
+            self.forms
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join("+")
+        };
+        format!(
+            "{}/{}/{}/{}/{}",
+            self.outcome,
+            part(&self.engine),
+            part(&self.cause),
+            part(&self.loop_type),
+            forms
+        )
+    }
+
+    /// Whether this is a finding's signature.
+    pub fn is_finding(&self) -> bool {
+        outcome_by_name(&self.outcome).is_some_and(Outcome::is_finding)
+    }
+
+    /// Whether `candidate` (the signature of a reduction candidate) still shows this finding:
+    /// same outcome, engine, cause and loop type, and index forms that are a subset of these.
+    pub fn holds_for(&self, candidate: &Signature) -> bool {
+        self.outcome == candidate.outcome
+            && self.engine == candidate.engine
+            && self.cause == candidate.cause
+            && self.loop_type == candidate.loop_type
+            && candidate.forms.is_subset(&self.forms)
+    }
+
+    /// Whether the outcome concerns the emitted code (its loop type and forms are recorded).
+    pub fn is_about_emitted_code(&self) -> bool {
+        matches!(
+            outcome_by_name(&self.outcome),
+            Some(Outcome::Mismatch | Outcome::LoweringError | Outcome::RuntimeError)
+        )
+    }
+
+    /// A short file-name-safe slug: `mismatch-pallas-tpu-interpret`.
+    pub fn slug(&self) -> String {
+        let mut s = self.outcome.clone();
+        if let Some(e) = &self.engine {
+            s.push('-');
+            s.push_str(e);
+        }
+        slugify(&s)
+    }
+}
+
+impl fmt::Display for Signature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.key())
+    }
+}
+
+/// Lower-case ASCII letters, digits and `-` only (runs of anything else become one `-`).
+pub fn slugify(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// The outcome with this kebab-case name.
+pub fn outcome_by_name(name: &str) -> Option<Outcome> {
+    Outcome::ALL.into_iter().find(|o| o.name() == name)
+}
+
+/// The kebab-case name of a mismatch kind.
+pub fn mismatch_kind_name(kind: MismatchKind) -> &'static str {
+    match kind {
+        MismatchKind::OutputCount => "output-count",
+        MismatchKind::Shape => "shape",
+        MismatchKind::DType => "dtype",
+        MismatchKind::Values => "values",
+        MismatchKind::Poison => "poison",
+    }
+}
+
+/// The panic site of a compiler crash (`<file>: <first message line>`, digits as `N`), from
+/// the text `check_case` records (`panicked at <file>:<line>:<col>:\n<message>\n<backtrace>`).
+pub fn panic_site(crash: &str) -> String {
+    let mut lines = crash.lines();
+    let first = lines.next().unwrap_or("");
+    let location = first
+        .strip_prefix("panicked at ")
+        .map(|l| l.trim_end_matches(':'))
+        .unwrap_or(first);
+    let file = location.split(':').next().unwrap_or(location);
+    let message = lines.next().unwrap_or("").trim();
+    let mut normalized = String::new();
+    for c in message.chars().take(120) {
+        if c.is_ascii_digit() {
+            if !normalized.ends_with('N') {
+                normalized.push('N');
+            }
+        } else {
+            normalized.push(c);
+        }
+    }
+    format!("{file}: {normalized}")
+}
+
+/// The signature of `case` given its check report.
+pub fn signature(case: &Case, report: &CaseReport) -> Signature {
+    let engine_run = report
+        .decided_by
+        .as_ref()
+        .and_then(|name| report.engines.iter().find(|e| &e.engine == name));
+    let cause = match report.outcome {
+        Outcome::Rejected => report.rejection().map(|r| r.rule.id().to_string()),
+        Outcome::KnownIssue => report.known_issue.map(str::to_string),
+        Outcome::Mismatch => report
+            .mismatch
+            .as_ref()
+            .map(|m| mismatch_kind_name(m.kind).to_string()),
+        Outcome::LoweringError | Outcome::RuntimeError => {
+            engine_run.and_then(|e| match &e.status {
+                EngineStatus::KernelError { stage, kind, .. } => Some(format!("{stage}:{kind}")),
+                _ => None,
+            })
+        }
+        Outcome::CompilerCrash => report.crash.as_deref().map(panic_site),
+        Outcome::InvalidCase => match &report.reference.status {
+            EngineStatus::Invalid { kind, .. } => Some(kind.clone()),
+            _ => None,
+        },
+        Outcome::Agree | Outcome::Unsupported | Outcome::Timeout | Outcome::EngineCrash => None,
+    };
+    let engine = match report.outcome {
+        Outcome::Mismatch
+        | Outcome::LoweringError
+        | Outcome::RuntimeError
+        | Outcome::Timeout
+        | Outcome::EngineCrash
+        | Outcome::KnownIssue => report.decided_by.clone(),
+        Outcome::Agree
+        | Outcome::Rejected
+        | Outcome::InvalidCase
+        | Outcome::CompilerCrash
+        | Outcome::Unsupported => None,
+    };
+    let mut sig = Signature {
+        outcome: report.outcome.name().to_string(),
+        engine,
+        cause,
+        loop_type: None,
+        forms: BTreeSet::new(),
+    };
+    if sig.is_about_emitted_code() {
+        sig.loop_type = Some(case.config.effective_loop_type().name().to_string());
+        sig.forms = index_forms(case);
+    }
+    sig
+}
+
+/// The version of the buckets file format.
+pub const BUCKETS_FORMAT: u32 = 1;
+
+/// The file name of the buckets index in a findings directory.
+pub const BUCKETS_FILE: &str = "buckets.json";
+
+/// [`Cost`] as stored in JSON.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CostRecord {
+    /// Statements in the kernel.
+    pub statements: usize,
+    /// Expression nodes.
+    pub exprs: usize,
+    /// Input elements.
+    pub input_elements: usize,
+    /// Input constructor complexity.
+    pub input_complexity: usize,
+    /// Sum of block sizes.
+    pub block_sizes: i64,
+    /// Sum of |int literals|.
+    pub literals: i64,
+}
+
+impl From<Cost> for CostRecord {
+    fn from(c: Cost) -> CostRecord {
+        CostRecord {
+            statements: c.statements,
+            exprs: c.exprs,
+            input_elements: c.input_elements,
+            input_complexity: c.input_complexity,
+            block_sizes: c.block_sizes,
+            literals: c.literals,
+        }
+    }
+}
+
+impl CostRecord {
+    /// The cost of `case`.
+    pub fn of(case: &Case) -> CostRecord {
+        cost(case).into()
+    }
+}
+
+/// One bucket: every finding with one signature.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bucket {
+    /// [`Signature::key`].
+    pub key: String,
+    /// The signature.
+    pub signature: Signature,
+    /// Findings filed into it (the first included).
+    pub count: u64,
+    /// Its finding directory, relative to the findings directory.
+    pub dir: String,
+    /// The cost of the smallest case seen (the one in `dir`).
+    pub cost: CostRecord,
+    /// Raw (unreduced) signature keys whose findings reduced into this bucket.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub aliases: BTreeSet<String>,
+}
+
+/// Every bucket of a findings directory, persisted as `buckets.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Buckets {
+    /// [`BUCKETS_FORMAT`].
+    pub format: u32,
+    /// Buckets by key.
+    pub buckets: BTreeMap<String, Bucket>,
+}
+
+impl Default for Buckets {
+    fn default() -> Buckets {
+        Buckets {
+            format: BUCKETS_FORMAT,
+            buckets: BTreeMap::new(),
+        }
+    }
+}
+
+/// A `buckets.json` that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BucketsError {
+    /// Reading or writing failed.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// Not a buckets file.
+    #[error("{}:{line}:{column}: not a buckets file: {message}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A format version this build does not read.
+    #[error("{}: buckets format {found} is not supported (this build reads {BUCKETS_FORMAT})", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// The version found.
+        found: u32,
+    },
+}
+
+impl Buckets {
+    /// Loads `<dir>/buckets.json`; an absent file is an empty index.
+    pub fn load(dir: &Path) -> Result<Buckets, BucketsError> {
+        let path = dir.join(BUCKETS_FILE);
+        if !path.exists() {
+            return Ok(Buckets::default());
+        }
+        let text = fsio::read_to_string(&path)?;
+        let b: Buckets = serde_json::from_str(&text).map_err(|e| BucketsError::Json {
+            path: path.clone(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        if b.format != BUCKETS_FORMAT {
+            return Err(BucketsError::Format {
+                path,
+                found: b.format,
+            });
+        }
+        Ok(b)
+    }
+
+    /// Writes `<dir>/buckets.json` atomically.
+    pub fn save(&self, dir: &Path) -> Result<(), BucketsError> {
+        let text = crate::json::to_string_of(self).expect("buckets serialize");
+        fsio::write_atomic(&dir.join(BUCKETS_FILE), text.as_bytes())?;
+        Ok(())
+    }
+
+    /// The bucket a signature key belongs to (directly or as an alias).
+    pub fn find(&self, key: &str) -> Option<&Bucket> {
+        self.buckets
+            .get(key)
+            .or_else(|| self.buckets.values().find(|b| b.aliases.contains(key)))
+    }
+
+    fn find_key(&self, key: &str) -> Option<String> {
+        self.find(key).map(|b| b.key.clone())
+    }
+
+    /// Records a finding with signature `sig` and case cost `cost`. A known bucket (by key or
+    /// alias) gets its count raised and returns [`Recorded::Known`] (with `smaller` when this
+    /// case is smaller than the bucket's, so the caller should replace the bucket's directory);
+    /// an unknown one is created with `dir` and returns [`Recorded::New`].
+    pub fn record(&mut self, sig: &Signature, cost: CostRecord, dir: &str) -> Recorded {
+        let key = sig.key();
+        if let Some(k) = self.find_key(&key) {
+            let b = self.buckets.get_mut(&k).expect("found");
+            b.count += 1;
+            let smaller = cost < b.cost;
+            if smaller {
+                b.cost = cost;
+            }
+            return Recorded::Known {
+                dir: b.dir.clone(),
+                smaller,
+            };
+        }
+        self.buckets.insert(
+            key.clone(),
+            Bucket {
+                key,
+                signature: sig.clone(),
+                count: 1,
+                dir: dir.to_string(),
+                cost,
+                aliases: BTreeSet::new(),
+            },
+        );
+        Recorded::New
+    }
+
+    /// Re-keys the bucket of `old_key` after its finding was reduced to signature `new`
+    /// (cost `cost`): the old key becomes an alias. If a bucket with the new key already
+    /// exists, the two merge (counts add up) into the existing one, which keeps the smaller
+    /// case; returns the directory that now holds the bucket and whether `old_key`'s directory
+    /// became redundant (merged away).
+    pub fn rekey(&mut self, old_key: &str, new: &Signature, cost: CostRecord) -> Option<Rekeyed> {
+        let old_bucket_key = self.find_key(old_key)?;
+        let mut old = self.buckets.remove(&old_bucket_key)?;
+        let new_key = new.key();
+        old.aliases.insert(old_bucket_key.clone());
+        old.aliases.remove(&new_key);
+        if let Some(existing) = self.buckets.get_mut(&new_key) {
+            existing.count += old.count;
+            existing.aliases.extend(old.aliases);
+            existing.aliases.remove(&new_key);
+            let replace = cost < existing.cost;
+            if replace {
+                existing.cost = cost;
+            }
+            return Some(Rekeyed {
+                dir: existing.dir.clone(),
+                merged_away: Some(old.dir),
+                smaller: replace,
+            });
+        }
+        old.key = new_key.clone();
+        old.signature = new.clone();
+        old.cost = cost;
+        let dir = old.dir.clone();
+        self.buckets.insert(new_key, old);
+        Some(Rekeyed {
+            dir,
+            merged_away: None,
+            smaller: true,
+        })
+    }
+
+    /// Total findings over all buckets.
+    pub fn total(&self) -> u64 {
+        self.buckets.values().map(|b| b.count).sum()
+    }
+}
+
+/// What [`Buckets::record`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// A new bucket: write its directory.
+    New,
+    /// A known bucket.
+    Known {
+        /// Its directory.
+        dir: String,
+        /// Whether the new case is smaller than the bucket's (replace the directory's case).
+        smaller: bool,
+    },
+}
+
+/// What [`Buckets::rekey`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rekeyed {
+    /// The directory that holds the bucket now.
+    pub dir: String,
+    /// The reduced finding's own directory when it merged into an existing bucket (the caller
+    /// may remove it).
+    pub merged_away: Option<String>,
+    /// Whether the reduced case is now the bucket's smallest (write it into `dir`).
+    pub smaller: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compiler::frontend::parse_case;
+
+    fn case(body: &str) -> Case {
+        let src = format!(
+            "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+             @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config(block_sizes=[], pallas_loop_type=\"fori_loop\"))\n\
+             def k(x: torch.Tensor):\n    out = torch.zeros([1, 2, 128], dtype=torch.float32)\n\
+             {body}\n    return out\n\n\nx = torch.ones(8, 2, 128)\nk(x)\n"
+        );
+        parse_case(&src, "k.py").unwrap_or_else(|e| panic!("{e}\n{src}"))
+    }
+
+    #[test]
+    fn index_forms_follow_names_and_classify_each_entry() {
+        let c = case(
+            "    for g in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0), block_size=4):
+            x_block = x[outer, :, :]
+            live = outer.end - outer.begin
+            for local in hl.tile(live, block_size=2):
+                rows = local.index
+                acc = acc + x_block[rows, :, :].float().sum(dim=0)
+                acc = acc + x_block[local.index + 0, :, :].float().sum(dim=0)
+            if live >= 3:
+                acc = acc + x_block[hl.arange(live - 3, live), :, :].float().sum(dim=0)
+            acc = acc + x_block[1, :, :] + x_block[1:3, :, :].sum(dim=0)
+            acc = acc + x_block.reshape(2, 2, 2, 128)[0, 0, :, :]
+        out[g, :, :] = acc",
+        );
+        let forms: Vec<&str> = index_forms(&c).iter().map(|f| f.name()).collect();
+        assert_eq!(
+            forms,
+            [
+                "int",
+                "static-slice",
+                "tile-index",
+                "tile-index+0",
+                "tail",
+                "view"
+            ]
+        );
+    }
+
+    #[test]
+    fn holds_for_allows_fewer_forms_only() {
+        let mut a = Signature {
+            outcome: "mismatch".into(),
+            engine: Some("pallas-tpu-interpret".into()),
+            cause: Some("values".into()),
+            loop_type: Some("fori_loop".into()),
+            forms: [IndexForm::TileIndex, IndexForm::Int].into_iter().collect(),
+        };
+        assert_eq!(
+            a.key(),
+            "mismatch/pallas-tpu-interpret/values/fori_loop/int+tile-index"
+        );
+        let mut b = a.clone();
+        b.forms.remove(&IndexForm::Int);
+        assert!(a.holds_for(&b));
+        assert!(!b.holds_for(&a));
+        b.engine = Some("pallas-interpret".into());
+        assert!(!a.holds_for(&b));
+        a.forms.clear();
+        assert_eq!(a.key(), "mismatch/pallas-tpu-interpret/values/fori_loop/-");
+        assert_eq!(a.slug(), "mismatch-pallas-tpu-interpret");
+    }
+
+    #[test]
+    fn panic_sites_drop_line_numbers_and_values() {
+        let crash = "panicked at compiler/src/lower/expr.rs:120:9:\nindex out of bounds: the len is 3 but the index is 7\nstack backtrace:";
+        assert_eq!(
+            panic_site(crash),
+            "compiler/src/lower/expr.rs: index out of bounds: the len is N but the index is N"
+        );
+    }
+
+    #[test]
+    fn buckets_count_duplicates_and_merge_on_rekey() {
+        let sig = |forms: &[IndexForm]| Signature {
+            outcome: "mismatch".into(),
+            engine: Some("e".into()),
+            cause: Some("values".into()),
+            loop_type: Some("unroll".into()),
+            forms: forms.iter().copied().collect(),
+        };
+        let c = |n| CostRecord {
+            statements: n,
+            exprs: 0,
+            input_elements: 0,
+            input_complexity: 0,
+            block_sizes: 0,
+            literals: 0,
+        };
+        let mut b = Buckets::default();
+        let raw = sig(&[IndexForm::Int, IndexForm::TileIndex]);
+        assert_eq!(b.record(&raw, c(10), "0001"), Recorded::New);
+        assert_eq!(
+            b.record(&raw, c(8), "ignored"),
+            Recorded::Known {
+                dir: "0001".into(),
+                smaller: true
+            }
+        );
+        let reduced = sig(&[IndexForm::TileIndex]);
+        let r = b.rekey(&raw.key(), &reduced, c(3)).unwrap();
+        assert_eq!(r.dir, "0001");
+        // The raw key is now an alias: the same raw finding is a known bucket.
+        assert!(matches!(
+            b.record(&raw, c(20), "x"),
+            Recorded::Known { smaller: false, .. }
+        ));
+        assert_eq!(b.buckets.len(), 1);
+        assert_eq!(b.total(), 3);
+        // A second raw bucket reducing to the same signature merges into the first.
+        let raw2 = sig(&[IndexForm::TileIndex, IndexForm::StaticSlice]);
+        assert_eq!(b.record(&raw2, c(9), "0002"), Recorded::New);
+        let r = b.rekey(&raw2.key(), &reduced, c(4)).unwrap();
+        assert_eq!(r.merged_away.as_deref(), Some("0002"));
+        assert_eq!(b.buckets.len(), 1);
+        assert_eq!(b.total(), 4);
+        let t = tempfile::tempdir().unwrap();
+        b.save(t.path()).unwrap();
+        assert_eq!(Buckets::load(t.path()).unwrap().buckets, b.buckets);
+    }
+}

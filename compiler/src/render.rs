@@ -218,12 +218,22 @@ fn loop_iter(lp: &Loop) -> String {
     format!("{f}({})", args.join(", "))
 }
 
+/// An `hl.load`/`hl.store`/atomic index list: a Python list, where `:` is spelled
+/// `slice(None)` and `a:b:s` is `slice(a, b, s)`.
 fn index_list(indices: &[Index]) -> String {
-    join(indices.iter().map(index))
+    let opt = |e: &Option<Expr>| e.as_ref().map_or("None".to_string(), expr);
+    join(indices.iter().map(|i| match i {
+        Index::Full => "slice(None)".to_string(),
+        Index::Slice { start, stop, step } => match step {
+            None => format!("slice({}, {})", opt(start), opt(stop)),
+            Some(_) => format!("slice({}, {}, {})", opt(start), opt(stop), opt(step)),
+        },
+        Index::NewAxis | Index::Int(_) | Index::Expr(_) => index(i),
+    }))
 }
 
 fn subscript_indices(indices: &[Index]) -> String {
-    index_list(indices)
+    join(indices.iter().map(index))
 }
 
 fn index(i: &Index) -> String {

@@ -71,9 +71,6 @@ fn a_mismatch_is_detected() {
 }
 
 #[test]
-#[ignore = "renderer bug: an hl.load/hl.store/atomic index list holding `:` renders as \
-            `hl.load(x, [outer, :, :])`, which is not Python (no slice syntax inside a list); \
-            the generator and fixup leave trailing `:` implicit (`[outer]`) to avoid it"]
 fn explicit_index_list_with_full_slices_round_trips() {
     let mut case = generate_from_seed(
         0,

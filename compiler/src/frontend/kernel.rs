@@ -458,13 +458,43 @@ impl<'c, 's> KernelParser<'c, 's> {
 
     fn index_list(&mut self, e: &ast::Expr) -> Result<Vec<Index>, FrontendError> {
         match e {
-            ast::Expr::List(l) => l.elts.iter().map(|x| self.index_entry(x)).collect(),
+            ast::Expr::List(l) => l.elts.iter().map(|x| self.list_entry(x)).collect(),
             other => Err(self.err(
                 other,
                 "index list",
                 "the index argument is a list literal, e.g. [tile, 0]",
             )),
         }
+    }
+
+    /// An entry of an `hl.load`/`hl.store`/atomic index list, where Python has no `:` syntax:
+    /// `slice(None)` is `:`, `slice(a, b[, s])` a slice, anything else as in a subscript.
+    fn list_entry(&mut self, e: &ast::Expr) -> Result<Index, FrontendError> {
+        let ast::Expr::Call(c) = e else {
+            return self.index_entry(e);
+        };
+        if dotted(&c.func).as_deref() != Some("slice") {
+            return self.index_entry(e);
+        }
+        if !c.keywords.is_empty() {
+            return Err(self.err(e, "slice", "slice(...) takes positional arguments"));
+        }
+        let mut part = |x: &ast::Expr| -> Result<Option<Expr>, FrontendError> {
+            match x {
+                ast::Expr::Constant(k) if matches!(k.value, ast::Constant::None) => Ok(None),
+                x => self.expr(x).map(Some),
+            }
+        };
+        let (start, stop, step) = match c.args.as_slice() {
+            [stop] => (None, part(stop)?, None),
+            [a, b] => (part(a)?, part(b)?, None),
+            [a, b, st] => (part(a)?, part(b)?, part(st)?),
+            _ => return Err(self.err(e, "slice", "slice takes 1 to 3 arguments")),
+        };
+        Ok(match (&start, &stop, &step) {
+            (None, None, None) => Index::Full,
+            _ => Index::Slice { start, stop, step },
+        })
     }
 
     fn indices(&mut self, slice: &ast::Expr) -> Result<Vec<Index>, FrontendError> {

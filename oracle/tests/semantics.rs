@@ -453,3 +453,29 @@ fn evaluation_is_repeatable_and_does_not_leak_state_between_runs() {
         assert_eq!(values(&plan.run().unwrap(), "x"), vec![1.0; 4]);
     }
 }
+
+#[test]
+fn explicit_load_store_full_and_views() {
+    let src = script(
+        "",
+        "x: torch.Tensor",
+        r#"
+        out = torch.zeros([2, 3], dtype=torch.bfloat16)
+        ints = torch.zeros([4], dtype=torch.int32)
+        for g in hl.grid(1):
+            tenth = hl.full([3], 0.1, dtype=torch.bfloat16)
+            cols = hl.arange(0, 3)
+            row = hl.load(x, [0, cols])
+            hl.store(out, [0, None, cols], tenth.unsqueeze(0))
+            hl.store(out, [1, cols], (row * 1.0).view(1, 3).squeeze(0))
+            hl.store(ints, [hl.arange(4)], hl.full([2, 2], 7, dtype=torch.int32).reshape(4) // 2)
+        return out, ints
+        "#,
+        "x = torch.tensor([[1.5, 2.5, 3.5], [0.0, 0.0, 0.0]])",
+        "x",
+    );
+    let o = eval_ok(&src);
+    let tenth = f64::from(bf16(0.1f32));
+    assert_eq!(values(&o, "out"), vec![tenth, tenth, tenth, 1.5, 2.5, 3.5]);
+    assert_eq!(values(&o, "ints"), vec![3.0; 4]);
+}

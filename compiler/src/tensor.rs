@@ -83,7 +83,16 @@ impl DType {
     pub fn round(self, v: f64) -> f64 {
         match self {
             DType::Float32 => f64::from(v as f32),
-            DType::Bfloat16 => f64::from(half::bf16::from_f64(v)),
+            DType::Bfloat16 => {
+                // Fast path: a value exact in f32 rounds once, f32 -> bf16 (bit arithmetic);
+                // anything else goes straight from f64 so no double rounding can occur.
+                let f = v as f32;
+                if f64::from(f) == v {
+                    f64::from(half::bf16::from_f32(f))
+                } else {
+                    f64::from(half::bf16::from_f64(v))
+                }
+            }
             DType::Int32 => {
                 if v.is_nan() {
                     0.0

@@ -6,7 +6,8 @@
 //! [`SeededStream`], a SplitMix64 stream seeded from `torch.manual_seed(N)` (0 when absent)
 //! and the input's position:
 //! - `torch.rand`: uniform on [0, 1) with 24 random bits (`k / 2^24`), exact in float32;
-//! - `torch.randn`: standard normal by Box–Muller from two such uniforms, rounded to float32.
+//! - `torch.randn`: standard normal by Box–Muller from two 24-bit uniforms drawn from one 64-bit
+//!   output, rounded to float32.
 //!
 //! Values are then rounded to the input's dtype (bfloat16: round to nearest even).
 //! `torch.empty` is poison: NaN for floats and `i32::MAX` for int32, what the TPU interpreter
@@ -57,10 +58,13 @@ impl SeededStream {
         (self.next_u64() >> 40) as f64 / (1u64 << 24) as f64
     }
 
-    /// Standard normal (Box–Muller), rounded to float32.
+    /// Standard normal, rounded to float32: Box–Muller from two 24-bit uniforms. One cos and one
+    /// ln per value cost ~40 ns; inputs of a few thousand elements stay in the tens of µs.
     pub fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.uniform(); // (0, 1]: ln is finite
-        let u2 = self.uniform();
+        let bits = self.next_u64();
+        // Two 24-bit uniforms from one draw: u1 in (0, 1] keeps ln finite.
+        let u1 = ((bits >> 40) + 1) as f64 / (1u64 << 24) as f64;
+        let u2 = ((bits >> 16) & 0xFF_FFFF) as f64 / (1u64 << 24) as f64;
         let r = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
         f64::from(r as f32)
     }

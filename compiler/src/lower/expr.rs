@@ -91,7 +91,12 @@ impl Lowerer<'_> {
 
     /// A name read.
     pub(super) fn lower_name(&self, n: &str, env: &Env, span: Span) -> LResult<P> {
-        match env.get(n) {
+        self.val_expr(n, env.get(n), span)
+    }
+
+    /// The expression of what `n` denotes.
+    pub(super) fn val_expr(&self, n: &str, v: Option<&Val>, span: Span) -> LResult<P> {
+        match v {
             Some(Val::Value { py, .. } | Val::Ref { py }) => Ok(P::name(py)),
             Some(Val::Int(v)) => Ok(P::Int(*v)),
             Some(Val::Grid(b)) => Ok(P::name(format!("offset_{b}"))),
@@ -106,7 +111,11 @@ impl Lowerer<'_> {
 
     /// Lowers a value expression; helper bindings go to `out`.
     pub(super) fn lower_expr(&mut self, e: &Expr, env: &Env, out: &mut Vec<PStmt>) -> LResult<P> {
-        if let Some(v) = self.static_int(e, env) {
+        if matches!(
+            e.kind,
+            ExprKind::Name(_) | ExprKind::Size { .. } | ExprKind::Binary { .. }
+        ) && let Some(v) = self.static_int(e, env)
+        {
             return Ok(P::Int(v));
         }
         Ok(match &e.kind {

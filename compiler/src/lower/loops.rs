@@ -11,7 +11,9 @@
 use super::{Env, LResult, Lowerer, Val, gap, py_name};
 use crate::ir::sym::{Affine, BlockId, Sym};
 use crate::ir::types::{Ty, broadcast, promote};
-use crate::ir::{Expr, ExprKind, Loop, LoopType, Span, Stmt, StmtKind, walk};
+use crate::ir::{
+    AllocShape, Expr, ExprKind, Index, Loop, LoopType, Span, Stmt, StmtKind, ViewOp, walk,
+};
 use crate::pallas::{
     self, CmpOp, Expr as P, Function, IndexPart, Jnp, MemorySpace, Scratch, Target,
 };
@@ -20,7 +22,7 @@ use crate::verdict::{Rejection, Rule};
 use std::collections::HashSet;
 
 type PStmt = pallas::Stmt;
-pub(crate) type Names = HashSet<String>;
+pub(crate) type Names<'a> = HashSet<&'a str, super::FxBuild>;
 
 /// The record of one loop dimension: everything tile attributes and masks read. Built only by
 /// [`LoopDim::new`], which takes the begin and the end together, so `tile.count` can never see
@@ -159,16 +161,19 @@ pub(crate) fn assigned(body: &[Stmt]) -> Vec<String> {
     out
 }
 
+/// Names read after a statement: by the statements after it in its body (`rest`), or after
+/// that body (`outer`).
+fn live_after<'a>(rest: &'a [Stmt], outer: &Names<'a>) -> Names<'a> {
+    let mut live = Names::with_capacity_and_hasher(outer.len().max(32), Default::default());
+    live.extend(outer.iter().copied());
+    rest.iter().for_each(|s| stmt_reads(s, &mut live));
+    live
+}
+
 /// Names a statement reads (expressions, `+=` targets, tile variables of attributes).
-fn stmt_reads(s: &Stmt, out: &mut Names) {
-    walk::stmt_exprs(s, &mut |e| expr_reads(e, out));
+fn stmt_reads<'a>(s: &'a Stmt, out: &mut Names<'a>) {
+    stmt_top_reads(s, out);
     match &s.kind {
-        StmtKind::AugAssign { target, .. } => {
-            out.insert(target.clone());
-        }
-        StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. } => {
-            out.insert(tensor.clone());
-        }
         StmtKind::For(lp) => lp.body.iter().for_each(|s| stmt_reads(s, out)),
         StmtKind::If {
             then_body,
@@ -178,38 +183,145 @@ fn stmt_reads(s: &Stmt, out: &mut Names) {
             .iter()
             .chain(else_body)
             .for_each(|s| stmt_reads(s, out)),
-        StmtKind::Assign { .. } | StmtKind::Return(_) => {}
+        StmtKind::Assign { .. }
+        | StmtKind::AugAssign { .. }
+        | StmtKind::Store { .. }
+        | StmtKind::Atomic { .. }
+        | StmtKind::Return(_) => {}
     }
 }
 
-fn expr_reads(e: &Expr, out: &mut Names) {
-    walk::each_expr(e, &mut |x| match &x.kind {
+/// Names a statement reads itself (not in nested bodies).
+fn stmt_top_reads<'a>(s: &'a Stmt, out: &mut Names<'a>) {
+    match &s.kind {
+        StmtKind::Assign { value, .. } => expr_reads(value, out),
+        StmtKind::AugAssign { target, value, .. } => {
+            out.insert(target);
+            expr_reads(value, out);
+        }
+        StmtKind::Store {
+            tensor,
+            indices,
+            value,
+            ..
+        } => {
+            out.insert(tensor);
+            index_reads(indices, out);
+            expr_reads(value, out);
+        }
+        StmtKind::Atomic {
+            tensor,
+            indices,
+            expected,
+            value,
+            ..
+        } => {
+            out.insert(tensor);
+            index_reads(indices, out);
+            if let Some(x) = expected {
+                expr_reads(x, out);
+            }
+            expr_reads(value, out);
+        }
+        StmtKind::For(lp) => {
+            for d in &lp.dims {
+                if let Some(b) = &d.begin {
+                    expr_reads(b, out);
+                }
+                expr_reads(&d.end, out);
+                if let Some(b) = &d.block_size {
+                    expr_reads(b, out);
+                }
+            }
+        }
+        StmtKind::If { cond, .. } => expr_reads(cond, out),
+        StmtKind::Return(values) => values.iter().for_each(|v| expr_reads(v, out)),
+    }
+}
+
+fn index_reads<'a>(indices: &'a [Index], out: &mut Names<'a>) {
+    for i in indices {
+        match i {
+            Index::Full | Index::NewAxis | Index::Int(_) => {}
+            Index::Slice { start, stop, step } => [start, stop, step]
+                .into_iter()
+                .flatten()
+                .for_each(|e| expr_reads(e, out)),
+            Index::Expr(e) => expr_reads(e, out),
+        }
+    }
+}
+
+/// Names an expression reads (variables and the tiles of attributes).
+fn expr_reads<'a>(e: &'a Expr, out: &mut Names<'a>) {
+    match &e.kind {
         ExprKind::Name(n) => {
-            out.insert(n.clone());
+            out.insert(n);
         }
         ExprKind::TileAttr { tile, .. } => {
-            out.insert(tile.clone());
+            out.insert(tile);
         }
-        _ => {}
-    });
+        ExprKind::Int(_) | ExprKind::Float(_) => {}
+        ExprKind::Size { value, .. }
+        | ExprKind::Cast { value, .. }
+        | ExprKind::Sum { value, .. }
+        | ExprKind::Permute { value, .. } => expr_reads(value, out),
+        ExprKind::Binary { lhs, rhs, .. } | ExprKind::Compare { lhs, rhs, .. } => {
+            expr_reads(lhs, out);
+            expr_reads(rhs, out);
+        }
+        ExprKind::Load {
+            tensor, indices, ..
+        } => {
+            out.insert(tensor);
+            index_reads(indices, out);
+        }
+        ExprKind::Subscript { value, indices } => {
+            expr_reads(value, out);
+            index_reads(indices, out);
+        }
+        ExprKind::Arange { start, end, step } => {
+            [start, step]
+                .into_iter()
+                .flatten()
+                .for_each(|e| expr_reads(e, out));
+            expr_reads(end, out);
+        }
+        ExprKind::Zeros { shape, .. } => shape.iter().for_each(|d| expr_reads(d, out)),
+        ExprKind::Full { shape, value, .. } => {
+            shape.iter().for_each(|d| expr_reads(d, out));
+            expr_reads(value, out);
+        }
+        ExprKind::View { value, op } => {
+            expr_reads(value, out);
+            match op {
+                ViewOp::Reshape(dims) | ViewOp::View(dims) => {
+                    dims.iter().for_each(|d| expr_reads(d, out))
+                }
+                ViewOp::Squeeze(_) | ViewOp::Unsqueeze(_) => {}
+                ViewOp::ViewAs(other) => expr_reads(other, out),
+            }
+        }
+        ExprKind::Alloc { shape, .. } => match shape {
+            AllocShape::Dims(dims) => dims.iter().for_each(|d| expr_reads(d, out)),
+            AllocShape::Like(t) => expr_reads(t, out),
+        },
+    }
 }
 
 /// Names `body` may read before assigning them (upward-exposed uses).
-fn exposed(body: &[Stmt], defined: &mut Names, out: &mut Names) {
+fn exposed<'a>(body: &'a [Stmt], defined: &mut Names<'a>, out: &mut Names<'a>) {
     for s in body {
-        let mut r = Names::new();
-        walk::stmt_exprs(s, &mut |e| expr_reads(e, &mut r));
-        if let StmtKind::AugAssign { target, .. } = &s.kind {
-            r.insert(target.clone());
-        }
+        let mut r = Names::default();
+        stmt_top_reads(s, &mut r);
         out.extend(r.into_iter().filter(|n| !defined.contains(n)));
         match &s.kind {
             StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-                defined.insert(target.clone());
+                defined.insert(target);
             }
             StmtKind::For(lp) => {
                 let mut inner = defined.clone();
-                inner.extend(lp.vars.iter().cloned());
+                inner.extend(lp.vars.iter().map(String::as_str));
                 exposed(&lp.body, &mut inner, out);
             }
             StmtKind::If {
@@ -221,7 +333,7 @@ fn exposed(body: &[Stmt], defined: &mut Names, out: &mut Names) {
                 exposed(then_body, &mut t, out);
                 let mut e = defined.clone();
                 exposed(else_body, &mut e, out);
-                defined.extend(t.intersection(&e).cloned().collect::<Vec<_>>());
+                defined.extend(t.intersection(&e).copied().collect::<Vec<_>>());
             }
             StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}
         }
@@ -229,12 +341,12 @@ fn exposed(body: &[Stmt], defined: &mut Names, out: &mut Names) {
 }
 
 /// Names certainly assigned by `body` (not inside loops, which may run zero times).
-fn definitely_assigned(body: &[Stmt]) -> Names {
-    let mut d = Names::new();
+fn definitely_assigned(body: &[Stmt]) -> Names<'_> {
+    let mut d = Names::default();
     for s in body {
         match &s.kind {
             StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-                d.insert(target.clone());
+                d.insert(target);
             }
             StmtKind::If {
                 then_body,
@@ -243,7 +355,7 @@ fn definitely_assigned(body: &[Stmt]) -> Names {
             } => {
                 let t = definitely_assigned(then_body);
                 let e = definitely_assigned(else_body);
-                d.extend(t.intersection(&e).cloned());
+                d.extend(t.intersection(&e).copied());
             }
             StmtKind::For(_)
             | StmtKind::Store { .. }
@@ -314,7 +426,7 @@ fn cast_to(value: P, from: &Ty, to: &Ty) -> P {
     }
 }
 
-impl Lowerer<'_> {
+impl<'a> Lowerer<'a> {
     /// Lowers a statement list; `live_after` are the names read after it.
     pub(super) fn lower_body(
         &mut self,
@@ -323,15 +435,10 @@ impl Lowerer<'_> {
         out: &mut Vec<PStmt>,
         live_after: &Names,
     ) -> LResult<()> {
-        // Suffix unions of reads: live after statement i = reads(stmts[i+1..]) ∪ live_after.
-        let mut live: Vec<Names> = vec![Names::new(); stmts.len()];
-        let mut acc = live_after.clone();
-        for i in (0..stmts.len()).rev() {
-            live[i] = acc.clone();
-            stmt_reads(&stmts[i], &mut acc);
-        }
-        for (s, live) in stmts.iter().zip(&live) {
-            self.lower_stmt(s, env, out, live)?;
+        // Liveness is needed only where a loop or a branch decides what to carry, so it is
+        // computed there, from the statements after it (`rest`) and `live_after`.
+        for (i, s) in stmts.iter().enumerate() {
+            self.lower_stmt(s, &stmts[i + 1..], env, out, live_after)?;
         }
         Ok(())
     }
@@ -339,6 +446,7 @@ impl Lowerer<'_> {
     fn lower_stmt(
         &mut self,
         s: &Stmt,
+        rest: &[Stmt],
         env: &mut Env,
         out: &mut Vec<PStmt>,
         live: &Names,
@@ -401,14 +509,18 @@ impl Lowerer<'_> {
                 out,
                 s.span,
             ),
-            StmtKind::For(lp) => self.lower_loop(lp, 0, s.span, env, out, live),
+            StmtKind::For(lp) => {
+                let live = live_after(rest, live);
+                self.lower_loop(lp, 0, s.span, env, out, &live)
+            }
             StmtKind::If {
                 cond,
                 then_body,
                 else_body,
             } => {
                 let pred = self.lower_expr(cond, env, out)?;
-                self.lower_branches(pred, then_body, else_body, env, out, live, s.span)
+                let live = live_after(rest, live);
+                self.lower_branches(pred, then_body, else_body, env, out, &live, s.span)
             }
             StmtKind::Return(_) => gap(s.span, "`return` inside a device loop"),
         }
@@ -506,7 +618,7 @@ impl Lowerer<'_> {
             );
             self.loops.insert(bid, ld);
         }
-        self.lower_body(&lp.body, env, out, &Names::new())?;
+        self.lower_body(&lp.body, env, out, &Names::default())?;
         Ok(grid)
     }
 
@@ -615,18 +727,18 @@ impl Lowerer<'_> {
     /// Names carried around loop `lp`: assigned in its body, bound before to a value, and
     /// read after the loop or before being assigned in the body.
     fn carried(&self, lp: &Loop, env: &Env, live: &Names, span: Span) -> LResult<Vec<String>> {
-        let mut exp = Names::new();
-        let mut defined: Names = lp.vars.iter().cloned().collect();
+        let mut exp = Names::default();
+        let mut defined: Names = lp.vars.iter().map(String::as_str).collect();
         exposed(&lp.body, &mut defined, &mut exp);
         let mut out = Vec::new();
         for n in assigned(&lp.body) {
             match env.get(&n) {
                 Some(Val::Value { .. } | Val::Int(_)) => {
-                    if live.contains(&n) || exp.contains(&n) {
+                    if live.contains(n.as_str()) || exp.contains(n.as_str()) {
                         out.push(n);
                     }
                 }
-                Some(Val::Ref { .. }) if live.contains(&n) || exp.contains(&n) => {
+                Some(Val::Ref { .. }) if live.contains(n.as_str()) || exp.contains(n.as_str()) => {
                     return gap(
                         span,
                         format!("the resident Ref `{n}` is reassigned inside a loop"),
@@ -755,9 +867,9 @@ impl Lowerer<'_> {
             .map(|n| self.lower_name(n, env, span))
             .collect::<LResult<_>>()?;
         let py: Vec<String> = carried.iter().map(|n| py_name(n)).collect();
-        let mut benv = env.clone();
+        let mark = env.mark();
         for (n, (p, t)) in carried.iter().zip(py.iter().zip(&init_tys)) {
-            benv.insert(
+            env.insert(
                 n.clone(),
                 Val::Value {
                     py: p.clone(),
@@ -765,7 +877,7 @@ impl Lowerer<'_> {
                 },
             );
         }
-        benv.insert(var.to_string(), value_of_var);
+        env.insert(var.to_string(), value_of_var);
         let j = if pipeline {
             "_pipeline_indices".to_string()
         } else {
@@ -785,11 +897,11 @@ impl Lowerer<'_> {
             let vec = jv.times(ld.block.clone()).plus(arange(ld.block.clone()));
             body.push(assign(m, vec.compare(CmpOp::Lt, ld.extent())));
         }
-        self.lower_loop_inner(lp, k, span, &mut benv, &mut body, live)?;
+        self.lower_loop_inner(lp, k, span, env, &mut body, live)?;
         // The carried types after one iteration: the loop's stable types.
         let mut out_tys = Vec::new();
         for (n, t0) in carried.iter().zip(&init_tys) {
-            let Some(t) = benv.get(n).and_then(carried_ty) else {
+            let Some(t) = env.get(n).and_then(carried_ty) else {
                 return gap(
                     span,
                     format!("the loop-carried `{n}` holds no value after the body"),
@@ -805,13 +917,14 @@ impl Lowerer<'_> {
         }
         let results: Vec<P> = carried
             .iter()
-            .map(|n| self.lower_name(n, &benv, span))
+            .map(|n| self.lower_name(n, env, span))
             .collect::<LResult<_>>()?;
         let inits: Vec<P> = inits
             .into_iter()
             .zip(init_tys.iter().zip(&out_tys))
             .map(|(e, (a, b))| cast_to(e, a, b))
             .collect();
+        env.rollback(mark);
         if pipeline {
             let mut pre = Vec::new();
             let mut reads = Vec::new();
@@ -955,7 +1068,7 @@ impl Lowerer<'_> {
         for n in &all {
             let bound = match env.get(n) {
                 Some(Val::Value { .. } | Val::Int(_)) => true,
-                Some(Val::Ref { .. }) if live.contains(n) => {
+                Some(Val::Ref { .. }) if live.contains(n.as_str()) => {
                     return gap(
                         span,
                         format!("the resident Ref `{n}` is reassigned inside a branch"),
@@ -966,7 +1079,7 @@ impl Lowerer<'_> {
             if bound {
                 operands.push(n.clone());
             }
-            if live.contains(n) && (bound || both.contains(n)) {
+            if live.contains(n.as_str()) && (bound || both.contains(n.as_str())) {
                 outputs.push(n.clone());
             }
         }
@@ -981,24 +1094,26 @@ impl Lowerer<'_> {
             .map(|n| self.lower_name(n, env, span))
             .collect::<LResult<_>>()?;
         let mut bodies = Vec::new();
-        let mut envs = Vec::new();
+        // Per branch: what each output denotes at the branch's end.
+        let mut ends: Vec<Vec<Option<Val>>> = Vec::new();
         for branch in [then_body, else_body] {
-            let mut benv = env.clone();
+            let mark = env.mark();
             for n in &operands {
                 let ty = env.get(n).and_then(carried_ty).unwrap_or(Ty::Int(None));
-                benv.insert(n.clone(), Val::Value { py: py_name(n), ty });
+                env.insert(n.clone(), Val::Value { py: py_name(n), ty });
             }
             let mut b = Vec::new();
-            self.lower_body(branch, &mut benv, &mut b, live)?;
+            self.lower_body(branch, env, &mut b, live)?;
             bodies.push(b);
-            envs.push(benv);
+            ends.push(outputs.iter().map(|n| env.get(n).cloned()).collect());
+            env.rollback(mark);
         }
         // Output types, harmonized between the branches.
         let mut tys = Vec::new();
-        for n in &outputs {
+        for (k, n) in outputs.iter().enumerate() {
             let (Some(a), Some(b)) = (
-                envs[0].get(n).and_then(carried_ty),
-                envs[1].get(n).and_then(carried_ty),
+                ends[0][k].as_ref().and_then(carried_ty),
+                ends[1][k].as_ref().and_then(carried_ty),
             ) else {
                 return gap(
                     span,
@@ -1023,13 +1138,14 @@ impl Lowerer<'_> {
             };
             tys.push(t);
         }
-        for (i, (body, benv)) in bodies.iter_mut().zip(&envs).enumerate() {
+        for (i, (body, end)) in bodies.iter_mut().zip(&ends).enumerate() {
             let results: Vec<P> = outputs
                 .iter()
+                .zip(end)
                 .zip(&tys)
-                .map(|(n, t)| {
-                    let e = self.lower_name(n, benv, span)?;
-                    let from = benv.get(n).and_then(carried_ty).unwrap_or(Ty::Int(None));
+                .map(|((n, v), t)| {
+                    let e = self.val_expr(n, v.as_ref(), span)?;
+                    let from = v.as_ref().and_then(carried_ty).unwrap_or(Ty::Int(None));
                     Ok(cast_to(e, &from, t))
                 })
                 .collect::<LResult<_>>()?;

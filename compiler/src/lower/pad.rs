@@ -138,7 +138,7 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
     fn entries(
         tensor: &str,
         indices: &[Index],
-        tiles: &HashMap<String, BlockId>,
+        tiles: &HashMap<&str, BlockId>,
         l: &Lowerer<'_>,
         out: &mut Vec<(usize, usize, BlockId, crate::ir::Span)>,
         span: crate::ir::Span,
@@ -152,7 +152,7 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
                 Index::Expr(Expr {
                     kind: ExprKind::Name(n),
                     ..
-                }) => tiles.get(n).copied(),
+                }) => tiles.get(n.as_str()).copied(),
                 Index::Expr(Expr {
                     kind:
                         ExprKind::TileAttr {
@@ -160,7 +160,7 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
                             attr: TileAttr::Index,
                         },
                     ..
-                }) => tiles.get(tile).copied(),
+                }) => tiles.get(tile.as_str()).copied(),
                 Index::Full
                 | Index::NewAxis
                 | Index::Int(_)
@@ -176,9 +176,9 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
             }
         }
     }
-    fn body(
-        stmts: &[Stmt],
-        tiles: &mut HashMap<String, BlockId>,
+    fn body<'a>(
+        stmts: &'a [Stmt],
+        tiles: &mut HashMap<&'a str, BlockId>,
         l: &Lowerer<'_>,
         out: &mut Vec<(usize, usize, BlockId, crate::ir::Span)>,
     ) {
@@ -206,11 +206,11 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
                     let saved = tiles.clone();
                     if lp.kind == crate::ir::LoopKind::Tile {
                         for (v, &id) in lp.vars.iter().zip(l.types.blocks.loop_ids(lp)) {
-                            tiles.insert(v.clone(), id);
+                            tiles.insert(v.as_str(), id);
                         }
                     } else {
                         for v in &lp.vars {
-                            tiles.remove(v);
+                            tiles.remove(v.as_str());
                         }
                     }
                     body(&lp.body, tiles, l, out);
@@ -225,7 +225,7 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
                     body(else_body, tiles, l, out);
                 }
                 StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-                    tiles.remove(target);
+                    tiles.remove(target.as_str());
                 }
                 StmtKind::Return(_) => {}
             }

@@ -5,6 +5,7 @@
 //! Pallas codegen: the system under test.
 
 pub mod expectations;
+pub mod faults;
 pub mod frontend;
 pub mod ir;
 pub mod plan;

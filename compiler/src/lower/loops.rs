@@ -46,6 +46,10 @@ pub struct LoopDim {
     /// The mask variable (`mask_<bid>`), present iff the extent may not be a multiple of the
     /// block.
     pub mask: Option<String>,
+    /// Whether every offset is known to be a multiple of the block (a static begin that is
+    /// one), so `pl.multiple_of(offset, bs)` is a true claim (Mosaic verifies it on
+    /// constants).
+    pub aligned: bool,
 }
 
 impl LoopDim {
@@ -59,6 +63,7 @@ impl LoopDim {
         bs: i64,
         static_extent: Option<i64>,
     ) -> LoopDim {
+        let begin_lit = begin.as_int();
         let masked = !grid
             && match static_extent {
                 Some(e) => e > 0 && e % bs != 0,
@@ -77,6 +82,7 @@ impl LoopDim {
             },
             bs,
             mask: masked.then(|| format!("mask_{bid}")),
+            aligned: matches!(begin_lit, Some(b) if bs != 0 && b % bs == 0),
         }
     }
 

@@ -35,7 +35,7 @@ impl Lowerer<'_> {
     }
 
     /// Index parts of a load, store or atomic on host Ref `k` (spec §1.5): a tile dim becomes
-    /// `pl.ds(pl.multiple_of(offset, bs), bs)`, a scalar an index, `:` stays `:` unless the
+    /// `pl.ds(pl.multiple_of(offset, bs), bs)` (the hint only where it holds), a scalar an index, `:` stays `:` unless the
     /// dim is padded (then `pl.ds(0, size)`).
     fn ref_index(
         &mut self,
@@ -126,7 +126,11 @@ impl Lowerer<'_> {
                         let Some(ld) = self.loops.get(&b) else {
                             return gap(span, format!("tile {b} used outside its loop"));
                         };
-                        let start = P::multiple_of(P::name(&ld.offset), ld.block.clone());
+                        let start = if ld.aligned {
+                            P::multiple_of(P::name(&ld.offset), ld.block.clone())
+                        } else {
+                            P::name(&ld.offset)
+                        };
                         r.parts
                             .push(IndexPart::Expr(P::ds(start, ld.block.clone())));
                         r.tiles.push((r.shape.len(), b));

@@ -519,6 +519,15 @@ impl<'a> Lowerer<'a> {
         if grid.is_empty() {
             grid.push(1);
         }
+        let init = self.initialize_aliased_outputs(grid.len());
+        // After the block-size constants.
+        let at = body
+            .iter()
+            .take_while(|s| {
+                matches!(s, pallas::Stmt::Assign { target: Target::Name(n), .. } if n.starts_with("_BLOCK_SIZE_"))
+            })
+            .count();
+        body.splice(at..at, init);
         let (launcher, params) = self.launcher(&kernel_name, grid, &returns);
         let c = &self.case.config;
         let doc = vec![
@@ -550,6 +559,65 @@ impl<'a> Lowerer<'a> {
         })
     }
 
+    /// Whether Ref `k` is an output of the `pallas_call`.
+    fn is_output(r: &HostRef) -> bool {
+        match &r.origin {
+            RefOrigin::Param(_) => r.written || r.returned,
+            RefOrigin::Alloc(_) => true,
+        }
+    }
+
+    /// Whether Ref `k` has initial contents (an operand).
+    fn has_operand(r: &HostRef) -> bool {
+        !matches!(r.origin, RefOrigin::Alloc(AllocKind::Empty))
+    }
+
+    /// At the first grid step, copy every aliased output's input Ref into it: an output block
+    /// in VMEM is not loaded from the buffer it aliases (the TPU interpreter and a TPU start
+    /// it uninitialized), and the whole-array block stays resident across grid steps.
+    fn initialize_aliased_outputs(&mut self, axes: usize) -> Vec<pallas::Stmt> {
+        let copies: Vec<pallas::Stmt> = self
+            .refs
+            .iter()
+            .filter(|r| Self::is_output(r) && Self::has_operand(r))
+            .map(|r| pallas::Stmt::Store {
+                target: pallas::Expr::name(&r.py),
+                index: vec![pallas::IndexPart::Ellipsis],
+                value: pallas::Expr::name(format!("_{}_in", r.py))
+                    .index(vec![pallas::IndexPart::Ellipsis]),
+            })
+            .collect();
+        if copies.is_empty() {
+            return Vec::new();
+        }
+        let first = (0..axes)
+            .map(|a| pallas::Expr::ProgramId(a).compare(pallas::CmpOp::Eq, pallas::Expr::Int(0)))
+            .reduce(|a, b| pallas::Expr::Binary {
+                op: pallas::BinOp::BitAnd,
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            })
+            .unwrap_or(pallas::Expr::Bool(true));
+        vec![
+            pallas::Stmt::Def(Function {
+                name: "_init_outputs".into(),
+                params: vec![],
+                body: copies,
+            }),
+            pallas::Stmt::Def(Function {
+                name: "_keep_outputs".into(),
+                params: vec![],
+                body: vec![],
+            }),
+            pallas::Stmt::Expr(pallas::Expr::Cond {
+                pred: Box::new(first),
+                then_fn: "_init_outputs".into(),
+                else_fn: "_keep_outputs".into(),
+                operands: vec![],
+            }),
+        ]
+    }
+
     /// The launcher and the kernel's Ref parameter names.
     fn launcher(&self, kernel: &str, grid: Vec<i64>, returns: &[usize]) -> (Launcher, Vec<String>) {
         let mut params = Vec::new();
@@ -559,10 +627,7 @@ impl<'a> Lowerer<'a> {
         let mut kernel_outputs = Vec::new();
         let mut output_of_ref: HashMap<usize, usize> = HashMap::new();
         for (k, r) in self.refs.iter().enumerate() {
-            let is_output = match &r.origin {
-                RefOrigin::Param(_) => r.written || r.returned,
-                RefOrigin::Alloc(_) => true,
-            };
+            let is_output = Self::is_output(r);
             let operand = match &r.origin {
                 RefOrigin::Param(i) => {
                     params.push(r.py.clone());

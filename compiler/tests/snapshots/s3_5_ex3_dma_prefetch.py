@@ -27,7 +27,7 @@ def _helion_short_conv(x, weight, initial, starts, ends, out, final):
         (state_0, state_1, state_2) = _carry
         offset_1 = start + _j * _BLOCK_SIZE_1
         mask_1 = _j * _BLOCK_SIZE_1 + jnp.arange(0, _BLOCK_SIZE_1, dtype=jnp.int32) < end - start
-        x_block = x.at[pl.ds(pl.multiple_of(offset_1, _BLOCK_SIZE_1), _BLOCK_SIZE_1), :, :]
+        x_block = x.at[pl.ds(offset_1, _BLOCK_SIZE_1), :, :]
         live = jnp.minimum(offset_1 + _BLOCK_SIZE_1, end) - offset_1
 
         def _fori_body_2(_j_1, _carry):

@@ -11,6 +11,14 @@ from jax.experimental.pallas import tpu as pltpu
 
 def _helion_nested_static(x, _out_in, out):
     _BLOCK_SIZE_1 = 4
+
+    def _init_outputs():
+        out[...] = _out_in[...]
+
+    def _keep_outputs():
+        pass
+
+    jax.lax.cond(pl.program_id(0) == 0, _init_outputs, _keep_outputs)
     offset_0 = pl.program_id(0)
     acc = jnp.full((128,), 0.0, jnp.float32)
 

@@ -212,6 +212,10 @@ impl From<&CodegenOptions> for CodegenRecord {
 
 impl CodegenRecord {
     /// The options back.
+    #[allow(
+        clippy::needless_update,
+        reason = "CodegenOptions is growing (fault injection): the update keeps this compiling"
+    )]
     pub fn options(&self) -> CodegenOptions {
         CodegenOptions {
             poison_padding: self.poison_padding,
@@ -441,14 +445,29 @@ impl Finding {
         [
             (
                 "case.json",
-                crate::json::to_string_of(&self.case).expect("a case serializes"),
+                crate::json::to_string_ordered(
+                    &self.case,
+                    &["version", "config", "kernel", "inputs", "seed", "call"],
+                )
+                .expect("a case serializes"),
             ),
             ("case.py", render_case(&self.case)),
             ("emitted.py", emitted),
             ("log.txt", self.log.clone()),
             (
                 "meta.json",
-                crate::json::to_string_of(&self.meta).expect("meta serializes"),
+                crate::json::to_string_ordered(
+                    &self.meta,
+                    &[
+                        "format",
+                        "key",
+                        "outcome",
+                        "decided_by",
+                        "signature",
+                        "verdict",
+                    ],
+                )
+                .expect("meta serializes"),
             ),
         ]
     }

@@ -21,6 +21,32 @@ pub fn to_string_of<T: serde::Serialize>(value: &T) -> Result<String, serde_json
     Ok(to_string(&serde_json::to_value(value)?))
 }
 
+/// Like [`to_string_of`], with the top-level object's keys in `order` first (in that order),
+/// the others after them, sorted: a file reads header first, bulk last.
+pub fn to_string_ordered<T: serde::Serialize>(
+    value: &T,
+    order: &[&str],
+) -> Result<String, serde_json::Error> {
+    let value = serde_json::to_value(value)?;
+    let Value::Object(map) = &value else {
+        return Ok(to_string(&value));
+    };
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort_by_key(|k| (order.iter().position(|o| o == k).unwrap_or(order.len()), *k));
+    let mut out = String::from("{");
+    for (i, k) in keys.iter().enumerate() {
+        out.push_str("\n  ");
+        let key = format!("{}: ", Value::String((*k).clone()));
+        out.push_str(&key);
+        write_value(&mut out, &map[*k], 1, 2 + key.len());
+        if i + 1 < keys.len() {
+            out.push(',');
+        }
+    }
+    out.push_str(if keys.is_empty() { "}\n" } else { "\n}\n" });
+    Ok(out)
+}
+
 fn compact(value: &Value) -> String {
     // `Value`'s Display is the compact serialization with a space after `:` and `,` added
     // below for readability.
@@ -198,6 +224,9 @@ pub mod float {
             "nan".into()
         } else if v.is_infinite() {
             if v > 0.0 { "inf" } else { "-inf" }.into()
+        } else if v.fract() == 0.0 && v.abs() < 9.0e15 && !(v == 0.0 && v.is_sign_negative()) {
+            // Integral values (int32 tensors, counts) print without a fraction.
+            serde_json::Value::Number((v as i64).into())
         } else {
             serde_json::Number::from_f64(v)
                 .map(serde_json::Value::Number)

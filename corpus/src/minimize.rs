@@ -178,7 +178,7 @@ pub fn reduce_finding(
     };
     let selected: Vec<Box<dyn Engine>> = memo
         .iter()
-        .map(|m| Box::new(MemoRef(m.clone())) as Box<dyn Engine>)
+        .map(|m| Box::new(SharedEngine(m.clone() as Arc<dyn Engine>)) as Box<dyn Engine>)
         .collect();
     let check = |c: &Case| -> (CaseReport, Signature) {
         let report = check_case(c, &selected, codegen);
@@ -319,10 +319,10 @@ impl Drop for HookGuard {
     }
 }
 
-/// A shared handle on the memo, as the `Box<dyn Engine>` that `check_case` takes.
-struct MemoRef(Arc<Memo>);
+/// A shared engine as the `Box<dyn Engine>` that `check_case` takes.
+pub struct SharedEngine(pub Arc<dyn Engine>);
 
-impl Engine for MemoRef {
+impl Engine for SharedEngine {
     fn name(&self) -> &str {
         self.0.name()
     }

@@ -1,0 +1,25 @@
+# pallas-diff: source corpus entry 0024-s1-10-slice-empty: spec §1.10 row `blk[2:2]`
+# pallas-diff: verdict rejected InvalidIndexingType trace.slice-empty
+import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(
+    backend="pallas",
+    static_shapes=True,
+    config=helion.Config(block_sizes=[], pallas_loop_type="fori_loop"),
+)
+def slice_empty(x: torch.Tensor):
+    out = torch.zeros([1, 2, 128], dtype=torch.float32)
+    for request in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0), block_size=4):
+            x_block = x[outer, :, :]
+            acc = acc + x_block[2:2, :, :].float().sum(dim=0)
+        out[request, :, :] = acc
+    return out
+
+
+x = torch.tensor([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]).reshape(8, 1, 1).expand(8, 2, 128).contiguous()
+slice_empty(x)

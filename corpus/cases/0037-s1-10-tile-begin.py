@@ -1,0 +1,27 @@
+# pallas-diff: source corpus entry 0037-s1-10-tile-begin: spec §1.10 row `blk[t.begin]` (t an inner tile, block 1)
+# pallas-diff: verdict lowered
+import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(
+    backend="pallas",
+    static_shapes=True,
+    config=helion.Config(block_sizes=[], pallas_loop_type="fori_loop"),
+)
+def tile_begin(x: torch.Tensor):
+    out = torch.zeros([1, 2, 128], dtype=torch.float32)
+    for request in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0), block_size=4):
+            x_block = x[outer, :, :]
+            live = outer.end - outer.begin
+            for local in hl.tile(live, block_size=1):
+                acc = acc + x_block[local.begin, :, :].float()
+        out[request, :, :] = acc
+    return out
+
+
+x = torch.tensor([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]).reshape(8, 1, 1).expand(8, 2, 128).contiguous()
+tile_begin(x)

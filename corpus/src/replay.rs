@@ -1,0 +1,358 @@
+//! Replaying the corpus: one trial per entry × engine, shared by `pallas-diff replay` and the
+//! `replay` test target.
+//!
+//! Trials are named `<engine>/<id>-<slug>`. The `oracle` trial needs no Python: it checks the
+//! compile-level outcome (verdict; the reference accepts or refuses the case), the stored
+//! reference outputs (bit for bit), and that the `.py` next to the entry is its current
+//! rendering. An engine trial runs `check_case` with that engine alone and compares the outcome
+//! with the entry's expectation for the engine. An entry expected to show a finding that now
+//! agrees fails ("fixed? update the entry"): a stale expectation cannot hide.
+//!
+//! A failing trial carries the [`Update`] that would make it pass; [`bless`] applies updates to
+//! the entry files and says what changed.
+
+use crate::entry::{
+    ANY_ENGINE, Corpus, CorpusError, Entry, Expected, LoadedEntry, Reference, VerdictRecord,
+    star_expectation,
+};
+use crate::fsio;
+use crate::minimize::SharedEngine;
+use compiler::compile::CodegenOptions;
+use compiler::ir::Case;
+use fuzz::check::{CaseReport, check_case};
+use fuzz::engines::{Engine, EngineStatus};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The engine name of the reference trial.
+pub const ORACLE: &str = "oracle";
+
+/// One trial: an entry and an engine (`oracle` for the reference trial).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrialSpec {
+    /// `<engine>/<id>-<slug>`.
+    pub name: String,
+    /// Index into the corpus's entries.
+    pub entry: usize,
+    /// The engine.
+    pub engine: String,
+}
+
+/// Every trial of `corpus` for `engines` (the `oracle` trial always comes first for each
+/// entry), entry by entry.
+pub fn trials(corpus: &Corpus, engines: &[String]) -> Vec<TrialSpec> {
+    let mut out = Vec::new();
+    for (i, e) in corpus.entries.iter().enumerate() {
+        for engine in std::iter::once(ORACLE)
+            .chain(engines.iter().map(String::as_str).filter(|n| *n != ORACLE))
+        {
+            out.push(TrialSpec {
+                name: format!("{engine}/{}", e.entry.name()),
+                entry: i,
+                engine: engine.to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// A change to an entry that makes a failing trial pass.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Update {
+    /// Set the expectation of an engine (or `*`).
+    Expect {
+        /// The engine (or [`ANY_ENGINE`]).
+        engine: String,
+        /// The new expectation.
+        to: Expected,
+    },
+    /// Replace the stored reference.
+    Reference(Reference),
+    /// Replace the recorded verdict.
+    Verdict(VerdictRecord),
+    /// Rewrite the `.py` next to the entry.
+    Script,
+}
+
+/// How a trial ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TrialResult {
+    /// As expected.
+    Pass,
+    /// Not run here; the reason.
+    Ignored(String),
+    /// Not as expected: why, and the updates that would record what happens now.
+    Fail {
+        /// The message.
+        message: String,
+        /// What `--bless` would change.
+        updates: Vec<Update>,
+    },
+}
+
+fn codegen_of(entry: &Entry) -> CodegenOptions {
+    entry.codegen.options()
+}
+
+fn references_match(stored: &Reference, now: &Reference) -> bool {
+    match (stored, now) {
+        (Reference::Outputs(a), Reference::Outputs(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x.name == y.name && x.same_as(&y.tensor()))
+        }
+        (Reference::Invalid { kind: k1, .. }, Reference::Invalid { kind: k2, .. }) => k1 == k2,
+        (Reference::Outputs(_), Reference::Invalid { .. })
+        | (Reference::Invalid { .. }, Reference::Outputs(_)) => false,
+    }
+}
+
+fn describe_reference(r: &Reference) -> String {
+    match r {
+        Reference::Outputs(o) => o
+            .iter()
+            .map(|t| {
+                let head: Vec<String> = t.values.iter().take(4).map(|v| v.to_string()).collect();
+                format!(
+                    "{} {}{:?} [{}{}]",
+                    t.name,
+                    t.dtype.name(),
+                    t.shape,
+                    head.join(", "),
+                    if t.values.len() > 4 { ", ..." } else { "" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        Reference::Invalid { kind, message } => format!("invalid ({kind}): {message}"),
+    }
+}
+
+/// The `oracle` trial: the compile-level outcome, the reference outputs, the case script.
+pub fn check_reference(entry: &LoadedEntry) -> TrialResult {
+    let e = &entry.entry;
+    let report = check_case(&e.case, &[], &codegen_of(e));
+    let mut problems = Vec::new();
+    let mut updates = Vec::new();
+    let compile_level = star_expectation(&e.case, &report);
+    let expected = e.expected_compile_level();
+    if compile_level != expected {
+        problems.push(format!(
+            "before any engine runs the case ends in `{compile_level}`, but the entry expects `{expected}`{}",
+            report
+                .rejection()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        ));
+        updates.push(Update::Expect {
+            engine: ANY_ENGINE.into(),
+            to: compile_level,
+        });
+    }
+    let verdict = VerdictRecord::of_report(&report);
+    if verdict != e.verdict {
+        problems.push(format!(
+            "the compiler's verdict is `{verdict}`, but the entry records `{}`",
+            e.verdict
+        ));
+        updates.push(Update::Verdict(verdict));
+    }
+    let now = Reference::of_report(&e.case, &report);
+    if !references_match(&e.reference, &now) {
+        problems.push(format!(
+            "the reference changed:\n  stored: {}\n  now:    {}",
+            describe_reference(&e.reference),
+            describe_reference(&now)
+        ));
+        updates.push(Update::Reference(now));
+    }
+    let script = entry.script_path();
+    match std::fs::read_to_string(&script) {
+        Ok(text) if text == e.script() => {}
+        Ok(_) => {
+            problems.push(format!(
+                "{} is not the entry's rendering (edit the JSON, not the script)",
+                script.display()
+            ));
+            updates.push(Update::Script);
+        }
+        Err(err) => {
+            problems.push(format!("{}: {err}", script.display()));
+            updates.push(Update::Script);
+        }
+    }
+    if problems.is_empty() {
+        TrialResult::Pass
+    } else {
+        TrialResult::Fail {
+            message: format!(
+                "{}: {}\n(run with --bless, or PALLAS_DIFF_BLESS=1 for the test target, to record what happens now)",
+                e.name(),
+                problems.join("\n")
+            ),
+            updates,
+        }
+    }
+}
+
+/// What the engine did, in one line, for messages.
+fn detail(report: &CaseReport) -> String {
+    if let Some(m) = &report.mismatch {
+        return m.to_string();
+    }
+    if let Some(c) = &report.crash {
+        return c.lines().take(2).collect::<Vec<_>>().join(" ");
+    }
+    report
+        .engines
+        .iter()
+        .find_map(|e| e.status.detail())
+        .or_else(|| report.rejection().map(|r| r.to_string()))
+        .unwrap_or_default()
+}
+
+/// An engine trial: `check_case` with `engine` alone, compared with the entry's expectation.
+pub fn replay_engine(entry: &Entry, engine: &Arc<dyn Engine>) -> TrialResult {
+    let report = check_case(
+        &entry.case,
+        std::slice::from_ref(&boxed(engine)),
+        &codegen_of(entry),
+    );
+    if let Some(reason) = report.engines.iter().find_map(|r| match &r.status {
+        EngineStatus::Unavailable(reason) => Some(reason.clone()),
+        _ => None,
+    }) {
+        return TrialResult::Ignored(format!("{} is not available here: {reason}", engine.name()));
+    }
+    judge(entry, engine.name(), &report)
+}
+
+/// Compares a report (made with `engine` alone) with the entry's expectation for `engine`.
+pub fn judge(entry: &Entry, engine: &str, report: &CaseReport) -> TrialResult {
+    let actual = Expected::of_report(&entry.case, report);
+    let expected = entry.expected(engine).cloned().unwrap_or(Expected::Agree);
+    if actual == expected {
+        return TrialResult::Pass;
+    }
+    let update = vec![Update::Expect {
+        engine: engine.to_string(),
+        to: actual.clone(),
+    }];
+    let bless = "(run with --bless, or PALLAS_DIFF_BLESS=1 for the test target, to record it)";
+    let message = if expected.is_finding() && actual == Expected::Agree {
+        format!(
+            "{}: fixed? update the entry: {engine} now agrees with the reference, but the entry expects `{expected}`{} {bless}",
+            entry.name(),
+            entry
+                .links
+                .get(engine)
+                .map(|l| format!(" ({l})"))
+                .unwrap_or_default()
+        )
+    } else {
+        format!(
+            "{}: {engine}: expected `{expected}`, got `{actual}`: {} {bless}",
+            entry.name(),
+            detail(report)
+        )
+    };
+    TrialResult::Fail {
+        message,
+        updates: update,
+    }
+}
+
+/// Runs `case` with each engine alone (as replay does): the reports [`Corpus::add_finding`]
+/// records as expectations.
+pub fn observe(
+    case: &Case,
+    engines: &[Arc<dyn Engine>],
+    codegen: &CodegenOptions,
+) -> Vec<(String, CaseReport)> {
+    engines
+        .iter()
+        .map(|e| {
+            (
+                e.name().to_string(),
+                check_case(case, std::slice::from_ref(&boxed(e)), codegen),
+            )
+        })
+        .collect()
+}
+
+/// The one-engine list `check_case` takes.
+fn boxed(engine: &Arc<dyn Engine>) -> Box<dyn Engine> {
+    Box::new(SharedEngine(engine.clone()))
+}
+
+/// Applies updates (file, update) to the entry files; returns one line per change.
+pub fn bless(updates: &[(PathBuf, Update)]) -> Result<Vec<String>, CorpusError> {
+    let mut by_file: BTreeMap<&PathBuf, Vec<&Update>> = BTreeMap::new();
+    for (path, u) in updates {
+        by_file.entry(path).or_default().push(u);
+    }
+    let mut changes = Vec::new();
+    for (path, ups) in by_file {
+        let mut entry = crate::entry::load_entry(path)?;
+        let name = entry.name();
+        // `*` first: setting it prunes the engine keys equal to it.
+        let mut ordered: Vec<&Update> = ups.clone();
+        ordered.sort_by_key(|u| match u {
+            Update::Expect { engine, .. } if engine == ANY_ENGINE => 0,
+            Update::Reference(_) | Update::Verdict(_) => 1,
+            Update::Expect { .. } => 2,
+            Update::Script => 3,
+        });
+        for u in ordered {
+            match u {
+                Update::Expect { engine, to } => {
+                    let from = entry
+                        .expected(engine)
+                        .map(|e| e.to_string())
+                        .unwrap_or_else(|| "-".into());
+                    if from != to.to_string() {
+                        entry.set_expected(engine, to.clone());
+                        changes.push(format!("{name}: {engine}: {from} -> {to}"));
+                    }
+                }
+                Update::Reference(r) => {
+                    changes.push(format!(
+                        "{name}: reference: {} -> {}",
+                        describe_reference(&entry.reference),
+                        describe_reference(r)
+                    ));
+                    entry.reference = r.clone();
+                }
+                Update::Verdict(v) => {
+                    changes.push(format!("{name}: verdict: {} -> {v}", entry.verdict));
+                    entry.verdict = v.clone();
+                }
+                Update::Script => changes.push(format!("{name}: case script rewritten")),
+            }
+        }
+        let json = entry.to_json();
+        fsio::write_atomic(path, json.as_bytes())?;
+        fsio::write_atomic(&path.with_extension("py"), entry.script().as_bytes())?;
+    }
+    Ok(changes)
+}
+
+/// A summary line per outcome for a finished replay: `N passed, M failed, K ignored`.
+pub fn summary(results: &[(String, TrialResult)]) -> String {
+    let mut pass = 0;
+    let mut fail = 0;
+    let mut ignored = 0;
+    for (_, r) in results {
+        match r {
+            TrialResult::Pass => pass += 1,
+            TrialResult::Fail { .. } => fail += 1,
+            TrialResult::Ignored(_) => ignored += 1,
+        }
+    }
+    let mut s = String::new();
+    let _ = write!(s, "{pass} passed, {fail} failed, {ignored} ignored");
+    s
+}

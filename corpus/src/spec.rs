@@ -1,0 +1,244 @@
+//! Seeding the corpus from the spec kernels (`corpus/spec-kernels/*.py`): one entry per script,
+//! with its expectations taken from running it now, cross-checked against the script's
+//! `# pallas-diff:` header.
+//!
+//! A disagreement between the header (what the spec says: the merged upstream verdict, the
+//! correct eager outputs) and what happens now (the compiler's verdict, the reference's
+//! outputs, each engine's outcome) is never blessed silently: [`import_spec_kernels`] returns
+//! it, records it in the entry's `notes`, and [`cross_check`] recomputes it from the header and
+//! the entry alone, so a test can demand that every disagreement is a recorded one.
+
+use crate::entry::{
+    ANY_ENGINE, Corpus, CorpusError, ENTRY_FORMAT, Entry, Expected, Provenance, Reference,
+    VerdictRecord, star_expectation,
+};
+use crate::finding::CodegenRecord;
+use crate::replay::observe;
+use crate::signature::slugify;
+use compiler::compile::CodegenOptions;
+use compiler::expectations::{ExpectedVerdict, SpecKernel};
+use compiler::frontend::parse_case;
+use fuzz::check::{CaseReport, check_case};
+use fuzz::engines::Engine;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// The note prefix of a header disagreement.
+pub const NOTE_PREFIX: &str = "header disagrees: ";
+
+/// The workspace-relative path of a spec kernel (`corpus/spec-kernels/<file>`).
+pub fn relative_path(k: &SpecKernel) -> String {
+    format!(
+        "corpus/spec-kernels/{}",
+        k.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    )
+}
+
+/// The disagreements between a spec kernel's header and an entry (what happens now), one
+/// sentence each, prefixed with [`NOTE_PREFIX`]. Needs no engine.
+pub fn cross_check(k: &SpecKernel, e: &Entry) -> Vec<String> {
+    let ex = &k.expectations;
+    let mut out = Vec::new();
+    let mut note = |s: String| out.push(format!("{NOTE_PREFIX}{s}"));
+    match ex.verdict {
+        Some(ExpectedVerdict::Lowered) if e.verdict != VerdictRecord::Lowered => note(format!(
+            "the header says `verdict lowered`, the compiler says `{}`",
+            e.verdict
+        )),
+        Some(ExpectedVerdict::Rejected { rule, .. })
+            if e.verdict != VerdictRecord::Rejected(rule) =>
+        {
+            note(format!(
+                "the header says `verdict rejected {}`, the compiler says `{}`",
+                rule.id(),
+                e.verdict
+            ))
+        }
+        Some(ExpectedVerdict::Lowered | ExpectedVerdict::Rejected { .. }) | None => {}
+    }
+    match (&ex.invalid, &e.reference) {
+        (Some(why), Reference::Outputs(_)) => note(format!(
+            "the header says `invalid {why}`, the reference evaluates the case"
+        )),
+        (None, Reference::Invalid { kind, message }) => note(format!(
+            "the header states no `invalid`, the reference refuses the case ({kind}: {message})"
+        )),
+        (Some(_), Reference::Invalid { .. }) | (None, Reference::Outputs(_)) => {}
+    }
+    if let Reference::Outputs(outs) = &e.reference {
+        let atol = ex.tolerance.unwrap_or(1e-5);
+        for want in &ex.outputs {
+            match outs.iter().find(|o| o.name == want.name) {
+                None => note(format!(
+                    "line {}: the header states output `{}`, the kernel returns no such name",
+                    want.line, want.name
+                )),
+                Some(o) => {
+                    if let Err(m) = want.check(&o.values, atol) {
+                        note(format!("line {}: reference: {m}", want.line))
+                    }
+                }
+            }
+        }
+    }
+    // Engine outcomes only where the verdict agrees (a rejection already says it all).
+    let header_agrees = ex.verdict == Some(ExpectedVerdict::Lowered)
+        && ex.invalid.is_none()
+        && e.verdict == VerdictRecord::Lowered;
+    if header_agrees {
+        for (engine, x) in &e.expect {
+            if *x != Expected::Agree {
+                let who = if engine == ANY_ENGINE {
+                    "every engine".to_string()
+                } else {
+                    format!("`{engine}`")
+                };
+                note(format!(
+                    "the header implies every engine agrees with the reference, {who} ends in `{x}`"
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// What an import did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportReport {
+    /// Entries created (`<id>-<slug>`).
+    pub added: Vec<String>,
+    /// Entries whose content changed.
+    pub updated: Vec<String>,
+    /// Entries already up to date.
+    pub unchanged: Vec<String>,
+    /// (entry, disagreement) for every header disagreement found.
+    pub disagreements: Vec<(String, String)>,
+}
+
+/// Builds the entry of one spec kernel from its runs: `base` is `check_case` without engines,
+/// `reports` one per engine alone. `id` is the entry's id.
+pub fn entry_of(
+    k: &SpecKernel,
+    id: &str,
+    base: &CaseReport,
+    reports: &[(String, CaseReport)],
+) -> Entry {
+    let source = k
+        .expectations
+        .source
+        .clone()
+        .unwrap_or_else(|| relative_path(k));
+    let mut e = Entry {
+        format: ENTRY_FORMAT,
+        id: id.to_string(),
+        slug: slugify(&k.name()),
+        title: source.clone(),
+        provenance: Provenance {
+            source,
+            file: Some(relative_path(k)),
+            seed: None,
+            generator: None,
+            finding: None,
+        },
+        verdict: VerdictRecord::of_report(base),
+        expect: BTreeMap::new(),
+        links: BTreeMap::new(),
+        notes: Vec::new(),
+        codegen: CodegenRecord::default(),
+        reference: Reference::of_report(&k.case, base),
+        case: k.case.clone(),
+    };
+    e.set_expected(ANY_ENGINE, star_expectation(&k.case, base));
+    for (engine, r) in reports {
+        e.set_expected(engine, Expected::of_report(&k.case, r));
+    }
+    // Spans of the stored case match its script next to the entry.
+    if let Ok(c) = parse_case(&e.script(), &format!("{}.py", e.name())) {
+        e.case = c;
+    }
+    e.notes = cross_check(k, &e);
+    e
+}
+
+/// A kernel's check without engines and its check with each engine alone.
+type Runs = (CaseReport, Vec<(String, CaseReport)>);
+
+/// Imports every spec kernel into `corpus`: an entry per kernel (matched by its source file;
+/// new kernels get the next ids in file-name order), expectations from running it now with
+/// each of `engines` alone (`jobs` kernels at a time), header disagreements recorded as notes
+/// and returned. Writes only entries whose content changed.
+pub fn import_spec_kernels(
+    corpus: &mut Corpus,
+    kernels: &[SpecKernel],
+    engines: &[Arc<dyn Engine>],
+    jobs: usize,
+) -> Result<ImportReport, CorpusError> {
+    let codegen = CodegenOptions::default();
+    let runs: Mutex<Vec<Option<Runs>>> = Mutex::new((0..kernels.len()).map(|_| None).collect());
+    let next = Mutex::new(0usize);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| {
+                loop {
+                    let i = {
+                        let mut n = next.lock().expect("queue lock");
+                        *n += 1;
+                        *n - 1
+                    };
+                    let Some(k) = kernels.get(i) else { break };
+                    let base = check_case(&k.case, &[], &codegen);
+                    let reports = observe(&k.case, engines, &codegen);
+                    runs.lock().expect("runs lock")[i] = Some((base, reports));
+                }
+            });
+        }
+    });
+    let runs = runs.into_inner().expect("runs lock");
+    let mut report = ImportReport::default();
+    for (k, run) in kernels.iter().zip(runs) {
+        let (base, reports) = run.expect("every kernel ran");
+        let file = relative_path(k);
+        let existing = corpus
+            .entries
+            .iter()
+            .find(|e| e.entry.provenance.file.as_deref() == Some(file.as_str()))
+            .map(|e| (e.entry.clone(), e.path.clone()));
+        let id = existing
+            .as_ref()
+            .map(|(e, _)| e.id.clone())
+            .unwrap_or_else(|| corpus.next_id());
+        let mut entry = entry_of(k, &id, &base, &reports);
+        if let Some((old, _)) = &existing {
+            // Keep what people wrote by hand: links and a reworded title.
+            entry.links = old.links.clone();
+            entry.links.retain(|k, _| entry.expect.contains_key(k));
+            entry.title = old.title.clone();
+        }
+        for n in &entry.notes {
+            report.disagreements.push((entry.name(), n.clone()));
+        }
+        match existing {
+            Some((_, path)) if files_match(&path, &entry) => report.unchanged.push(entry.name()),
+            Some(_) => {
+                corpus.save(&entry)?;
+                report.updated.push(entry.name());
+            }
+            None => {
+                corpus.save(&entry)?;
+                report.added.push(entry.name());
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Whether the entry's JSON file and script already hold exactly `e`.
+fn files_match(path: &std::path::Path, e: &Entry) -> bool {
+    let py: PathBuf = path.with_extension("py");
+    std::fs::read_to_string(path).is_ok_and(|t| t == e.to_json())
+        && std::fs::read_to_string(py).is_ok_and(|t| t == e.script())
+}

@@ -1,0 +1,93 @@
+//! The spec kernels in the corpus: every `corpus/spec-kernels/*.py` (each historical defect of
+//! spec §4, each upstream test kernel of §5.1, each §1.10 row and §3.5 example) has an entry
+//! with the same case, and every disagreement between its `# pallas-diff:` header and what the
+//! entry expects (what happens now; the replay test pins that) is recorded in the entry's
+//! notes, so none can be blessed silently.
+//!
+//! `import_spec_kernels` (ignored) is the generator that writes those entries:
+//! `cargo test -p pallas-diff-corpus --test spec_corpus -- --ignored --nocapture`.
+
+use compiler::expectations::load_spec_kernels;
+use pallas_diff_corpus::entry::{Corpus, default_dir};
+use pallas_diff_corpus::minimize::shared;
+use pallas_diff_corpus::spec::{cross_check, import_spec_kernels, relative_path};
+use std::sync::Arc;
+
+#[test]
+fn every_spec_kernel_is_in_the_corpus_with_its_disagreements_recorded() {
+    let kernels = load_spec_kernels().expect("spec kernels load");
+    let corpus = Corpus::load(&default_dir()).expect("corpus loads");
+    let mut failures = Vec::new();
+    for k in &kernels {
+        let file = relative_path(k);
+        let Some(e) = corpus
+            .entries
+            .iter()
+            .find(|e| e.entry.provenance.file.as_deref() == Some(file.as_str()))
+        else {
+            failures.push(format!(
+                "{file}: no corpus entry (run the import, see the module docs)"
+            ));
+            continue;
+        };
+        if e.entry.case.without_spans() != k.case.without_spans() {
+            failures.push(format!(
+                "{file}: the case of {} differs from the script (run the import)",
+                e.entry.name()
+            ));
+        }
+        let found = cross_check(k, &e.entry);
+        if found != e.entry.notes {
+            failures.push(format!(
+                "{file}: header disagreements now:\n    {}\n  recorded in {}:\n    {}",
+                found.join("\n    "),
+                e.entry.name(),
+                e.entry.notes.join("\n    ")
+            ));
+        }
+    }
+    for prefix in ["d", "test_"] {
+        assert!(
+            kernels.iter().any(|k| k.name().starts_with(prefix)),
+            "no `{prefix}*` spec kernels"
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "the generator of the spec entries: rewrites corpus/cases (needs JAX)"]
+fn import_spec_kernels_into_the_corpus() {
+    let python = tpu_runner::provision().expect("provision JAX");
+    let pool = Arc::new(
+        tpu_runner::Pool::new(tpu_runner::PoolConfig::new(python).with_workers(2))
+            .expect("start JAX workers"),
+    );
+    let mut names: Vec<String> = [
+        "pallas-interpret",
+        "pallas-tpu-interpret",
+        "pallas-tpu-lower",
+    ]
+    .map(String::from)
+    .to_vec();
+    if pool.availability().tpu {
+        names.push("pallas-tpu".into());
+    }
+    let engines = shared(fuzz::engines::build(&names, Some(pool)).unwrap());
+    let kernels = load_spec_kernels().expect("spec kernels load");
+    let mut corpus = Corpus::load(&default_dir()).expect("corpus loads");
+    let report = import_spec_kernels(&mut corpus, &kernels, &engines, 2).expect("import");
+    println!(
+        "added {}, updated {}, unchanged {}",
+        report.added.len(),
+        report.updated.len(),
+        report.unchanged.len()
+    );
+    for name in report.added.iter().chain(&report.updated) {
+        println!("  wrote {name}");
+    }
+    println!("{} header disagreement(s):", report.disagreements.len());
+    for (entry, d) in &report.disagreements {
+        println!("  {entry}: {d}");
+    }
+}

@@ -16,3 +16,4 @@ pub mod verdict;
 pub mod pallas;
 pub mod lower;
 pub mod compile;
+pub mod sim;

@@ -1,0 +1,1324 @@
+//! The interpreter: runs a resolved kernel body in one of two modes.
+//!
+//! * **Tracing** (once per module): every array is traced (type only), the grid index and
+//!   loop indices are traced, and every code path is visited as JAX traces it — both branches
+//!   of a `cond`, each `fori_loop`/`emit_pipeline` body once, every iteration of a Python
+//!   `for`. Static errors (a `pl.ds` with a static out-of-range start, shape and dtype
+//!   mismatches, branch and carry type mismatches) are raised here with stage `trace`.
+//! * **Running**: concrete values; only the taken branch and the real trip counts. Dynamic
+//!   out-of-range reads and writes are raised here with stage `run` (TPU interpreter) or
+//!   clamped (generic interpreter).
+
+use super::error::{ErrorKind, SimError, SimResult, SimStage};
+use super::ops::{self, VIdx};
+use super::reduce;
+use super::resolve::{RExpr, RIndex, RJnp, RStmt, RTarget, Resolved};
+use super::value::{Arr, Base, Cat, IntVal, MAX_RANK, Shape, Value, View};
+use crate::pallas::{BinOp, CmpOp};
+use crate::tensor::DType;
+use std::rc::Rc;
+
+/// One kernel buffer (operand, output or scratch).
+#[derive(Clone, Debug)]
+pub(crate) struct Buffer {
+    /// Element category.
+    pub cat: Cat,
+    /// Shape.
+    pub shape: Shape,
+    /// Row-major values (empty while tracing).
+    pub data: Vec<f64>,
+}
+
+/// The interpreter state.
+pub(crate) struct Machine<'p> {
+    res: &'p Resolved,
+    slots: Vec<Value>,
+    /// Kernel buffers.
+    pub bufs: Vec<Buffer>,
+    tracing: bool,
+    /// Generic-interpreter semantics (dynamic out-of-range accesses clamp).
+    generic: bool,
+    /// Current grid point.
+    pub pid: [i64; MAX_RANK],
+    /// Grid rank.
+    pub grid_rank: usize,
+    /// Statements left before the run is stopped.
+    pub steps_left: u64,
+    stack: Vec<usize>,
+}
+
+/// How a view's elements lie in its buffer.
+enum Access {
+    /// `offset + Σ idx[k] * strides[k]` over `shape`.
+    Strided {
+        buf: usize,
+        offset: usize,
+        shape: Shape,
+        strides: [usize; MAX_RANK],
+    },
+    /// Explicit offsets, row-major over the view.
+    Gather { buf: usize, offsets: Vec<usize> },
+}
+
+fn te(kind: ErrorKind, msg: impl Into<String>) -> SimError {
+    SimError::trace(kind, msg)
+}
+
+/// A Python int that fits int32, as a weak int32 array.
+fn weak_int(v: i64) -> SimResult<Arr> {
+    if i32::try_from(v).is_err() {
+        return Err(te(
+            ErrorKind::OverflowError,
+            format!("Python int {v} too large to convert to int32"),
+        ));
+    }
+    Ok(Arr::konst(Cat::WeakInt, v as f64))
+}
+
+/// Converts a Python scalar or array to an array (as JAX does for an operand).
+fn arr_of(v: &Value) -> SimResult<Arr> {
+    match v {
+        Value::Int(i) => weak_int(*i),
+        Value::Float(f) => Ok(Arr::konst(Cat::WeakFloat, Cat::WeakFloat.round(*f))),
+        Value::Bool(b) => Ok(Arr::konst(Cat::Bool, f64::from(u8::from(*b)))),
+        Value::Arr(a) => Ok(a.clone()),
+        Value::Ref(_) => Err(te(
+            ErrorKind::TypeError,
+            "a Ref used as an array value (read it with `ref[...]`)",
+        )),
+        Value::Unbound | Value::None | Value::Ds { .. } | Value::Tuple(_) | Value::Func(_) => {
+            Err(te(
+                ErrorKind::TypeError,
+                format!("{} is not a valid JAX type", v.type_name()),
+            ))
+        }
+    }
+}
+
+/// A value converted for a loop carry or `cond` operand: Python scalars become arrays, and
+/// nothing stays a compile-time constant across the loop or branch boundary.
+fn carry_of(v: Value) -> SimResult<Value> {
+    match v {
+        Value::Int(_) | Value::Float(_) | Value::Bool(_) => Ok(Value::Arr(arr_of(&v)?.opaque())),
+        Value::Arr(a) => Ok(Value::Arr(a.opaque())),
+        Value::None | Value::Ref(_) => Ok(v),
+        Value::Tuple(items) => Ok(Value::Tuple(
+            items
+                .iter()
+                .cloned()
+                .map(carry_of)
+                .collect::<SimResult<Vec<_>>>()?
+                .into(),
+        )),
+        Value::Unbound | Value::Ds { .. } | Value::Func(_) => Err(te(
+            ErrorKind::TypeError,
+            format!("{} is not a valid JAX type", v.type_name()),
+        )),
+    }
+}
+
+/// The traced version of a value.
+fn traced(v: &Value) -> Value {
+    match v {
+        Value::Arr(a) => Value::Arr(Arr::traced(a.cat, a.shape)),
+        Value::Tuple(items) => Value::Tuple(items.iter().map(traced).collect::<Vec<_>>().into()),
+        other => other.clone(),
+    }
+}
+
+/// Whether two carries or branch outputs have the same type (weak types may differ).
+fn same_type(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Arr(x), Value::Arr(y)) => x.shape == y.shape && x.cat.dtype() == y.cat.dtype(),
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same_type(p, q))
+        }
+        (Value::None, Value::None) => true,
+        (Value::Ref(x), Value::Ref(y)) => x.shape() == y.shape() && x.cat == y.cat,
+        _ => false,
+    }
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Arr(a) => format!("{}{:?}", a.cat.name(), a.shape),
+        Value::Tuple(items) => format!(
+            "({})",
+            items.iter().map(describe).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.type_name().to_string(),
+    }
+}
+
+/// The value of a Python int-like (`int`, `bool`).
+fn py_int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Bool(b) => Some(i64::from(*b)),
+        _ => None,
+    }
+}
+
+fn py_floor_div(a: i64, b: i64) -> SimResult<i64> {
+    if b == 0 {
+        return Err(te(
+            ErrorKind::ZeroDivisionError,
+            "integer division or modulo by zero",
+        ));
+    }
+    let q = a.div_euclid(b);
+    Ok(if b < 0 && a.rem_euclid(b) != 0 {
+        q - 1
+    } else {
+        q
+    })
+}
+
+fn py_float_mod(a: f64, b: f64) -> f64 {
+    let r = a % b;
+    if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
+        r + b
+    } else {
+        r
+    }
+}
+
+/// Python arithmetic on Python scalars.
+fn py_binary(op: BinOp, a: &Value, b: &Value) -> SimResult<Value> {
+    let overflow = || SimError::unsupported("Python int arithmetic beyond 64 bits");
+    if let (Some(x), Some(y)) = (py_int(a), py_int(b)) {
+        return Ok(match op {
+            BinOp::Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
+            BinOp::Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
+            BinOp::Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
+            BinOp::Div => {
+                if y == 0 {
+                    return Err(te(ErrorKind::ZeroDivisionError, "division by zero"));
+                }
+                Value::Float(x as f64 / y as f64)
+            }
+            BinOp::FloorDiv => Value::Int(py_floor_div(x, y)?),
+            BinOp::Mod => {
+                let q = py_floor_div(x, y)?;
+                Value::Int(x - q * y)
+            }
+            BinOp::BitAnd => Value::Int(x & y),
+            BinOp::BitOr => Value::Int(x | y),
+            BinOp::BitXor => Value::Int(x ^ y),
+        });
+    }
+    let f = |v: &Value| match v {
+        Value::Float(f) => *f,
+        other => py_int(other).unwrap_or(0) as f64,
+    };
+    let (x, y) = (f(a), f(b));
+    let zero = || te(ErrorKind::ZeroDivisionError, "float division by zero");
+    Ok(Value::Float(match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => {
+            if y == 0.0 {
+                return Err(zero());
+            }
+            x / y
+        }
+        BinOp::FloorDiv => {
+            if y == 0.0 {
+                return Err(zero());
+            }
+            ((x - py_float_mod(x, y)) / y).round()
+        }
+        BinOp::Mod => {
+            if y == 0.0 {
+                return Err(zero());
+            }
+            py_float_mod(x, y)
+        }
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+            return Err(te(
+                ErrorKind::TypeError,
+                "unsupported operand type(s) for a bitwise operation: 'float'",
+            ));
+        }
+    }))
+}
+
+fn is_py_scalar(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_))
+}
+
+impl<'p> Machine<'p> {
+    /// A machine over `res` with `bufs`.
+    pub fn new(res: &'p Resolved, bufs: Vec<Buffer>, tracing: bool, generic: bool) -> Machine<'p> {
+        Machine {
+            res,
+            slots: vec![Value::Unbound; res.slot_names.len()],
+            bufs,
+            tracing,
+            generic,
+            pid: [0; MAX_RANK],
+            grid_rank: 0,
+            steps_left: u64::MAX,
+            stack: Vec::new(),
+        }
+    }
+
+    /// Calls function `f` with `args`.
+    pub fn call(&mut self, f: usize, args: Vec<Value>) -> SimResult<Value> {
+        let res = self.res;
+        let func = &res.funcs[f];
+        if args.len() != func.params.len() {
+            return Err(te(
+                ErrorKind::TypeError,
+                format!(
+                    "{}() takes {} positional arguments but {} were given",
+                    func.name,
+                    func.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        for &s in &func.locals {
+            self.slots[s as usize] = Value::Unbound;
+        }
+        for (&p, a) in func.params.iter().zip(args) {
+            self.slots[p as usize] = a;
+        }
+        self.stack.push(f);
+        let r = self.exec(&func.body);
+        let r = match r {
+            Ok(v) => v.unwrap_or(Value::None),
+            Err(mut e) => {
+                if e.context.is_empty() {
+                    e.context = self
+                        .stack
+                        .iter()
+                        .map(|&k| res.funcs[k].name.clone())
+                        .collect();
+                }
+                self.stack.pop();
+                return Err(e);
+            }
+        };
+        self.stack.pop();
+        Ok(r)
+    }
+
+    fn exec(&mut self, body: &'p [RStmt]) -> SimResult<Option<Value>> {
+        for s in body {
+            if self.steps_left == 0 {
+                return Err(SimError::new(
+                    SimStage::Run,
+                    ErrorKind::StepLimit,
+                    "the run exceeded its statement budget",
+                ));
+            }
+            self.steps_left -= 1;
+            match s {
+                RStmt::Assign(t, e) => {
+                    let v = self.eval(e)?;
+                    self.assign(t, v)?;
+                }
+                RStmt::Store {
+                    target,
+                    index,
+                    value,
+                } => self.store(target, index, value)?,
+                RStmt::For {
+                    var,
+                    start,
+                    stop,
+                    step,
+                    body,
+                } => {
+                    let start = self.range_arg(start)?;
+                    let stop = self.range_arg(stop)?;
+                    let step = match step {
+                        Some(s) => self.range_arg(s)?,
+                        None => 1,
+                    };
+                    if step == 0 {
+                        return Err(te(ErrorKind::ValueError, "range() arg 3 must not be zero"));
+                    }
+                    let mut i = start;
+                    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                        self.slots[*var as usize] = Value::Int(i);
+                        if let Some(r) = self.exec(body)? {
+                            return Ok(Some(r));
+                        }
+                        i += step;
+                    }
+                }
+                RStmt::Def { slot, func } => self.slots[*slot as usize] = Value::Func(*func),
+                RStmt::Return(e) => {
+                    let v = match e {
+                        Some(e) => self.eval(e)?,
+                        None => Value::None,
+                    };
+                    return Ok(Some(v));
+                }
+                RStmt::Expr(e) => {
+                    self.eval(e)?;
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn range_arg(&mut self, e: &'p RExpr) -> SimResult<i64> {
+        let v = self.eval(e)?;
+        py_int(&v).ok_or_else(|| {
+            te(
+                ErrorKind::TypeError,
+                format!(
+                    "range() needs a Python int, got {} (a traced value cannot be used in a Python loop)",
+                    describe(&v)
+                ),
+            )
+        })
+    }
+
+    fn assign(&mut self, t: &RTarget, v: Value) -> SimResult<()> {
+        match t {
+            RTarget::Name(s) => self.slots[*s as usize] = v,
+            RTarget::Tuple(names) => {
+                let Value::Tuple(items) = &v else {
+                    return Err(te(
+                        ErrorKind::TypeError,
+                        format!("cannot unpack non-iterable {} object", v.type_name()),
+                    ));
+                };
+                if items.len() != names.len() {
+                    return Err(te(
+                        ErrorKind::ValueError,
+                        format!(
+                            "expected {} values to unpack, got {}",
+                            names.len(),
+                            items.len()
+                        ),
+                    ));
+                }
+                for (s, x) in names.iter().zip(items.iter()) {
+                    self.slots[*s as usize] = x.clone();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn func_of(&mut self, e: &'p RExpr) -> SimResult<usize> {
+        match self.eval(e)? {
+            Value::Func(f) => Ok(f),
+            other => Err(te(
+                ErrorKind::TypeError,
+                format!("'{}' object is not callable", other.type_name()),
+            )),
+        }
+    }
+
+    /// An int operand of JAX (a Python int, or a 0-d int array).
+    fn int_operand(&mut self, e: &'p RExpr, what: &str) -> SimResult<IntVal> {
+        let v = self.eval(e)?;
+        self.int_of(&v, what)
+    }
+
+    fn int_of(&self, v: &Value, what: &str) -> SimResult<IntVal> {
+        match v {
+            Value::Int(i) => Ok(IntVal::Static(*i)),
+            Value::Bool(b) => Ok(IntVal::Static(i64::from(*b))),
+            Value::Arr(a) if a.shape.rank() == 0 && (a.cat.is_int() || a.cat == Cat::Bool) => {
+                Ok(IntVal::Traced(a.item().map(|x| x as i64)))
+            }
+            other => Err(te(
+                ErrorKind::TypeError,
+                format!("{what} must be an int scalar, got {}", describe(other)),
+            )),
+        }
+    }
+
+    fn eval(&mut self, e: &'p RExpr) -> SimResult<Value> {
+        Ok(match e {
+            RExpr::Load { slot, local } => match &self.slots[*slot as usize] {
+                Value::Unbound => {
+                    let name = &self.res.slot_names[*slot as usize];
+                    return Err(if *local {
+                        te(
+                            ErrorKind::UnboundLocalError,
+                            format!("local variable '{name}' referenced before assignment"),
+                        )
+                    } else {
+                        te(
+                            ErrorKind::NameError,
+                            format!(
+                                "free variable '{name}' referenced before assignment in enclosing scope"
+                            ),
+                        )
+                    });
+                }
+                v => v.clone(),
+            },
+            RExpr::Unresolved(n) => {
+                return Err(te(
+                    ErrorKind::NameError,
+                    format!("name '{n}' is not defined"),
+                ));
+            }
+            RExpr::Int(v) => Value::Int(*v),
+            RExpr::Float(v) => Value::Float(*v),
+            RExpr::Bool(b) => Value::Bool(*b),
+            RExpr::None => Value::None,
+            RExpr::Tuple(items) => Value::Tuple(
+                items
+                    .iter()
+                    .map(|x| self.eval(x))
+                    .collect::<SimResult<Vec<_>>>()?
+                    .into(),
+            ),
+            RExpr::Binary(op, a, b) => {
+                let (a, b) = (self.eval(a)?, self.eval(b)?);
+                if is_py_scalar(&a) && is_py_scalar(&b) {
+                    py_binary(*op, &a, &b)?
+                } else {
+                    Value::Arr(ops::binary(*op, &arr_of(&a)?, &arr_of(&b)?)?)
+                }
+            }
+            RExpr::Compare(op, a, b) => {
+                let (a, b) = (self.eval(a)?, self.eval(b)?);
+                if is_py_scalar(&a) && is_py_scalar(&b) {
+                    let f = |v: &Value| match v {
+                        Value::Float(f) => *f,
+                        other => py_int(other).unwrap_or(0) as f64,
+                    };
+                    let (x, y) = (f(&a), f(&b));
+                    Value::Bool(match op {
+                        CmpOp::Lt => x < y,
+                        CmpOp::Le => x <= y,
+                        CmpOp::Gt => x > y,
+                        CmpOp::Ge => x >= y,
+                        CmpOp::Eq => x == y,
+                        CmpOp::Ne => x != y,
+                    })
+                } else {
+                    Value::Arr(ops::compare(*op, &arr_of(&a)?, &arr_of(&b)?)?)
+                }
+            }
+            RExpr::Neg(v) => match self.eval(v)? {
+                Value::Int(i) => Value::Int(
+                    i.checked_neg()
+                        .ok_or_else(|| SimError::unsupported("Python int beyond 64 bits"))?,
+                ),
+                Value::Bool(b) => Value::Int(-i64::from(b)),
+                Value::Float(f) => Value::Float(-f),
+                other => Value::Arr(ops::neg(&arr_of(&other)?)?),
+            },
+            RExpr::Index(base, index) => {
+                let b = self.eval(base)?;
+                self.index(b, index)?
+            }
+            RExpr::At(base, index) => match self.eval(base)? {
+                Value::Ref(v) => Value::Ref(Rc::new(self.ref_index(&v, index)?)),
+                other => {
+                    return Err(SimError::unsupported(format!(
+                        "`.at[...]` on a {} (only Refs are modelled)",
+                        describe(&other)
+                    )));
+                }
+            },
+            RExpr::RefReshape(base, shape) => match self.eval(base)? {
+                Value::Ref(v) => Value::Ref(Rc::new(self.ref_reshape(&v, shape)?)),
+                Value::Arr(a) => Value::Arr(ops::reshape(&a, shape)?),
+                other => {
+                    return Err(te(
+                        ErrorKind::AttributeError,
+                        format!("'{}' object has no attribute 'reshape'", other.type_name()),
+                    ));
+                }
+            },
+            RExpr::Astype(v, d) => match self.eval(v)? {
+                Value::Arr(a) => Value::Arr(ops::astype(&a, *d)),
+                other => {
+                    return Err(te(
+                        ErrorKind::AttributeError,
+                        format!("'{}' object has no attribute 'astype'", other.type_name()),
+                    ));
+                }
+            },
+            RExpr::Ds(start, size) => {
+                let start = self.int_operand(start, "pl.ds start")?;
+                let size = match self.int_operand(size, "pl.ds size")? {
+                    IntVal::Static(s) => s,
+                    IntVal::Traced(_) => {
+                        return Err(SimError::unsupported("pl.ds with a traced size"));
+                    }
+                };
+                Value::Ds { start, size }
+            }
+            RExpr::MultipleOf(v, m) => {
+                let _ = self.int_operand(m, "pl.multiple_of multiple")?;
+                match self.eval(v)? {
+                    Value::Int(i) => Value::Arr(weak_int(i)?),
+                    Value::Arr(a) => Value::Arr(a),
+                    other => {
+                        return Err(te(
+                            ErrorKind::TypeError,
+                            format!("pl.multiple_of of a {}", describe(&other)),
+                        ));
+                    }
+                }
+            }
+            RExpr::ProgramId(axis) => {
+                if *axis >= self.grid_rank {
+                    return Err(te(
+                        ErrorKind::ValueError,
+                        format!(
+                            "pl.program_id({axis}) of a grid with {} axes",
+                            self.grid_rank
+                        ),
+                    ));
+                }
+                if self.tracing {
+                    Value::Arr(Arr::traced(Cat::I32, Shape::SCALAR))
+                } else {
+                    Value::Arr(Arr::scalar(Cat::I32, self.pid[*axis] as f64))
+                }
+            }
+            RExpr::Jnp(j) => Value::Arr(self.jnp(j)?),
+            RExpr::ForiLoop {
+                lower,
+                upper,
+                body,
+                init,
+            } => {
+                let lo = self.int_operand(lower, "fori_loop lower")?;
+                let hi = self.int_operand(upper, "fori_loop upper")?;
+                let f = self.func_of(body)?;
+                let init = self.eval(init)?;
+                let carry = carry_of(init)?;
+                if self.tracing {
+                    let j = Value::Arr(Arr::traced(Cat::I32, Shape::SCALAR));
+                    let out = carry_of(self.call(f, vec![j, traced(&carry)])?)?;
+                    if !same_type(&carry, &out) {
+                        return Err(te(
+                            ErrorKind::TypeError,
+                            format!(
+                                "fori_loop body output carry {} does not match the input carry {}",
+                                describe(&out),
+                                describe(&carry)
+                            ),
+                        ));
+                    }
+                    traced(&out)
+                } else {
+                    let (lo, hi) = (lo.value().unwrap_or(0), hi.value().unwrap_or(0));
+                    let mut c = carry;
+                    for i in lo..hi {
+                        let j = Value::Arr(Arr::scalar(Cat::I32, i as f64));
+                        c = carry_of(self.call(f, vec![j, c])?)?;
+                    }
+                    c
+                }
+            }
+            RExpr::Cond {
+                pred,
+                then_fn,
+                else_fn,
+                operands,
+            } => {
+                let p = self.eval(pred)?;
+                let taken = match &p {
+                    Value::Bool(b) => Some(*b),
+                    Value::Int(i) => Some(*i > 0),
+                    Value::Arr(a) if a.shape.rank() == 0 && !a.cat.is_float() => {
+                        a.item().map(|x| x > 0.0)
+                    }
+                    other => {
+                        return Err(te(
+                            ErrorKind::TypeError,
+                            format!(
+                                "Pred must be a scalar boolean or integer, got {}",
+                                describe(other)
+                            ),
+                        ));
+                    }
+                };
+                let t = self.func_of(then_fn)?;
+                let f = self.func_of(else_fn)?;
+                let ops = operands
+                    .iter()
+                    .map(|o| self.eval(o).and_then(carry_of))
+                    .collect::<SimResult<Vec<_>>>()?;
+                if self.tracing {
+                    let targs: Vec<Value> = ops.iter().map(traced).collect();
+                    let a = carry_of(self.call(t, targs.clone())?)?;
+                    let b = carry_of(self.call(f, targs)?)?;
+                    if !same_type(&a, &b) {
+                        return Err(te(
+                            ErrorKind::TypeError,
+                            format!(
+                                "true_fun and false_fun output must have identical types, got {} and {}",
+                                describe(&a),
+                                describe(&b)
+                            ),
+                        ));
+                    }
+                    traced(&a)
+                } else {
+                    let branch = if taken.unwrap_or(false) { t } else { f };
+                    carry_of(self.call(branch, ops)?)?
+                }
+            }
+            RExpr::EmitPipeline { body, grid } => {
+                let f = self.func_of(body)?;
+                let dims = grid
+                    .iter()
+                    .map(|g| self.int_operand(g, "emit_pipeline grid"))
+                    .collect::<SimResult<Vec<_>>>()?;
+                if self.tracing {
+                    let idx: Vec<Value> = dims
+                        .iter()
+                        .map(|_| Value::Arr(Arr::traced(Cat::I32, Shape::SCALAR)))
+                        .collect();
+                    self.call(f, vec![Value::Tuple(idx.into())])?;
+                } else {
+                    let dims: Vec<i64> = dims.iter().map(|d| d.value().unwrap_or(0)).collect();
+                    if dims.iter().all(|&d| d > 0) {
+                        let mut idx = vec![0i64; dims.len()];
+                        'grid: loop {
+                            let t: Vec<Value> = idx
+                                .iter()
+                                .map(|&i| Value::Arr(Arr::scalar(Cat::I32, i as f64)))
+                                .collect();
+                            self.call(f, vec![Value::Tuple(t.into())])?;
+                            let mut k = dims.len();
+                            loop {
+                                if k == 0 {
+                                    break 'grid;
+                                }
+                                k -= 1;
+                                idx[k] += 1;
+                                if idx[k] < dims[k] {
+                                    break;
+                                }
+                                idx[k] = 0;
+                            }
+                        }
+                    }
+                }
+                Value::None
+            }
+        })
+    }
+
+    fn arr(&mut self, e: &'p RExpr) -> SimResult<Arr> {
+        let v = self.eval(e)?;
+        arr_of(&v)
+    }
+
+    fn static_shape(&mut self, dims: &'p [RExpr]) -> SimResult<Shape> {
+        let mut s = Shape::SCALAR;
+        for d in dims {
+            let v = self.eval(d)?;
+            match py_int(&v) {
+                Some(n) if n >= 0 => s.push(n as usize)?,
+                Some(n) => {
+                    return Err(te(
+                        ErrorKind::ValueError,
+                        format!("negative dimensions are not allowed: {n}"),
+                    ));
+                }
+                None => {
+                    return Err(te(
+                        ErrorKind::TypeError,
+                        format!("Shapes must be static ints, got {}", describe(&v)),
+                    ));
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    fn jnp(&mut self, j: &'p RJnp) -> SimResult<Arr> {
+        match j {
+            RJnp::Clip(x, lo, hi) => {
+                let x = self.arr(x)?;
+                let lo = self.arr(lo)?;
+                let hi = self.arr(hi)?;
+                let m = ops::min_max(true, &lo, &x)?;
+                ops::min_max(false, &hi, &m)
+            }
+            RJnp::Minimum(a, b) => {
+                let (a, b) = (self.arr(a)?, self.arr(b)?);
+                ops::min_max(false, &a, &b)
+            }
+            RJnp::Maximum(a, b) => {
+                let (a, b) = (self.arr(a)?, self.arr(b)?);
+                ops::min_max(true, &a, &b)
+            }
+            RJnp::Arange(start, stop, dtype) => {
+                let (a, b) = (self.eval(start)?, self.eval(stop)?);
+                let (Some(a), Some(b)) = (py_int(&a), py_int(&b)) else {
+                    return Err(te(
+                        ErrorKind::ConcretizationTypeError,
+                        "jnp.arange needs concrete bounds: a traced value was given",
+                    ));
+                };
+                let n = (b - a).max(0) as usize;
+                let cat = Cat::of(*dtype);
+                let vals = (0..n).map(|k| cat.round((a + k as i64) as f64)).collect();
+                Ok(Arr::new(cat, Shape::new(&[n])?, vals))
+            }
+            RJnp::Zeros(shape, dtype) => {
+                let s = self.static_shape(shape)?;
+                let cat = Cat::of(*dtype);
+                if self.tracing {
+                    return Ok(Arr::traced(cat, s));
+                }
+                Ok(Arr {
+                    konst: true,
+                    ..Arr::new(cat, s, vec![0.0; s.numel()])
+                })
+            }
+            RJnp::Full(shape, value, dtype) => {
+                let s = self.static_shape(shape)?;
+                let v = self.eval(value)?;
+                let cat = Cat::of(*dtype);
+                let fill = match v {
+                    Value::Float(f) => Arr::konst(cat, ops::convert(f, Cat::F32, cat)),
+                    other => ops::cast(&arr_of(&other)?, cat),
+                };
+                ops::broadcast_to(&fill, s)
+            }
+            RJnp::Sum(x, axis) => {
+                let (src, mut axes) = self.sum_source(x)?;
+                let kept: Vec<usize> = (0..src.shape.rank())
+                    .filter(|a| !axes.contains(a))
+                    .collect();
+                let Some(&ax) = kept.get(*axis) else {
+                    return Err(te(
+                        ErrorKind::ValueError,
+                        format!(
+                            "axis {axis} is out of bounds for array of dimension {}",
+                            kept.len()
+                        ),
+                    ));
+                };
+                axes.push(ax);
+                axes.sort_unstable();
+                reduce::sum(&src, &axes)
+            }
+            RJnp::Reshape(x, shape) => {
+                let a = self.arr(x)?;
+                ops::reshape(&a, shape)
+            }
+            RJnp::Transpose(x, axes) => {
+                let a = self.arr(x)?;
+                ops::transpose(&a, axes)
+            }
+            RJnp::BroadcastTo(x, shape) => {
+                let a = self.arr(x)?;
+                ops::broadcast_to(&a, Shape::from_i64(shape)?)
+            }
+            RJnp::Where(c, a, b) => {
+                let c = self.arr(c)?;
+                let c = if c.cat == Cat::Bool {
+                    c
+                } else {
+                    ops::cast(&c, Cat::Bool)
+                };
+                let (a, b) = (self.arr(a)?, self.arr(b)?);
+                ops::where_(&c, &a, &b)
+            }
+        }
+    }
+
+    /// The operand of a `jnp.sum` with the axes already reduced by directly nested float32
+    /// sums (XLA merges `reduce(reduce(x))` into one reduce over both dims, which changes the
+    /// summation order).
+    fn sum_source(&mut self, x: &'p RExpr) -> SimResult<(Arr, Vec<usize>)> {
+        let inner = match x {
+            RExpr::Jnp(RJnp::Sum(inner, axis)) => Some((inner, *axis)),
+            RExpr::Astype(v, DType::Float32) => match &**v {
+                RExpr::Jnp(RJnp::Sum(inner, axis)) => Some((inner, *axis)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((inner, axis)) = inner else {
+            return Ok((self.arr(x)?, Vec::new()));
+        };
+        let (src, mut axes) = self.sum_source(inner)?;
+        let kept: Vec<usize> = (0..src.shape.rank())
+            .filter(|a| !axes.contains(a))
+            .collect();
+        let Some(&ax) = kept.get(axis) else {
+            return Err(te(
+                ErrorKind::ValueError,
+                format!(
+                    "axis {axis} is out of bounds for array of dimension {}",
+                    kept.len()
+                ),
+            ));
+        };
+        axes.push(ax);
+        axes.sort_unstable();
+        let merge = matches!(src.cat, Cat::F32 | Cat::WeakFloat | Cat::I32 | Cat::WeakInt)
+            && !matches!(x, RExpr::Astype(..) if src.cat != Cat::F32);
+        if merge {
+            return Ok((src, axes));
+        }
+        let s = reduce::sum(&src, &axes)?;
+        let s = match x {
+            RExpr::Astype(_, d) => ops::astype(&s, *d),
+            _ => s,
+        };
+        Ok((s, Vec::new()))
+    }
+
+    fn index(&mut self, base: Value, index: &'p [RIndex]) -> SimResult<Value> {
+        match base {
+            Value::Ref(v) => {
+                let view = self.ref_index(&v, index)?;
+                Ok(Value::Arr(self.read(&view)?))
+            }
+            Value::Arr(a) => {
+                let mut parts = Vec::with_capacity(index.len());
+                for p in index {
+                    parts.push(match p {
+                        RIndex::Full => VIdx::Full,
+                        RIndex::NewAxis => VIdx::NewAxis,
+                        RIndex::Ellipsis => VIdx::Ellipsis,
+                        RIndex::Int(i) => VIdx::Int(Some(*i)),
+                        RIndex::Slice(s, e) => VIdx::Slice(*s, *e),
+                        RIndex::Expr(e) => match self.eval(e)? {
+                            Value::Int(i) => VIdx::Int(Some(i)),
+                            Value::Arr(x) if x.shape.rank() == 0 && x.cat.is_int() => {
+                                VIdx::Int(x.item().map(|v| v as i64))
+                            }
+                            other => {
+                                return Err(SimError::unsupported(format!(
+                                    "indexing a value with a {} (only basic indexing is modelled)",
+                                    describe(&other)
+                                )));
+                            }
+                        },
+                    });
+                }
+                Ok(Value::Arr(ops::index_value(&a, &parts)?))
+            }
+            Value::Tuple(items) => {
+                let k = match index {
+                    [RIndex::Int(i)] => Some(*i),
+                    [RIndex::Expr(e)] => py_int(&self.eval(e)?),
+                    _ => None,
+                };
+                let Some(k) = k else {
+                    return Err(te(
+                        ErrorKind::TypeError,
+                        "tuple indices must be integers or slices",
+                    ));
+                };
+                let n = items.len() as i64;
+                let kk = if k < 0 { k + n } else { k };
+                items
+                    .get(usize::try_from(kk).unwrap_or(usize::MAX))
+                    .cloned()
+                    .ok_or_else(|| te(ErrorKind::IndexError, "tuple index out of range"))
+            }
+            other => Err(te(
+                ErrorKind::TypeError,
+                format!("'{}' object is not subscriptable", other.type_name()),
+            )),
+        }
+    }
+
+    /// A Ref transform by index parts (no bounds check: the TPU interpreter checks the
+    /// composed range on access); a static out-of-range `pl.ds` is a trace-time ValueError,
+    /// as JAX's `NDIndexer` raises it (a start of 0 is never checked, as in JAX).
+    fn ref_index(&mut self, view: &View, index: &'p [RIndex]) -> SimResult<View> {
+        let r = view.rank as usize;
+        if index.iter().any(|p| matches!(p, RIndex::NewAxis)) {
+            return Err(SimError::unsupported("`None` in a Ref index"));
+        }
+        let consumed = index
+            .iter()
+            .filter(|p| !matches!(p, RIndex::Ellipsis))
+            .count();
+        if consumed > r {
+            return Err(te(
+                ErrorKind::ValueError,
+                format!(
+                    "`indices` must not be longer than `shape`: {consumed} indices for shape {:?}",
+                    view.shape()
+                ),
+            ));
+        }
+        let mut out = view.clone();
+        out.rank = 0;
+        let mut vd = 0usize;
+        let keep = |out: &mut View, vd: usize, start: i64, size: usize| {
+            let bd = view.dims[vd].0;
+            out.start[bd as usize] += start;
+            out.dims[out.rank as usize] = (bd, size);
+            out.rank += 1;
+        };
+        for p in index {
+            match p {
+                RIndex::Full => {
+                    keep(&mut out, vd, 0, view.dims[vd].1);
+                    vd += 1;
+                }
+                RIndex::NewAxis => {}
+                RIndex::Ellipsis => {
+                    for _ in 0..(r - consumed) {
+                        keep(&mut out, vd, 0, view.dims[vd].1);
+                        vd += 1;
+                    }
+                }
+                RIndex::Int(i) => {
+                    out.start[view.dims[vd].0 as usize] += i;
+                    vd += 1;
+                }
+                RIndex::Slice(s, e) => {
+                    let (a, len) = ops::slice_range(*s, *e, view.dims[vd].1);
+                    keep(&mut out, vd, a as i64, len);
+                    vd += 1;
+                }
+                RIndex::Expr(e) => {
+                    let v = self.eval(e)?;
+                    let dim = view.dims[vd].1 as i64;
+                    match v {
+                        Value::Ds { start, size } => {
+                            if let IntVal::Static(s) = start
+                                && s != 0
+                                && (s >= dim || (size != 0 && s + size > dim))
+                            {
+                                return Err(te(
+                                    ErrorKind::ValueError,
+                                    if s >= dim {
+                                        format!("Out of bound slice: start={s}, dim={dim}.")
+                                    } else {
+                                        format!(
+                                            "Out of bound slice: start={s}, size={size}, stride=1, dim={dim}."
+                                        )
+                                    },
+                                ));
+                            }
+                            if size < 0 {
+                                return Err(te(
+                                    ErrorKind::ValueError,
+                                    format!("pl.ds with a negative size {size}"),
+                                ));
+                            }
+                            keep(&mut out, vd, start.value().unwrap_or(0), size as usize);
+                        }
+                        other => match self.int_of(&other, "a Ref index") {
+                            Ok(i) => out.start[view.dims[vd].0 as usize] += i.value().unwrap_or(0),
+                            Err(_) => {
+                                return Err(SimError::unsupported(format!(
+                                    "a Ref index that is a {} (gathers are not modelled)",
+                                    describe(&other)
+                                )));
+                            }
+                        },
+                    }
+                    vd += 1;
+                }
+            }
+        }
+        while vd < r {
+            keep(&mut out, vd, 0, view.dims[vd].1);
+            vd += 1;
+        }
+        Ok(out)
+    }
+
+    /// A Ref reshape: a new view whose base is the old view.
+    fn ref_reshape(&self, view: &Rc<View>, dims: &[i64]) -> SimResult<View> {
+        let shape = Shape::from_i64(dims)?;
+        if shape.numel() != view.shape().numel() {
+            return Err(te(
+                ErrorKind::ValueError,
+                format!(
+                    "cannot reshape a Ref of shape {:?} into shape {dims:?}",
+                    view.shape()
+                ),
+            ));
+        }
+        let mut v = View::whole(0, view.cat, shape);
+        v.base = Base::Reshape(view.clone());
+        Ok(v)
+    }
+
+    /// Checks (TPU interpreter) or clamps (generic interpreter) the window of `v` on its base.
+    fn window(&self, v: &View, write: bool) -> SimResult<[i64; MAX_RANK]> {
+        let base = v.base_shape;
+        let mut size = [1i64; MAX_RANK];
+        for k in 0..v.rank as usize {
+            size[v.dims[k].0 as usize] = v.dims[k].1 as i64;
+        }
+        let mut start = v.start;
+        for d in 0..base.rank() {
+            let n = base.dims()[d] as i64;
+            if start[d] >= 0 && start[d] + size[d] <= n {
+                continue;
+            }
+            if self.generic {
+                start[d] = start[d].clamp(0, (n - size[d]).max(0));
+                continue;
+            }
+            let range: Vec<String> = (0..base.rank())
+                .map(|k| {
+                    if v.dims[..v.rank as usize].iter().any(|x| x.0 as usize == k) {
+                        format!("{}:{}", start[k], start[k] + size[k])
+                    } else {
+                        start[k].to_string()
+                    }
+                })
+                .collect();
+            let what = match &v.base {
+                Base::Buffer(b) => format!("buffer {b}"),
+                Base::Reshape(_) => "a reshaped Ref".to_string(),
+            };
+            let (kind, verb) = if write {
+                (ErrorKind::ValueError, "Out-of-bounds swap of")
+            } else {
+                (ErrorKind::IndexError, "Out-of-bounds read of")
+            };
+            return Err(SimError::new(
+                SimStage::Run,
+                kind,
+                format!(
+                    "{verb} {what}: [{}] but it has shape {:?}",
+                    range.join(", "),
+                    base
+                ),
+            ));
+        }
+        Ok(start)
+    }
+
+    /// Where the elements of `v` are.
+    fn access(&self, v: &View, write: bool) -> SimResult<Access> {
+        let start = self.window(v, write)?;
+        let shape = v.shape();
+        match &v.base {
+            Base::Buffer(b) => {
+                let bst = v.base_shape.strides();
+                let offset: usize = (0..v.base_shape.rank())
+                    .map(|d| start[d] as usize * bst[d])
+                    .sum();
+                let mut strides = [0usize; MAX_RANK];
+                for k in 0..v.rank as usize {
+                    strides[k] = bst[v.dims[k].0 as usize];
+                }
+                Ok(Access::Strided {
+                    buf: *b,
+                    offset,
+                    shape,
+                    strides,
+                })
+            }
+            Base::Reshape(inner) => {
+                let (buf, inner_offsets) = match self.access(inner, write)? {
+                    Access::Strided {
+                        buf,
+                        offset,
+                        shape,
+                        strides,
+                    } => {
+                        let mut o = Vec::with_capacity(shape.numel());
+                        strided_offsets(offset, shape, strides, &mut o);
+                        (buf, o)
+                    }
+                    Access::Gather { buf, offsets } => (buf, offsets),
+                };
+                let bst = v.base_shape.strides();
+                let offset: usize = (0..v.base_shape.rank())
+                    .map(|d| start[d] as usize * bst[d])
+                    .sum();
+                let mut strides = [0usize; MAX_RANK];
+                for k in 0..v.rank as usize {
+                    strides[k] = bst[v.dims[k].0 as usize];
+                }
+                let mut flat = Vec::with_capacity(shape.numel());
+                strided_offsets(offset, shape, strides, &mut flat);
+                let offsets = flat.into_iter().map(|f| inner_offsets[f]).collect();
+                Ok(Access::Gather { buf, offsets })
+            }
+        }
+    }
+
+    /// Reads a view.
+    fn read(&self, v: &View) -> SimResult<Arr> {
+        if self.tracing {
+            return Ok(Arr::traced(v.cat, v.shape()));
+        }
+        let mut out = Vec::new();
+        let shape = v.shape();
+        match self.access(v, false)? {
+            Access::Strided {
+                buf,
+                offset,
+                shape,
+                strides,
+            } => {
+                let data = &self.bufs[buf].data;
+                out.reserve(shape.numel());
+                strided_copy(data, offset, shape, strides, &mut out);
+            }
+            Access::Gather { buf, offsets } => {
+                let data = &self.bufs[buf].data;
+                out.extend(offsets.iter().map(|&o| data[o]));
+            }
+        }
+        Ok(Arr::new(v.cat, shape, out))
+    }
+
+    fn store(&mut self, target: &'p RExpr, index: &'p [RIndex], value: &'p RExpr) -> SimResult<()> {
+        let t = self.eval(target)?;
+        let Value::Ref(r) = t else {
+            return Err(te(
+                ErrorKind::TypeError,
+                format!(
+                    "'{}' object does not support item assignment",
+                    t.type_name()
+                ),
+            ));
+        };
+        let view = self.ref_index(&r, index)?;
+        let v = self.eval(value)?;
+        let a = arr_of(&v)?;
+        let shape = view.shape();
+        if a.shape != shape {
+            return Err(te(
+                ErrorKind::ValueError,
+                format!(
+                    "Invalid shape for `swap`. Ref shape: {shape:?}. Value shape: {:?}.",
+                    a.shape
+                ),
+            ));
+        }
+        let weak = matches!(a.cat, Cat::WeakInt | Cat::WeakFloat);
+        if a.cat.dtype() != view.cat.dtype() && !weak {
+            return Err(te(
+                ErrorKind::ValueError,
+                format!(
+                    "Invalid dtype for `swap`. Ref dtype: {}. Value dtype: {}.",
+                    view.cat.name(),
+                    a.cat.name()
+                ),
+            ));
+        }
+        if self.tracing {
+            return Ok(());
+        }
+        let a = ops::cast(&a, view.cat);
+        let Some(vals) = a.vals() else {
+            return Ok(());
+        };
+        match self.access(&view, true)? {
+            Access::Strided {
+                buf,
+                offset,
+                shape,
+                strides,
+            } => {
+                let data = &mut self.bufs[buf].data;
+                strided_store(data, offset, shape, strides, vals);
+            }
+            Access::Gather { buf, offsets } => {
+                let data = &mut self.bufs[buf].data;
+                for (&o, &x) in offsets.iter().zip(vals) {
+                    data[o] = x;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Calls `f(offset)` for each element of a strided window, row-major.
+#[inline]
+fn for_each_strided(
+    offset: usize,
+    shape: Shape,
+    strides: [usize; MAX_RANK],
+    mut f: impl FnMut(usize),
+) {
+    let r = shape.rank();
+    if r == 0 {
+        f(offset);
+        return;
+    }
+    if shape.numel() == 0 {
+        return;
+    }
+    let dims = shape.dims();
+    let last = r - 1;
+    let n_last = dims[last];
+    let s_last = strides[last];
+    let outer: usize = dims[..last].iter().product();
+    let mut idx = [0usize; MAX_RANK];
+    let mut base = offset;
+    for _ in 0..outer {
+        let mut p = base;
+        for _ in 0..n_last {
+            f(p);
+            p += s_last;
+        }
+        let mut k = last;
+        while k > 0 {
+            k -= 1;
+            idx[k] += 1;
+            base += strides[k];
+            if idx[k] < dims[k] {
+                break;
+            }
+            base -= strides[k] * dims[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+fn strided_offsets(offset: usize, shape: Shape, strides: [usize; MAX_RANK], out: &mut Vec<usize>) {
+    for_each_strided(offset, shape, strides, |p| out.push(p));
+}
+
+fn strided_copy(
+    data: &[f64],
+    offset: usize,
+    shape: Shape,
+    strides: [usize; MAX_RANK],
+    out: &mut Vec<f64>,
+) {
+    let r = shape.rank();
+    if r > 0 && strides[r - 1] == 1 {
+        // Contiguous rows.
+        let n_last = shape.dims()[r - 1];
+        let mut row_shape = shape;
+        row_shape = Shape::new(&row_shape.dims()[..r - 1]).unwrap_or(Shape::SCALAR);
+        if n_last == 0 {
+            return;
+        }
+        for_each_strided(offset, row_shape, strides, |p| {
+            out.extend_from_slice(&data[p..p + n_last]);
+        });
+        return;
+    }
+    for_each_strided(offset, shape, strides, |p| out.push(data[p]));
+}
+
+fn strided_store(
+    data: &mut [f64],
+    offset: usize,
+    shape: Shape,
+    strides: [usize; MAX_RANK],
+    vals: &[f64],
+) {
+    let mut k = 0;
+    for_each_strided(offset, shape, strides, |p| {
+        data[p] = vals[k];
+        k += 1;
+    });
+}

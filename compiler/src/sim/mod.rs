@@ -1,0 +1,361 @@
+//! `pallas-sim`: an in-process executor of the Pallas AST ([`crate::pallas`]) with the
+//! semantics of JAX's TPU interpreter
+//! (`pltpu.InterpretParams(out_of_bounds_reads="raise", uninitialized_memory="nan")`, jax
+//! 0.10.2 on XLA:CPU), or optionally of the generic interpreter (`interpret=True`).
+//!
+//! This module owns the executor: name resolution ([`resolve`]), values ([`value`]), array
+//! operations ([`ops`]), the summation order ([`reduce`]), the interpreter ([`exec`]) and the
+//! launcher ([`Program::run`]). It interprets a [`PallasModule`] node by node; nothing is
+//! parsed. [`Program::new`] resolves names to slots and traces the kernel once (static errors);
+//! [`Program::run`] executes it on concrete inputs, as many times as wanted.
+//!
+//! # Semantics (what was measured, and what the executor does)
+//! * **Launcher** (`make()`): inputs are padded as the launcher says (`jnp.pad` with zeros, or
+//!   NaN / `INT_MAX` with [`PaddingFill::Poison`](crate::pallas::PaddingFill)); `jnp.zeros`
+//!   operands are zeros. Every operand, output and scratch is one whole-array VMEM buffer that
+//!   persists across grid steps; the grid runs in row-major order (last axis fastest); outputs
+//!   are sliced back to their true shapes.
+//! * **Uninitialized memory**: scratch and outputs start as poison (NaN; int32 `INT_MAX`).
+//!   The TPU interpreter does *not* copy an aliased input into the output's kernel buffer
+//!   (`input_output_aliases` only shares the HBM buffer; the VMEM output block starts
+//!   uninitialized and is copied back whole), so with [`Interpreter::Tpu`] an output row the
+//!   kernel never writes comes back NaN even when its operand was `jnp.zeros` (measured).
+//!   With [`Interpreter::Generic`] an aliased output starts as its operand, and poison is NaN /
+//!   `INT_MIN` (`pallas.primitives.uninitialized_value`).
+//! * **Refs**: a view is a window of a buffer (a start per buffer dim; visible dims) or of a
+//!   Ref reshape (row-major reinterpretation of the inner view, what Mosaic and the generic
+//!   interpreter do; JAX 0.10.2's TPU interpreter cannot read through one, a known issue).
+//!   `x.at[...]` composes windows without copying and without checking. A read or write checks
+//!   the *composed* range against the buffer (not against the view it was taken from, exactly
+//!   like the TPU interpreter): out of range is `IndexError` (read) / `ValueError` (write) at
+//!   stage `run`; the generic interpreter clamps instead (`dynamic_slice` semantics).
+//! * **Static indices** (stage `trace`): `pl.ds(start, size)` with a Python-int start is checked
+//!   against the dim of the view it indexes when the index is built, as JAX's `NDIndexer`
+//!   does — including its quirk that a start of `0` is never checked. Python ints as Ref
+//!   indices (`x[5]`) and anything computed with `jnp`/`pl` (`jnp.clip(5, 0, 9)`,
+//!   `pl.multiple_of(5, 1)`, `jnp.minimum`) are traced, hence checked only when running.
+//!   Tracing visits both branches of `lax.cond` and each loop body once, so a static error
+//!   in an untaken branch or a zero-trip loop is still raised (measured).
+//! * **Values**: JAX promotion with weak types (`bool < int* < int32 < float* < bfloat16 <
+//!   float32`); Python scalars keep Python semantics among themselves (`//`, `%` floor) and
+//!   enter JAX as weak types. Each operation rounds to its result dtype (bf16
+//!   round-to-nearest-even via [`DType::round`](crate::tensor::DType::round); XLA:CPU
+//!   computes bf16 in f32 and rounds after every op, measured equal to exact bf16
+//!   arithmetic). int32 wraps. Float→int `astype` saturates, NaN → 0 (XLA:CPU). `minimum`,
+//!   `maximum`, `clip` propagate NaN. Basic indexing of a value clamps out-of-range integers
+//!   (jnp). `jnp.floor_divide`/`jnp.remainder` follow JAX's `lax.div`/`lax.rem` formulas.
+//! * **Summation order** ([`reduce`]): XLA:CPU's, reconstructed by probing: in order for one
+//!   reduced dim ≤ 32, windows of 32 for longer dims, YNNPACK's blocked order for inputs of
+//!   ≥ 4096 elements, XLA's merge of directly nested float32 sums into one multi-dim reduce.
+//!
+//! # Errors
+//! A [`SimError`] has a stage ([`SimStage`]) and a Python exception class ([`ErrorKind`]);
+//! [`ErrorKind::Unsupported`] marks a construct the executor does not model (a gap, never a
+//! verdict about the module).
+
+mod error;
+mod exec;
+mod ops;
+mod reduce;
+mod resolve;
+mod value;
+
+pub use error::{ErrorKind, SimError, SimStage};
+
+use crate::pallas::{Launcher, OperandSource, PaddingFill, PallasModule};
+use crate::tensor::Tensor;
+use exec::{Buffer, Machine};
+use resolve::Resolved;
+use std::rc::Rc;
+use value::{Cat, MAX_RANK, Shape, Value, View};
+
+/// Which JAX interpreter's semantics to follow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Interpreter {
+    /// The TPU interpreter (`pallas-tpu-interpret`): dynamic out-of-range accesses raise,
+    /// outputs start uninitialized (NaN / `INT_MAX`) even when aliased.
+    #[default]
+    Tpu,
+    /// The generic interpreter (`pallas-interpret`, `interpret=True`): dynamic out-of-range
+    /// accesses clamp, aliased outputs start as their operand, int32 poison is `INT_MIN`.
+    Generic,
+}
+
+/// Options of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimOptions {
+    /// The interpreter whose semantics to follow.
+    pub interpreter: Interpreter,
+    /// The most statements one run (or the trace) may execute before it stops with
+    /// [`ErrorKind::StepLimit`] (a generated case runs a few hundred).
+    pub max_steps: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> SimOptions {
+        SimOptions {
+            interpreter: Interpreter::Tpu,
+            max_steps: 10_000_000,
+        }
+    }
+}
+
+/// A module resolved and traced, ready to run on inputs.
+#[derive(Debug)]
+pub struct Program {
+    launcher: Launcher,
+    res: Resolved,
+}
+
+fn shape_of(dims: &[i64]) -> Result<Shape, SimError> {
+    Shape::from_i64(dims)
+}
+
+impl Program {
+    /// Resolves the module's names and traces its kernel once: static errors (stage
+    /// `trace`) are raised here, before any input is seen.
+    pub fn new(module: &PallasModule) -> Result<Program, SimError> {
+        let p = Program {
+            launcher: module.launcher.clone(),
+            res: resolve::resolve(module),
+        };
+        p.check_launcher()?;
+        let bufs = p.buffers(None, Interpreter::Tpu)?;
+        let mut m = Machine::new(&p.res, bufs, true, false);
+        m.grid_rank = p.launcher.grid.len();
+        m.steps_left = SimOptions::default().max_steps;
+        let args = p.kernel_args(&m.bufs);
+        m.call(0, args)?;
+        Ok(p)
+    }
+
+    fn check_launcher(&self) -> Result<(), SimError> {
+        let l = &self.launcher;
+        let import = |msg: String| SimError::new(SimStage::Import, ErrorKind::ValueError, msg);
+        if l.grid.len() > MAX_RANK {
+            return Err(SimError::unsupported(format!(
+                "a grid of rank {}",
+                l.grid.len()
+            )));
+        }
+        for (i, o) in l.operands.iter().enumerate() {
+            if o.pad_after.len() != o.shape.len() {
+                return Err(import(format!("operand {i}: padding rank != shape rank")));
+            }
+            if let OperandSource::Param(k) = o.source
+                && k >= l.params.len()
+            {
+                return Err(import(format!("operand {i} reads missing parameter {k}")));
+            }
+        }
+        for (i, o) in l.outputs.iter().enumerate() {
+            if o.pad_after.len() != o.shape.len() {
+                return Err(import(format!("output {i}: padding rank != shape rank")));
+            }
+            if let Some(a) = o.aliases {
+                let Some(op) = l.operands.get(a) else {
+                    return Err(import(format!("output {i} aliases missing operand {a}")));
+                };
+                if op.padded_shape() != o.padded_shape() || op.dtype != o.dtype {
+                    return Err(import(format!(
+                        "output {i} aliases operand {a} of another shape or dtype"
+                    )));
+                }
+            }
+        }
+        if let Some(&k) = l.returns.iter().find(|&&k| k >= l.outputs.len()) {
+            return Err(import(format!("the launcher returns missing output {k}")));
+        }
+        Ok(())
+    }
+
+    /// The kernel buffers: operands, outputs, scratch (values only when `inputs` is given).
+    fn buffers(
+        &self,
+        inputs: Option<&[Tensor]>,
+        interp: Interpreter,
+    ) -> Result<Vec<Buffer>, SimError> {
+        let l = &self.launcher;
+        let int_max = interp == Interpreter::Tpu;
+        let mut bufs = Vec::with_capacity(l.operands.len() + l.outputs.len() + l.scratch.len());
+        for (i, o) in l.operands.iter().enumerate() {
+            let cat = Cat::of(o.dtype);
+            let shape = shape_of(&o.padded_shape())?;
+            let data = match (inputs, &o.source) {
+                (None, _) => Vec::new(),
+                (Some(_), OperandSource::Zeros) => vec![0.0; shape.numel()],
+                (Some(inputs), OperandSource::Param(k)) => {
+                    let t = &inputs[*k];
+                    let true_shape: Vec<usize> = o.shape.iter().map(|&d| d as usize).collect();
+                    if t.shape != true_shape || t.dtype != o.dtype {
+                        return Err(SimError::trace(
+                            ErrorKind::ValueError,
+                            format!(
+                                "operand {i}: input {k} is {} {:?}, the module was emitted for {} {:?}",
+                                t.dtype, t.shape, o.dtype, true_shape
+                            ),
+                        ));
+                    }
+                    let fill = match l.padding {
+                        PaddingFill::Zero => 0.0,
+                        PaddingFill::Poison => cat.poison(true),
+                    };
+                    padded(&t.values, shape_of(&o.shape)?, shape, fill)
+                }
+            };
+            bufs.push(Buffer { cat, shape, data });
+        }
+        for o in &l.outputs {
+            let cat = Cat::of(o.dtype);
+            let shape = shape_of(&o.padded_shape())?;
+            let data = match (inputs, o.aliases, interp) {
+                (None, _, _) => Vec::new(),
+                (Some(_), Some(a), Interpreter::Generic) => bufs[a].data.clone(),
+                (Some(_), _, _) => vec![cat.poison(int_max); shape.numel()],
+            };
+            bufs.push(Buffer { cat, shape, data });
+        }
+        for s in &l.scratch {
+            let cat = Cat::of(s.dtype);
+            let shape = shape_of(&s.shape)?;
+            let data = match inputs {
+                None => Vec::new(),
+                Some(_) => vec![cat.poison(int_max); shape.numel()],
+            };
+            bufs.push(Buffer { cat, shape, data });
+        }
+        Ok(bufs)
+    }
+
+    fn kernel_args(&self, bufs: &[Buffer]) -> Vec<Value> {
+        bufs.iter()
+            .enumerate()
+            .map(|(i, b)| Value::Ref(Rc::new(View::whole(i, b.cat, b.shape))))
+            .collect()
+    }
+
+    /// Runs the module on `inputs` (the launcher's parameters, in order): the returned
+    /// outputs, sliced to their true shapes, or what the module raised.
+    pub fn run(&self, inputs: &[Tensor], options: &SimOptions) -> Result<Vec<Tensor>, SimError> {
+        let l = &self.launcher;
+        if inputs.len() != l.params.len() {
+            return Err(SimError::trace(
+                ErrorKind::TypeError,
+                format!(
+                    "f() takes {} positional arguments but {} were given",
+                    l.params.len(),
+                    inputs.len()
+                ),
+            ));
+        }
+        let interp = options.interpreter;
+        let bufs = self.buffers(Some(inputs), interp)?;
+        let args = self.kernel_args(&bufs);
+        let mut m = Machine::new(&self.res, bufs, false, interp == Interpreter::Generic);
+        m.grid_rank = l.grid.len();
+        m.steps_left = options.max_steps;
+        let grid = &l.grid;
+        if grid.iter().all(|&g| g > 0) {
+            let mut idx = [0i64; MAX_RANK];
+            'grid: loop {
+                m.pid = idx;
+                m.call(0, args.clone())?;
+                let mut k = grid.len();
+                loop {
+                    if k == 0 {
+                        break 'grid;
+                    }
+                    k -= 1;
+                    idx[k] += 1;
+                    if idx[k] < grid[k] {
+                        break;
+                    }
+                    idx[k] = 0;
+                }
+            }
+        }
+        let n_ops = l.operands.len();
+        let mut out = Vec::with_capacity(l.returns.len());
+        for &k in &l.returns {
+            let o = &l.outputs[k];
+            let b = &m.bufs[n_ops + k];
+            let shape: Vec<usize> = o.shape.iter().map(|&d| d as usize).collect();
+            let values = unpadded(&b.data, b.shape, &shape);
+            out.push(Tensor {
+                dtype: o.dtype,
+                shape,
+                values,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Runs `module` on `inputs`: [`Program::new`] then [`Program::run`].
+pub fn simulate(
+    module: &PallasModule,
+    inputs: &[Tensor],
+    options: &SimOptions,
+) -> Result<Vec<Tensor>, SimError> {
+    Program::new(module)?.run(inputs, options)
+}
+
+/// `values` (row-major, `shape`) placed at the start of a `padded`-shaped buffer of `fill`.
+fn padded(values: &[f64], shape: Shape, padded: Shape, fill: f64) -> Vec<f64> {
+    if shape == padded {
+        return values.to_vec();
+    }
+    let mut out = vec![fill; padded.numel()];
+    let r = shape.rank();
+    if shape.numel() == 0 {
+        return out;
+    }
+    let pst = padded.strides();
+    let row = shape.dims()[r - 1];
+    let rows = shape.numel() / row.max(1);
+    let mut idx = [0usize; MAX_RANK];
+    for k in 0..rows {
+        let off: usize = (0..r - 1).map(|d| idx[d] * pst[d]).sum();
+        out[off..off + row].copy_from_slice(&values[k * row..(k + 1) * row]);
+        let mut d = r - 1;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < shape.dims()[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// The `shape`-shaped leading corner of a row-major `padded` buffer.
+fn unpadded(data: &[f64], padded: Shape, shape: &[usize]) -> Vec<f64> {
+    if padded.dims() == shape {
+        return data.to_vec();
+    }
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
+    let r = shape.len();
+    let pst = padded.strides();
+    let row = shape[r - 1];
+    let mut idx = [0usize; MAX_RANK];
+    for _ in 0..n / row {
+        let off: usize = (0..r - 1).map(|d| idx[d] * pst[d]).sum();
+        out.extend_from_slice(&data[off..off + row]);
+        let mut d = r - 1;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
+}

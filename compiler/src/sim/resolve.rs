@@ -1,0 +1,452 @@
+//! Name resolution: the Pallas AST rewritten with every name pre-resolved to a slot, following
+//! Python's scoping (a name assigned anywhere in a function is local to it; other names are
+//! read from the innermost enclosing function that binds them). Every function's locals get
+//! their own slots in one flat array: nested functions run only while their definer is active
+//! and never recurse, so a slot per (function, name) is exactly Python's frames.
+
+use crate::pallas::{BinOp, CmpOp, Expr, Function, IndexPart, Jnp, PallasModule, Stmt, Target};
+use crate::tensor::DType;
+
+/// A slot index.
+pub(crate) type Slot = u32;
+
+/// A resolved function.
+#[derive(Debug)]
+pub(crate) struct RFunc {
+    /// Its Python name.
+    pub name: String,
+    /// Parameter slots.
+    pub params: Vec<Slot>,
+    /// Every local slot (reset to unbound on each call).
+    pub locals: Vec<Slot>,
+    /// The body.
+    pub body: Vec<RStmt>,
+}
+
+/// A resolved statement.
+#[derive(Debug)]
+pub(crate) enum RStmt {
+    /// `target = value`.
+    Assign(RTarget, RExpr),
+    /// `target[index] = value`.
+    Store {
+        /// The Ref.
+        target: RExpr,
+        /// Index parts.
+        index: Vec<RIndex>,
+        /// Value.
+        value: RExpr,
+    },
+    /// `for var in range(start, stop[, step])`.
+    For {
+        /// Loop variable.
+        var: Slot,
+        /// Start.
+        start: RExpr,
+        /// Stop.
+        stop: RExpr,
+        /// Step.
+        step: Option<RExpr>,
+        /// Body.
+        body: Vec<RStmt>,
+    },
+    /// `def`: binds function `func` to `slot`.
+    Def {
+        /// Where the name lives.
+        slot: Slot,
+        /// Index into [`Resolved::funcs`].
+        func: usize,
+    },
+    /// `return [value]`.
+    Return(Option<RExpr>),
+    /// An expression statement.
+    Expr(RExpr),
+}
+
+/// A resolved assignment target.
+#[derive(Debug)]
+pub(crate) enum RTarget {
+    /// One name.
+    Name(Slot),
+    /// Tuple unpacking.
+    Tuple(Vec<Slot>),
+}
+
+/// A resolved index part.
+#[derive(Debug)]
+pub(crate) enum RIndex {
+    /// `:`.
+    Full,
+    /// `None`.
+    NewAxis,
+    /// `...`.
+    Ellipsis,
+    /// A static int.
+    Int(i64),
+    /// A static slice.
+    Slice(Option<i64>, Option<i64>),
+    /// A dynamic entry.
+    Expr(RExpr),
+}
+
+/// A resolved `jnp` call.
+#[derive(Debug)]
+pub(crate) enum RJnp {
+    /// `jnp.clip`.
+    Clip(Box<RExpr>, Box<RExpr>, Box<RExpr>),
+    /// `jnp.minimum`.
+    Minimum(Box<RExpr>, Box<RExpr>),
+    /// `jnp.maximum`.
+    Maximum(Box<RExpr>, Box<RExpr>),
+    /// `jnp.arange`.
+    Arange(Box<RExpr>, Box<RExpr>, DType),
+    /// `jnp.zeros`.
+    Zeros(Vec<RExpr>, DType),
+    /// `jnp.full`.
+    Full(Vec<RExpr>, Box<RExpr>, DType),
+    /// `jnp.sum(x, axis)`.
+    Sum(Box<RExpr>, usize),
+    /// `jnp.reshape`.
+    Reshape(Box<RExpr>, Vec<i64>),
+    /// `jnp.transpose`.
+    Transpose(Box<RExpr>, Vec<usize>),
+    /// `jnp.broadcast_to`.
+    BroadcastTo(Box<RExpr>, Vec<i64>),
+    /// `jnp.where`.
+    Where(Box<RExpr>, Box<RExpr>, Box<RExpr>),
+}
+
+/// A resolved expression.
+#[derive(Debug)]
+pub(crate) enum RExpr {
+    /// A name read from a slot; `local` says whether it is local to the reading function.
+    Load {
+        /// The slot.
+        slot: Slot,
+        /// Local to the reading function (an unbound read is `UnboundLocalError`).
+        local: bool,
+    },
+    /// A name bound in no enclosing function (`NameError` when evaluated).
+    Unresolved(String),
+    /// Int literal.
+    Int(i64),
+    /// Float literal.
+    Float(f64),
+    /// Bool literal.
+    Bool(bool),
+    /// `None`.
+    None,
+    /// Tuple.
+    Tuple(Vec<RExpr>),
+    /// Arithmetic.
+    Binary(BinOp, Box<RExpr>, Box<RExpr>),
+    /// Comparison.
+    Compare(CmpOp, Box<RExpr>, Box<RExpr>),
+    /// Negation.
+    Neg(Box<RExpr>),
+    /// `base[index]`.
+    Index(Box<RExpr>, Vec<RIndex>),
+    /// `base.at[index]`.
+    At(Box<RExpr>, Vec<RIndex>),
+    /// `base.reshape(shape)`.
+    RefReshape(Box<RExpr>, Vec<i64>),
+    /// `.astype`.
+    Astype(Box<RExpr>, DType),
+    /// `pl.ds`.
+    Ds(Box<RExpr>, Box<RExpr>),
+    /// `pl.multiple_of`.
+    MultipleOf(Box<RExpr>, Box<RExpr>),
+    /// `pl.program_id`.
+    ProgramId(usize),
+    /// A `jnp` call.
+    Jnp(RJnp),
+    /// `jax.lax.fori_loop`.
+    ForiLoop {
+        /// Lower bound.
+        lower: Box<RExpr>,
+        /// Upper bound.
+        upper: Box<RExpr>,
+        /// The body function (a name read).
+        body: Box<RExpr>,
+        /// Initial carry.
+        init: Box<RExpr>,
+    },
+    /// `jax.lax.cond`.
+    Cond {
+        /// Predicate.
+        pred: Box<RExpr>,
+        /// Then function (a name read).
+        then_fn: Box<RExpr>,
+        /// Else function (a name read).
+        else_fn: Box<RExpr>,
+        /// Operands.
+        operands: Vec<RExpr>,
+    },
+    /// `pltpu.emit_pipeline(body, grid=...)()`.
+    EmitPipeline {
+        /// The body function (a name read).
+        body: Box<RExpr>,
+        /// Grid.
+        grid: Vec<RExpr>,
+    },
+}
+
+/// A resolved module body.
+#[derive(Debug)]
+pub(crate) struct Resolved {
+    /// Every function; index 0 is the kernel.
+    pub funcs: Vec<RFunc>,
+    /// Name of each slot (for messages).
+    pub slot_names: Vec<String>,
+}
+
+/// A function's locals (few: a linear scan beats hashing).
+struct Scope {
+    names: Vec<(String, Slot)>,
+}
+
+impl Scope {
+    fn get(&self, name: &str) -> Option<Slot> {
+        self.names.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
+    }
+}
+
+struct Resolver {
+    funcs: Vec<RFunc>,
+    slot_names: Vec<String>,
+    scopes: Vec<Scope>,
+}
+
+/// Resolves the kernel of a module.
+pub(crate) fn resolve(module: &PallasModule) -> Resolved {
+    let mut r = Resolver {
+        funcs: Vec::new(),
+        slot_names: Vec::new(),
+        scopes: Vec::new(),
+    };
+    r.function(&module.kernel);
+    Resolved {
+        funcs: r.funcs,
+        slot_names: r.slot_names,
+    }
+}
+
+fn locals_of(body: &[Stmt], out: &mut Vec<String>) {
+    let add = |n: &str, out: &mut Vec<String>| {
+        if !out.iter().any(|x| x == n) {
+            out.push(n.to_string());
+        }
+    };
+    for s in body {
+        match s {
+            Stmt::Assign { target, .. } => match target {
+                Target::Name(n) => add(n, out),
+                Target::Tuple(ns) => ns.iter().for_each(|n| add(n, out)),
+            },
+            Stmt::For { var, body, .. } => {
+                add(var, out);
+                locals_of(body, out);
+            }
+            Stmt::Def(f) => add(&f.name, out),
+            Stmt::Store { .. } | Stmt::Return(_) | Stmt::Expr(_) => {}
+        }
+    }
+}
+
+impl Resolver {
+    fn new_slot(&mut self, name: &str) -> Slot {
+        self.slot_names.push(name.to_string());
+        (self.slot_names.len() - 1) as Slot
+    }
+
+    /// Resolves `f` and returns its index.
+    fn function(&mut self, f: &Function) -> usize {
+        let index = self.funcs.len();
+        self.funcs.push(RFunc {
+            name: f.name.clone(),
+            params: Vec::new(),
+            locals: Vec::new(),
+            body: Vec::new(),
+        });
+        let mut names: Vec<String> = f.params.clone();
+        locals_of(&f.body, &mut names);
+        let mut scope = Scope { names: Vec::new() };
+        let mut locals = Vec::new();
+        for n in &names {
+            if scope.get(n).is_none() {
+                let s = self.new_slot(n);
+                scope.names.push((n.clone(), s));
+                locals.push(s);
+            }
+        }
+        let params = f.params.iter().filter_map(|p| scope.get(p)).collect();
+        self.scopes.push(scope);
+        let body = self.body(&f.body);
+        self.scopes.pop();
+        let rf = &mut self.funcs[index];
+        rf.params = params;
+        rf.locals = locals;
+        rf.body = body;
+        index
+    }
+
+    fn body(&mut self, body: &[Stmt]) -> Vec<RStmt> {
+        body.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn local(&self, name: &str) -> Slot {
+        // Every assigned name was collected as a local of the current function.
+        self.scopes.last().and_then(|s| s.get(name)).unwrap_or(0)
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> RStmt {
+        match s {
+            Stmt::Assign { target, value } => {
+                let v = self.expr(value);
+                let t = match target {
+                    Target::Name(n) => RTarget::Name(self.local(n)),
+                    Target::Tuple(ns) => RTarget::Tuple(ns.iter().map(|n| self.local(n)).collect()),
+                };
+                RStmt::Assign(t, v)
+            }
+            Stmt::Store {
+                target,
+                index,
+                value,
+            } => RStmt::Store {
+                target: self.expr(target),
+                index: self.index(index),
+                value: self.expr(value),
+            },
+            Stmt::For {
+                var,
+                start,
+                stop,
+                step,
+                body,
+            } => RStmt::For {
+                var: self.local(var),
+                start: self.expr(start),
+                stop: self.expr(stop),
+                step: step.as_ref().map(|e| self.expr(e)),
+                body: self.body(body),
+            },
+            Stmt::Def(f) => {
+                let slot = self.local(&f.name);
+                let func = self.function(f);
+                RStmt::Def { slot, func }
+            }
+            Stmt::Return(v) => RStmt::Return(v.as_ref().map(|e| self.expr(e))),
+            Stmt::Expr(e) => RStmt::Expr(self.expr(e)),
+        }
+    }
+
+    fn index(&mut self, parts: &[IndexPart]) -> Vec<RIndex> {
+        parts
+            .iter()
+            .map(|p| match p {
+                IndexPart::Full => RIndex::Full,
+                IndexPart::NewAxis => RIndex::NewAxis,
+                IndexPart::Ellipsis => RIndex::Ellipsis,
+                IndexPart::Int(v) => RIndex::Int(*v),
+                IndexPart::Slice { start, stop } => RIndex::Slice(*start, *stop),
+                IndexPart::Expr(e) => RIndex::Expr(self.expr(e)),
+            })
+            .collect()
+    }
+
+    fn name(&self, n: &str) -> RExpr {
+        let innermost = self.scopes.len().saturating_sub(1);
+        for (depth, scope) in self.scopes.iter().enumerate().rev() {
+            if let Some(slot) = scope.get(n) {
+                return RExpr::Load {
+                    slot,
+                    local: depth == innermost,
+                };
+            }
+        }
+        RExpr::Unresolved(n.to_string())
+    }
+
+    fn bx(&mut self, e: &Expr) -> Box<RExpr> {
+        Box::new(self.expr(e))
+    }
+
+    fn expr(&mut self, e: &Expr) -> RExpr {
+        match e {
+            Expr::Name(n) => self.name(n),
+            Expr::Int(v) => RExpr::Int(*v),
+            Expr::Float(v) => RExpr::Float(*v),
+            Expr::Bool(b) => RExpr::Bool(*b),
+            Expr::None => RExpr::None,
+            Expr::Tuple(items) => RExpr::Tuple(items.iter().map(|x| self.expr(x)).collect()),
+            Expr::Binary { op, lhs, rhs } => RExpr::Binary(*op, self.bx(lhs), self.bx(rhs)),
+            Expr::Compare { op, lhs, rhs } => RExpr::Compare(*op, self.bx(lhs), self.bx(rhs)),
+            Expr::Neg(v) => RExpr::Neg(self.bx(v)),
+            Expr::Index { base, index } => RExpr::Index(self.bx(base), self.index(index)),
+            Expr::At { base, index } => RExpr::At(self.bx(base), self.index(index)),
+            Expr::RefReshape { base, shape } => RExpr::RefReshape(self.bx(base), shape.clone()),
+            Expr::Astype { value, dtype } => RExpr::Astype(self.bx(value), *dtype),
+            Expr::Ds { start, size } => RExpr::Ds(self.bx(start), self.bx(size)),
+            Expr::MultipleOf { value, multiple } => {
+                RExpr::MultipleOf(self.bx(value), self.bx(multiple))
+            }
+            Expr::ProgramId(axis) => RExpr::ProgramId(*axis),
+            Expr::Jnp(j) => RExpr::Jnp(self.jnp(j)),
+            Expr::ForiLoop {
+                lower,
+                upper,
+                body,
+                init,
+            } => RExpr::ForiLoop {
+                lower: self.bx(lower),
+                upper: self.bx(upper),
+                body: Box::new(self.name(body)),
+                init: self.bx(init),
+            },
+            Expr::Cond {
+                pred,
+                then_fn,
+                else_fn,
+                operands,
+            } => RExpr::Cond {
+                pred: self.bx(pred),
+                then_fn: Box::new(self.name(then_fn)),
+                else_fn: Box::new(self.name(else_fn)),
+                operands: operands.iter().map(|o| self.expr(o)).collect(),
+            },
+            Expr::EmitPipeline { body, grid } => RExpr::EmitPipeline {
+                body: Box::new(self.name(body)),
+                grid: grid.iter().map(|g| self.expr(g)).collect(),
+            },
+        }
+    }
+
+    fn jnp(&mut self, j: &Jnp) -> RJnp {
+        match j {
+            Jnp::Clip { x, lo, hi } => RJnp::Clip(self.bx(x), self.bx(lo), self.bx(hi)),
+            Jnp::Minimum(a, b) => RJnp::Minimum(self.bx(a), self.bx(b)),
+            Jnp::Maximum(a, b) => RJnp::Maximum(self.bx(a), self.bx(b)),
+            Jnp::Arange { start, stop, dtype } => {
+                RJnp::Arange(self.bx(start), self.bx(stop), *dtype)
+            }
+            Jnp::Zeros { shape, dtype } => {
+                RJnp::Zeros(shape.iter().map(|d| self.expr(d)).collect(), *dtype)
+            }
+            Jnp::Full {
+                shape,
+                value,
+                dtype,
+            } => RJnp::Full(
+                shape.iter().map(|d| self.expr(d)).collect(),
+                self.bx(value),
+                *dtype,
+            ),
+            Jnp::Sum { x, axis } => RJnp::Sum(self.bx(x), *axis),
+            Jnp::Reshape { x, shape } => RJnp::Reshape(self.bx(x), shape.clone()),
+            Jnp::Transpose { x, axes } => RJnp::Transpose(self.bx(x), axes.clone()),
+            Jnp::BroadcastTo { x, shape } => RJnp::BroadcastTo(self.bx(x), shape.clone()),
+            Jnp::Where { cond, a, b } => RJnp::Where(self.bx(cond), self.bx(a), self.bx(b)),
+        }
+    }
+}

@@ -131,6 +131,7 @@ pub fn check_case(
         case,
         inputs: &inputs,
         emitted: emitted.as_deref(),
+        module: compiled.as_ref().ok().and_then(|c| c.module.as_ref()),
     };
     let reference = crate::engines::reference::Reference.run(&job);
     let reference_ok = reference.status.outputs().is_some();

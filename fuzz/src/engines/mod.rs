@@ -10,6 +10,7 @@
 
 pub mod jax;
 pub mod reference;
+pub mod sim;
 
 use compiler::ir::{Case, Span};
 use compiler::tensor::Tensor;
@@ -24,6 +25,8 @@ pub struct Job<'a> {
     pub inputs: &'a [Tensor],
     /// The emitted Pallas module, when the compiler lowered the kernel.
     pub emitted: Option<&'a str>,
+    /// The same module as a typed AST (what `pallas-sim` interprets).
+    pub module: Option<&'a compiler::pallas::PallasModule>,
 }
 
 /// What one engine did with one case.
@@ -144,8 +147,9 @@ pub trait Engine: Send + Sync {
 }
 
 /// Names of every engine this build knows, in a fixed order.
-pub const ENGINE_NAMES: [&str; 5] = [
+pub const ENGINE_NAMES: [&str; 6] = [
     "oracle",
+    "pallas-sim",
     "pallas-interpret",
     "pallas-tpu-interpret",
     "pallas-tpu-lower",
@@ -174,6 +178,9 @@ pub fn build(
             if n == "oracle" {
                 return Ok(Box::new(reference::Reference));
             }
+            if n == sim::NAME {
+                return Ok(Box::new(sim::Sim::default()));
+            }
             let mode: tpu_runner::Mode = n.parse().map_err(|_| BuildError::Unknown(n.clone()))?;
             let pool = pool
                 .clone()
@@ -185,9 +192,9 @@ pub fn build(
 
 /// The engines that run in this process (no Python): the reference, and `pallas-sim` when this
 /// build has it.
-pub const IN_PROCESS: &[&str] = &["oracle"];
+pub const IN_PROCESS: &[&str] = &["oracle", sim::NAME];
 
 /// Whether any of `names` needs the JAX worker pool.
 pub fn needs_pool(names: &[String]) -> bool {
-    names.iter().any(|n| n != "oracle")
+    names.iter().any(|n| !IN_PROCESS.contains(&n.as_str()))
 }

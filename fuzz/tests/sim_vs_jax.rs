@@ -1,0 +1,275 @@
+//! `pallas-sim` against real JAX on generated cases: the in-process executor must give what
+//! JAX's TPU interpreter (`pallas-tpu-interpret`) gives, case for case.
+//!
+//! Cases: `generate_from_seed(seed, &GenConfig::default())` from seed 0 up, keeping those the
+//! compiler lowers and the reference accepts, until 200 (`SIM_VS_JAX_CASES` overrides; one in
+//! four is compiled with `poison_padding` so padding is NaN / `INT_MAX`). Each runs on both
+//! engines (two threads; the TPU interpreter costs ~2 s per new kernel). Where JAX fails with
+//! a listed known issue (its TPU interpreter cannot read through a Ref reshape), the case is
+//! compared against `pallas-interpret` instead, and the executor runs with the generic
+//! interpreter's semantics.
+//!
+//! Agreement: the same outputs bit for bit (int32 exactly; float values equal, NaN where NaN;
+//! the sign of a zero is not compared), or the same error: the same stage and the same
+//! Python class (the TPU interpreter's `JaxRuntimeError (IndexError)` counts as `IndexError`).
+//! A float output that differs only in the last bits (a reduction order the executor does not
+//! reproduce) is reported with its ulp distance and tolerated up to [`MAX_ULPS`]; everything
+//! else is a failure.
+
+use compiler::compile::{CodegenOptions, compile};
+use compiler::ir::Case;
+use compiler::pallas::PallasModule;
+use compiler::sim::{Interpreter, SimOptions};
+use compiler::tensor::{DType, Tensor};
+use pallas_diff_fuzz::engines::jax::Jax;
+use pallas_diff_fuzz::engines::sim::Sim;
+use pallas_diff_fuzz::engines::{Engine, EngineStatus, Job};
+use pallas_diff_fuzz::generators::{GenConfig, generate_from_seed};
+use pallas_diff_fuzz::known_issues::known_issue;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The largest float difference tolerated, in units in the last place of the output dtype
+/// (reduction order only; see the module docs).
+const MAX_ULPS: u64 = 0;
+
+struct Lowered {
+    seed: u64,
+    case: Case,
+    module: PallasModule,
+    source: String,
+    inputs: Vec<Tensor>,
+    poison: bool,
+}
+
+/// The distance in ulps of two finite values of a dtype (bfloat16 is float32's top half).
+fn ulps(dtype: DType, a: f64, b: f64) -> u64 {
+    let key = |v: f64| -> i64 {
+        let bits = (v as f32).to_bits();
+        let (sign, magnitude) = match dtype {
+            DType::Bfloat16 => (bits >> 31, (bits >> 16) & 0x7fff),
+            DType::Float32 | DType::Int32 => (bits >> 31, bits & 0x7fff_ffff),
+        };
+        if sign == 1 {
+            -i64::from(magnitude)
+        } else {
+            i64::from(magnitude)
+        }
+    };
+    key(a).abs_diff(key(b))
+}
+
+enum Verdict {
+    Bitwise,
+    SameError,
+    WithinUlps(u64),
+    Differ(String),
+}
+
+fn error_class(kind: &str) -> &str {
+    // `JaxRuntimeError (IndexError)` → `IndexError`.
+    match (kind.find('('), kind.rfind(')')) {
+        (Some(a), Some(b)) if a < b => &kind[a + 1..b],
+        _ => kind,
+    }
+}
+
+fn judge(sim: &EngineStatus, jax: &EngineStatus) -> Verdict {
+    match (sim, jax) {
+        (EngineStatus::Outputs(a), EngineStatus::Outputs(b)) => {
+            if a.len() != b.len() {
+                return Verdict::Differ(format!("{} vs {} outputs", a.len(), b.len()));
+            }
+            let mut worst = 0u64;
+            for (k, (x, y)) in a.iter().zip(b).enumerate() {
+                if x.shape != y.shape || x.dtype != y.dtype {
+                    return Verdict::Differ(format!(
+                        "output {k}: {} {:?} vs {} {:?}",
+                        x.dtype, x.shape, y.dtype, y.shape
+                    ));
+                }
+                for (i, (&p, &q)) in x.values.iter().zip(&y.values).enumerate() {
+                    if p == q || (p.is_nan() && q.is_nan()) {
+                        continue;
+                    }
+                    let close = x.dtype != DType::Int32 && p.is_finite() && q.is_finite();
+                    if !close {
+                        return Verdict::Differ(format!("output {k} element {i}: sim {p} jax {q}"));
+                    }
+                    let u = ulps(x.dtype, p, q);
+                    if u > MAX_ULPS {
+                        return Verdict::Differ(format!(
+                            "output {k} element {i}: sim {p} jax {q} ({u} ulps)"
+                        ));
+                    }
+                    worst = worst.max(u);
+                }
+            }
+            if worst == 0 {
+                Verdict::Bitwise
+            } else {
+                Verdict::WithinUlps(worst)
+            }
+        }
+        (
+            EngineStatus::KernelError {
+                stage: s1,
+                kind: k1,
+                ..
+            },
+            EngineStatus::KernelError {
+                stage: s2,
+                kind: k2,
+                ..
+            },
+        ) if s1 == s2 && error_class(k1) == error_class(k2) => Verdict::SameError,
+        _ => Verdict::Differ(format!(
+            "sim {}, jax {}",
+            sim.detail().unwrap_or_else(|| sim.name().to_string()),
+            jax.detail().unwrap_or_else(|| jax.name().to_string())
+        )),
+    }
+}
+
+fn collect(n: usize, only: Option<&[u64]>) -> Vec<Lowered> {
+    let cfg = GenConfig::default();
+    let mut out = Vec::new();
+    let mut seed = 0u64;
+    while out.len() < n {
+        if let Some(only) = only {
+            if seed > only.iter().copied().max().unwrap_or(0) {
+                break;
+            }
+            if !only.contains(&seed) {
+                seed += 1;
+                continue;
+            }
+        }
+        let case = generate_from_seed(seed, &cfg);
+        let poison = only.is_none() && out.len() % 4 == 3;
+        let options = CodegenOptions {
+            poison_padding: poison,
+        };
+        let c = compile(&case, &options);
+        if let (Some(module), Some(source)) = (c.module, c.source)
+            && oracle::evaluate(&case).is_ok()
+            && let Ok(inputs) = case.kernel_tensor_args()
+        {
+            out.push(Lowered {
+                seed,
+                case,
+                module,
+                source,
+                inputs,
+                poison,
+            });
+        }
+        seed += 1;
+    }
+    out
+}
+
+#[test]
+fn sim_matches_the_tpu_interpreter_on_generated_cases() {
+    let n: usize = std::env::var("SIM_VS_JAX_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
+    // `SIM_VS_JAX_SEEDS=659,1030` re-checks chosen seeds (poison padding off).
+    let only: Option<Vec<u64>> = std::env::var("SIM_VS_JAX_SEEDS")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    let cases = collect(n, only.as_deref());
+    let python = tpu_runner::provision().expect("provision JAX (needs PyPI on first run)");
+    let pool = Arc::new(
+        tpu_runner::Pool::new(tpu_runner::PoolConfig::new(python).with_workers(2))
+            .expect("start JAX workers"),
+    );
+    let tpu = Jax::new(tpu_runner::Mode::PallasTpuInterpret, pool.clone());
+    let generic = Jax::new(tpu_runner::Mode::PallasInterpret, pool);
+    let start = Instant::now();
+    let next = Mutex::new(0usize);
+    let rows = Mutex::new(Vec::<(u64, String, Verdict)>::new());
+    let sim_us = Mutex::new(Vec::<f64>::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let i = {
+                        let mut k = next.lock().unwrap();
+                        *k += 1;
+                        *k - 1
+                    };
+                    let Some(c) = cases.get(i) else { break };
+                    let job = Job {
+                        case: &c.case,
+                        inputs: &c.inputs,
+                        emitted: Some(&c.source),
+                        module: Some(&c.module),
+                    };
+                    let t = Instant::now();
+                    let sim = Sim::default().run(&job).status;
+                    sim_us.lock().unwrap().push(t.elapsed().as_secs_f64() * 1e6);
+                    let jax = tpu.run(&job).status;
+                    let (against, verdict) = match known_issue("pallas-tpu-interpret", &jax) {
+                        Some(k) => {
+                            let jax = generic.run(&job).status;
+                            let sim = Sim {
+                                options: SimOptions {
+                                    interpreter: Interpreter::Generic,
+                                    ..SimOptions::default()
+                                },
+                            }
+                            .run(&job)
+                            .status;
+                            (format!("pallas-interpret ({})", k.id), judge(&sim, &jax))
+                        }
+                        None => ("pallas-tpu-interpret".to_string(), judge(&sim, &jax)),
+                    };
+                    let label = format!(
+                        "{against}{}",
+                        if c.poison { ", poison padding" } else { "" }
+                    );
+                    rows.lock().unwrap().push((c.seed, label, verdict));
+                }
+            });
+        }
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    let mut rows = rows.into_inner().unwrap();
+    rows.sort_by_key(|r| r.0);
+    let (mut bitwise, mut errors, mut close, mut failures) = (0, 0, Vec::new(), Vec::new());
+    for (seed, against, v) in &rows {
+        match v {
+            Verdict::Bitwise => bitwise += 1,
+            Verdict::SameError => errors += 1,
+            Verdict::WithinUlps(u) => close.push(format!("seed {seed} ({against}): {u} ulps")),
+            Verdict::Differ(d) => failures.push(format!("seed {seed} ({against}): {d}")),
+        }
+    }
+    let fallback = rows
+        .iter()
+        .filter(|r| r.1.starts_with("pallas-interpret"))
+        .count();
+    let mut us = sim_us.into_inner().unwrap();
+    us.sort_by(f64::total_cmp);
+    println!(
+        "{} lowered cases (seeds 0..={}) in {elapsed:.1} s: {bitwise} identical outputs, {errors} \
+         identical errors, {} within {MAX_ULPS} ulps, {} different; {fallback} compared against \
+         pallas-interpret (known issue); pallas-sim median {:.1} us per case (this build)",
+        rows.len(),
+        rows.last().map_or(0, |r| r.0),
+        close.len(),
+        failures.len(),
+        us.get(us.len() / 2).copied().unwrap_or(0.0)
+    );
+    for c in &close {
+        println!("  close: {c}");
+    }
+    assert!(
+        failures.is_empty(),
+        "pallas-sim disagrees with JAX on {} case(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -3,9 +3,13 @@
 pub mod check;
 mod emit;
 mod eval;
+mod fuzz;
 mod parse;
 mod probe;
+mod reduce;
 mod render;
+mod replay;
+mod report;
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -89,9 +93,21 @@ enum Command {
     /// Run a case through the compiler, the reference and the engines; classify the outcome.
     #[command(after_help = EXIT_CODES)]
     Check(check::Args),
+    /// Run a fuzz campaign (default: 2 minutes, in-process engines plus JAX confirmation).
+    #[command(after_help = EXIT_CODES)]
+    Fuzz(Box<fuzz::Args>),
     /// Show what the JAX side can run here (Python, JAX, devices, TPU).
     #[command(after_help = EXIT_CODES)]
     Probe(probe::Args),
+    /// Replay the regression corpus (one trial per entry x engine); --bless records outcomes.
+    #[command(after_help = EXIT_CODES)]
+    Replay(replay::Args),
+    /// Reduce a finding directory's case while its signature holds.
+    #[command(after_help = EXIT_CODES)]
+    Reduce(reduce::Args),
+    /// Print a finding directory as a Markdown bug report with a standalone repro.py.
+    #[command(after_help = EXIT_CODES)]
+    Report(report::Args),
 }
 
 /// Runs a parsed command line.
@@ -103,6 +119,10 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Eval(a) => eval::run(a),
         Command::Check(a) => check::run(a),
         Command::Probe(a) => probe::run(a),
+        Command::Fuzz(a) => fuzz::run(*a),
+        Command::Replay(a) => replay::run(a),
+        Command::Reduce(a) => reduce::run(a),
+        Command::Report(a) => report::run(a),
     }
 }
 

@@ -1,0 +1,254 @@
+//! The findings directory of a campaign: deduplication into buckets, optional reduction, and
+//! one finding directory per bucket ([`CorpusSink`], the `fuzz` crate's `FindingSink`).
+//!
+//! Layout of a findings directory:
+//! * `buckets.json`: [`Buckets`], rewritten atomically after every finding;
+//! * `<NNNN>-<outcome>-<engine>/`: one finding directory per bucket ([`crate::finding`]),
+//!   holding the bucket's smallest case.
+//!
+//! Filing a finding: its signature is computed; a known bucket (by key, or by the raw key of a
+//! finding that reduced into it) only has its count raised (and its directory replaced when the
+//! new case is smaller), so a known bug adds no directory. A new one is reduced first when
+//! reduction is on and the engine that saw it is among [`ReduceOptions::engines`], then filed
+//! under its reduced signature, which may turn out to be a known bucket after all.
+
+use crate::finding::{
+    Finding, FindingError, FindingProvenance, ReductionRecord, Versions, write_finding_dir,
+};
+use crate::minimize::reduce_finding;
+use crate::reduce::Budget;
+use crate::signature::{Buckets, BucketsError, CostRecord, Recorded, signature};
+use compiler::compile::CodegenOptions;
+use compiler::ir::Case;
+use fuzz::campaign::sink::{Filed, FindingSink};
+use fuzz::check::CaseReport;
+use fuzz::engines::Engine;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Reduction of new findings.
+#[derive(Clone)]
+pub struct ReduceOptions {
+    /// The budget per new finding.
+    pub budget: Budget,
+    /// The engines a reduction may run (only the one that saw the finding runs; a finding
+    /// whose engine is not here is filed unreduced, for `pallas-diff reduce` later).
+    pub engines: Vec<Arc<dyn Engine>>,
+    /// Candidates checked at once (the JAX pool's size).
+    pub jobs: usize,
+}
+
+/// Why the findings directory cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    /// `buckets.json` is unreadable.
+    #[error(transparent)]
+    Buckets(#[from] BucketsError),
+    /// A finding directory could not be written.
+    #[error(transparent)]
+    Finding(#[from] FindingError),
+    /// The directory could not be created or listed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+struct State {
+    buckets: Buckets,
+    next_dir: u32,
+}
+
+/// A findings directory that deduplicates, optionally reduces, and writes findings.
+pub struct CorpusSink {
+    root: PathBuf,
+    state: Mutex<State>,
+    codegen: CodegenOptions,
+    reduce: Option<ReduceOptions>,
+    versions: Versions,
+}
+
+/// The number prefix of a finding directory name (`0007-mismatch-...` → 7).
+fn dir_number(name: &str) -> Option<u32> {
+    name.split('-').next()?.parse().ok()
+}
+
+impl CorpusSink {
+    /// Opens (creating it if needed) a findings directory. `versions` describes the engines
+    /// (`Pool::availability()` preferably; a `jax X jaxlib Y` string is accepted).
+    pub fn open(
+        root: &Path,
+        codegen: CodegenOptions,
+        reduce: Option<ReduceOptions>,
+        versions: impl Into<Versions>,
+    ) -> Result<CorpusSink, SinkError> {
+        std::fs::create_dir_all(root).map_err(|source| SinkError::Io {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let buckets = Buckets::load(root)?;
+        let mut next_dir = 1;
+        let listing = std::fs::read_dir(root).map_err(|source| SinkError::Io {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        for item in listing.flatten() {
+            if let Some(n) = dir_number(&item.file_name().to_string_lossy()) {
+                next_dir = next_dir.max(n + 1);
+            }
+        }
+        Ok(CorpusSink {
+            root: root.to_path_buf(),
+            state: Mutex::new(State { buckets, next_dir }),
+            codegen,
+            reduce,
+            versions: versions.into(),
+        })
+    }
+
+    /// The findings directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A snapshot of the buckets.
+    pub fn buckets(&self) -> Buckets {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .buckets
+            .clone()
+    }
+
+    /// Files one finding (see the module docs); `seed` is the case's generator seed.
+    pub fn file_finding(
+        &self,
+        case: &Case,
+        report: &CaseReport,
+        seed: Option<u64>,
+    ) -> Result<Filed, SinkError> {
+        let provenance = FindingProvenance {
+            seed,
+            generator: seed.map(|_| format!("pallas-diff-fuzz {}", env!("CARGO_PKG_VERSION"))),
+            source: None,
+        };
+        let raw = signature(case, report);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let dir_name = format!("{:04}-{}", state.next_dir, raw.slug());
+        if state.buckets.find(&raw.key()).is_some() {
+            return self.known(&mut state, &raw, case, report, provenance);
+        }
+        // A new bucket: reduce first when possible.
+        let mut finding = Finding::new(
+            case,
+            report,
+            &self.codegen,
+            self.versions.clone(),
+            provenance.clone(),
+        );
+        if let Some(opts) = &self.reduce
+            && raw
+                .engine
+                .as_ref()
+                .is_none_or(|n| opts.engines.iter().any(|e| e.name() == n))
+            && let Ok(r) = reduce_finding(
+                case,
+                &raw,
+                &opts.engines,
+                opts.budget,
+                opts.jobs,
+                &self.codegen,
+            )
+        {
+            let reduced_key = r.signature.key();
+            if reduced_key != raw.key() && state.buckets.find(&reduced_key).is_some() {
+                // It reduced into a known bucket: count it there, remember the raw key.
+                let filed = self.known(&mut state, &r.signature, &r.case, &r.report, provenance)?;
+                if let Some(b) = state
+                    .buckets
+                    .buckets
+                    .values_mut()
+                    .find(|b| b.key == reduced_key)
+                {
+                    b.aliases.insert(raw.key());
+                }
+                state.buckets.save(&self.root)?;
+                return Ok(filed);
+            }
+            let mut reduced = Finding::new(
+                &r.case,
+                &r.report,
+                &self.codegen,
+                self.versions.clone(),
+                provenance,
+            );
+            reduced.meta.reduction = Some(ReductionRecord {
+                original_key: raw.key(),
+                original_cost: CostRecord::of(case),
+                original_body_lines: r.original_body_lines,
+                body_lines: r.body_lines,
+                attempts: r.attempts,
+                steps: r.steps,
+                engine_runs: r.engine_runs,
+                seconds: r.seconds,
+                exhausted: r.exhausted,
+            });
+            finding = reduced;
+        }
+        let sig = finding.meta.signature.clone();
+        let dir_name = if sig.key() == raw.key() {
+            dir_name
+        } else {
+            format!("{:04}-{}", state.next_dir, sig.slug())
+        };
+        write_finding_dir(&self.root.join(&dir_name), &finding)?;
+        state.next_dir += 1;
+        state
+            .buckets
+            .record(&sig, CostRecord::of(&finding.case), &dir_name);
+        if sig.key() != raw.key()
+            && let Some(b) = state.buckets.buckets.get_mut(&sig.key())
+        {
+            b.aliases.insert(raw.key());
+        }
+        state.buckets.save(&self.root)?;
+        Ok(Filed::New(self.root.join(dir_name)))
+    }
+
+    /// Counts a finding in its known bucket, replacing the bucket's case when this one is
+    /// smaller.
+    fn known(
+        &self,
+        state: &mut State,
+        sig: &crate::signature::Signature,
+        case: &Case,
+        report: &CaseReport,
+        provenance: FindingProvenance,
+    ) -> Result<Filed, SinkError> {
+        let cost = CostRecord::of(case);
+        if let Recorded::Known { dir, smaller } = state.buckets.record(sig, cost, "") {
+            if smaller {
+                let finding = Finding::new(
+                    case,
+                    report,
+                    &self.codegen,
+                    self.versions.clone(),
+                    provenance,
+                );
+                write_finding_dir(&self.root.join(dir), &finding)?;
+            }
+        }
+        state.buckets.save(&self.root)?;
+        Ok(Filed::Duplicate)
+    }
+}
+
+impl FindingSink for CorpusSink {
+    fn file(&self, case: &Case, report: &CaseReport, seed: u64) -> std::io::Result<Filed> {
+        self.file_finding(case, report, Some(seed))
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+}

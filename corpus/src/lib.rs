@@ -9,4 +9,5 @@ pub mod minimize;
 pub mod reduce;
 pub mod replay;
 pub mod signature;
+pub mod sink;
 pub mod spec;

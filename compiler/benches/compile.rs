@@ -1,6 +1,9 @@
 //! Plan + emit for a typical case (`corpus/spec-kernels/case_script_example.py`): the budget is
 //! a median of at most 100 µs on one core. Benchmarks each stage and the whole `compile`.
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use pallas_diff_compiler::compile::{CodegenOptions, compile};
 use pallas_diff_compiler::frontend::parse_case;

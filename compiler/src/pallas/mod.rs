@@ -586,3 +586,140 @@ impl From<Jnp> for Expr {
         Expr::Jnp(j)
     }
 }
+
+impl IndexPart {
+    fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match self {
+            IndexPart::Expr(e) => e.walk_mut(f),
+            IndexPart::Full
+            | IndexPart::NewAxis
+            | IndexPart::Ellipsis
+            | IndexPart::Int(_)
+            | IndexPart::Slice { .. } => {}
+        }
+    }
+}
+
+impl Expr {
+    /// Calls `f` on every sub-expression and then on `self` (post-order), mutably: the hook for
+    /// rewriting passes such as fault injection.
+    pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match self {
+            Expr::Name(_) | Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::None => {}
+            Expr::ProgramId(_) => {}
+            Expr::Tuple(items) => items.iter_mut().for_each(|x| x.walk_mut(f)),
+            Expr::Binary { lhs, rhs, .. } | Expr::Compare { lhs, rhs, .. } => {
+                lhs.walk_mut(f);
+                rhs.walk_mut(f);
+            }
+            Expr::Neg(v) => v.walk_mut(f),
+            Expr::Index { base, index } | Expr::At { base, index } => {
+                base.walk_mut(f);
+                index.iter_mut().for_each(|p| p.walk_mut(f));
+            }
+            Expr::RefReshape { base, .. } => base.walk_mut(f),
+            Expr::Astype { value, .. } => value.walk_mut(f),
+            Expr::Ds { start, size } => {
+                start.walk_mut(f);
+                size.walk_mut(f);
+            }
+            Expr::MultipleOf { value, multiple } => {
+                value.walk_mut(f);
+                multiple.walk_mut(f);
+            }
+            Expr::Jnp(j) => j.walk_mut(f),
+            Expr::ForiLoop {
+                lower, upper, init, ..
+            } => {
+                lower.walk_mut(f);
+                upper.walk_mut(f);
+                init.walk_mut(f);
+            }
+            Expr::Cond { pred, operands, .. } => {
+                pred.walk_mut(f);
+                operands.iter_mut().for_each(|x| x.walk_mut(f));
+            }
+            Expr::EmitPipeline { grid, .. } => grid.iter_mut().for_each(|x| x.walk_mut(f)),
+        }
+        f(self);
+    }
+}
+
+impl Jnp {
+    fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match self {
+            Jnp::Clip { x, lo, hi } => {
+                x.walk_mut(f);
+                lo.walk_mut(f);
+                hi.walk_mut(f);
+            }
+            Jnp::Minimum(a, b) | Jnp::Maximum(a, b) => {
+                a.walk_mut(f);
+                b.walk_mut(f);
+            }
+            Jnp::Arange { start, stop, .. } => {
+                start.walk_mut(f);
+                stop.walk_mut(f);
+            }
+            Jnp::Zeros { shape, .. } => shape.iter_mut().for_each(|x| x.walk_mut(f)),
+            Jnp::Full { shape, value, .. } => {
+                shape.iter_mut().for_each(|x| x.walk_mut(f));
+                value.walk_mut(f);
+            }
+            Jnp::Sum { x, .. }
+            | Jnp::Reshape { x, .. }
+            | Jnp::Transpose { x, .. }
+            | Jnp::BroadcastTo { x, .. } => x.walk_mut(f),
+            Jnp::Where { cond, a, b } => {
+                cond.walk_mut(f);
+                a.walk_mut(f);
+                b.walk_mut(f);
+            }
+        }
+    }
+}
+
+impl Stmt {
+    /// Calls [`Expr::walk_mut`] on every expression of the statement, nested bodies included.
+    pub fn walk_exprs_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match self {
+            Stmt::Assign { value, .. } | Stmt::Expr(value) => value.walk_mut(f),
+            Stmt::Store {
+                target,
+                index,
+                value,
+            } => {
+                target.walk_mut(f);
+                index.iter_mut().for_each(|p| p.walk_mut(f));
+                value.walk_mut(f);
+            }
+            Stmt::For {
+                start,
+                stop,
+                step,
+                body,
+                ..
+            } => {
+                start.walk_mut(f);
+                stop.walk_mut(f);
+                if let Some(s) = step {
+                    s.walk_mut(f);
+                }
+                body.iter_mut().for_each(|s| s.walk_exprs_mut(f));
+            }
+            Stmt::Def(func) => func.walk_exprs_mut(f),
+            Stmt::Return(v) => {
+                if let Some(v) = v {
+                    v.walk_mut(f);
+                }
+            }
+        }
+    }
+}
+
+impl Function {
+    /// Calls [`Expr::walk_mut`] on every expression of the body, nested functions included.
+    pub fn walk_exprs_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        self.body.iter_mut().for_each(|s| s.walk_exprs_mut(f));
+    }
+}

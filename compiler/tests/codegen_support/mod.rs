@@ -39,9 +39,12 @@ pub fn python3() -> Option<PathBuf> {
     ok.then(|| PathBuf::from("python3"))
 }
 
-/// A Python with JAX 0.10.x for running emitted modules: `$PALLAS_DIFF_JAX_PYTHON`, else the
-/// workspace venv `.venv/bin/python` when it imports jax.
+/// A Python with JAX for running emitted modules, only when `PALLAS_DIFF_JAX_TESTS=1`:
+/// `$PALLAS_DIFF_JAX_PYTHON`, else the workspace venv `.venv/bin/python`, if it imports JAX.
 pub fn jax_python() -> Option<PathBuf> {
+    if std::env::var_os("PALLAS_DIFF_JAX_TESTS").is_none_or(|v| v != "1") {
+        return None;
+    }
     let candidates: Vec<PathBuf> = std::env::var_os("PALLAS_DIFF_JAX_PYTHON")
         .map(PathBuf::from)
         .into_iter()

@@ -77,7 +77,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         block_sizes,
         gap: None,
     };
-    if let Some(r) = crate::validate::validate(case) {
+    if let Some(r) = crate::validate::validate_with_faults(case, options.faults) {
         return rejected(r, block_sizes);
     }
     let types = match crate::ir::types::infer(case) {
@@ -88,7 +88,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         }
     };
     let block_sizes = types.block_sizes.clone();
-    let plan = match crate::plan::plan(case, &types) {
+    let plan = match crate::plan::plan_with_faults(case, &types, options.faults) {
         Ok(p) => p,
         Err(r) => return rejected(r, block_sizes),
     };

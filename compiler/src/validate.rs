@@ -14,6 +14,7 @@
 //! static shape when one is missing (`blk[live - 2:]`); floats and comparisons are not indices.
 //! Then the whole list: at most one narrowing entry.
 
+use crate::faults::{Fault, FaultSet};
 use crate::ir::scope::HostEnv;
 use crate::ir::types::Ty;
 use crate::ir::{BinOp, Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
@@ -22,6 +23,11 @@ use std::collections::HashMap;
 
 /// The first trace-time refusal of the kernel in program order, if any.
 pub fn validate(case: &Case) -> Option<Rejection> {
+    validate_with_faults(case, FaultSet::NONE)
+}
+
+/// [`validate`] with injected faults: fault D8 lets a negative slice start through.
+pub fn validate_with_faults(case: &Case, faults: FaultSet) -> Option<Rejection> {
     // Types, when the kernel traces at all, tell index tensors of the wrong rank; a kernel that
     // does not trace is refused later with the tracing error itself.
     let types = crate::ir::types::infer(case).ok();
@@ -29,6 +35,7 @@ pub fn validate(case: &Case) -> Option<Rejection> {
         host: HostEnv::of(case),
         consts: HashMap::new(),
         types,
+        faults,
         found: None,
     };
     v.body(&case.kernel.body);
@@ -40,6 +47,7 @@ struct Validator {
     /// Device names bound to static ints (`w = 3` inside a loop).
     consts: HashMap<String, i64>,
     types: Option<crate::ir::types::Types>,
+    faults: FaultSet,
     found: Option<Rejection>,
 }
 
@@ -180,7 +188,9 @@ impl Validator {
                 }
                 match (s.flatten(), t.flatten()) {
                     (None, _) | (_, None) => reject(Rule::TraceSliceMissingBound),
-                    (Some(a), _) if a < 0 => reject(Rule::TraceSliceNegativeStart),
+                    (Some(a), _) if a < 0 && !self.faults.has(Fault::D8NegativeSliceBound) => {
+                        reject(Rule::TraceSliceNegativeStart)
+                    }
                     (Some(a), Some(b)) if b <= a => reject(Rule::TraceSliceEmpty),
                     _ => match step {
                         None => None,

@@ -26,6 +26,9 @@ pub struct Args {
     /// Pad resident inputs with poison and mask with `jnp.where` (see compiler docs).
     #[arg(long)]
     poison_padding: bool,
+    /// Inject named faults (historical defects, `all` for every one; see `pallas-diff hunt`).
+    #[arg(long, value_parser = compiler::faults::FaultSet::parse, default_value = "")]
+    inject: compiler::faults::FaultSet,
     /// Seconds before a JAX engine is declared hung.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
@@ -126,7 +129,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     let engines = engines::build(&args.engines, pool).map_err(|e| CliError::Input(e.into()))?;
     let options = CodegenOptions {
         poison_padding: args.poison_padding,
-        ..CodegenOptions::default()
+        faults: args.inject,
     };
     let report = check_case(&case, &engines, &options);
     if args.json {

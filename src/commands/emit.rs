@@ -15,13 +15,16 @@ pub struct Args {
     /// Pad resident inputs with NaN / INT_MAX and mask with `jnp.where` (see compiler docs).
     #[arg(long)]
     poison_padding: bool,
+    /// Inject named faults (historical defects, `all` for every one; see `pallas-diff hunt`).
+    #[arg(long, value_parser = compiler::faults::FaultSet::parse, default_value = "")]
+    inject: compiler::faults::FaultSet,
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
     let case = load_case(&args.case)?;
     let options = CodegenOptions {
         poison_padding: args.poison_padding,
-        ..CodegenOptions::default()
+        faults: args.inject,
     };
     let compiled = compile(&case, &options);
     if args.json {

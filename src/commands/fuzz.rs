@@ -58,6 +58,9 @@ pub struct Args {
     /// Pad resident inputs with poison and mask with `jnp.where` (see compiler docs).
     #[arg(long)]
     poison_padding: bool,
+    /// Inject named faults (historical defects, `all` for every one; see `pallas-diff hunt`).
+    #[arg(long, value_parser = compiler::faults::FaultSet::parse, default_value = "")]
+    inject: compiler::faults::FaultSet,
     /// Generator knobs.
     #[command(flatten)]
     generator: GenConfigOverrides,
@@ -143,7 +146,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         generator,
         codegen: CodegenOptions {
             poison_padding: args.poison_padding,
-            ..CodegenOptions::default()
+            faults: args.inject,
         },
         dump_cases: args.dump_cases.clone(),
     };

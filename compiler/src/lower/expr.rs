@@ -265,6 +265,14 @@ impl Lowerer<'_> {
             TileAttr::End => ld.tile_end(),
             TileAttr::Index => ld.index(),
             TileAttr::BlockSize => ld.block.clone(),
+            TileAttr::Count
+                if self
+                    .options
+                    .faults
+                    .has(crate::faults::Fault::D2TileCountWithoutBegin) =>
+            {
+                ld.count_without_begin()
+            }
             TileAttr::Count => ld.count(),
             TileAttr::Id => ld.id(),
         })

@@ -122,6 +122,16 @@ impl LoopDim {
             .floor_div(self.block.clone())
     }
 
+    /// `t.count` as the pre-#3201 lowering computed it (fault D2): `cdiv(end - 0, bs)`, the
+    /// loop's begin dropped.
+    pub fn count_without_begin(&self) -> P {
+        self.end
+            .clone()
+            .plus(self.block.clone())
+            .minus(P::Int(1))
+            .floor_div(self.block.clone())
+    }
+
     /// `t.id`: `offset // bs`.
     pub fn id(&self) -> P {
         P::name(&self.offset).floor_div(self.block.clone())

@@ -230,7 +230,13 @@ impl Lowerer<'_> {
         let dtype = self.refs[k].dtype;
         let rank = r.shape.len();
         let mut v = base.index(r.parts);
-        for (pos, b) in r.tiles {
+        // Fault #2214: the ordinary load's range mask is dropped, so rows past a partial tile's
+        // end (padding, or the next segment's rows) leak in.
+        let stale = self
+            .options
+            .faults
+            .has(crate::faults::Fault::Issue2214StaleTailRows);
+        for (pos, b) in r.tiles.into_iter().filter(|_| !stale) {
             if let Some(m) = self.loops.get(&b).and_then(|ld| ld.mask.clone()) {
                 v = self.apply_mask(v, &m, pos, rank, dtype);
             }
@@ -427,7 +433,24 @@ impl Lowerer<'_> {
                     let Some(ld) = s.local_block.and_then(|b| self.loops.get(&b)) else {
                         return gap(e.span, "a tile selector outside its loop");
                     };
-                    P::name(&ld.offset)
+                    if s.mask
+                        && self
+                            .options
+                            .faults
+                            .has(crate::faults::Fault::D12TailClampedBeforeMask)
+                    {
+                        // Fault D12 (761bbc4c): `dynamic_slice_in_dim` on the live rows, so the
+                        // start is pulled back to `end - width` before the mask is applied.
+                        let _ = extent;
+                        Jnp::Clip {
+                            x: Box::new(P::name(&ld.offset)),
+                            lo: Box::new(P::Int(0)),
+                            hi: Box::new(ld.end.clone().minus(P::Int(s.width))),
+                        }
+                        .into()
+                    } else {
+                        P::name(&ld.offset)
+                    }
                 }
                 (SelectorKind::Tail, begin) => {
                     let start = match begin {

@@ -50,6 +50,8 @@ pub struct CodegenOptions {
     /// Pad with poison (NaN; int32 `INT_MAX`) and mask with `jnp.where` instead of upstream's
     /// zero padding and mask multiplication (see the module docs). Off by default.
     pub poison_padding: bool,
+    /// Injected faults (historical defects, [`crate::faults`]); none by default.
+    pub faults: crate::faults::FaultSet,
 }
 
 /// A construct the codegen does not model: not a verdict (Helion may well accept the case),

@@ -15,6 +15,7 @@ mod complete;
 mod links;
 mod selector;
 
+use crate::faults::{Fault, FaultSet};
 use crate::ir::sym::{Affine, BlockId};
 use crate::ir::types::Types;
 use crate::ir::{Case, Expr, NodeKey, Span};
@@ -173,6 +174,11 @@ pub struct Selector {
 /// first-wins on the narrowing subscripts they reach; then the completeness pass reports the
 /// first unplanned narrowing subscript in program order that has no static-value fallback.
 pub fn plan(case: &Case, types: &Types) -> Result<Plan, Rejection> {
+    plan_with_faults(case, types, FaultSet::NONE)
+}
+
+/// [`plan`] with injected faults (spec §4 defects reintroduced, see [`crate::faults`]).
+pub fn plan_with_faults(case: &Case, types: &Types, faults: FaultSet) -> Result<Plan, Rejection> {
     match case.config.worklist_grouping {
         None | Some(0) | Some(1) => {}
         Some(g) => {
@@ -184,6 +190,7 @@ pub fn plan(case: &Case, types: &Types) -> Result<Plan, Rejection> {
         }
     }
     let mut planner = Planner::new(case, types);
+    planner.faults = faults;
     planner.plan_roots();
     planner.complete()?;
     Ok(Plan {
@@ -212,6 +219,8 @@ pub(crate) struct Planner<'a, 't> {
     resident: HashMap<NodeKey, ResidentPlan>,
     /// Static-value fallbacks.
     static_value: HashSet<NodeKey>,
+    /// Injected faults (none outside `pallas-diff hunt` / `--inject`).
+    pub(crate) faults: FaultSet,
 }
 
 impl<'a, 't> Planner<'a, 't> {
@@ -223,6 +232,7 @@ impl<'a, 't> Planner<'a, 't> {
             failure_log: Vec::new(),
             resident: HashMap::new(),
             static_value: HashSet::new(),
+            faults: FaultSet::NONE,
         }
     }
 
@@ -235,6 +245,12 @@ impl<'a, 't> Planner<'a, 't> {
             .iter()
             .filter_map(|t| types.host.tensors.get(*t).map(|h| h.storage))
             .collect();
+        // Fault D1: R-MUT skipped, so a written tensor can stay a lazy Ref.
+        let written = if self.faults.has(Fault::D1ReadAfterWrite) {
+            HashSet::new()
+        } else {
+            written
+        };
         for load in self.links.loads.clone() {
             self.plan_root(load, &written);
         }

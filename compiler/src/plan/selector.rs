@@ -5,6 +5,7 @@
 use super::addressing::{Addressing, slice_addressing, static_run_aligned};
 use super::links::GraphKind;
 use super::{Planner, Selector, SelectorBegin, SelectorKind, Variant, at};
+use crate::faults::Fault;
 use crate::ir::sym::{Affine, BlockId, Sym};
 use crate::ir::types::Ty;
 use crate::ir::{BinOp, CmpOp, Expr, ExprKind, Index, Span, StmtKind, TileAttr};
@@ -66,7 +67,13 @@ impl<'a> Planner<'a, '_> {
         if self.types.of(value).dims().is_none() {
             return rej(Rule::SelectorNoTensorMetadata, &[]);
         }
-        if indices.iter().any(|i| matches!(i, Index::NewAxis)) {
+        let new_axes = indices
+            .iter()
+            .filter(|i| matches!(i, Index::NewAxis))
+            .count();
+        // Fault D14: a `None` ahead of the run is accepted; the selector keeps the run's
+        // position among the input's dims, so its mask lands on the input axis.
+        if new_axes > 0 && !self.faults.has(Fault::D14MaskOnInputAxis) {
             return rej(Rule::SelectorAddsDimension, &[]);
         }
         let narrowing: Vec<(usize, &'a Index)> = indices
@@ -80,8 +87,19 @@ impl<'a> Planner<'a, '_> {
                 &[("count", &narrowing.len().to_string())],
             );
         };
-        let logical_dim = *logical_dim;
+        let logical_dim = *logical_dim
+            - indices[..*logical_dim]
+                .iter()
+                .filter(|i| matches!(i, Index::NewAxis))
+                .count();
         let source = self.source_of(index);
+        let named = matches!(
+            index,
+            Index::Expr(Expr {
+                kind: ExprKind::Name(_),
+                ..
+            })
+        );
         let base = |kind, begin, width, squeeze, mask| Selector {
             kind,
             logical_dim,
@@ -102,6 +120,24 @@ impl<'a> Planner<'a, '_> {
         match source {
             // A. Tail: a data-dependent constant-width run inside `if live >= width:`.
             Source::Iota(iota) => {
+                // Fault D13: a strided iota with a static start is read as a contiguous run.
+                if self.faults.has(Fault::D13StridedIotaContiguous) {
+                    if let (Some(start), Some(length), Some(step)) = (
+                        iota.start.as_ref().and_then(Affine::as_const),
+                        iota.length,
+                        iota.step,
+                    ) {
+                        if step > 1 && start >= 0 && length >= 1 {
+                            return plain(base(
+                                SelectorKind::Static,
+                                SelectorBegin::Static(start),
+                                length,
+                                false,
+                                false,
+                            ));
+                        }
+                    }
+                }
                 let graph = self.links.graph_of(sub);
                 let GraphKind::Then(if_stmt) = self.links.graphs[graph].kind else {
                     return rej(Rule::SelectorTailOutsideConditional, &[]);
@@ -139,13 +175,13 @@ impl<'a> Planner<'a, '_> {
                 if !guarded {
                     return rej(Rule::SelectorTailNotGuarded, &[]);
                 }
-                let mut s = base(
-                    SelectorKind::Tail,
-                    SelectorBegin::Symbolic(start),
-                    length,
-                    false,
-                    false,
-                );
+                // Fault D10: a run bound to a name before its branch loses its start.
+                let begin = if named && self.faults.has(Fault::D10NamedRunLosesStart) {
+                    SelectorBegin::Symbolic(Affine::constant(0))
+                } else {
+                    SelectorBegin::Symbolic(start)
+                };
+                let mut s = base(SelectorKind::Tail, begin, length, false, false);
                 s.outer_block = Some(outer);
                 plain(s)
             }
@@ -164,7 +200,17 @@ impl<'a> Planner<'a, '_> {
                     Ty::GridIndex(b) => (*b, true),
                     Ty::Tensor { dims, .. } if dims.len() == 1 => match self.tile_run(node) {
                         Some(b) => (b, false),
-                        None => return rej(Rule::SelectorShiftedTileRun, &[]),
+                        None => match self.tile_offset(node, 0) {
+                            // Faults D11 and #2006: a shifted run `t.index + k` is read as the
+                            // unshifted run (the offset is dropped).
+                            Some((b, _))
+                                if self.faults.has(Fault::D11UnmaskedGather)
+                                    || self.faults.has(Fault::Issue2006DroppedIndexOffset) =>
+                            {
+                                (b, false)
+                            }
+                            _ => return rej(Rule::SelectorShiftedTileRun, &[]),
+                        },
                     },
                     Ty::Tensor { .. }
                     | Ty::HostTensor { .. }
@@ -187,6 +233,20 @@ impl<'a> Planner<'a, '_> {
                 );
                 s.local_block = Some(block);
                 s.outer_block = outer;
+                // Fault D9: `t.index + 0` is recognized but lowered without its mask; fault D11:
+                // an unrecognized rank-1 index read as an unmasked gather.
+                let arithmetic = !matches!(
+                    self.links.resolve(node).kind,
+                    ExprKind::TileAttr {
+                        attr: TileAttr::Index,
+                        ..
+                    }
+                );
+                if (arithmetic && self.faults.has(Fault::D9OffsetRunUnmasked))
+                    || (self.tile_run(node).is_none() && self.faults.has(Fault::D11UnmaskedGather))
+                {
+                    s.mask = false;
+                }
                 Ok(Normalized {
                     selector: s,
                     static_end,
@@ -197,13 +257,18 @@ impl<'a> Planner<'a, '_> {
             Source::Int(k) => self.static_int(k, base, sub, &here),
             // D. Static slice.
             Source::StaticSlice(start, stop, step) => match (start, stop, step) {
-                (Some(a), Some(b), None | Some(1)) if a >= 0 && b > a => plain(base(
-                    SelectorKind::Static,
-                    SelectorBegin::Static(a),
-                    b - a,
-                    false,
-                    false,
-                )),
+                // Fault D8: a negative start passes (trace time let it through too).
+                (Some(a), Some(b), None | Some(1))
+                    if (a >= 0 || self.faults.has(Fault::D8NegativeSliceBound)) && b > a =>
+                {
+                    plain(base(
+                        SelectorKind::Static,
+                        SelectorBegin::Static(a),
+                        b - a,
+                        false,
+                        false,
+                    ))
+                }
                 _ => rej(Rule::SelectorStaticSliceNotContiguous, &[]),
             },
             // E. Anything else.
@@ -474,7 +539,9 @@ impl<'a> Planner<'a, '_> {
                 );
             }
             let extent = v.shape[pd];
-            if width > extent {
+            // Fault D5: a run past the block's extent is not refused.
+            let d5 = self.faults.has(Fault::D5SlicePastExtent);
+            if width > extent && !d5 {
                 return rej(
                     Rule::SelectorWiderThanBlock,
                     sub.span,
@@ -487,7 +554,7 @@ impl<'a> Planner<'a, '_> {
             }
             match (s.kind, &s.begin) {
                 (SelectorKind::Static, SelectorBegin::Static(begin)) => {
-                    if begin.saturating_add(width) > extent {
+                    if begin.saturating_add(width) > extent && !d5 {
                         return rej(Rule::SelectorStaticPastExtent, sub.span, &[("at", &here)]);
                     }
                     if v.live_guard.is_some_and(|(d, _)| d == pd) {

@@ -22,6 +22,7 @@ fn every_spec_kernel_compiles_and_every_module_is_python() {
                 &k.case,
                 &CodegenOptions {
                     poison_padding: poison,
+                    ..Default::default()
                 },
             );
             let tag = if poison { "_poison" } else { "" };

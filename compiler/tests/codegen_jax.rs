@@ -61,6 +61,7 @@ fn emitted_modules_run_in_jax_and_match_expectations() {
                 &k.case,
                 &CodegenOptions {
                     poison_padding: poison,
+                    ..Default::default()
                 },
             );
             let Outcome::Lowered(src) = c.outcome() else {
@@ -179,6 +180,7 @@ fn poison_padding_reveals_an_unmasked_read_of_padding() {
             &k.case,
             &CodegenOptions {
                 poison_padding: poison,
+                ..Default::default()
             },
         );
         let mut m = c.module.expect("example 2 lowers");

@@ -91,6 +91,7 @@ fn example_2_tile_and_tail_runs_with_poison_padding() {
         &k.case,
         &CodegenOptions {
             poison_padding: true,
+            ..Default::default()
         },
     );
     let src = source_of(name, &c);

@@ -4,6 +4,7 @@
 pub mod entry;
 pub mod finding;
 pub mod fsio;
+pub mod hunt;
 pub mod json;
 pub mod minimize;
 pub mod reduce;

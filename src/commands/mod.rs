@@ -4,6 +4,7 @@ pub mod check;
 mod emit;
 mod eval;
 mod fuzz;
+mod hunt;
 mod parse;
 mod probe;
 mod reduce;
@@ -96,6 +97,11 @@ enum Command {
     /// Run a fuzz campaign (default: 2 minutes, in-process engines plus JAX confirmation).
     #[command(after_help = EXIT_CODES)]
     Fuzz(Box<fuzz::Args>),
+    /// Measure how fast campaigns find each injected historical defect.
+    #[command(
+        after_help = "Exit codes:\n  0  every fault detected in every repetition\n  1  internal error\n  2  invalid input\n  3  some fault was missed in some repetition (a generator gap)"
+    )]
+    Hunt(Box<hunt::Args>),
     /// Show what the JAX side can run here (Python, JAX, devices, TPU).
     #[command(after_help = EXIT_CODES)]
     Probe(probe::Args),
@@ -120,6 +126,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Check(a) => check::run(a),
         Command::Probe(a) => probe::run(a),
         Command::Fuzz(a) => fuzz::run(*a),
+        Command::Hunt(a) => hunt::run(*a),
         Command::Replay(a) => replay::run(a),
         Command::Reduce(a) => reduce::run(a),
         Command::Report(a) => report::run(a),

@@ -1344,11 +1344,16 @@ impl<'u, 'a> Gen<'u, 'a> {
             0 if weights[0] > 0 => (ix(attr(v, TileAttr::Index)), false),
             1 if weights[1] > 0 => {
                 let k = if inner.shift > 0 {
-                    self.range(0, inner.shift)?
+                    self.range(0, inner.shift)? as i64
+                } else if self.u.ratio(1, 3)? {
+                    // `t.index + -1`: torch wraps the first row's -1 to the last row, so the
+                    // case is valid eagerly while the lowering must refuse the shifted run (the
+                    // way a dropped offset, helion #2006, or an unmasked gather, D11, shows).
+                    -1
                 } else {
                     0
                 };
-                (ix(add(attr(v, TileAttr::Index), int(k as i64))), false)
+                (ix(add(attr(v, TileAttr::Index), int(k))), false)
             }
             2 if weights[2] > 0 => (ix(attr(v, TileAttr::Begin)), true),
             _ => (ix(attr(v, TileAttr::Index)), false),

@@ -1,0 +1,236 @@
+//! `pallas-diff hunt`: proves the harness by reintroducing each historical defect
+//! ([`compiler::faults`]) and measuring how fast a campaign finds it from scratch.
+//!
+//! For each fault and each of K seeds: run a campaign with only that fault injected, until the
+//! first finding that the fault causes (the same case is *not* a finding without the fault); reduce
+//! it while both hold; record cases and seconds to detection, the reduced kernel body's lines and
+//! the signature. A fault the generator cannot reach in budget is a generator gap: widen the
+//! generator, never weaken the fault.
+
+use crate::minimize::kernel_body_lines;
+use crate::reduce::{Budget, reduce};
+use crate::signature::signature;
+use compiler::compile::CodegenOptions;
+use compiler::faults::{Fault, FaultSet};
+use compiler::ir::Case;
+use fuzz::campaign::sink::{Filed, FindingSink};
+use fuzz::campaign::{self, CampaignConfig};
+use fuzz::check::{CaseReport, check_case};
+use fuzz::engines::Engine;
+use fuzz::generators::GenConfig;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How a hunt runs.
+pub struct HuntConfig {
+    /// Faults to hunt, one at a time.
+    pub faults: Vec<Fault>,
+    /// Seeds per fault.
+    pub repeat: usize,
+    /// Campaign budget per seed.
+    pub budget: Duration,
+    /// Case budget per seed (deterministic, for CI): detection within the first N cases.
+    pub cases: Option<u64>,
+    /// Reduction budget per detection.
+    pub reduce: Budget,
+    /// Builds the engines of one campaign (in-process, then JAX).
+    pub engines: Box<dyn Fn() -> (Vec<Box<dyn Engine>>, Vec<Box<dyn Engine>>) + Sync>,
+    /// In-process threads.
+    pub jobs: usize,
+    /// JAX confirmation threads.
+    pub jax_threads: usize,
+    /// Generator configuration.
+    pub generator: GenConfig,
+    /// Where reduced case scripts go (`<fault>-<k>.py`).
+    pub out: PathBuf,
+    /// Padding policy.
+    pub poison_padding: bool,
+}
+
+/// One fault's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct HuntRow {
+    /// The fault's name.
+    pub fault: String,
+    /// Seeds that detected it.
+    pub detected: usize,
+    /// Seeds run.
+    pub repeats: usize,
+    /// Median cases to detection (over detecting seeds).
+    pub median_cases: Option<u64>,
+    /// Median seconds to detection.
+    pub median_seconds: Option<f64>,
+    /// Kernel-body lines of the (largest) reduced reproducer.
+    pub reduced_lines: Option<usize>,
+    /// Signature of the first detection.
+    pub signature: Option<String>,
+    /// The first reduced case script.
+    pub case: Option<PathBuf>,
+}
+
+struct HuntSink<'e> {
+    engines: &'e [Box<dyn Engine>],
+    clean: CodegenOptions,
+    stop: Arc<AtomicBool>,
+    found: Mutex<Option<(Case, CaseReport)>>,
+}
+
+impl FindingSink for HuntSink<'_> {
+    fn file(&self, case: &Case, report: &CaseReport, _seed: u64) -> std::io::Result<Filed> {
+        // Caused by the fault only if the same case is clean without it.
+        if check_case(case, self.engines, &self.clean)
+            .outcome
+            .is_finding()
+        {
+            return Ok(Filed::Duplicate);
+        }
+        let mut found = self
+            .found
+            .lock()
+            .map_err(|_| std::io::Error::other("hunt lock"))?;
+        if found.is_none() {
+            *found = Some((case.clone(), clone_report(report)));
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        Ok(Filed::New(PathBuf::new()))
+    }
+}
+
+fn clone_report(r: &CaseReport) -> CaseReport {
+    CaseReport {
+        outcome: r.outcome,
+        decided_by: r.decided_by.clone(),
+        verdict: r.verdict.clone(),
+        gap: r.gap.clone(),
+        crash: r.crash.clone(),
+        reference: r.reference.clone(),
+        engines: r.engines.clone(),
+        mismatch: r.mismatch.clone(),
+        known_issue: r.known_issue,
+        emitted: r.emitted.clone(),
+        compile_seconds: r.compile_seconds,
+    }
+}
+
+fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    v.get(v.len() / 2).copied().or(None)
+}
+
+/// Hunts every configured fault; `progress` gets one line per seed.
+pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Result<Vec<HuntRow>> {
+    std::fs::create_dir_all(&cfg.out)?;
+    let mut rows = Vec::new();
+    for (fi, &fault) in cfg.faults.iter().enumerate() {
+        let faulty = CodegenOptions {
+            poison_padding: cfg.poison_padding,
+            faults: FaultSet::only(fault),
+        };
+        let clean = CodegenOptions {
+            poison_padding: cfg.poison_padding,
+            faults: FaultSet::NONE,
+        };
+        let mut cases = Vec::new();
+        let mut seconds = Vec::new();
+        let mut lines = Vec::new();
+        let mut first: Option<(String, PathBuf)> = None;
+        for k in 0..cfg.repeat {
+            let (in_process, jax) = (cfg.engines)();
+            let (check_engines, _) = (cfg.engines)();
+            let stop = Arc::new(AtomicBool::new(false));
+            let sink = HuntSink {
+                engines: &check_engines,
+                clean,
+                stop: stop.clone(),
+                found: Mutex::new(None),
+            };
+            let campaign_cfg = CampaignConfig {
+                time: Some(cfg.budget),
+                cases: cfg.cases,
+                jobs: cfg.jobs,
+                seed: (fi as u64) << 32 | k as u64,
+                in_process,
+                jax,
+                jax_threads: cfg.jax_threads,
+                generator: cfg.generator.clone(),
+                codegen: faulty,
+                dump_cases: None,
+            };
+            let summary = campaign::run(&campaign_cfg, &sink, &stop, &|_, _| {})?;
+            let found = sink
+                .found
+                .into_inner()
+                .map_err(|_| std::io::Error::other("hunt lock"))?;
+            let Some((case, report)) = found else {
+                progress(&format!(
+                    "{fault} seed {k}: not detected in {:.1} s ({} cases)",
+                    summary.seconds, summary.stats.cases
+                ));
+                continue;
+            };
+            cases.push(summary.stats.cases);
+            seconds.push(summary.seconds);
+            let sig = signature(&case, &report);
+            let reduced = reduce(&case, cfg.reduce, |c| {
+                let r = check_case(c, &check_engines, &faulty);
+                r.outcome.is_finding()
+                    && sig.holds_for(&signature(c, &r))
+                    && !check_case(c, &check_engines, &clean).outcome.is_finding()
+            });
+            let body = kernel_body_lines(&reduced.case);
+            lines.push(body);
+            let path = cfg.out.join(format!("{}-{k}.py", fault.name()));
+            write_script(&path, &reduced.case)?;
+            progress(&format!(
+                "{fault} seed {k}: detected after {} cases in {:.1} s; reduced to {body} body lines ({})",
+                summary.stats.cases,
+                summary.seconds,
+                sig.key()
+            ));
+            if first.is_none() {
+                first = Some((sig.key(), path));
+            }
+        }
+        rows.push(HuntRow {
+            fault: fault.name().to_string(),
+            detected: cases.len(),
+            repeats: cfg.repeat,
+            median_cases: median(cases),
+            median_seconds: median(seconds),
+            reduced_lines: lines.iter().copied().max(),
+            signature: first.as_ref().map(|f| f.0.clone()),
+            case: first.map(|f| f.1),
+        });
+    }
+    Ok(rows)
+}
+
+fn write_script(path: &Path, case: &Case) -> std::io::Result<()> {
+    let case = compiler::render::spell_out_inputs(case).unwrap_or_else(|_| case.clone());
+    crate::fsio::write_atomic(path, compiler::render::render_case(&case).as_bytes())
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+/// The hunt table.
+pub fn table(rows: &[HuntRow]) -> String {
+    let mut s = format!(
+        "{:<34} {:>8} {:>12} {:>12} {:>8}  signature\n",
+        "fault", "detected", "median cases", "median s", "lines"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{:<34} {:>5}/{:<2} {:>12} {:>12} {:>8}  {}\n",
+            r.fault,
+            r.detected,
+            r.repeats,
+            r.median_cases.map_or("-".into(), |c| c.to_string()),
+            r.median_seconds.map_or("-".into(), |c| format!("{c:.2}")),
+            r.reduced_lines.map_or("-".into(), |c| c.to_string()),
+            r.signature.as_deref().unwrap_or("-"),
+        ));
+    }
+    s
+}

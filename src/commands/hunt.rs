@@ -1,0 +1,106 @@
+//! `pallas-diff hunt`: is the harness able to find the historical defects? For each injected
+//! fault and K seeds, a campaign from an empty corpus until the first finding the fault causes.
+
+use super::check::start_pool;
+use super::fuzz::parse_duration;
+use super::{CliError, Exit};
+use compiler::faults::{Fault, FaultSet};
+use corpus::hunt::{HuntConfig, hunt, table};
+use fuzz::engines;
+use fuzz::generators::{GenConfig, GenConfigOverrides};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `hunt`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Faults to hunt: `all` or names (see `compiler/src/faults.rs`).
+    #[arg(long, value_parser = FaultSet::parse, default_value = "all")]
+    inject: FaultSet,
+    /// Campaign budget per fault and seed.
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    budget: Duration,
+    /// Case budget per fault and seed (deterministic: detection within the first N cases).
+    #[arg(long)]
+    cases: Option<u64>,
+    /// Engines (in-process ones check every case; JAX ones confirm).
+    #[arg(long, value_delimiter = ',', default_value = "oracle,pallas-sim")]
+    engines: Vec<String>,
+    /// Seeds per fault.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Print a JSON list instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Where the reduced reproducers go.
+    #[arg(long, default_value = "hunt")]
+    out: PathBuf,
+    /// Reduction budget per detection.
+    #[arg(long, value_parser = parse_duration, default_value = "20s")]
+    reduce_time: Duration,
+    /// In-process threads (default: the cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Pad resident inputs with poison and mask with `jnp.where`.
+    #[arg(long)]
+    poison_padding: bool,
+    /// Generator knobs.
+    #[command(flatten)]
+    generator: GenConfigOverrides,
+}
+
+pub fn run(args: Args) -> Result<Exit, CliError> {
+    let faults: Vec<Fault> = args.inject.iter().collect();
+    if faults.is_empty() {
+        return Err(CliError::Input(anyhow::anyhow!("--inject names no fault")));
+    }
+    let (in_names, jax_names): (Vec<String>, Vec<String>) = args
+        .engines
+        .iter()
+        .cloned()
+        .partition(|n| engines::IN_PROCESS.contains(&n.as_str()));
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let jax_workers = if jax_names.is_empty() {
+        0
+    } else {
+        cores.min(2)
+    };
+    let pool = start_pool(&jax_names, jax_workers.max(1), 120)?;
+    engines::build(&args.engines, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
+    let cfg = HuntConfig {
+        faults,
+        repeat: args.repeat.max(1),
+        budget: if args.cases.is_some() {
+            Duration::from_secs(3600)
+        } else {
+            args.budget
+        },
+        cases: args.cases,
+        reduce: corpus::reduce::Budget {
+            attempts: 2_000,
+            time: args.reduce_time,
+        },
+        engines: Box::new(move || {
+            let a = engines::build(&in_names, None).expect("in-process engines build");
+            let b = engines::build(&jax_names, pool.clone()).expect("JAX engines build");
+            (a, b)
+        }),
+        jobs: args.jobs.unwrap_or(cores),
+        jax_threads: jax_workers,
+        generator: args.generator.apply(GenConfig::default()),
+        out: args.out.clone(),
+        poison_padding: args.poison_padding,
+    };
+    let rows = hunt(&cfg, &|line| eprintln!("{line}"))
+        .map_err(|e| CliError::Internal(anyhow::anyhow!("hunt I/O failed: {e}")))?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(anyhow::Error::from)?
+        );
+    } else {
+        print!("{}", table(&rows));
+    }
+    let missed = rows.iter().any(|r| r.detected < r.repeats);
+    Ok(if missed { Exit::Finding } else { Exit::Ok })
+}

@@ -121,22 +121,23 @@ impl<'a> Planner<'a, '_> {
             // A. Tail: a data-dependent constant-width run inside `if live >= width:`.
             Source::Iota(iota) => {
                 // Fault D13: a strided iota with a static start is read as a contiguous run.
-                if self.faults.has(Fault::D13StridedIotaContiguous) {
-                    if let (Some(start), Some(length), Some(step)) = (
+                if self.faults.has(Fault::D13StridedIotaContiguous)
+                    && let (Some(start), Some(length), Some(step)) = (
                         iota.start.as_ref().and_then(Affine::as_const),
                         iota.length,
                         iota.step,
-                    ) {
-                        if step > 1 && start >= 0 && length >= 1 {
-                            return plain(base(
-                                SelectorKind::Static,
-                                SelectorBegin::Static(start),
-                                length,
-                                false,
-                                false,
-                            ));
-                        }
-                    }
+                    )
+                    && step > 1
+                    && start >= 0
+                    && length >= 1
+                {
+                    return plain(base(
+                        SelectorKind::Static,
+                        SelectorBegin::Static(start),
+                        length,
+                        false,
+                        false,
+                    ));
                 }
                 let graph = self.links.graph_of(sub);
                 let GraphKind::Then(if_stmt) = self.links.graphs[graph].kind else {

@@ -24,6 +24,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Builds the engines of one campaign: (in-process, JAX).
+pub type EngineFactory = Box<dyn Fn() -> (Vec<Box<dyn Engine>>, Vec<Box<dyn Engine>>) + Sync>;
+
 /// How a hunt runs.
 pub struct HuntConfig {
     /// Faults to hunt, one at a time.
@@ -37,7 +40,7 @@ pub struct HuntConfig {
     /// Reduction budget per detection.
     pub reduce: Budget,
     /// Builds the engines of one campaign (in-process, then JAX).
-    pub engines: Box<dyn Fn() -> (Vec<Box<dyn Engine>>, Vec<Box<dyn Engine>>) + Sync>,
+    pub engines: EngineFactory,
     /// In-process threads.
     pub jobs: usize,
     /// JAX confirmation threads.

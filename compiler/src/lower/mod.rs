@@ -2,14 +2,36 @@
 //!
 //! This module owns every codegen decision that is not the planner's (spec §1.3–1.9, §3):
 //! * the launch grid (the outermost `hl.tile`/`hl.grid`, `pl.program_id(k)`) and the nested
-//!   loop lowerings `unroll`, `fori_loop` and `emit_pipeline` ([`loops`]), with their
+//!   loop lowerings `unroll`, `fori_loop` and `emit_pipeline` (`loops`), with their
 //!   loop-dimension records (offset, begin, end, block, mask built in one place, so
 //!   `tile.count` always uses the loop's own begin and end — spec §4 D2);
-//! * tile attributes, arithmetic, reductions, casts, views and permutes on values ([`expr`]);
+//! * tile attributes, arithmetic, reductions, casts, views and permutes on values (`expr`);
 //! * loads, stores, atomics, narrowing subscripts and views on resident Refs as the plan
-//!   decides them ([`memory`], spec §3.2–3.4);
-//! * the host side: which arrays are padded by how much ([`pad`]) and the `pl.pallas_call`
+//!   decides them (`memory`, spec §3.2–3.4);
+//! * the host side: which arrays are padded by how much (`pad`) and the `pl.pallas_call`
 //!   scaffolding (spec §3.1).
+//!
+//! # The emitted module
+//! One self-contained Python file (printed by [`crate::pallas::print_module`]):
+//! * imports: `functools`, `jax`, `jax.numpy as jnp`, `jax.experimental.pallas as pl`,
+//!   `jax.experimental.pallas.tpu as pltpu`;
+//! * `_helion_<kernel>(refs...)`: the kernel body; its Ref parameters are the `pallas_call`
+//!   operands, then the outputs, then scratch Refs (`_carry_<k>`);
+//! * `make(interpret)`: `interpret` is `True` (Pallas interpret mode),
+//!   `pltpu.InterpretParams(...)` (the TPU interpreter) or `False` (Mosaic: a TPU, or
+//!   `jax.export(..., platforms=["tpu"])`); returns `f(*inputs) -> tuple`. `inputs` are the
+//!   kernel's tensor arguments in parameter order (int parameters are baked in as constants);
+//!   the tuple holds the tensors of the kernel's `return`, in order, at their true shapes and
+//!   dtypes. `f` pads the inputs (below), makes the initial contents of `torch.zeros` outputs,
+//!   and calls `pl.pallas_call(kernel, grid=<launch grid>, in_specs/out_specs=whole arrays in
+//!   VMEM, out_shape=<padded outputs>, scratch_shapes=..., input_output_aliases=...,
+//!   interpret=interpret)`. Outputs are every host allocation plus every tensor argument the
+//!   kernel writes or returns; those with initial contents (zeros, or the argument) are
+//!   aliased to an operand and copied into the output block at the first grid step. Outputs
+//!   are sliced back to their true shapes;
+//! * `run(*inputs, mode="pallas-tpu-interpret")`: a by-hand convenience with the worker's
+//!   modes; off TPU it runs under `jax.sharding.use_abstract_mesh` with an abstract TPU device,
+//!   which `pltpu.emit_pipeline` needs on CPU.
 //!
 //! # Padding and masks
 //! Every array the kernel indexes with a tile is padded at the end of that dim so that

@@ -70,18 +70,29 @@ pub fn output_names(case: &Case) -> Vec<String> {
 /// Compiles `case`, catching a panic of the compiler (the system under test) at this boundary:
 /// a panic there is a `compiler-crash` finding, reported with its message and backtrace.
 pub fn compile_guarded(case: &Case, options: &CodegenOptions) -> Result<Compiled, String> {
-    let previous = std::panic::take_hook();
-    let captured = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let sink = captured.clone();
-    std::panic::set_hook(Box::new(move |info| {
-        let bt = std::backtrace::Backtrace::force_capture();
-        if let Ok(mut s) = sink.lock() {
-            *s = format!("{info}\n{bt}");
-        }
-    }));
+    install_panic_capture();
     let result = catch_unwind(AssertUnwindSafe(|| compile(case, options)));
-    std::panic::set_hook(previous);
-    result.map_err(|_| captured.lock().map(|s| s.clone()).unwrap_or_default())
+    result.map_err(|_| LAST_PANIC.with(|p| p.take()).unwrap_or_default())
+}
+
+thread_local! {
+    /// The message and backtrace of the last panic on this thread, captured by the hook.
+    static LAST_PANIC: std::cell::Cell<Option<String>> = const { std::cell::Cell::new(None) };
+}
+
+/// Installs, once per process, a panic hook that records the panic on its thread (for
+/// `compiler-crash` reports) and then runs the previous hook. Swapping hooks per case would take a
+/// global lock on every compile.
+fn install_panic_capture() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let bt = std::backtrace::Backtrace::force_capture();
+            LAST_PANIC.with(|p| p.set(Some(format!("{info}\n{bt}"))));
+            previous(info);
+        }));
+    });
 }
 
 /// Runs one case through the compiler, the reference and `engines` (JAX engines etc.), and

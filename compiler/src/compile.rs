@@ -68,8 +68,11 @@ fn unreachable_gap() -> Outcome<'static> {
 
 /// Compiles `case` under its config.
 pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
-    let host = HostEnv::of(case);
-    let block_sizes = case.block_sizes(|e| host.eval_int(e));
+    // Block sizes without the types, for the stages before tracing succeeds.
+    let untyped_block_sizes = || {
+        let host = HostEnv::of(case);
+        case.block_sizes(|e| host.eval_int(e))
+    };
     let rejected = |r: Rejection, block_sizes: BlockSizes| Compiled {
         verdict: Verdict::Rejected(r),
         module: None,
@@ -78,13 +81,13 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         gap: None,
     };
     if let Some(r) = crate::validate::validate_with_faults(case, options.faults) {
-        return rejected(r, block_sizes);
+        return rejected(r, untyped_block_sizes());
     }
     let types = match crate::ir::types::infer(case) {
         Ok(t) => t,
         Err(e) => {
             let r = Rejection::new(Rule::TraceTypeError, e.span, &[("message", &e.message)]);
-            return rejected(r, block_sizes);
+            return rejected(r, untyped_block_sizes());
         }
     };
     let block_sizes = types.block_sizes.clone();

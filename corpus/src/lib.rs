@@ -9,6 +9,8 @@ pub mod json;
 pub mod minimize;
 pub mod reduce;
 pub mod replay;
+pub mod report;
+pub mod repro;
 pub mod signature;
 pub mod sink;
 pub mod spec;

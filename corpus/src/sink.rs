@@ -229,17 +229,15 @@ impl CorpusSink {
         provenance: FindingProvenance,
     ) -> Result<Filed, SinkError> {
         let cost = CostRecord::of(case);
-        if let Recorded::Known { dir, smaller } = state.buckets.record(sig, cost, "") {
-            if smaller {
-                let finding = Finding::new(
-                    case,
-                    report,
-                    &self.codegen,
-                    self.versions.clone(),
-                    provenance,
-                );
-                write_finding_dir(&self.root.join(dir), &finding)?;
-            }
+        if let Recorded::Known { dir, smaller: true } = state.buckets.record(sig, cost, "") {
+            let finding = Finding::new(
+                case,
+                report,
+                &self.codegen,
+                self.versions.clone(),
+                provenance,
+            );
+            write_finding_dir(&self.root.join(dir), &finding)?;
         }
         state.buckets.save(&self.root)?;
         Ok(Filed::Duplicate)

@@ -1,0 +1,295 @@
+//! Bug reports: a finding directory as Markdown, ready to file.
+//!
+//! Sections: a one-line summary; the case script with its inputs spelled out (runnable by real
+//! Helion); the emitted Pallas module; the reference against the engine at the first differing
+//! elements; the verdict and rule; the engines and versions; and the standalone `repro.py`
+//! ([`crate::repro`]) that needs only JAX and NumPy.
+
+use crate::entry::NamedTensor;
+use crate::finding::Finding;
+use crate::repro::{ReproError, repro_py};
+use crate::signature::Signature;
+use compiler::render::{render_case, spell_out_inputs};
+use compiler::verdict::Verdict;
+use fuzz::check::output_names;
+use std::fmt::Write;
+
+/// What the reproducer section holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Repro {
+    /// The script.
+    Script(String),
+    /// Why there is none.
+    None(String),
+}
+
+/// The reference outputs of the finding's case (evaluated now, in process).
+pub fn reference_outputs(f: &Finding) -> Result<Vec<NamedTensor>, String> {
+    match oracle::evaluate(&f.case) {
+        Ok(out) => {
+            let names = output_names(&f.case);
+            Ok(out
+                .outputs
+                .into_iter()
+                .enumerate()
+                .map(|(i, o)| NamedTensor {
+                    name: names
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_else(|| format!("output {i}")),
+                    dtype: o.tensor.dtype,
+                    shape: o.tensor.shape,
+                    values: o.tensor.values,
+                })
+                .collect())
+        }
+        Err(e) => Err(format!("{:?} at {}: {}", e.kind, e.span, e.message)),
+    }
+}
+
+/// The finding's `repro.py`, or why there is none (no module, an in-process engine, an invalid
+/// case).
+pub fn repro_of(f: &Finding) -> Repro {
+    let Some(module) = &f.emitted else {
+        return Repro::None(format!(
+            "the compiler produced no module (outcome `{}`): the case script above is the reproducer",
+            f.meta.outcome
+        ));
+    };
+    let Some(engine) = &f.meta.decided_by else {
+        return Repro::None("no engine decided the outcome".into());
+    };
+    let Ok(mode) = engine.parse::<tpu_runner::Mode>() else {
+        return Repro::None(format!(
+            "`{engine}` is not a JAX engine: the case script above is the reproducer"
+        ));
+    };
+    let expected = match reference_outputs(f) {
+        Ok(e) => e,
+        Err(why) => return Repro::None(format!("the reference refuses the case: {why}")),
+    };
+    match repro_py(&f.case, module, mode, &expected, &summary(f)) {
+        Ok(s) => Repro::Script(s),
+        Err(ReproError::Inputs(why)) => Repro::None(why),
+    }
+}
+
+fn engine_detail(f: &Finding) -> Option<String> {
+    let engine = f.meta.decided_by.as_ref()?;
+    f.meta
+        .engines
+        .iter()
+        .find(|e| &e.engine == engine)
+        .and_then(|e| e.detail.clone())
+}
+
+fn forms(sig: &Signature) -> String {
+    let mut parts = Vec::new();
+    if let Some(l) = &sig.loop_type {
+        parts.push(l.clone());
+    }
+    if !sig.forms.is_empty() {
+        parts.push(
+            sig.forms
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join("; "))
+    }
+}
+
+/// The one-line summary.
+pub fn summary(f: &Finding) -> String {
+    let m = &f.meta;
+    let who = m
+        .decided_by
+        .as_ref()
+        .map(|e| format!(" in `{e}`"))
+        .unwrap_or_default();
+    let what = if let Some(mm) = &m.mismatch {
+        match mm.first.first() {
+            Some(d) if mm.kind == "values" || mm.kind == "poison" => format!(
+                "`{}`{:?} is {}, the reference says {} ({} element(s) differ)",
+                mm.output, d.index, d.engine, d.reference, mm.count
+            ),
+            _ => format!("`{}` differs from the reference ({})", mm.output, mm.kind),
+        }
+    } else if let Some(d) = engine_detail(f) {
+        d.lines().next().unwrap_or("").to_string()
+    } else {
+        m.signature.cause.clone().unwrap_or_default()
+    };
+    format!(
+        "{}{who}: kernel `{}`{}: {what}",
+        m.outcome,
+        f.case.kernel.name,
+        forms(&m.signature)
+    )
+}
+
+/// The Markdown report of a finding.
+pub fn markdown(f: &Finding) -> String {
+    let m = &f.meta;
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", summary(f));
+    let _ = writeln!(out, "Signature: `{}`\n", m.key);
+    if let Some(r) = &m.reduction {
+        let _ = writeln!(
+            out,
+            "Reduced from {} to {} kernel-body lines in {:.1} s ({} attempts, {} engine runs{}).\n",
+            r.original_body_lines,
+            r.body_lines,
+            r.seconds,
+            r.attempts,
+            r.engine_runs,
+            if r.exhausted {
+                "; budget exhausted"
+            } else {
+                ""
+            }
+        );
+    }
+    out.push_str("## Case script (Helion)\n\n");
+    out.push_str(
+        "Runs in real Helion with `HELION_BACKEND=pallas HELION_PALLAS_INTERPRET=1`; inputs are spelled out.\n\n",
+    );
+    let script = spell_out_inputs(&f.case)
+        .map(|c| render_case(&c))
+        .unwrap_or_else(|_| render_case(&f.case));
+    let _ = writeln!(out, "```python\n{}```\n", script);
+    out.push_str("## Emitted Pallas module\n\n");
+    match &f.emitted {
+        Some(src) => {
+            let _ = writeln!(out, "```python\n{}```\n", ensure_newline(src));
+        }
+        None => out.push_str("No module: the compiler produced none.\n\n"),
+    }
+    out.push_str("## Reference vs engine\n\n");
+    match &m.mismatch {
+        Some(mm) => {
+            let _ = writeln!(
+                out,
+                "`{}` on output `{}` (shape {:?}): {}, {} element(s) differ, max abs err {}, max rel err {}.\n",
+                mm.engine,
+                mm.output,
+                mm.shape,
+                mm.kind,
+                mm.count,
+                fmt_err(mm.max_abs_err),
+                fmt_err(mm.max_rel_err)
+            );
+            out.push_str("| index | engine | reference |\n|---|---|---|\n");
+            for d in &mm.first {
+                let _ = writeln!(out, "| {:?} | {} | {} |", d.index, d.engine, d.reference);
+            }
+            out.push('\n');
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "No output comparison: the outcome is `{}`{}.\n",
+                m.outcome,
+                engine_detail(f)
+                    .map(|d| format!(": {}", d.lines().next().unwrap_or("")))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if let Ok(refs) = reference_outputs(f) {
+        for o in &refs {
+            let head: Vec<String> = o.values.iter().take(8).map(|v| v.to_string()).collect();
+            let _ = writeln!(
+                out,
+                "Reference `{}`: {} {:?} [{}{}]",
+                o.name,
+                o.dtype.name(),
+                o.shape,
+                head.join(", "),
+                if o.values.len() > 8 { ", ..." } else { "" }
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str("## Verdict\n\n");
+    match &m.verdict {
+        Some(Verdict::Lowered) => out.push_str("lowered (every narrowing subscript planned)\n\n"),
+        Some(Verdict::Rejected(r)) => {
+            let _ = writeln!(
+                out,
+                "rejected: `{}` [`{}`] at {}: {}\n",
+                r.class, r.rule, r.span, r.message
+            );
+        }
+        None => out.push_str("none: the compiler panicked (see the log)\n\n"),
+    }
+    out.push_str(
+        "## Engines and versions\n\n| engine | status | seconds | detail |\n|---|---|---|---|\n",
+    );
+    for e in &m.engines {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.3} | {} |",
+            e.engine,
+            e.status,
+            e.seconds,
+            e.detail
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("")
+                .replace('|', "\\|")
+        );
+    }
+    let v = &m.versions;
+    let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
+    let _ = writeln!(
+        out,
+        "\npallas-diff {} (case format {}); python {}, jax {}, jaxlib {}; TPU kind {}; devices {}; codegen poison_padding={}.\n",
+        v.pallas_diff,
+        v.case_format,
+        opt(&v.python),
+        opt(&v.jax),
+        opt(&v.jaxlib),
+        opt(&v.tpu_kind),
+        if v.devices.is_empty() {
+            "-".to_string()
+        } else {
+            v.devices.join(", ")
+        },
+        m.codegen.poison_padding
+    );
+    out.push_str("## Standalone reproducer (`repro.py`)\n\n");
+    match repro_of(f) {
+        Repro::Script(s) => {
+            out.push_str("Needs only JAX and NumPy: fails while the bug is present, prints OK once fixed.\n\n");
+            let _ = writeln!(out, "```python\n{}```", ensure_newline(&s));
+        }
+        Repro::None(why) => {
+            let _ = writeln!(out, "None: {why}.");
+        }
+    }
+    out
+}
+
+fn ensure_newline(s: &str) -> String {
+    if s.ends_with('\n') {
+        s.to_string()
+    } else {
+        format!("{s}\n")
+    }
+}
+
+fn fmt_err(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:e}"),
+        Some(_) => "inf".into(),
+        None => "-".into(),
+    }
+}

@@ -1,0 +1,260 @@
+//! Bug reports and standalone reproducers against real JAX, with a real finding made without a
+//! real bug: a spec kernel is compiled and its emitted module tampered with (the tile run
+//! `pl.ds(offset_2, 2)` made to start at 0, the loop offset dropped), so JAX's TPU interpreter
+//! returns something else than the reference. The `repro.py` of the tampered module must fail
+//! in the worker's Python, the `repro.py` of the module as emitted must pass; the finding's
+//! directory must render as a report; the findings directory must count a known bug again
+//! without a second directory, and reduce a new one.
+
+use compiler::compile::{CodegenOptions, compile};
+use compiler::expectations::load_spec_kernels;
+use compiler::ir::Case;
+use fuzz::campaign::sink::Filed;
+use fuzz::check::check_case;
+use fuzz::engines::jax::Jax;
+use fuzz::engines::{Engine, EngineRun, Job};
+use pallas_diff_corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
+use pallas_diff_corpus::minimize::SharedEngine;
+use pallas_diff_corpus::reduce::Budget;
+use pallas_diff_corpus::report::{Repro, markdown, reference_outputs, repro_of};
+use pallas_diff_corpus::repro::repro_py;
+use pallas_diff_corpus::sink::{CorpusSink, ReduceOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+const FROM: &str = "pl.ds(offset_2, 2)";
+const TO: &str = "pl.ds(0 * offset_2, 2)";
+
+/// The TPU interpreter running the emitted module with the inner tile run's start dropped.
+struct OffsetDropped(Jax);
+
+impl Engine for OffsetDropped {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn run(&self, job: &Job<'_>) -> EngineRun {
+        let tampered = job.emitted.map(|s| s.replace(FROM, TO));
+        self.0.run(&Job {
+            emitted: tampered.as_deref(),
+            ..*job
+        })
+    }
+}
+
+struct Jx {
+    python: PathBuf,
+    pool: Arc<tpu_runner::Pool>,
+}
+
+fn jax() -> &'static Jx {
+    static JX: OnceLock<Jx> = OnceLock::new();
+    JX.get_or_init(|| {
+        let python = tpu_runner::provision().expect("provision JAX");
+        let pool = tpu_runner::Pool::new(tpu_runner::PoolConfig::new(&python).with_workers(2))
+            .expect("start JAX workers");
+        Jx {
+            python,
+            pool: Arc::new(pool),
+        }
+    })
+}
+
+fn tampering() -> Arc<dyn Engine> {
+    Arc::new(OffsetDropped(Jax::new(
+        tpu_runner::Mode::PallasTpuInterpret,
+        jax().pool.clone(),
+    )))
+}
+
+fn d12() -> Case {
+    load_spec_kernels()
+        .unwrap()
+        .into_iter()
+        .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
+        .unwrap()
+        .case
+}
+
+/// Runs a script in the worker's Python: (success, stdout + stderr).
+fn run_python(python: &Path, script: &str) -> (bool, String) {
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("repro.py");
+    std::fs::write(&path, script).unwrap();
+    let out = Command::new(python)
+        .arg(&path)
+        .current_dir(t.path())
+        .output()
+        .expect("run python");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn finding_of(case: &Case) -> Finding {
+    let engines: Vec<Box<dyn Engine>> = vec![Box::new(SharedEngine(tampering()))];
+    let report = check_case(case, &engines, &CodegenOptions::default());
+    assert_eq!(report.outcome.name(), "mismatch", "{:?}", report.engines);
+    Finding::new(
+        case,
+        &report,
+        &CodegenOptions::default(),
+        Versions::from(jax().pool.availability()),
+        FindingProvenance::default(),
+    )
+}
+
+#[test]
+fn repro_py_fails_for_the_finding_and_passes_after_the_fix() {
+    let case = d12();
+    let emitted = compile(&case, &CodegenOptions::default())
+        .source
+        .expect("d12 lowers");
+    assert!(emitted.contains(FROM), "{emitted}");
+    let tampered = emitted.replace(FROM, TO);
+    let expected = match reference_outputs(&finding_of(&case)) {
+        Ok(e) => e,
+        Err(e) => panic!("{e}"),
+    };
+    let mode = tpu_runner::Mode::PallasTpuInterpret;
+    let bad = repro_py(&case, &tampered, mode, &expected, "tampered").unwrap();
+    let good = repro_py(&case, &emitted, mode, &expected, "as emitted").unwrap();
+    let (ok, out) = run_python(&jax().python, &bad);
+    assert!(!ok, "the repro of the tampered module passed:\n{out}");
+    assert!(out.contains("disagrees with the eager reference"), "{out}");
+    assert!(out.contains("Mismatched elements"), "{out}");
+    let (ok, out) = run_python(&jax().python, &good);
+    assert!(ok, "the repro of the module as emitted failed:\n{out}");
+    assert!(out.contains("OK: every output matches"), "{out}");
+    // The lowering check as a reproducer too.
+    let lower = repro_py(
+        &case,
+        &emitted,
+        tpu_runner::Mode::PallasTpuLower,
+        &expected,
+        "lower",
+    )
+    .unwrap();
+    let (ok, out) = run_python(&jax().python, &lower);
+    assert!(ok, "{out}");
+}
+
+#[test]
+fn a_finding_directory_renders_as_a_report_with_a_failing_repro() {
+    let f = finding_of(&d12());
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("0001-mismatch-pallas-tpu-interpret");
+    write_finding_dir(&dir, &f).unwrap();
+    let back = Finding::load(&dir).unwrap();
+    let md = markdown(&back);
+    for section in [
+        "# mismatch in `pallas-tpu-interpret`: kernel `tail_run` (fori_loop; tile-index)",
+        "## Case script (Helion)",
+        "## Emitted Pallas module",
+        "## Reference vs engine",
+        "| [0, 0, 0] | 4 | 7 |",
+        "## Verdict",
+        "lowered",
+        "## Engines and versions",
+        "jax 0.",
+        "## Standalone reproducer (`repro.py`)",
+        "np.testing.assert_allclose",
+    ] {
+        assert!(md.contains(section), "`{section}` missing from:\n{md}");
+    }
+    // The report's reproducer is of the module the engine ran: the emitted one. The engine
+    // tampered with it on the way, so the emitted module itself agrees: the repro passes,
+    // which is what a report of a *tampered engine* must say (the bug is not in the module).
+    let Repro::Script(script) = repro_of(&back) else {
+        panic!("no repro");
+    };
+    let (ok, out) = run_python(&jax().python, &script);
+    assert!(ok, "{out}");
+    // With the tampered module in the finding (as a compiler bug would have emitted it), the
+    // report's reproducer fails.
+    let mut buggy = back.clone();
+    buggy.emitted = buggy.emitted.map(|s| s.replace(FROM, TO));
+    let Repro::Script(script) = repro_of(&buggy) else {
+        panic!("no repro");
+    };
+    let (ok, out) = run_python(&jax().python, &script);
+    assert!(!ok, "{out}");
+}
+
+#[test]
+fn the_findings_directory_counts_a_known_bug_and_reduces_a_new_one() {
+    let case = d12();
+    let f = finding_of(&case);
+    let report = {
+        let engines: Vec<Box<dyn Engine>> = vec![Box::new(SharedEngine(tampering()))];
+        check_case(&case, &engines, &CodegenOptions::default())
+    };
+    // Without reduction: one directory, a count of two.
+    let t = tempfile::tempdir().unwrap();
+    let sink = CorpusSink::open(
+        t.path(),
+        CodegenOptions::default(),
+        None,
+        jax().pool.availability(),
+    )
+    .unwrap();
+    let first = sink.file_finding(&case, &report, Some(1)).unwrap();
+    let Filed::New(dir) = first else {
+        panic!("{first:?}")
+    };
+    assert_eq!(
+        sink.file_finding(&case, &report, Some(2)).unwrap(),
+        Filed::Duplicate
+    );
+    let buckets = sink.buckets();
+    assert_eq!(buckets.buckets.len(), 1);
+    assert_eq!(buckets.total(), 2);
+    assert_eq!(Finding::load(&dir).unwrap().meta.key, f.meta.key);
+    let dirs = std::fs::read_dir(t.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
+    assert_eq!(dirs, 1);
+    // Reopened, the index is on disk.
+    let again =
+        CorpusSink::open(t.path(), CodegenOptions::default(), None, None::<String>).unwrap();
+    assert_eq!(again.buckets(), buckets);
+    // With reduction: the finding is filed reduced, and the raw finding is then known.
+    let t = tempfile::tempdir().unwrap();
+    let sink = CorpusSink::open(
+        t.path(),
+        CodegenOptions::default(),
+        Some(ReduceOptions {
+            budget: Budget {
+                attempts: 5_000,
+                time: Duration::from_secs(30),
+            },
+            engines: vec![tampering()],
+            jobs: 2,
+        }),
+        jax().pool.availability(),
+    )
+    .unwrap();
+    let Filed::New(dir) = sink.file_finding(&case, &report, Some(1)).unwrap() else {
+        panic!("not new");
+    };
+    let reduced = Finding::load(&dir).unwrap();
+    let r = reduced.meta.reduction.as_ref().expect("reduced");
+    println!(
+        "reduced d12 {} -> {} lines in {:.1}s ({} engine runs)",
+        r.original_body_lines, r.body_lines, r.seconds, r.engine_runs
+    );
+    assert!(r.body_lines <= r.original_body_lines);
+    assert_eq!(
+        sink.file_finding(&case, &report, Some(2)).unwrap(),
+        Filed::Duplicate
+    );
+    assert_eq!(sink.buckets().total(), 2);
+}

@@ -307,9 +307,18 @@ impl Infer<'_> {
                     };
                     self.env.insert(var.clone(), ty);
                 }
-                // Loop-carried values keep their type across iterations; one pass suffices, and a
-                // second pass checks that the body is stable under its own outputs.
+                // Loop-carried values keep their type across iterations, except ints whose value
+                // changes (`cnt = cnt + 1`): those are widened to "not static" before a second
+                // pass, which checks that the body is stable under its own outputs.
+                let before = self.env.clone();
                 self.body(&lp.body)?;
+                for (name, ty) in self.env.iter_mut() {
+                    if let (Some(Ty::Int(Some(a))), Ty::Int(Some(b))) = (before.get(name), &*ty)
+                        && a != b
+                    {
+                        *ty = Ty::Int(None);
+                    }
+                }
                 self.body(&lp.body)?;
             }
             StmtKind::If {

@@ -122,8 +122,10 @@ impl FaultSet {
                 continue;
             }
             let exact = Fault::ALL.iter().find(|f| f.name() == part);
-            let prefixed: Vec<&Fault> =
-                Fault::ALL.iter().filter(|f| f.name().starts_with(&format!("{part}-"))).collect();
+            let prefixed: Vec<&Fault> = Fault::ALL
+                .iter()
+                .filter(|f| f.name().starts_with(&format!("{part}-")))
+                .collect();
             let f = match (exact, prefixed.as_slice()) {
                 (Some(f), _) => *f,
                 (None, [f]) => **f,
@@ -150,8 +152,13 @@ mod tests {
     fn parse_names_prefixes_and_all() {
         let s = FaultSet::parse("d12,issue-2006,d1-read-after-write").unwrap();
         assert!(s.has(Fault::D12TailClampedBeforeMask) && s.has(Fault::D1ReadAfterWrite));
-        assert!(s.has(Fault::Issue2006DroppedIndexOffset) && !s.has(Fault::D2TileCountWithoutBegin));
-        assert_eq!(FaultSet::parse("all").unwrap().iter().count(), Fault::ALL.len());
+        assert!(
+            s.has(Fault::Issue2006DroppedIndexOffset) && !s.has(Fault::D2TileCountWithoutBegin)
+        );
+        assert_eq!(
+            FaultSet::parse("all").unwrap().iter().count(),
+            Fault::ALL.len()
+        );
         assert!(FaultSet::parse("d3").is_err());
         assert!(FaultSet::parse("").unwrap().is_empty());
         assert_eq!(FaultSet::parse(&s.to_string()).unwrap(), s);

@@ -4,16 +4,16 @@
 //! ([`render`]), the trace-time validator ([`validate`]), the resident-Ref planner and the
 //! Pallas codegen: the system under test.
 
+pub mod compile;
 pub mod expectations;
 pub mod faults;
 pub mod frontend;
 pub mod ir;
+pub mod lower;
+pub mod pallas;
 pub mod plan;
 pub mod render;
+pub mod sim;
 pub mod tensor;
 pub mod validate;
 pub mod verdict;
-pub mod pallas;
-pub mod lower;
-pub mod compile;
-pub mod sim;

@@ -26,7 +26,11 @@ fn spec_kernels_agree_with_the_reference() {
         let want: Vec<_> = reference.outputs.into_iter().map(|o| o.tensor).collect();
         let names = output_names(&k.case);
         for poison_padding in [false, true] {
-            let Some(module) = compile(&k.case, &CodegenOptions { poison_padding }).module else {
+            let options = CodegenOptions {
+                poison_padding,
+                ..CodegenOptions::default()
+            };
+            let Some(module) = compile(&k.case, &options).module else {
                 continue;
             };
             for interpreter in [Interpreter::Tpu, Interpreter::Generic] {

@@ -7,7 +7,10 @@
 //! engines (two threads; the TPU interpreter costs ~2 s per new kernel). Where JAX fails with
 //! a listed known issue (its TPU interpreter cannot read through a Ref reshape), the case is
 //! compared against `pallas-interpret` instead, and the executor runs with the generic
-//! interpreter's semantics.
+//! interpreter's semantics. Then 60 more (`SIM_VS_JAX_FAULTY`) compiled with every historical
+//! defect injected (`FaultSet` "all"), keeping only cases whose module the faults change:
+//! miscompiled modules reach what correct ones rarely do (out-of-range reads and writes,
+//! static slices past a block, trace-time errors).
 //!
 //! Agreement: the same outputs bit for bit (int32 exactly; float values equal, NaN where NaN;
 //! the sign of a zero is not compared), or the same error: the same stage and the same
@@ -17,6 +20,7 @@
 //! else is a failure.
 
 use compiler::compile::{CodegenOptions, compile};
+use compiler::faults::FaultSet;
 use compiler::ir::Case;
 use compiler::pallas::PallasModule;
 use compiler::sim::{Interpreter, SimOptions};
@@ -35,6 +39,7 @@ const MAX_ULPS: u64 = 0;
 
 struct Lowered {
     seed: u64,
+    faulty: bool,
     case: Case,
     module: PallasModule,
     source: String,
@@ -61,7 +66,8 @@ fn ulps(dtype: DType, a: f64, b: f64) -> u64 {
 
 enum Verdict {
     Bitwise,
-    SameError,
+    /// The same error: `stage class`.
+    SameError(String),
     WithinUlps(u64),
     Differ(String),
 }
@@ -122,7 +128,9 @@ fn judge(sim: &EngineStatus, jax: &EngineStatus) -> Verdict {
                 kind: k2,
                 ..
             },
-        ) if s1 == s2 && error_class(k1) == error_class(k2) => Verdict::SameError,
+        ) if s1 == s2 && error_class(k1) == error_class(k2) => {
+            Verdict::SameError(format!("{s1} {}", error_class(k1)))
+        }
         _ => Verdict::Differ(format!(
             "sim {}, jax {}",
             sim.detail().unwrap_or_else(|| sim.name().to_string()),
@@ -131,8 +139,17 @@ fn judge(sim: &EngineStatus, jax: &EngineStatus) -> Verdict {
     }
 }
 
-fn collect(n: usize, only: Option<&[u64]>) -> Vec<Lowered> {
+/// `n` lowered cases from seed 0 up. With `faulty`, every historical defect is injected
+/// (`FaultSet` "all") and only cases whose module differs from the fault-free one are kept:
+/// miscompiled modules exercise what correct ones rarely do (out-of-range accesses, Python
+/// clipping, errors at trace and run time).
+fn collect(n: usize, only: Option<&[u64]>, faulty: bool) -> Vec<Lowered> {
     let cfg = GenConfig::default();
+    let faults = if faulty {
+        FaultSet::parse("all").expect("every fault")
+    } else {
+        FaultSet::NONE
+    };
     let mut out = Vec::new();
     let mut seed = 0u64;
     while out.len() < n {
@@ -149,14 +166,24 @@ fn collect(n: usize, only: Option<&[u64]>) -> Vec<Lowered> {
         let poison = only.is_none() && out.len() % 4 == 3;
         let options = CodegenOptions {
             poison_padding: poison,
+            faults,
         };
         let c = compile(&case, &options);
-        if let (Some(module), Some(source)) = (c.module, c.source)
+        let changed = || {
+            let clean = CodegenOptions {
+                faults: FaultSet::NONE,
+                ..options
+            };
+            compile(&case, &clean).source != c.source
+        };
+        if let (Some(module), Some(source)) = (c.module.clone(), c.source.clone())
+            && (!faulty || changed())
             && oracle::evaluate(&case).is_ok()
             && let Ok(inputs) = case.kernel_tensor_args()
         {
             out.push(Lowered {
                 seed,
+                faulty,
                 case,
                 module,
                 source,
@@ -169,17 +196,25 @@ fn collect(n: usize, only: Option<&[u64]>) -> Vec<Lowered> {
     out
 }
 
-#[test]
-fn sim_matches_the_tpu_interpreter_on_generated_cases() {
-    let n: usize = std::env::var("SIM_VS_JAX_CASES")
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(200);
+        .unwrap_or(default)
+}
+
+#[test]
+fn sim_matches_the_tpu_interpreter_on_generated_cases() {
     // `SIM_VS_JAX_SEEDS=659,1030` re-checks chosen seeds (poison padding off).
     let only: Option<Vec<u64>> = std::env::var("SIM_VS_JAX_SEEDS")
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
-    let cases = collect(n, only.as_deref());
+    let mut cases = collect(env_usize("SIM_VS_JAX_CASES", 200), only.as_deref(), false);
+    cases.extend(collect(
+        env_usize("SIM_VS_JAX_FAULTY", 60),
+        only.as_deref(),
+        true,
+    ));
     let python = tpu_runner::provision().expect("provision JAX (needs PyPI on first run)");
     let pool = Arc::new(
         tpu_runner::Pool::new(tpu_runner::PoolConfig::new(python).with_workers(2))
@@ -189,7 +224,7 @@ fn sim_matches_the_tpu_interpreter_on_generated_cases() {
     let generic = Jax::new(tpu_runner::Mode::PallasInterpret, pool);
     let start = Instant::now();
     let next = Mutex::new(0usize);
-    let rows = Mutex::new(Vec::<(u64, String, Verdict)>::new());
+    let rows = Mutex::new(Vec::<(usize, String, Verdict)>::new());
     let sim_us = Mutex::new(Vec::<f64>::new());
     std::thread::scope(|s| {
         for _ in 0..2 {
@@ -209,7 +244,9 @@ fn sim_matches_the_tpu_interpreter_on_generated_cases() {
                     };
                     let t = Instant::now();
                     let sim = Sim::default().run(&job).status;
-                    sim_us.lock().unwrap().push(t.elapsed().as_secs_f64() * 1e6);
+                    if !c.faulty {
+                        sim_us.lock().unwrap().push(t.elapsed().as_secs_f64() * 1e6);
+                    }
                     let jax = tpu.run(&job).status;
                     let (against, verdict) = match known_issue("pallas-tpu-interpret", &jax) {
                         Some(k) => {
@@ -227,10 +264,12 @@ fn sim_matches_the_tpu_interpreter_on_generated_cases() {
                         None => ("pallas-tpu-interpret".to_string(), judge(&sim, &jax)),
                     };
                     let label = format!(
-                        "{against}{}",
+                        "seed {}{}, {against}{}",
+                        c.seed,
+                        if c.faulty { " with every fault" } else { "" },
                         if c.poison { ", poison padding" } else { "" }
                     );
-                    rows.lock().unwrap().push((c.seed, label, verdict));
+                    rows.lock().unwrap().push((i, label, verdict));
                 }
             });
         }
@@ -238,34 +277,49 @@ fn sim_matches_the_tpu_interpreter_on_generated_cases() {
     let elapsed = start.elapsed().as_secs_f64();
     let mut rows = rows.into_inner().unwrap();
     rows.sort_by_key(|r| r.0);
-    let (mut bitwise, mut errors, mut close, mut failures) = (0, 0, Vec::new(), Vec::new());
-    for (seed, against, v) in &rows {
-        match v {
-            Verdict::Bitwise => bitwise += 1,
-            Verdict::SameError => errors += 1,
-            Verdict::WithinUlps(u) => close.push(format!("seed {seed} ({against}): {u} ulps")),
-            Verdict::Differ(d) => failures.push(format!("seed {seed} ({against}): {d}")),
+    let mut failures = Vec::new();
+    for faulty in [false, true] {
+        let (mut bitwise, mut close, mut fallback, mut total) = (0, 0, 0, 0);
+        let mut errors: std::collections::BTreeMap<String, usize> = Default::default();
+        for (i, label, v) in &rows {
+            if cases[*i].faulty != faulty {
+                continue;
+            }
+            total += 1;
+            if label.contains("pallas-interpret (") {
+                fallback += 1;
+            }
+            match v {
+                Verdict::Bitwise => bitwise += 1,
+                Verdict::SameError(class) => *errors.entry(class.clone()).or_default() += 1,
+                Verdict::WithinUlps(u) => {
+                    close += 1;
+                    println!("  close: {label}: {u} ulps");
+                }
+                Verdict::Differ(d) => failures.push(format!("{label}: {d}")),
+            }
         }
+        println!(
+            "{total} lowered cases{}: {bitwise} identical outputs, {} identical errors \
+             (stage and class: {errors:?}), {close} within {MAX_ULPS} ulps; {fallback} compared \
+             against pallas-interpret (known issue)",
+            if faulty {
+                " compiled with every fault injected"
+            } else {
+                ""
+            },
+            errors.values().sum::<usize>(),
+        );
     }
-    let fallback = rows
-        .iter()
-        .filter(|r| r.1.starts_with("pallas-interpret"))
-        .count();
     let mut us = sim_us.into_inner().unwrap();
     us.sort_by(f64::total_cmp);
     println!(
-        "{} lowered cases (seeds 0..={}) in {elapsed:.1} s: {bitwise} identical outputs, {errors} \
-         identical errors, {} within {MAX_ULPS} ulps, {} different; {fallback} compared against \
-         pallas-interpret (known issue); pallas-sim median {:.1} us per case (this build)",
+        "{} cases in {elapsed:.1} s on two threads; {} different; pallas-sim median {:.1} us per \
+         case (this build, under the JAX workers' load)",
         rows.len(),
-        rows.last().map_or(0, |r| r.0),
-        close.len(),
         failures.len(),
         us.get(us.len() / 2).copied().unwrap_or(0.0)
     );
-    for c in &close {
-        println!("  close: {c}");
-    }
     assert!(
         failures.is_empty(),
         "pallas-sim disagrees with JAX on {} case(s):\n{}",

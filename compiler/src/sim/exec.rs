@@ -44,6 +44,9 @@ pub(crate) struct Machine<'p> {
     pub grid_rank: usize,
     /// Statements left before the run is stopped.
     pub steps_left: u64,
+    /// The first error the generic interpreter raises at trace time that the TPU interpreter
+    /// does not (a static slice out of range), found while tracing.
+    pub generic_error: Option<SimError>,
     stack: Vec<usize>,
 }
 
@@ -260,6 +263,7 @@ impl<'p> Machine<'p> {
             pid: [0; MAX_RANK],
             grid_rank: 0,
             steps_left: u64::MAX,
+            generic_error: None,
             stack: Vec::new(),
         }
     }
@@ -834,8 +838,34 @@ impl<'p> Machine<'p> {
 
     /// The operand of a `jnp.sum` with the axes already reduced by directly nested float32
     /// sums (XLA merges `reduce(reduce(x))` into one reduce over both dims, which changes the
-    /// summation order).
+    /// summation order; an identity `jnp.reshape` between them is no obstacle).
     fn sum_source(&mut self, x: &'p RExpr) -> SimResult<(Arr, Vec<usize>)> {
+        fn is_sum(e: &RExpr) -> bool {
+            match e {
+                RExpr::Jnp(RJnp::Sum(..)) => true,
+                RExpr::Astype(v, DType::Float32) => matches!(&**v, RExpr::Jnp(RJnp::Sum(..))),
+                RExpr::Jnp(RJnp::Reshape(v, _)) => is_sum(v),
+                _ => false,
+            }
+        }
+        if let RExpr::Jnp(RJnp::Reshape(inner, shape)) = x
+            && is_sum(inner)
+        {
+            let (src, axes) = self.sum_source(inner)?;
+            let kept: Vec<i64> = (0..src.shape.rank())
+                .filter(|a| !axes.contains(a))
+                .map(|a| src.shape.dims()[a] as i64)
+                .collect();
+            if !axes.is_empty() && kept == *shape {
+                return Ok((src, axes));
+            }
+            let s = if axes.is_empty() {
+                src
+            } else {
+                reduce::sum(&src, &axes)?
+            };
+            return Ok((ops::reshape(&s, shape)?, Vec::new()));
+        }
         let inner = match x {
             RExpr::Jnp(RJnp::Sum(inner, axis)) => Some((inner, *axis)),
             RExpr::Astype(v, DType::Float32) => match &**v {
@@ -932,9 +962,13 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// A Ref transform by index parts (no bounds check: the TPU interpreter checks the
-    /// composed range on access); a static out-of-range `pl.ds` is a trace-time ValueError,
-    /// as JAX's `NDIndexer` raises it (a start of 0 is never checked, as in JAX).
+    /// A Ref transform by index parts (one level of transforms). No bounds check with the TPU
+    /// interpreter's semantics (it checks the composed range on access); a static
+    /// out-of-range `pl.ds` is a trace-time ValueError, as JAX's `NDIndexer` raises it (a
+    /// start of 0 is never checked, as in JAX). With the generic interpreter's semantics each
+    /// level is applied on its own, as its state discharge does: a level of static slices is a
+    /// `lax.slice` (out of range: a trace-time TypeError, recorded while tracing), any other
+    /// level a `lax.dynamic_slice` whose starts clamp into that level's input.
     fn ref_index(&mut self, view: &View, index: &'p [RIndex]) -> SimResult<View> {
         let r = view.rank as usize;
         if index.iter().any(|p| matches!(p, RIndex::NewAxis)) {
@@ -953,35 +987,29 @@ impl<'p> Machine<'p> {
                 ),
             ));
         }
-        let mut out = view.clone();
-        out.rank = 0;
+        // Per visible dim of `view`: (start, Some(size)) keeps the dim, (index, None) drops it.
+        let mut level: [(IntVal, Option<usize>); MAX_RANK] = [(IntVal::Static(0), None); MAX_RANK];
         let mut vd = 0usize;
-        let keep = |out: &mut View, vd: usize, start: i64, size: usize| {
-            let bd = view.dims[vd].0;
-            out.start[bd as usize] += start;
-            out.dims[out.rank as usize] = (bd, size);
-            out.rank += 1;
-        };
         for p in index {
             match p {
                 RIndex::Full => {
-                    keep(&mut out, vd, 0, view.dims[vd].1);
+                    level[vd] = (IntVal::Static(0), Some(view.dims[vd].1));
                     vd += 1;
                 }
                 RIndex::NewAxis => {}
                 RIndex::Ellipsis => {
                     for _ in 0..(r - consumed) {
-                        keep(&mut out, vd, 0, view.dims[vd].1);
+                        level[vd] = (IntVal::Static(0), Some(view.dims[vd].1));
                         vd += 1;
                     }
                 }
                 RIndex::Int(i) => {
-                    out.start[view.dims[vd].0 as usize] += i;
+                    level[vd] = (IntVal::Traced(Some(*i)), None);
                     vd += 1;
                 }
                 RIndex::Slice(s, e) => {
                     let (a, len) = ops::slice_range(*s, *e, view.dims[vd].1);
-                    keep(&mut out, vd, a as i64, len);
+                    level[vd] = (IntVal::Static(a as i64), Some(len));
                     vd += 1;
                 }
                 RIndex::Expr(e) => {
@@ -1010,10 +1038,11 @@ impl<'p> Machine<'p> {
                                     format!("pl.ds with a negative size {size}"),
                                 ));
                             }
-                            keep(&mut out, vd, start.value().unwrap_or(0), size as usize);
+                            level[vd] = (start, Some(size as usize));
                         }
                         other => match self.int_of(&other, "a Ref index") {
-                            Ok(i) => out.start[view.dims[vd].0 as usize] += i.value().unwrap_or(0),
+                            // A Python int index is converted to an array: traced.
+                            Ok(i) => level[vd] = (IntVal::Traced(i.value()), None),
                             Err(_) => {
                                 return Err(SimError::unsupported(format!(
                                     "a Ref index that is a {} (gathers are not modelled)",
@@ -1027,8 +1056,51 @@ impl<'p> Machine<'p> {
             }
         }
         while vd < r {
-            keep(&mut out, vd, 0, view.dims[vd].1);
+            level[vd] = (IntVal::Static(0), Some(view.dims[vd].1));
             vd += 1;
+        }
+        let level = &mut level[..r];
+        let static_slices = level
+            .iter()
+            .all(|(s, size)| matches!(s, IntVal::Static(_)) && size.is_some());
+        if self.tracing && self.generic_error.is_none() {
+            for (k, (s, size)) in level.iter().enumerate() {
+                let dim = view.dims[k].1 as i64;
+                let size = size.map_or(1, |z| z as i64);
+                let msg = if size > dim {
+                    Some(format!(
+                        "slice sizes must be less than or equal to operand shape, got size {size} for dim {dim}"
+                    ))
+                } else if let (true, IntVal::Static(s)) = (static_slices, s) {
+                    (*s < 0 || s + size > dim).then(|| {
+                        format!(
+                            "slice start_indices must be nonnegative and limit_indices at most the operand shape, got start {s} size {size} for dim {dim}"
+                        )
+                    })
+                } else {
+                    None
+                };
+                if let Some(m) = msg {
+                    self.generic_error = Some(te(ErrorKind::TypeError, m));
+                    break;
+                }
+            }
+        }
+        let mut out = view.clone();
+        out.rank = 0;
+        for (k, &(s, size)) in level.iter().enumerate() {
+            let dim = view.dims[k].1 as i64;
+            let mut start = s.value().unwrap_or(0);
+            if self.generic && !self.tracing && !static_slices {
+                let w = size.map_or(1, |z| z as i64);
+                start = start.clamp(0, (dim - w).max(0));
+            }
+            let bd = view.dims[k].0;
+            out.start[bd as usize] += start;
+            if let Some(size) = size {
+                out.dims[out.rank as usize] = (bd, size);
+                out.rank += 1;
+            }
         }
         Ok(out)
     }
@@ -1063,8 +1135,8 @@ impl<'p> Machine<'p> {
             if start[d] >= 0 && start[d] + size[d] <= n {
                 continue;
             }
-            if self.generic {
-                start[d] = start[d].clamp(0, (n - size[d]).max(0));
+            if self.generic && size[d] <= n {
+                start[d] = start[d].clamp(0, n - size[d]);
                 continue;
             }
             let range: Vec<String> = (0..base.rank())

@@ -105,6 +105,8 @@ impl Default for SimOptions {
 pub struct Program {
     launcher: Launcher,
     res: Resolved,
+    /// What tracing raises with the generic interpreter's semantics only.
+    generic_error: Option<SimError>,
 }
 
 fn shape_of(dims: &[i64]) -> Result<Shape, SimError> {
@@ -115,9 +117,10 @@ impl Program {
     /// Resolves the module's names and traces its kernel once: static errors (stage
     /// `trace`) are raised here, before any input is seen.
     pub fn new(module: &PallasModule) -> Result<Program, SimError> {
-        let p = Program {
+        let mut p = Program {
             launcher: module.launcher.clone(),
             res: resolve::resolve(module),
+            generic_error: None,
         };
         p.check_launcher()?;
         let bufs = p.buffers(None, Interpreter::Tpu)?;
@@ -126,6 +129,8 @@ impl Program {
         m.steps_left = SimOptions::default().max_steps;
         let args = p.kernel_args(&m.bufs);
         m.call(0, args)?;
+        let generic_error = m.generic_error.take();
+        p.generic_error = generic_error;
         Ok(p)
     }
 
@@ -249,6 +254,9 @@ impl Program {
             ));
         }
         let interp = options.interpreter;
+        if let (Interpreter::Generic, Some(e)) = (interp, &self.generic_error) {
+            return Err(e.clone());
+        }
         let bufs = self.buffers(Some(inputs), interp)?;
         let args = self.kernel_args(&bufs);
         let mut m = Machine::new(&self.res, bufs, false, interp == Interpreter::Generic);

@@ -13,9 +13,10 @@
 //!   larger one is first split by the tree-reduction rewriter into windows of 32 (the padding
 //!   centred: `lo = pad / 2`), each summed in order, then the window sums in order;
 //! * two reduced dims (XLA merges `sum(sum(x, a), b)` into one reduce): when the outer reduced
-//!   dim is 4 or 8, the inner dim is summed in order per outer index and the outer partial sums
-//!   are combined by a halving tree; otherwise all reduced elements are summed in row-major
-//!   order.
+//!   dim is a power of two, the inner dim is summed in order per outer index and the outer
+//!   partial sums are combined by a halving tree (`p[i] + p[i + n/2]`, recursively); otherwise
+//!   all reduced elements are summed in row-major order. (Three reduced dims follow an order
+//!   the executor does not reproduce: it sums them in row-major order.)
 
 use super::error::{ErrorKind, SimError, SimResult};
 use super::value::{Arr, Cat, MAX_RANK, Shape, wrap_i32};
@@ -114,17 +115,31 @@ enum Order {
     },
 }
 
+/// The order for reducing `axes` of `shape`. Reduced dims of size 1 are ignored (XLA removes
+/// them), and a dim is minor when every dim after it has size 1.
 fn order(shape: Shape, axes: &[usize]) -> Order {
-    let n: usize = axes.iter().map(|&a| shape.dims()[a]).product();
+    let dims = shape.dims();
+    let mut eff = [0usize; MAX_RANK];
+    let mut k = 0;
+    for &a in axes {
+        if dims[a] > 1 {
+            eff[k] = a;
+            k += 1;
+        }
+    }
+    let axes = &eff[..k];
+    let n: usize = axes.iter().map(|&a| dims[a]).product();
     if shape.numel() >= YNN_MIN_ELEMENTS {
-        if axes == [shape.rank() - 1] {
+        if let [a] = axes
+            && dims[a + 1..].iter().all(|&d| d == 1)
+        {
             return Order::YnnMinor;
         }
         return Order::Ynn;
     }
     match axes {
         [_] if n > 32 => Order::Windows32,
-        [a, _] if matches!(shape.dims()[*a], 4 | 8) => Order::Halving {
+        [a, _] if shape.dims()[*a] >= 2 && shape.dims()[*a].is_power_of_two() => Order::Halving {
             outer: shape.dims()[*a],
         },
         _ => Order::Seq,
@@ -160,6 +175,18 @@ pub(crate) fn sum(a: &Arr, axes: &[usize]) -> SimResult<Arr> {
         && (cat.is_int() || matches!(ord, Order::Seq))
     {
         return Ok(Arr::new(cat, kept, sum_one_axis(va, a.shape, *ax, cat)));
+    }
+    if matches!(ord, Order::Seq) && !cat.is_int() {
+        // Several reduced dims in order: contiguous when the reduced dims are adjacent.
+        let adjacent = axes.windows(2).all(|w| w[1] == w[0] + 1);
+        if adjacent && let (Some(&first), Some(&last)) = (axes.first(), axes.last()) {
+            let dims = a.shape.dims();
+            let outer: usize = dims[..first].iter().product();
+            let n: usize = dims[first..=last].iter().product();
+            let inner: usize = dims[last + 1..].iter().product();
+            let merged = Shape::new(&[outer, n, inner])?;
+            return Ok(Arr::new(cat, kept, sum_one_axis(va, merged, 1, cat)));
+        }
     }
     let st = a.shape.strides();
     // Offsets of the reduced elements (row-major over the reduced dims) relative to an

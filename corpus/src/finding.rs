@@ -18,6 +18,7 @@
 use crate::fsio::{self, IoError};
 use crate::signature::{CostRecord, Signature, mismatch_kind_name, signature};
 use compiler::compile::CodegenOptions;
+use compiler::faults::{FaultSet, UnknownFault};
 use compiler::ir::{CASE_VERSION, Case};
 use compiler::render::render_case;
 use compiler::verdict::Verdict;
@@ -196,31 +197,36 @@ impl From<&fuzz::compare::Mismatch> for MismatchRecord {
 }
 
 /// The codegen options a finding was made under.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodegenRecord {
     /// `CodegenOptions::poison_padding`.
     pub poison_padding: bool,
+    /// Injected faults (`CodegenOptions::faults`), by name; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
 }
 
 impl From<&CodegenOptions> for CodegenRecord {
     fn from(o: &CodegenOptions) -> CodegenRecord {
         CodegenRecord {
             poison_padding: o.poison_padding,
+            faults: o.faults.iter().map(|f| f.name().to_string()).collect(),
         }
     }
 }
 
 impl CodegenRecord {
-    /// The options back.
+    /// The options back; an unknown fault name is an error (a file from another build).
     #[allow(
         clippy::needless_update,
-        reason = "CodegenOptions is growing (fault injection): the update keeps this compiling"
+        reason = "CodegenOptions is growing: the update keeps this compiling"
     )]
-    pub fn options(&self) -> CodegenOptions {
-        CodegenOptions {
+    pub fn options(&self) -> Result<CodegenOptions, UnknownFault> {
+        Ok(CodegenOptions {
             poison_padding: self.poison_padding,
+            faults: FaultSet::parse(&self.faults.join(","))?,
             ..CodegenOptions::default()
-        }
+        })
     }
 }
 

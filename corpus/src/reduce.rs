@@ -11,8 +11,8 @@
 //!    candidate saves every shape and value candidate of that input;
 //! 3. simplify an expression: an operand of `+ - * /` for the whole, a cast or view for its
 //!    operand, an int literal toward 0 or 1;
-//! 4. shrink input shapes (halve a dim, or set it to the smallest block-covering size) and block
-//!    sizes (halve, down to 1);
+//! 4. shrink input shapes (halve a dim, or take one off; literal inputs keep their leading rows,
+//!    other inputs become `torch.ones`) and block sizes (halve, down to 1);
 //! 5. simplify input values: `torch.ones`, then one distinct power of two per row, instead of
 //!    random values; drop `.to`/`.contiguous` from input chains.
 //!
@@ -532,7 +532,9 @@ fn shape_candidates(case: &Case, out: &mut Vec<Case>) {
                 // Rebuild as the simplest constructor of the target shape with the same dtype
                 // and value family; the chain is dropped (values are simplified separately).
                 let dtype = input.dtype_and_shape().map(|(t, _)| t).ok();
-                if let Some(shape_ref) = ctor_shape_mut(&mut input.ctor).filter(|_| {
+                if d == 0 && truncate_rows(input, new) {
+                    // Literal values keep their leading rows (a wrong row stays visible).
+                } else if let Some(shape_ref) = ctor_shape_mut(&mut input.ctor).filter(|_| {
                     input
                         .chain
                         .iter()
@@ -549,6 +551,44 @@ fn shape_candidates(case: &Case, out: &mut Vec<Case>) {
                 out.push(c);
             }
         }
+    }
+}
+
+/// Keeps the first `rows` rows of a literal input: a `torch.tensor([...])` (row-major values),
+/// or the one-value-per-row form `torch.tensor([v0, v1, ...]).reshape(n, 1, ..).expand(n, ..)`
+/// (`.contiguous()`). Returns false (leaving the input as it was) for any other input.
+fn truncate_rows(input: &mut compiler::ir::Input, rows: usize) -> bool {
+    let Ctor::Tensor { shape, values, .. } = &mut input.ctor else {
+        return false;
+    };
+    let Some(&old_rows) = shape.first() else {
+        return false;
+    };
+    if rows == 0 || rows >= old_rows {
+        return false;
+    }
+    let per_row = values.len() / old_rows.max(1);
+    match input.chain.as_mut_slice() {
+        [] | [InputOp::To(_)] | [InputOp::Contiguous] => {
+            values.truncate(rows * per_row);
+            shape[0] = rows;
+            true
+        }
+        [InputOp::Reshape(r), InputOp::Expand(e), rest @ ..]
+            if shape.len() == 1
+                && r.first() == Some(&(old_rows as i64))
+                && e.first() == Some(&(old_rows as i64))
+                && rest
+                    .iter()
+                    .all(|op| matches!(op, InputOp::Contiguous | InputOp::To(_))) =>
+        {
+            values.truncate(rows);
+            shape[0] = rows;
+            r[0] = rows as i64;
+            e[0] = rows as i64;
+            true
+        }
+        _ => false,
     }
 }
 

@@ -92,8 +92,11 @@ pub enum TrialResult {
     },
 }
 
-fn codegen_of(entry: &Entry) -> CodegenOptions {
-    entry.codegen.options()
+fn codegen_of(entry: &Entry) -> Result<CodegenOptions, TrialResult> {
+    entry.codegen.options().map_err(|e| TrialResult::Fail {
+        message: format!("{}: codegen options: {e}", entry.name()),
+        updates: vec![],
+    })
 }
 
 fn references_match(stored: &Reference, now: &Reference) -> bool {
@@ -134,7 +137,11 @@ fn describe_reference(r: &Reference) -> String {
 /// The `oracle` trial: the compile-level outcome, the reference outputs, the case script.
 pub fn check_reference(entry: &LoadedEntry) -> TrialResult {
     let e = &entry.entry;
-    let report = check_case(&e.case, &[], &codegen_of(e));
+    let codegen = match codegen_of(e) {
+        Ok(c) => c,
+        Err(fail) => return fail,
+    };
+    let report = check_case(&e.case, &[], &codegen);
     let mut problems = Vec::new();
     let mut updates = Vec::new();
     let compile_level = star_expectation(&e.case, &report);
@@ -216,11 +223,11 @@ fn detail(report: &CaseReport) -> String {
 
 /// An engine trial: `check_case` with `engine` alone, compared with the entry's expectation.
 pub fn replay_engine(entry: &Entry, engine: &Arc<dyn Engine>) -> TrialResult {
-    let report = check_case(
-        &entry.case,
-        std::slice::from_ref(&boxed(engine)),
-        &codegen_of(entry),
-    );
+    let codegen = match codegen_of(entry) {
+        Ok(c) => c,
+        Err(fail) => return fail,
+    };
+    let report = check_case(&entry.case, std::slice::from_ref(&boxed(engine)), &codegen);
     if let Some(reason) = report.engines.iter().find_map(|r| match &r.status {
         EngineStatus::Unavailable(reason) => Some(reason.clone()),
         _ => None,

@@ -59,10 +59,15 @@ pub fn repro_of(f: &Finding) -> Repro {
     let Some(engine) = &f.meta.decided_by else {
         return Repro::None("no engine decided the outcome".into());
     };
-    let Ok(mode) = engine.parse::<tpu_runner::Mode>() else {
-        return Repro::None(format!(
-            "`{engine}` is not a JAX engine: the case script above is the reproducer"
-        ));
+    let mode = match engine.parse::<tpu_runner::Mode>() {
+        Ok(m) => m,
+        // The in-process executor models the TPU interpreter: reproduce there, in real JAX.
+        Err(_) if engine == fuzz::engines::sim::NAME => tpu_runner::Mode::PallasTpuInterpret,
+        Err(_) => {
+            return Repro::None(format!(
+                "`{engine}` is not a JAX engine: the case script above is the reproducer"
+            ));
+        }
     };
     let expected = match reference_outputs(f) {
         Ok(e) => e,
@@ -269,6 +274,9 @@ pub fn markdown(f: &Finding) -> String {
     match repro_of(f) {
         Repro::Script(s) => {
             out.push_str("Needs only JAX and NumPy: fails while the bug is present, prints OK once fixed.\n\n");
+            if m.decided_by.as_deref() == Some(fuzz::engines::sim::NAME) {
+                out.push_str("`pallas-sim` models JAX's TPU interpreter; this runs the module there. If it passes, the finding is a divergence of `pallas-sim`, not of the module.\n\n");
+            }
             let _ = writeln!(out, "```python\n{}```", ensure_newline(&s));
         }
         Repro::None(why) => {

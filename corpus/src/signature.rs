@@ -46,8 +46,10 @@ pub enum IndexForm {
     /// `t.index`.
     TileIndex,
     /// `t.index + 0` (spec §4 D9).
+    #[serde(rename = "tile-index+0")]
     TileIndexPlusZero,
     /// `t.index + k`, `t.index - k` with k ≠ 0.
+    #[serde(rename = "tile-index+k")]
     TileIndexPlusK,
     /// `hl.arange(start, end)` with a symbolic start: a dynamic tail run.
     Tail,
@@ -56,6 +58,7 @@ pub enum IndexForm {
     /// `hl.arange(...)` with a step other than 1 (spec §4 D13).
     StridedArange,
     /// `None`: a new axis.
+    #[serde(rename = "none")]
     NewAxis,
     /// Another symbolic scalar (`t.end`, `t.id`, `live`, an int parameter ...).
     SymInt,

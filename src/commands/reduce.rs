@@ -60,7 +60,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     let pool = start_pool(&names, args.jobs.clamp(1, 2), args.timeout)?;
     let engines =
         fuzz::engines::build(&names, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
-    let codegen = finding.meta.codegen.options();
+    let codegen = finding
+        .meta
+        .codegen
+        .options()
+        .map_err(|e| CliError::Input(anyhow::anyhow!("{}: {e}", dir.display())))?;
     let budget = Budget {
         attempts: args.attempts,
         time: args.time,

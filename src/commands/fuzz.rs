@@ -167,8 +167,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         })
     };
     let versions = corpus::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
-    let sink = corpus::sink::CorpusSink::open(&args.out, cfg.codegen.clone(), reduce, versions)
-        .map_err(|e| {
+    let sink =
+        corpus::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions).map_err(|e| {
             CliError::Internal(anyhow::anyhow!(
                 "cannot open findings directory '{}': {e}",
                 args.out.display()

@@ -13,7 +13,7 @@ mod replay;
 mod report;
 
 use clap::{Parser, Subcommand};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Exit codes (documented in `--help`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,7 +140,7 @@ pub fn read_file(path: &Path) -> Result<String, CliError> {
 }
 
 /// Reads and parses a case script (`.py`) or a case JSON file (`.json`).
-pub fn load_case(path: &PathBuf) -> Result<compiler::ir::Case, CliError> {
+pub fn load_case(path: &Path) -> Result<compiler::ir::Case, CliError> {
     let text = read_file(path)?;
     let shown = path.display().to_string();
     if path.extension().is_some_and(|e| e == "json") {

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 /// Column limit of one line.
-const WIDTH: usize = 100;
+pub const WIDTH: usize = 100;
 
 /// Prints `value` with two-space indentation, inlining what fits in [`WIDTH`] columns; ends
 /// with a newline.

@@ -1,10 +1,24 @@
-//! Minimized reproducers: the reducer ([`reduce`]) that shrinks a finding's case while its
-//! signature holds, and (with the corpus format and replay) the regression corpus.
+//! Minimized reproducers and the regression corpus: everything that turns a finding into
+//! something small, unique and ready to file, and keeps it replaying in CI.
+//!
+//! * [`reduce`]: the reducer (delta debugging on the IR, budgeted, deterministic);
+//! * [`minimize`]: the reduction driver, [`minimize::reduce_finding`], whose predicate is "the
+//!   finding's signature still holds", running only the engine that saw the finding;
+//! * [`signature`]: finding signatures (outcome, engine, cause, loop type, index forms) and
+//!   their buckets (`buckets.json`);
+//! * [`finding`]: finding directories (`case.json`, `case.py`, `emitted.py`, `log.txt`,
+//!   `meta.json`), written atomically;
+//! * [`sink`]: a campaign's findings directory (dedup, reduction, one directory per bucket);
+//! * [`entry`]: the corpus format (`corpus/cases/<id>-<slug>.json` and `.py`) and
+//!   [`entry::Corpus::add_finding`];
+//! * [`replay`]: one trial per entry × engine, and bless;
+//! * [`spec`]: seeding the corpus from the spec kernels, cross-checked against their headers;
+//! * [`report`] and [`repro`]: Markdown bug reports and standalone `repro.py` files;
+//! * [`fsio`] and [`json`]: atomic writes and the JSON layout of every file written here.
 
 pub mod entry;
 pub mod finding;
 pub mod fsio;
-pub mod hunt;
 pub mod json;
 pub mod minimize;
 pub mod reduce;

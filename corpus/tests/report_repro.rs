@@ -4,7 +4,8 @@
 //! returns something else than the reference. The `repro.py` of the tampered module must fail
 //! in the worker's Python, the `repro.py` of the module as emitted must pass; the finding's
 //! directory must render as a report; the findings directory must count a known bug again
-//! without a second directory, and reduce a new one.
+//! without a second directory, and reduce a new one; and the finding must join the corpus once,
+//! replay as expected, and say "fixed?" against the untampered engine.
 
 use compiler::compile::{CodegenOptions, compile};
 use compiler::expectations::load_spec_kernels;
@@ -13,9 +14,11 @@ use fuzz::campaign::sink::Filed;
 use fuzz::check::check_case;
 use fuzz::engines::jax::Jax;
 use fuzz::engines::{Engine, EngineRun, Job};
+use pallas_diff_corpus::entry::{Added, Corpus, Expected, NewFinding, Provenance};
 use pallas_diff_corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
 use pallas_diff_corpus::minimize::SharedEngine;
 use pallas_diff_corpus::reduce::Budget;
+use pallas_diff_corpus::replay::{TrialResult, check_reference, observe, replay_engine};
 use pallas_diff_corpus::report::{Repro, markdown, reference_outputs, repro_of};
 use pallas_diff_corpus::repro::repro_py;
 use pallas_diff_corpus::sink::{CorpusSink, ReduceOptions};
@@ -257,4 +260,58 @@ fn the_findings_directory_counts_a_known_bug_and_reduces_a_new_one() {
         Filed::Duplicate
     );
     assert_eq!(sink.buckets().total(), 2);
+}
+
+#[test]
+fn a_reduced_finding_joins_the_corpus_once_and_replays_as_expected() {
+    let case = d12();
+    let engine = tampering();
+    let codegen = CodegenOptions::default();
+    let reports = observe(&case, std::slice::from_ref(&engine), &codegen);
+    let reports_ref: Vec<(&str, &fuzz::check::CaseReport)> =
+        reports.iter().map(|(n, r)| (n.as_str(), r)).collect();
+    let t = tempfile::tempdir().unwrap();
+    let mut corpus = Corpus::load(t.path()).unwrap();
+    let new = || NewFinding {
+        case: &case,
+        title: "tile run read at offset 0",
+        provenance: Provenance {
+            source: "test: a tampered module".into(),
+            ..Provenance::default()
+        },
+        link: Some("https://github.com/pytorch/helion/issues/0"),
+        codegen,
+    };
+    let Added::New(path) = corpus.add_finding(new(), &reports_ref).unwrap() else {
+        panic!("not added");
+    };
+    assert_eq!(
+        corpus.add_finding(new(), &reports_ref).unwrap(),
+        Added::Existing("0001-tail-run-tile-run-read-at-offset-0".into())
+    );
+    let corpus = Corpus::load(t.path()).unwrap();
+    assert_eq!(corpus.entries.len(), 1);
+    let e = &corpus.entries[0];
+    assert_eq!(e.path, path);
+    assert_eq!(
+        e.entry
+            .expected("pallas-tpu-interpret")
+            .unwrap()
+            .to_string(),
+        "finding:mismatch/pallas-tpu-interpret/values/fori_loop/tile-index"
+    );
+    assert_eq!(e.entry.expected("pallas-interpret"), Some(&Expected::Agree));
+    assert!(e.entry.links.contains_key("pallas-tpu-interpret"));
+    assert_eq!(check_reference(e), TrialResult::Pass);
+    // Replayed with the (still tampering) engine, the finding is as expected.
+    assert_eq!(replay_engine(&e.entry, &engine), TrialResult::Pass);
+    // Replayed with the real TPU interpreter, it now agrees: "fixed?".
+    let fixed: Arc<dyn Engine> = Arc::new(Jax::new(
+        tpu_runner::Mode::PallasTpuInterpret,
+        jax().pool.clone(),
+    ));
+    let TrialResult::Fail { message, .. } = replay_engine(&e.entry, &fixed) else {
+        panic!("a fixed finding passed");
+    };
+    assert!(message.contains("fixed? update the entry"), "{message}");
 }

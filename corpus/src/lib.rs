@@ -14,11 +14,13 @@
 //! * [`replay`]: one trial per entry × engine, and bless;
 //! * [`spec`]: seeding the corpus from the spec kernels, cross-checked against their headers;
 //! * [`report`] and [`repro`]: Markdown bug reports and standalone `repro.py` files;
+//! * [`hunt`]: how fast campaigns find each injected historical defect (`pallas-diff hunt`);
 //! * [`fsio`] and [`json`]: atomic writes and the JSON layout of every file written here.
 
 pub mod entry;
 pub mod finding;
 pub mod fsio;
+pub mod hunt;
 pub mod json;
 pub mod minimize;
 pub mod reduce;

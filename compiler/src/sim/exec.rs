@@ -13,7 +13,7 @@ use super::error::{ErrorKind, SimError, SimResult, SimStage};
 use super::ops::{self, VIdx};
 use super::reduce;
 use super::resolve::{RExpr, RIndex, RJnp, RStmt, RTarget, Resolved};
-use super::value::{Arr, Base, Cat, IntVal, MAX_RANK, Shape, Value, View};
+use super::value::{self, Arr, Base, Cat, IntVal, MAX_RANK, Shape, Value, View};
 use crate::pallas::{BinOp, CmpOp};
 use crate::tensor::DType;
 use std::rc::Rc;
@@ -1226,7 +1226,6 @@ impl<'p> Machine<'p> {
         if self.tracing {
             return Ok(Arr::traced(v.cat, v.shape()));
         }
-        let mut out = Vec::new();
         let shape = v.shape();
         match self.access(v, false)? {
             Access::Strided {
@@ -1236,15 +1235,19 @@ impl<'p> Machine<'p> {
                 strides,
             } => {
                 let data = &self.bufs[buf].data;
-                out.reserve(shape.numel());
+                if contiguous(shape, &strides) {
+                    let n = shape.numel();
+                    return Ok(Arr::copied(v.cat, shape, &data[offset..offset + n]));
+                }
+                let mut out = value::pool_vec(shape.numel());
                 strided_copy(data, offset, shape, strides, &mut out);
+                Ok(Arr::new(v.cat, shape, out))
             }
             Access::Gather { buf, offsets } => {
                 let data = &self.bufs[buf].data;
-                out.extend(offsets.iter().map(|&o| data[o]));
+                Ok(Arr::collect(v.cat, shape, offsets.iter().map(|&o| data[o])))
             }
         }
-        Ok(Arr::new(v.cat, shape, out))
     }
 
     fn store(&mut self, target: &'p RExpr, index: &'p [RIndex], value: &'p RExpr) -> SimResult<()> {
@@ -1308,6 +1311,19 @@ impl<'p> Machine<'p> {
         }
         Ok(())
     }
+}
+
+/// Whether a strided window is one contiguous run (row-major strides, ignoring dims of 1).
+fn contiguous(shape: Shape, strides: &[usize; MAX_RANK]) -> bool {
+    let mut expect = 1;
+    for k in (0..shape.rank()).rev() {
+        let d = shape.dims()[k];
+        if d != 1 && strides[k] != expect {
+            return false;
+        }
+        expect *= d;
+    }
+    true
 }
 
 /// Calls `f(offset)` for each element of a strided window, row-major.
@@ -1388,6 +1404,10 @@ fn strided_store(
     strides: [usize; MAX_RANK],
     vals: &[f64],
 ) {
+    if contiguous(shape, &strides) {
+        data[offset..offset + vals.len()].copy_from_slice(vals);
+        return;
+    }
     let mut k = 0;
     for_each_strided(offset, shape, strides, |p| {
         data[p] = vals[k];

@@ -7,7 +7,7 @@
 //! transposes and `broadcast_to`.
 
 use super::error::{ErrorKind, SimError, SimResult};
-use super::value::{Arr, Cat, Data, MAX_RANK, Shape, wrap_i32};
+use super::value::{Arr, Cat, Data, MAX_RANK, Shape, pool_vec, wrap_i32};
 use crate::pallas::{BinOp, CmpOp};
 use crate::tensor::DType;
 
@@ -135,9 +135,12 @@ pub(crate) fn cast(a: &Arr, to: Cat) -> Arr {
     let data = match &a.data {
         Data::Traced => Data::Traced,
         Data::Scalar(v) => Data::Scalar(convert(*v, a.cat, to)),
-        Data::Vals(v) => Data::Vals(std::rc::Rc::new(
-            v.iter().map(|&x| convert(x, a.cat, to)).collect(),
-        )),
+        Data::Vals(v) => {
+            return Arr {
+                konst: a.konst,
+                ..Arr::collect(to, a.shape, v.iter().map(|&x| convert(x, a.cat, to)))
+            };
+        }
     };
     Arr {
         cat: to,
@@ -324,20 +327,25 @@ fn zip_with(
     };
     let (ca, cb) = (a.cat, b.cat);
     let n = shape.numel();
-    let mut out = Vec::with_capacity(n);
+    let mut out = pool_vec(n);
     // Operands already in the computation category (the common case): no conversions.
     let same = |c: Cat| {
         c == in_cat || (c.dtype() == in_cat.dtype() && c != Cat::Bool && in_cat != Cat::Bool)
     };
+    let done = |r: Arr| Ok(Arr { konst, ..r });
     if same(ca) && same(cb) {
         if a.shape == b.shape {
-            out.extend(va.iter().zip(vb.iter()).map(|(&x, &y)| f(x, y)));
+            return done(Arr::collect(
+                out_cat,
+                shape,
+                va.iter().zip(vb.iter()).map(|(&x, &y)| f(x, y)),
+            ));
         } else if vb.len() == 1 && va.len() == n {
             let y = vb[0];
-            out.extend(va.iter().map(|&x| f(x, y)));
+            return done(Arr::collect(out_cat, shape, va.iter().map(|&x| f(x, y))));
         } else if va.len() == 1 && vb.len() == n {
             let x = va[0];
-            out.extend(vb.iter().map(|&y| f(x, y)));
+            return done(Arr::collect(out_cat, shape, vb.iter().map(|&y| f(x, y))));
         } else {
             let sa = bcast_strides(a.shape, shape);
             let sb = bcast_strides(b.shape, shape);
@@ -491,7 +499,7 @@ pub(crate) fn map(a: &Arr, cat: Cat, f: impl Fn(f64) -> f64) -> Arr {
     let data = match &a.data {
         Data::Traced => Data::Traced,
         Data::Scalar(v) => Data::Scalar(f(*v)),
-        Data::Vals(v) => Data::Vals(std::rc::Rc::new(v.iter().map(|&x| f(x)).collect())),
+        Data::Vals(v) => return Arr::collect(cat, a.shape, v.iter().map(|&x| f(x))),
     };
     Arr {
         cat,
@@ -515,7 +523,7 @@ pub(crate) fn where_(c: &Arr, a: &Arr, b: &Arr) -> SimResult<Arr> {
         bcast_strides(a.shape, shape),
         bcast_strides(b.shape, shape),
     );
-    let mut out = Vec::with_capacity(shape.numel());
+    let mut out = pool_vec(shape.numel());
     let mut idx = [0usize; MAX_RANK];
     let r = shape.rank();
     for _ in 0..shape.numel() {
@@ -565,7 +573,7 @@ pub(crate) fn broadcast_to(a: &Arr, shape: Shape) -> SimResult<Arr> {
     let Some(va) = a.vals() else {
         return Ok(Arr::traced(a.cat, shape));
     };
-    let mut out = Vec::with_capacity(shape.numel());
+    let mut out = pool_vec(shape.numel());
     if va.len() == 1 {
         out.resize(shape.numel(), va[0]);
     } else {
@@ -636,7 +644,7 @@ pub(crate) fn transpose(a: &Arr, axes: &[usize]) -> SimResult<Arr> {
     for (k, &ax) in axes.iter().enumerate() {
         sp[k] = st[ax];
     }
-    let mut out = Vec::with_capacity(shape.numel());
+    let mut out = pool_vec(shape.numel());
     for_each2(shape, sp, [0; MAX_RANK], |p, _| out.push(va[p]));
     Ok(Arr::new(a.cat, shape, out))
 }
@@ -742,7 +750,7 @@ pub(crate) fn index_value(a: &Arr, parts: &[VIdx]) -> SimResult<Arr> {
     if out_shape.numel() == 0 {
         return Ok(Arr::new(a.cat, out_shape, Vec::new()));
     }
-    let mut out = Vec::with_capacity(out_shape.numel());
+    let mut out = pool_vec(out_shape.numel());
     for_each2(out_shape, out_strides, [0; MAX_RANK], |p, _| {
         out.push(va[offset + p])
     });

@@ -174,7 +174,7 @@ pub(crate) fn sum(a: &Arr, axes: &[usize]) -> SimResult<Arr> {
     if let [ax] = axes
         && (cat.is_int() || matches!(ord, Order::Seq))
     {
-        return Ok(Arr::new(cat, kept, sum_one_axis(va, a.shape, *ax, cat)));
+        return Ok(sum_one_axis(va, a.shape, *ax, cat, kept));
     }
     if matches!(ord, Order::Seq) && !cat.is_int() {
         // Several reduced dims in order: contiguous when the reduced dims are adjacent.
@@ -185,7 +185,7 @@ pub(crate) fn sum(a: &Arr, axes: &[usize]) -> SimResult<Arr> {
             let n: usize = dims[first..=last].iter().product();
             let inner: usize = dims[last + 1..].iter().product();
             let merged = Shape::new(&[outer, n, inner])?;
-            return Ok(Arr::new(cat, kept, sum_one_axis(va, merged, 1, cat)));
+            return Ok(sum_one_axis(va, merged, 1, cat, kept));
         }
     }
     let st = a.shape.strides();
@@ -203,7 +203,7 @@ pub(crate) fn sum(a: &Arr, axes: &[usize]) -> SimResult<Arr> {
         red_off = next;
     }
     let n_out = kept.numel();
-    let mut out = Vec::with_capacity(n_out);
+    let mut out = super::value::pool_vec(n_out);
     let mut idx = [0usize; MAX_RANK];
     let mut buf: Vec<f32> = Vec::with_capacity(red_off.len());
     let mut lane: Vec<f32> = Vec::new();
@@ -247,7 +247,7 @@ pub(crate) fn sum(a: &Arr, axes: &[usize]) -> SimResult<Arr> {
 
 /// A sum over one axis in order (int sums in any order: they are exact), as `(outer, n,
 /// inner)` loops accumulating whole inner rows.
-fn sum_one_axis(va: &[f64], shape: Shape, axis: usize, cat: Cat) -> Vec<f64> {
+fn sum_one_axis(va: &[f64], shape: Shape, axis: usize, cat: Cat, kept: Shape) -> Arr {
     let dims = shape.dims();
     let outer: usize = dims[..axis].iter().product();
     let n = dims[axis];
@@ -263,7 +263,7 @@ fn sum_one_axis(va: &[f64], shape: Shape, axis: usize, cat: Cat) -> Vec<f64> {
                 }
             }
         }
-        return acc.into_iter().map(|s| wrap_i32(s as f64)).collect();
+        return Arr::collect(cat, kept, acc.into_iter().map(|s| wrap_i32(s as f64)));
     }
     let mut acc = vec![0.0f32; outer * inner];
     for o in 0..outer {
@@ -275,7 +275,7 @@ fn sum_one_axis(va: &[f64], shape: Shape, axis: usize, cat: Cat) -> Vec<f64> {
             }
         }
     }
-    acc.into_iter().map(|s| cat.round(f64::from(s))).collect()
+    Arr::collect(cat, kept, acc.into_iter().map(|s| cat.round(f64::from(s))))
 }
 
 #[cfg(test)]

@@ -201,20 +201,34 @@ pub(crate) struct Resolved {
 }
 
 /// A function's locals (few: a linear scan beats hashing).
-struct Scope {
-    names: Vec<(String, Slot)>,
-}
+/// FxHash (rustc's hasher): names are short, hashing them must be cheap.
+#[derive(Default)]
+struct Fx(u64);
 
-impl Scope {
-    fn get(&self, name: &str) -> Option<Slot> {
-        self.names.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
-struct Resolver {
+type FxMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+
+struct Resolver<'m> {
     funcs: Vec<RFunc>,
     slot_names: Vec<String>,
-    scopes: Vec<Scope>,
+    /// Per name, the functions binding it (depth, slot), innermost last.
+    bound: FxMap<&'m str, Vec<(usize, Slot)>>,
+    /// Depth of the function being resolved (the kernel is 0).
+    depth: usize,
 }
 
 /// Resolves the kernel of a module.
@@ -222,7 +236,8 @@ pub(crate) fn resolve(module: &PallasModule) -> Resolved {
     let mut r = Resolver {
         funcs: Vec::new(),
         slot_names: Vec::new(),
-        scopes: Vec::new(),
+        bound: FxMap::default(),
+        depth: 0,
     };
     r.function(&module.kernel);
     Resolved {
@@ -231,36 +246,27 @@ pub(crate) fn resolve(module: &PallasModule) -> Resolved {
     }
 }
 
-fn locals_of(body: &[Stmt], out: &mut Vec<String>) {
-    let add = |n: &str, out: &mut Vec<String>| {
-        if !out.iter().any(|x| x == n) {
-            out.push(n.to_string());
-        }
-    };
+/// Names a function body assigns (not inside nested functions), in order, with repeats.
+fn locals_of<'m>(body: &'m [Stmt], out: &mut Vec<&'m str>) {
     for s in body {
         match s {
             Stmt::Assign { target, .. } => match target {
-                Target::Name(n) => add(n, out),
-                Target::Tuple(ns) => ns.iter().for_each(|n| add(n, out)),
+                Target::Name(n) => out.push(n),
+                Target::Tuple(ns) => out.extend(ns.iter().map(String::as_str)),
             },
             Stmt::For { var, body, .. } => {
-                add(var, out);
+                out.push(var);
                 locals_of(body, out);
             }
-            Stmt::Def(f) => add(&f.name, out),
+            Stmt::Def(f) => out.push(&f.name),
             Stmt::Store { .. } | Stmt::Return(_) | Stmt::Expr(_) => {}
         }
     }
 }
 
-impl Resolver {
-    fn new_slot(&mut self, name: &str) -> Slot {
-        self.slot_names.push(name.to_string());
-        (self.slot_names.len() - 1) as Slot
-    }
-
+impl<'m> Resolver<'m> {
     /// Resolves `f` and returns its index.
-    fn function(&mut self, f: &Function) -> usize {
+    fn function(&mut self, f: &'m Function) -> usize {
         let index = self.funcs.len();
         self.funcs.push(RFunc {
             name: f.name.clone(),
@@ -268,21 +274,31 @@ impl Resolver {
             locals: Vec::new(),
             body: Vec::new(),
         });
-        let mut names: Vec<String> = f.params.clone();
+        self.depth += 1;
+        let depth = self.depth;
+        let mut names: Vec<&'m str> = f.params.iter().map(String::as_str).collect();
         locals_of(&f.body, &mut names);
-        let mut scope = Scope { names: Vec::new() };
         let mut locals = Vec::new();
-        for n in &names {
-            if scope.get(n).is_none() {
-                let s = self.new_slot(n);
-                scope.names.push((n.clone(), s));
-                locals.push(s);
+        let mut mine: Vec<&'m str> = Vec::new();
+        for &n in &names {
+            let stack = self.bound.entry(n).or_default();
+            if stack.last().is_some_and(|&(d, _)| d == depth) {
+                continue;
+            }
+            let slot = self.slot_names.len() as Slot;
+            self.slot_names.push(n.to_string());
+            stack.push((depth, slot));
+            locals.push(slot);
+            mine.push(n);
+        }
+        let params = f.params.iter().map(|p| self.local(p)).collect();
+        let body = self.body(&f.body);
+        for n in mine {
+            if let Some(stack) = self.bound.get_mut(n) {
+                stack.pop();
             }
         }
-        let params = f.params.iter().filter_map(|p| scope.get(p)).collect();
-        self.scopes.push(scope);
-        let body = self.body(&f.body);
-        self.scopes.pop();
+        self.depth -= 1;
         let rf = &mut self.funcs[index];
         rf.params = params;
         rf.locals = locals;
@@ -290,16 +306,19 @@ impl Resolver {
         index
     }
 
-    fn body(&mut self, body: &[Stmt]) -> Vec<RStmt> {
+    fn body(&mut self, body: &'m [Stmt]) -> Vec<RStmt> {
         body.iter().map(|s| self.stmt(s)).collect()
     }
 
     fn local(&self, name: &str) -> Slot {
         // Every assigned name was collected as a local of the current function.
-        self.scopes.last().and_then(|s| s.get(name)).unwrap_or(0)
+        self.bound
+            .get(name)
+            .and_then(|v| v.last())
+            .map_or(0, |&(_, slot)| slot)
     }
 
-    fn stmt(&mut self, s: &Stmt) -> RStmt {
+    fn stmt(&mut self, s: &'m Stmt) -> RStmt {
         match s {
             Stmt::Assign { target, value } => {
                 let v = self.expr(value);
@@ -356,16 +375,13 @@ impl Resolver {
     }
 
     fn name(&self, n: &str) -> RExpr {
-        let innermost = self.scopes.len().saturating_sub(1);
-        for (depth, scope) in self.scopes.iter().enumerate().rev() {
-            if let Some(slot) = scope.get(n) {
-                return RExpr::Load {
-                    slot,
-                    local: depth == innermost,
-                };
-            }
+        match self.bound.get(n).and_then(|v| v.last()) {
+            Some(&(depth, slot)) => RExpr::Load {
+                slot,
+                local: depth == self.depth,
+            },
+            None => RExpr::Unresolved(n.to_string()),
         }
-        RExpr::Unresolved(n.to_string())
     }
 
     fn bx(&mut self, e: &Expr) -> Box<RExpr> {

@@ -231,6 +231,54 @@ impl Shape {
     }
 }
 
+/// Array storage recycled through a per-thread pool: an executor run allocates an array per
+/// operation, and most are the same few sizes, so a dropped buffer is kept for the next one
+/// instead of going back to `malloc`.
+#[derive(Debug)]
+pub(crate) struct Buf(Vec<f64>);
+
+/// How many free buffers a thread keeps.
+const POOL_SIZE: usize = 48;
+
+thread_local! {
+    static POOL: std::cell::RefCell<Vec<Vec<f64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty vector with room for `n` values, from the pool when one fits.
+pub(crate) fn pool_vec(n: usize) -> Vec<f64> {
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        match p.iter().rposition(|v| v.capacity() >= n) {
+            Some(k) => p.swap_remove(k),
+            None => Vec::with_capacity(n),
+        }
+    })
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        let v = std::mem::take(&mut self.0);
+        if v.capacity() < 8 {
+            return;
+        }
+        POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < POOL_SIZE {
+                let mut v = v;
+                v.clear();
+                p.push(v);
+            }
+        });
+    }
+}
+
+impl std::ops::Deref for Buf {
+    type Target = [f64];
+    fn deref(&self) -> &[f64] {
+        &self.0
+    }
+}
+
 /// The elements of an array: concrete values, or none while tracing.
 #[derive(Clone, Debug)]
 pub(crate) enum Data {
@@ -239,7 +287,7 @@ pub(crate) enum Data {
     /// A concrete 0-d value.
     Scalar(f64),
     /// Concrete row-major values.
-    Vals(Rc<Vec<f64>>),
+    Vals(Rc<Buf>),
 }
 
 /// A JAX array: category, shape and (unless traced) values, each exactly representable in the
@@ -271,7 +319,7 @@ impl Arr {
         let data = if shape.rank() == 0 {
             Data::Scalar(vals[0])
         } else {
-            Data::Vals(Rc::new(vals))
+            Data::Vals(Rc::new(Buf(vals)))
         };
         Arr {
             cat,
@@ -280,6 +328,35 @@ impl Arr {
             konst: false,
             lazy: None,
         }
+    }
+
+    /// A concrete array from an exact-size iterator of values (one allocation).
+    pub fn collect(cat: Cat, shape: Shape, vals: impl Iterator<Item = f64>) -> Arr {
+        let data = if shape.rank() == 0 {
+            let mut vals = vals;
+            Data::Scalar(vals.next().unwrap_or(0.0))
+        } else {
+            let mut v = pool_vec(shape.numel());
+            v.extend(vals);
+            Data::Vals(Rc::new(Buf(v)))
+        };
+        Arr {
+            cat,
+            shape,
+            data,
+            konst: false,
+            lazy: None,
+        }
+    }
+
+    /// A concrete array holding a copy of `vals`.
+    pub fn copied(cat: Cat, shape: Shape, vals: &[f64]) -> Arr {
+        if shape.rank() == 0 {
+            return Arr::scalar(cat, vals.first().copied().unwrap_or(0.0));
+        }
+        let mut v = pool_vec(vals.len());
+        v.extend_from_slice(vals);
+        Arr::new(cat, shape, v)
     }
 
     /// A compile-time constant 0-d array (a Python scalar entering JAX).
@@ -347,7 +424,7 @@ impl Arr {
         let data = match (&self.data, shape.rank()) {
             (Data::Traced, _) => Data::Traced,
             (Data::Scalar(v), 0) => Data::Scalar(*v),
-            (Data::Scalar(v), _) => Data::Vals(Rc::new(vec![*v])),
+            (Data::Scalar(v), _) => Data::Vals(Rc::new(Buf(vec![*v]))),
             (Data::Vals(v), 0) => Data::Scalar(v[0]),
             (Data::Vals(v), _) => Data::Vals(v.clone()),
         };

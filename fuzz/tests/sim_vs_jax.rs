@@ -72,12 +72,24 @@ enum Verdict {
     Differ(String),
 }
 
-fn error_class(kind: &str) -> &str {
-    // `JaxRuntimeError (IndexError)` → `IndexError`.
-    match (kind.find('('), kind.rfind(')')) {
-        (Some(a), Some(b)) if a < b => &kind[a + 1..b],
-        _ => kind,
+/// The Python class of an engine error: `JaxRuntimeError (IndexError)` → `IndexError`; a
+/// wrapper without a cause → the class named on the message's last line (the worker misses a
+/// bare `AssertionError:`).
+fn error_class<'a>(kind: &'a str, message: &'a str) -> &'a str {
+    if let (Some(a), Some(b)) = (kind.find('('), kind.rfind(')'))
+        && a < b
+    {
+        return &kind[a + 1..b];
     }
+    let last = message.trim().lines().last().unwrap_or("").trim();
+    let name = last.split(':').next().unwrap_or("");
+    if !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && (name.ends_with("Error") || name.ends_with("Exception"))
+    {
+        return name;
+    }
+    kind
 }
 
 fn judge(sim: &EngineStatus, jax: &EngineStatus) -> Verdict {
@@ -121,15 +133,17 @@ fn judge(sim: &EngineStatus, jax: &EngineStatus) -> Verdict {
             EngineStatus::KernelError {
                 stage: s1,
                 kind: k1,
+                message: m1,
                 ..
             },
             EngineStatus::KernelError {
                 stage: s2,
                 kind: k2,
+                message: m2,
                 ..
             },
-        ) if s1 == s2 && error_class(k1) == error_class(k2) => {
-            Verdict::SameError(format!("{s1} {}", error_class(k1)))
+        ) if s1 == s2 && error_class(k1, m1) == error_class(k2, m2) => {
+            Verdict::SameError(format!("{s1} {}", error_class(k1, m1)))
         }
         _ => Verdict::Differ(format!(
             "sim {}, jax {}",

@@ -40,8 +40,8 @@ pub enum ErrorKind {
     /// `IndexError`: an out-of-range dynamic read (TPU interpreter), or indexing a value
     /// with too many indices.
     IndexError,
-    /// `ValueError`: a static out-of-range `pl.ds` (trace), an out-of-range dynamic write
-    /// (TPU interpreter), a shape that does not fit.
+    /// `ValueError`: a static out-of-range `pl.ds` (trace), a dynamic write entirely out of
+    /// range (TPU interpreter), a shape that does not fit.
     ValueError,
     /// `TypeError`: operand types that do not fit (branch or carry types, a traced value
     /// where Python needs an int).
@@ -59,6 +59,9 @@ pub enum ErrorKind {
     OverflowError,
     /// `ZeroDivisionError`: Python int or float division by zero.
     ZeroDivisionError,
+    /// `AssertionError`: the TPU interpreter's internal assertion on a write that is partially
+    /// out of range (`assert in_bounds_shape == value.shape` in `swap_buffer_content`).
+    AssertionError,
     /// A construct the executor does not model (not a JAX error: a gap of the executor).
     Unsupported,
     /// The run executed more statements than [`SimOptions::max_steps`](super::SimOptions)
@@ -79,6 +82,7 @@ impl ErrorKind {
             ErrorKind::ConcretizationTypeError => "ConcretizationTypeError",
             ErrorKind::OverflowError => "OverflowError",
             ErrorKind::ZeroDivisionError => "ZeroDivisionError",
+            ErrorKind::AssertionError => "AssertionError",
             ErrorKind::Unsupported => "Unsupported",
             ErrorKind::StepLimit => "StepLimit",
         }

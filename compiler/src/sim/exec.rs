@@ -1130,44 +1130,62 @@ impl<'p> Machine<'p> {
             size[v.dims[k].0 as usize] = v.dims[k].1 as i64;
         }
         let mut start = v.start;
+        // The TPU interpreter first clips the range to the buffer: a start at or past the end
+        // of a dim makes the access "entirely out of bounds"; otherwise a clipped range that
+        // no longer has the access's shape is "partially out of bounds".
+        let mut entirely = false;
+        let mut partially = false;
         for d in 0..base.rank() {
             let n = base.dims()[d] as i64;
-            if start[d] >= 0 && start[d] + size[d] <= n {
+            if start[d] >= 0 && start[d] < n.max(1) && start[d] + size[d] <= n {
                 continue;
             }
             if self.generic && size[d] <= n {
                 start[d] = start[d].clamp(0, n - size[d]);
                 continue;
             }
-            let range: Vec<String> = (0..base.rank())
-                .map(|k| {
-                    if v.dims[..v.rank as usize].iter().any(|x| x.0 as usize == k) {
-                        format!("{}:{}", start[k], start[k] + size[k])
-                    } else {
-                        start[k].to_string()
-                    }
-                })
-                .collect();
-            let what = match &v.base {
-                Base::Buffer(b) => format!("buffer {b}"),
-                Base::Reshape(_) => "a reshaped Ref".to_string(),
-            };
-            let (kind, verb) = if write {
-                (ErrorKind::ValueError, "Out-of-bounds swap of")
+            if start[d] >= n {
+                entirely = true;
             } else {
-                (ErrorKind::IndexError, "Out-of-bounds read of")
-            };
-            return Err(SimError::new(
-                SimStage::Run,
-                kind,
-                format!(
-                    "{verb} {what}: [{}] but it has shape {:?}",
-                    range.join(", "),
-                    base
-                ),
-            ));
+                partially = true;
+            }
         }
-        Ok(start)
+        if !(entirely || partially) {
+            return Ok(start);
+        }
+        let range: Vec<String> = (0..base.rank())
+            .map(|k| {
+                if v.dims[..v.rank as usize].iter().any(|x| x.0 as usize == k) {
+                    format!("{}:{}", start[k], start[k] + size[k])
+                } else {
+                    start[k].to_string()
+                }
+            })
+            .collect();
+        let what = match &v.base {
+            Base::Buffer(b) => format!("buffer {b}"),
+            Base::Reshape(_) => "a reshaped Ref".to_string(),
+        };
+        // A read raises IndexError either way; a write (a `swap`) raises ValueError when
+        // entirely out of bounds and trips the interpreter's `assert in_bounds_shape ==
+        // value.shape` when partially out of bounds.
+        let (kind, verb) = match (write, entirely) {
+            (false, _) => (ErrorKind::IndexError, "Out-of-bounds read of"),
+            (true, true) => (ErrorKind::ValueError, "Out-of-bounds swap of"),
+            (true, false) => (
+                ErrorKind::AssertionError,
+                "Partially out-of-bounds swap (the TPU interpreter's `assert in_bounds_shape == value.shape`) of",
+            ),
+        };
+        Err(SimError::new(
+            SimStage::Run,
+            kind,
+            format!(
+                "{verb} {what}: [{}] but it has shape {:?}",
+                range.join(", "),
+                base
+            ),
+        ))
     }
 
     /// Where the elements of `v` are.

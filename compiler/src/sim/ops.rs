@@ -386,6 +386,15 @@ fn zip_with(
 /// `a op b` on arrays.
 pub(crate) fn binary(op: BinOp, a: &Arr, b: &Arr) -> SimResult<Arr> {
     let cat = binary_cat(op, a.cat, b.cat)?;
+    if cat.is_float() && op == BinOp::Div && b.konst && !a.konst {
+        // `A / C → A * (1 / C)`: XLA divides by a constant with its float32 reciprocal
+        // (bfloat16 too: it computes in float32).
+        let c = b.vals().and_then(|v| v.first().copied()).unwrap_or(1.0);
+        let r = 1.0f32 / convert(c, b.cat, cat) as f32;
+        return zip_with(a, b, cat, cat, "div", |x, _| {
+            cat.round(f64::from(x as f32 * r))
+        });
+    }
     if cat.dtype() == Some(DType::Float32) {
         if let Some(r) = fold_constant_add(op, a, b, cat)? {
             return Ok(r);

@@ -38,7 +38,8 @@ pub fn status_of(e: &SimError, interpreter: Interpreter) -> EngineStatus {
         | ErrorKind::UnboundLocalError
         | ErrorKind::ConcretizationTypeError
         | ErrorKind::OverflowError
-        | ErrorKind::ZeroDivisionError => {
+        | ErrorKind::ZeroDivisionError
+        | ErrorKind::AssertionError => {
             let stage = match e.stage {
                 SimStage::Import => tpu_runner::Stage::Import,
                 SimStage::Trace => tpu_runner::Stage::Trace,

@@ -3,8 +3,8 @@
 //! (`pltpu.InterpretParams(out_of_bounds_reads="raise", uninitialized_memory="nan")`, jax
 //! 0.10.2 on XLA:CPU), or optionally of the generic interpreter (`interpret=True`).
 //!
-//! This module owns the executor: name resolution ([`resolve`]), values ([`value`]), array
-//! operations ([`ops`]), the summation order ([`reduce`]), the interpreter ([`exec`]) and the
+//! This module owns the executor: name resolution (`resolve`), values (`value`), array
+//! operations (`ops`), the summation order (`reduce`), the interpreter (`exec`) and the
 //! launcher ([`Program::run`]). It interprets a [`PallasModule`] node by node; nothing is
 //! parsed. [`Program::new`] resolves names to slots and traces the kernel once (static errors);
 //! [`Program::run`] executes it on concrete inputs, as many times as wanted.
@@ -27,8 +27,13 @@
 //!   interpreter do; JAX 0.10.2's TPU interpreter cannot read through one, a known issue).
 //!   `x.at[...]` composes windows without copying and without checking. A read or write checks
 //!   the *composed* range against the buffer (not against the view it was taken from, exactly
-//!   like the TPU interpreter): out of range is `IndexError` (read) / `ValueError` (write) at
-//!   stage `run`; the generic interpreter clamps instead (`dynamic_slice` semantics).
+//!   like the TPU interpreter), at stage `run`: a read out of range is `IndexError`; a write
+//!   (a `swap`) entirely out of range is `ValueError`, partially out of range the
+//!   interpreter's own `AssertionError` (measured). The generic interpreter applies each level
+//!   of transforms on its own, as its state discharge does: a level of static slices is a
+//!   `lax.slice` (out of range: `TypeError` at trace), any other level a `dynamic_slice`
+//!   that clamps into that level's input (XLA's merging of two nested dynamic slices is not
+//!   modelled).
 //! * **Static indices** (stage `trace`): `pl.ds(start, size)` with a Python-int start is checked
 //!   against the dim of the view it indexes when the index is built, as JAX's `NDIndexer`
 //!   does — including its quirk that a start of `0` is never checked. Python ints as Ref
@@ -44,9 +49,18 @@
 //!   arithmetic). int32 wraps. Float→int `astype` saturates, NaN → 0 (XLA:CPU). `minimum`,
 //!   `maximum`, `clip` propagate NaN. Basic indexing of a value clamps out-of-range integers
 //!   (jnp). `jnp.floor_divide`/`jnp.remainder` follow JAX's `lax.div`/`lax.rem` formulas.
-//! * **Summation order** ([`reduce`]): XLA:CPU's, reconstructed by probing: in order for one
+//! * **XLA's algebraic simplifier** (measured on XLA:CPU, bit for bit): float32 additions of
+//!   compile-time constants are reassociated (`(X + C1) + C2 → X + (C1 + C2)`, `A - C →
+//!   A + (-C)`, `A * 1 → A`), and a float division by a constant multiplies by the float32
+//!   reciprocal (`A / C → A * (1 / C)`). A constant is a value built from literals only (a
+//!   Python scalar, `jnp.full` of one, arithmetic on those); loop carries and branch operands
+//!   are never constants. XLA also contracts `a * b + c` into an FMA within a fusion; the
+//!   executor does not (the generated kernels only multiply by 0.5, 0/1 masks and 1, where
+//!   it makes no difference).
+//! * **Summation order** (`reduce`): XLA:CPU's, reconstructed by probing: in order for one
 //!   reduced dim ≤ 32, windows of 32 for longer dims, YNNPACK's blocked order for inputs of
-//!   ≥ 4096 elements, XLA's merge of directly nested float32 sums into one multi-dim reduce.
+//!   ≥ 4096 elements, XLA's merge of directly nested float32 sums (through an identity
+//!   reshape) into one multi-dim reduce.
 //!
 //! # Errors
 //! A [`SimError`] has a stage ([`SimStage`]) and a Python exception class ([`ErrorKind`]);

@@ -57,7 +57,9 @@ def send(obj):
     _proto.flush()
 
 
-_CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): ")
+# "Class: message", or a bare "Class" line (an `assert` without a message, as the TPU
+# interpreter's own write check raises it).
+_CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception))(?::\s|:?$)")
 
 
 def error_response(req_id, stage, exc_type, message, tb=""):

@@ -904,6 +904,19 @@ impl<'a> Lowerer<'a> {
         } else {
             P::name(&j)
         };
+        // Double-buffered loads of this loop (`fori_loop` only, see `dma`).
+        let slots = if pipeline {
+            Vec::new()
+        } else {
+            self.dma_slots(lp, &j)
+        };
+        let dma: Vec<super::dma::DmaSlot> = slots.iter().map(|(_, s)| s.clone()).collect();
+        let (prologue, count) = if dma.is_empty() {
+            (Vec::new(), None)
+        } else {
+            let (p, n) = self.dma_prologue(&dma, ld);
+            (p, Some(n))
+        };
         let mut body = Vec::new();
         body.push(assign(
             &ld.offset,
@@ -913,7 +926,15 @@ impl<'a> Lowerer<'a> {
             let vec = jv.times(ld.block.clone()).plus(arange(ld.block.clone()));
             body.push(assign(m, vec.compare(CmpOp::Lt, ld.extent())));
         }
-        self.lower_loop_inner(lp, k, span, env, &mut body, live)?;
+        if let Some(n) = &count {
+            body.extend(self.dma_body_head(&dma, ld, n));
+        }
+        self.dma_active.extend(slots.iter().cloned());
+        let lowered = self.lower_loop_inner(lp, k, span, env, &mut body, live);
+        for (key, _) in &slots {
+            self.dma_active.remove(key);
+        }
+        lowered?;
         // The carried types after one iteration: the loop's stable types.
         let mut out_tys = Vec::new();
         for (n, t0) in carried.iter().zip(&init_tys) {
@@ -1026,6 +1047,7 @@ impl<'a> Lowerer<'a> {
             if !carried.is_empty() {
                 full.push(PStmt::Return(Some(P::Tuple(results))));
             }
+            out.extend(prologue);
             out.push(PStmt::Def(Function {
                 name: name.clone(),
                 params: vec![j, carry_param],
@@ -1033,7 +1055,10 @@ impl<'a> Lowerer<'a> {
             }));
             let call = P::ForiLoop {
                 lower: Box::new(P::Int(0)),
-                upper: Box::new(ld.count()),
+                upper: Box::new(match &count {
+                    Some(n) => P::name(n),
+                    None => ld.count(),
+                }),
                 body: name,
                 init: Box::new(if carried.is_empty() {
                     P::None

@@ -218,6 +218,27 @@ impl Lowerer<'_> {
         out: &mut Vec<PStmt>,
     ) -> LResult<P> {
         let k = self.host_ref(tensor, env, e.span)?;
+        if let Some(s) = self.dma_active.get(&crate::ir::NodeKey::of(e)).cloned() {
+            // A double-buffered load reads the current slot (spec §3.2: `:` on DMA-staged
+            // dims).
+            let (slot, rank) = self.dma_current(&s);
+            let parts = vec![IndexPart::Full; rank];
+            if self.plan.resident(e).is_some() {
+                return Ok(slot.at(parts));
+            }
+            let dtype = self.refs[k].dtype;
+            let mut v = slot.index(parts);
+            let stale = self
+                .options
+                .faults
+                .has(crate::faults::Fault::Issue2214StaleTailRows);
+            if let Some(m) = self.loops.get(&s.bid).and_then(|ld| ld.mask.clone())
+                && !stale
+            {
+                v = self.apply_mask(v, &m, s.load.dim, rank, dtype);
+            }
+            return Ok(v);
+        }
         let r = self.ref_index(k, indices, env, out, e.span)?;
         let base = P::name(&self.refs[k].py);
         if self.plan.resident(e).is_some() {

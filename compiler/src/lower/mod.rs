@@ -8,6 +8,9 @@
 //! * tile attributes, arithmetic, reductions, casts, views and permutes on values (`expr`);
 //! * loads, stores, atomics, narrowing subscripts and views on resident Refs as the plan
 //!   decides them (`memory`, spec §3.2–3.4);
+//! * DMA double-buffering of loads under `fori_loop` (`pallas_load_buffer_count` ≥ 2, `dma`:
+//!   the tensor stays in HBM, two VMEM slots and two DMA semaphores, a primed copy, a
+//!   prefetch per iteration; spec §1.4, §3.5 example 3);
 //! * the host side: which arrays are padded by how much (`pad`) and the `pl.pallas_call`
 //!   scaffolding (spec §3.1).
 //!
@@ -24,7 +27,8 @@
 //!   the tuple holds the tensors of the kernel's `return`, in order, at their true shapes and
 //!   dtypes. `f` pads the inputs (below), makes the initial contents of `torch.zeros` outputs,
 //!   and calls `pl.pallas_call(kernel, grid=<launch grid>, in_specs/out_specs=whole arrays in
-//!   VMEM, out_shape=<padded outputs>, scratch_shapes=..., input_output_aliases=...,
+//!   VMEM (a double-buffered input: `pl.ANY`, i.e. HBM, read only by DMA),
+//!   out_shape=<padded outputs>, scratch_shapes=..., input_output_aliases=...,
 //!   interpret=interpret)`. Outputs are every host allocation plus every tensor argument the
 //!   kernel writes or returns; those with initial contents (zeros, or the argument) are
 //!   aliased to an operand and copied into the output block at the first grid step. Outputs
@@ -37,7 +41,8 @@
 //! Every array the kernel indexes with a tile is padded at the end of that dim so that
 //! `pl.ds(offset, block)` on the last tile stays in bounds (upstream's `_ds_pad_dims`): to the
 //! furthest element any tile loop can reach. By default ([`CodegenOptions::poison_padding`]
-//! off) padding is zeros and partial tiles are masked by multiplying with
+//! off) padding is zeros (an HBM input read by DMA is padded the same way: the DMA of a tail
+//! tile must stay inside the array, see `dma`) and partial tiles are masked by multiplying with
 //! `mask.astype(dtype)`, exactly as upstream emits. With `poison_padding` the padding is NaN
 //! (int32: `INT_MAX`) and masks are `jnp.where(mask, v, 0)`: multiplication cannot hide poison
 //! (`NaN * 0 = NaN`, see the measurements), so only the `where` form keeps a correct kernel
@@ -45,6 +50,7 @@
 //! to partial tiles are always `jnp.where` read-modify-writes, and outputs are padded and
 //! sliced back after the call.
 
+mod dma;
 mod expr;
 mod loops;
 mod memory;
@@ -250,6 +256,8 @@ pub(crate) struct HostRef {
     pub written: bool,
     /// Returned by the kernel.
     pub returned: bool,
+    /// Left in HBM, read only by DMA (a double-buffered load's tensor).
+    pub hbm: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -279,6 +287,12 @@ pub(crate) struct Lowerer<'a> {
     pub fresh: HashMap<&'static str, usize>,
     /// Per block id: static bounds used for padding and dynamic unroll.
     pub bounds: pad::Bounds,
+    /// The double-buffered loads of the case.
+    pub dma: dma::DmaPlan,
+    /// Double-buffered loads whose loop is being lowered: their slots.
+    pub dma_active: HashMap<crate::ir::NodeKey, dma::DmaSlot>,
+    /// Every name the case binds (generated scratch names avoid them).
+    pub ir_names: std::collections::HashSet<String>,
 }
 
 /// Names the emitted module defines itself: an IR name equal to one is renamed.
@@ -354,10 +368,30 @@ impl<'a> Lowerer<'a> {
             scratch: Vec::new(),
             fresh: HashMap::new(),
             bounds: pad::Bounds::default(),
+            dma: dma::DmaPlan::default(),
+            dma_active: HashMap::new(),
+            ir_names: case
+                .kernel
+                .params
+                .iter()
+                .map(|p| p.name.clone())
+                .chain(loops::assigned(&case.kernel.body))
+                .chain({
+                    let mut vars = Vec::new();
+                    crate::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
+                        if let StmtKind::For(lp) = &s.kind {
+                            vars.extend(lp.vars.iter().cloned());
+                        }
+                    });
+                    vars
+                })
+                .map(|n| py_name(&n))
+                .collect(),
         };
         l.collect_host_refs()?;
         l.bounds = pad::Bounds::of(&l)?;
         pad::apply(&mut l)?;
+        l.dma = dma::DmaPlan::of(&l);
         Ok(l)
     }
 
@@ -396,6 +430,7 @@ impl<'a> Lowerer<'a> {
                 origin: RefOrigin::Param(tensor_params),
                 written: false,
                 returned: false,
+                hbm: false,
             });
             tensor_params += 1;
         }
@@ -417,6 +452,7 @@ impl<'a> Lowerer<'a> {
                         origin: RefOrigin::Alloc(*kind),
                         written: false,
                         returned: false,
+                        hbm: false,
                     });
                 }
                 (HostOrigin::Alias { of }, _) => {
@@ -655,7 +691,11 @@ impl<'a> Lowerer<'a> {
             let operand = match &r.origin {
                 RefOrigin::Param(i) => {
                     params.push(r.py.clone());
-                    Some(OperandSource::Param(*i))
+                    Some(if r.hbm {
+                        OperandSource::HbmParam(*i)
+                    } else {
+                        OperandSource::Param(*i)
+                    })
                 }
                 RefOrigin::Alloc(AllocKind::Zeros) => Some(OperandSource::Zeros),
                 RefOrigin::Alloc(AllocKind::Empty) => None,

@@ -11,7 +11,9 @@
 //! * the kernel body [`Function`]: statements ([`Stmt`]) over expressions ([`Expr`]): names,
 //!   literals, arithmetic, `pl.ds`, `pl.multiple_of`, `pl.program_id`, Ref transforms
 //!   (`x.at[...]`, `x.reshape((...))`), Ref reads and writes, the `jnp.*` calls of [`Jnp`],
-//!   `.astype`, `jax.lax.fori_loop`, `jax.lax.cond` and `pltpu.emit_pipeline`;
+//!   `.astype`, `jax.lax.fori_loop`, `jax.lax.cond` and `pltpu.emit_pipeline`, and the manual
+//!   DMA of a double-buffered load: `pltpu.make_async_copy(src, dst, sem).start()` /
+//!   `.wait()` ([`Stmt::AsyncCopy`]) under `@pl.when(pred)` ([`Stmt::When`]);
 //! * the [`Launcher`]: a structured description of the host side (`make(interpret)`): which
 //!   arrays are padded how, the `pl.pallas_call` grid, outputs, aliases and scratch, and how
 //!   outputs are sliced back. The printer expands it into Python; an executor reads the fields.
@@ -83,6 +85,35 @@ pub enum Stmt {
     /// An expression evaluated for its effect (`pltpu.emit_pipeline(...)()`, a `cond`
     /// with no results).
     Expr(Expr),
+    /// `@pl.when(pred)` on a nested `def <body.name>():`: runs the body once if `pred` holds
+    /// (Python binds the name to `None`). The body takes no parameters.
+    When {
+        /// The condition (a scalar).
+        pred: Expr,
+        /// The guarded function.
+        body: Function,
+    },
+    /// `pltpu.make_async_copy(src, dst, sem).<op>()`: one side of a manual DMA between Refs
+    /// (spec §1.4, double-buffered loads under `fori_loop`).
+    AsyncCopy {
+        /// The source Ref (here an HBM window `x.at[pl.ds(...), ...]`).
+        src: Expr,
+        /// The destination Ref (a VMEM slot `x_buf.at[k]`).
+        dst: Expr,
+        /// The DMA semaphore (`x_sem.at[k]`).
+        sem: Expr,
+        /// Which side.
+        op: CopyOp,
+    },
+}
+
+/// The two sides of an async copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyOp {
+    /// `.start()`: issue the copy; it signals `sem` when done.
+    Start,
+    /// `.wait()`: block until `sem` says a copy of `dst`'s size is done.
+    Wait,
 }
 
 /// The left-hand side of an assignment.
@@ -407,11 +438,14 @@ impl Operand {
     }
 }
 
-/// Where an operand's value comes from.
+/// Where an operand's value comes from (and so where the kernel sees it).
 #[derive(Clone, Debug, PartialEq)]
 pub enum OperandSource {
-    /// Parameter `k` of `f`.
+    /// Parameter `k` of `f`, a whole-array VMEM block.
     Param(usize),
+    /// Parameter `k` of `f`, left in HBM (`pl.BlockSpec(memory_space=pl.ANY)`): the kernel
+    /// only reads it by manual DMA (`pltpu.make_async_copy`), never directly.
+    HbmParam(usize),
     /// `jnp.zeros(padded shape)`: the initial contents of a `torch.zeros` output.
     Zeros,
 }
@@ -459,6 +493,9 @@ pub enum MemorySpace {
     Vmem,
     /// `pltpu.SMEM`: scalar memory.
     Smem,
+    /// `pltpu.SemaphoreType.DMA(shape)`: DMA semaphores (the scratch's dtype is
+    /// meaningless; lowering says `Int32`, a semaphore being a counter).
+    DmaSemaphore,
 }
 
 impl Expr {
@@ -712,6 +749,15 @@ impl Stmt {
                 if let Some(v) = v {
                     v.walk_mut(f);
                 }
+            }
+            Stmt::When { pred, body } => {
+                pred.walk_mut(f);
+                body.walk_exprs_mut(f);
+            }
+            Stmt::AsyncCopy { src, dst, sem, .. } => {
+                src.walk_mut(f);
+                dst.walk_mut(f);
+                sem.walk_mut(f);
             }
         }
     }

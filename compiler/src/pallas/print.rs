@@ -5,7 +5,7 @@
 //! parenthesized). Indentation is four spaces.
 
 use super::{
-    BinOp, CmpOp, Expr, Function, IndexPart, Jnp, Launcher, MemorySpace, OperandSource,
+    BinOp, CmpOp, CopyOp, Expr, Function, IndexPart, Jnp, Launcher, MemorySpace, OperandSource,
     PaddingFill, PallasModule, Stmt, Target,
 };
 use crate::tensor::DType;
@@ -172,7 +172,8 @@ impl Printer {
         }
         for (i, s) in body.iter().enumerate() {
             // A blank line around nested definitions, as a formatter would put them.
-            if i > 0 && (matches!(s, Stmt::Def(_)) || matches!(body[i - 1], Stmt::Def(_))) {
+            let def = |s: &Stmt| matches!(s, Stmt::Def(_) | Stmt::When { .. });
+            if i > 0 && (def(s) || def(&body[i - 1])) {
                 self.out.push('\n');
             }
             self.stmt(s, depth);
@@ -245,6 +246,22 @@ impl Printer {
                 self.indent(depth);
                 self.expr(e, P_TUPLE);
                 self.out.push('\n');
+            }
+            Stmt::When { pred, body } => {
+                self.indent(depth);
+                self.out.push_str("@pl.when(");
+                self.expr(pred, P_TUPLE + 1);
+                self.out.push_str(")\n");
+                self.function(body, depth);
+            }
+            Stmt::AsyncCopy { src, dst, sem, op } => {
+                self.indent(depth);
+                self.out.push_str("pltpu.make_async_copy(");
+                self.args(&[src, dst, sem]);
+                self.out.push_str(match op {
+                    CopyOp::Start => ").start()\n",
+                    CopyOp::Wait => ").wait()\n",
+                });
             }
         }
     }
@@ -509,7 +526,7 @@ impl Printer {
         for (i, op) in l.operands.iter().enumerate() {
             let padded = op.padded_shape();
             match &op.source {
-                OperandSource::Param(k) => {
+                OperandSource::Param(k) | OperandSource::HbmParam(k) => {
                     let name = l
                         .params
                         .get(*k)
@@ -551,11 +568,15 @@ impl Printer {
         let _ = writeln!(self.out, "            grid={},", shape_tuple(&l.grid));
         let spec = "pl.BlockSpec(memory_space=pltpu.VMEM)";
         let specs = |n: usize| vec![spec; n].join(", ");
-        let _ = writeln!(
-            self.out,
-            "            in_specs=[{}],",
-            specs(l.operands.len())
-        );
+        let in_specs: Vec<&str> = l
+            .operands
+            .iter()
+            .map(|o| match o.source {
+                OperandSource::Param(_) | OperandSource::Zeros => spec,
+                OperandSource::HbmParam(_) => "pl.BlockSpec(memory_space=pl.ANY)",
+            })
+            .collect();
+        let _ = writeln!(self.out, "            in_specs=[{}],", in_specs.join(", "));
         let _ = writeln!(
             self.out,
             "            out_specs=[{}],",
@@ -577,12 +598,16 @@ impl Printer {
             let scratch: Vec<String> = l
                 .scratch
                 .iter()
-                .map(|s| {
-                    let space = match s.space {
-                        MemorySpace::Vmem => "pltpu.VMEM",
-                        MemorySpace::Smem => "pltpu.SMEM",
-                    };
-                    format!("{space}({}, {})", shape_tuple(&s.shape), dtype(s.dtype))
+                .map(|s| match s.space {
+                    MemorySpace::Vmem => {
+                        format!("pltpu.VMEM({}, {})", shape_tuple(&s.shape), dtype(s.dtype))
+                    }
+                    MemorySpace::Smem => {
+                        format!("pltpu.SMEM({}, {})", shape_tuple(&s.shape), dtype(s.dtype))
+                    }
+                    MemorySpace::DmaSemaphore => {
+                        format!("pltpu.SemaphoreType.DMA({})", shape_tuple(&s.shape))
+                    }
                 })
                 .collect();
             let _ = writeln!(

@@ -27,6 +27,18 @@ pub(crate) struct Buffer {
     pub shape: Shape,
     /// Row-major values (empty while tracing).
     pub data: Vec<f64>,
+    /// A DMA semaphore array: addressable (`sem.at[k]`), never read or written as data.
+    pub sem: bool,
+}
+
+/// A DMA issued by `.start()` and not yet consumed by a `.wait()` on its semaphore.
+struct Pending {
+    /// Source window (TPU interpreter: read at the wait; generic: already copied).
+    src: Rc<View>,
+    /// Destination window.
+    dst: Rc<View>,
+    /// Whether the copy still has to happen (TPU interpreter) or happened at the start.
+    deferred: bool,
 }
 
 /// The interpreter state.
@@ -48,6 +60,9 @@ pub(crate) struct Machine<'p> {
     /// does not (a static slice out of range), found while tracing.
     pub generic_error: Option<SimError>,
     stack: Vec<usize>,
+    /// Issued DMAs per semaphore element (buffer, flat offset), oldest first. They persist
+    /// across grid steps, like the semaphores.
+    dma: std::collections::HashMap<(usize, usize), std::collections::VecDeque<Pending>>,
 }
 
 /// How a view's elements lie in its buffer.
@@ -265,6 +280,7 @@ impl<'p> Machine<'p> {
             steps_left: u64::MAX,
             generic_error: None,
             stack: Vec::new(),
+            dma: std::collections::HashMap::new(),
         }
     }
 
@@ -365,9 +381,135 @@ impl<'p> Machine<'p> {
                 RStmt::Expr(e) => {
                     self.eval(e)?;
                 }
+                RStmt::When { pred, slot, func } => {
+                    let p = self.eval(pred)?;
+                    self.slots[*slot as usize] = Value::None;
+                    let taken = match &p {
+                        // `pl.when` of a Python bool decides at trace time.
+                        Value::Bool(b) => Some(*b),
+                        Value::Int(i) => Some(*i != 0),
+                        Value::Arr(a) if a.shape.rank() == 0 && !a.cat.is_float() => {
+                            if self.tracing {
+                                None
+                            } else {
+                                a.item().map(|x| x != 0.0)
+                            }
+                        }
+                        other => {
+                            return Err(te(
+                                ErrorKind::TypeError,
+                                format!(
+                                    "pl.when needs a scalar bool or int condition, got {}",
+                                    describe(other)
+                                ),
+                            ));
+                        }
+                    };
+                    // Tracing visits the body once, as `pl.when` traces it into a `cond`.
+                    if taken.unwrap_or(self.tracing) {
+                        self.call(*func, Vec::new())?;
+                    }
+                }
+                RStmt::AsyncCopy { src, dst, sem, op } => self.async_copy(src, dst, sem, *op)?,
             }
         }
         Ok(None)
+    }
+
+    /// One side of `pltpu.make_async_copy(src, dst, sem)`, with the interpreters' measured
+    /// timing (jax 0.10.2): the TPU interpreter copies at the `.wait()` (a read of the slot
+    /// between start and wait sees its old contents; an out-of-range source raises
+    /// `IndexError` at the wait), the generic interpreter copies at the `.start()` (and clamps
+    /// like any of its dynamic slices). A wait with no copy issued on its semaphore blocks the
+    /// TPU interpreter forever (measured: a hang), reported as [`ErrorKind::StepLimit`], the
+    /// executor's timeout. A copy started and never waited for is dropped, as measured.
+    fn async_copy(
+        &mut self,
+        src: &'p RExpr,
+        dst: &'p RExpr,
+        sem: &'p RExpr,
+        op: crate::pallas::CopyOp,
+    ) -> SimResult<()> {
+        let mut refs = Vec::with_capacity(3);
+        for (what, e) in [("source", src), ("destination", dst), ("semaphore", sem)] {
+            match self.eval(e)? {
+                Value::Ref(v) => refs.push(v),
+                other => {
+                    return Err(te(
+                        ErrorKind::TypeError,
+                        format!(
+                            "make_async_copy: the {what} must be a Ref, got {}",
+                            describe(&other)
+                        ),
+                    ));
+                }
+            }
+        }
+        let (src, dst, sem) = (refs[0].clone(), refs[1].clone(), refs[2].clone());
+        let is_sem = |v: &View| self.bufs.get(root_buffer(v)).is_some_and(|b| b.sem);
+        if is_sem(&src) || is_sem(&dst) || !is_sem(&sem) || sem.rank != 0 {
+            return Err(te(
+                ErrorKind::TypeError,
+                "make_async_copy needs data Refs and one DMA semaphore (a semaphore array \
+                 indexed down to one element)",
+            ));
+        }
+        if src.shape() != dst.shape() || src.cat.dtype() != dst.cat.dtype() {
+            return Err(te(
+                ErrorKind::ValueError,
+                format!(
+                    "make_async_copy between Refs of different types: {}{:?} and {}{:?}",
+                    src.cat.name(),
+                    src.shape(),
+                    dst.cat.name(),
+                    dst.shape()
+                ),
+            ));
+        }
+        if self.tracing {
+            return Ok(());
+        }
+        let key = match self.access(&sem, false)? {
+            Access::Strided { buf, offset, .. } => (buf, offset),
+            Access::Gather { buf, offsets } => (buf, offsets.first().copied().unwrap_or(0)),
+        };
+        match op {
+            crate::pallas::CopyOp::Start => {
+                let deferred = !self.generic;
+                if !deferred {
+                    self.copy(&src, &dst)?;
+                }
+                self.dma
+                    .entry(key)
+                    .or_default()
+                    .push_back(Pending { src, dst, deferred });
+            }
+            crate::pallas::CopyOp::Wait => {
+                let Some(p) = self.dma.get_mut(&key).and_then(|q| q.pop_front()) else {
+                    return Err(SimError::new(
+                        SimStage::Run,
+                        ErrorKind::StepLimit,
+                        "a DMA wait on a semaphore no copy signals: the TPU interpreter \
+                         blocks forever",
+                    ));
+                };
+                if p.src.shape().numel() != dst.shape().numel() {
+                    return Err(SimError::unsupported(
+                        "a DMA wait for a copy of another size than the one issued",
+                    ));
+                }
+                if p.deferred {
+                    self.copy(&p.src, &p.dst)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies the elements of `src` into `dst` (same shape and dtype).
+    fn copy(&mut self, src: &View, dst: &View) -> SimResult<()> {
+        let a = self.read(src)?;
+        self.write(dst, &a)
     }
 
     fn range_arg(&mut self, e: &'p RExpr) -> SimResult<i64> {
@@ -1241,6 +1383,9 @@ impl<'p> Machine<'p> {
 
     /// Reads a view.
     fn read(&self, v: &View) -> SimResult<Arr> {
+        if self.bufs.get(root_buffer(v)).is_some_and(|b| b.sem) {
+            return Err(te(ErrorKind::TypeError, "a DMA semaphore read as data"));
+        }
         if self.tracing {
             return Ok(Arr::traced(v.cat, v.shape()));
         }
@@ -1306,11 +1451,19 @@ impl<'p> Machine<'p> {
         if self.tracing {
             return Ok(());
         }
-        let a = ops::cast(&a, view.cat);
+        self.write(&view, &a)
+    }
+
+    /// Writes `a` (of `view`'s shape) into `view`, converted to its dtype.
+    fn write(&mut self, view: &View, a: &Arr) -> SimResult<()> {
+        if self.bufs.get(root_buffer(view)).is_some_and(|b| b.sem) {
+            return Err(te(ErrorKind::TypeError, "a DMA semaphore written as data"));
+        }
+        let a = ops::cast(a, view.cat);
         let Some(vals) = a.vals() else {
             return Ok(());
         };
-        match self.access(&view, true)? {
+        match self.access(view, true)? {
             Access::Strided {
                 buf,
                 offset,
@@ -1328,6 +1481,14 @@ impl<'p> Machine<'p> {
             }
         }
         Ok(())
+    }
+}
+
+/// The buffer under a view (through Ref reshapes).
+fn root_buffer(v: &View) -> usize {
+    match &v.base {
+        Base::Buffer(b) => *b,
+        Base::Reshape(inner) => root_buffer(inner),
     }
 }
 

@@ -76,7 +76,7 @@ mod value;
 
 pub use error::{ErrorKind, SimError, SimStage};
 
-use crate::pallas::{Launcher, OperandSource, PaddingFill, PallasModule};
+use crate::pallas::{Launcher, MemorySpace, OperandSource, PaddingFill, PallasModule};
 use crate::tensor::Tensor;
 use exec::{Buffer, Machine};
 use resolve::Resolved;
@@ -161,7 +161,7 @@ impl Program {
             if o.pad_after.len() != o.shape.len() {
                 return Err(import(format!("operand {i}: padding rank != shape rank")));
             }
-            if let OperandSource::Param(k) = o.source
+            if let OperandSource::Param(k) | OperandSource::HbmParam(k) = o.source
                 && k >= l.params.len()
             {
                 return Err(import(format!("operand {i} reads missing parameter {k}")));
@@ -203,7 +203,7 @@ impl Program {
             let data = match (inputs, &o.source) {
                 (None, _) => Vec::new(),
                 (Some(_), OperandSource::Zeros) => vec![0.0; shape.numel()],
-                (Some(inputs), OperandSource::Param(k)) => {
+                (Some(inputs), OperandSource::Param(k) | OperandSource::HbmParam(k)) => {
                     let t = &inputs[*k];
                     let true_shape: Vec<usize> = o.shape.iter().map(|&d| d as usize).collect();
                     if t.shape != true_shape || t.dtype != o.dtype {
@@ -222,7 +222,12 @@ impl Program {
                     padded(&t.values, shape_of(&o.shape)?, shape, fill)
                 }
             };
-            bufs.push(Buffer { cat, shape, data });
+            bufs.push(Buffer {
+                cat,
+                shape,
+                data,
+                sem: false,
+            });
         }
         for o in &l.outputs {
             let cat = Cat::of(o.dtype);
@@ -232,16 +237,32 @@ impl Program {
                 (Some(_), Some(a), Interpreter::Generic) => bufs[a].data.clone(),
                 (Some(_), _, _) => vec![cat.poison(int_max); shape.numel()],
             };
-            bufs.push(Buffer { cat, shape, data });
+            bufs.push(Buffer {
+                cat,
+                shape,
+                data,
+                sem: false,
+            });
         }
         for s in &l.scratch {
             let cat = Cat::of(s.dtype);
             let shape = shape_of(&s.shape)?;
+            // A semaphore's data is never read: DMA completions are queued in the machine.
+            let sem = match s.space {
+                MemorySpace::Vmem | MemorySpace::Smem => false,
+                MemorySpace::DmaSemaphore => true,
+            };
             let data = match inputs {
                 None => Vec::new(),
+                Some(_) if sem => vec![0.0; shape.numel()],
                 Some(_) => vec![cat.poison(int_max); shape.numel()],
             };
-            bufs.push(Buffer { cat, shape, data });
+            bufs.push(Buffer {
+                cat,
+                shape,
+                data,
+                sem,
+            });
         }
         Ok(bufs)
     }

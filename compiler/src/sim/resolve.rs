@@ -4,7 +4,9 @@
 //! their own slots in one flat array: nested functions run only while their definer is active
 //! and never recurse, so a slot per (function, name) is exactly Python's frames.
 
-use crate::pallas::{BinOp, CmpOp, Expr, Function, IndexPart, Jnp, PallasModule, Stmt, Target};
+use crate::pallas::{
+    BinOp, CmpOp, CopyOp, Expr, Function, IndexPart, Jnp, PallasModule, Stmt, Target,
+};
 use crate::tensor::DType;
 
 /// A slot index.
@@ -61,6 +63,26 @@ pub(crate) enum RStmt {
     Return(Option<RExpr>),
     /// An expression statement.
     Expr(RExpr),
+    /// `@pl.when(pred)` on `def`: binds `slot` to `None`, calls `func` if `pred` holds.
+    When {
+        /// The condition.
+        pred: RExpr,
+        /// Where the decorated name lives.
+        slot: Slot,
+        /// Index into [`Resolved::funcs`].
+        func: usize,
+    },
+    /// `pltpu.make_async_copy(src, dst, sem).<op>()`.
+    AsyncCopy {
+        /// Source Ref.
+        src: RExpr,
+        /// Destination Ref.
+        dst: RExpr,
+        /// Semaphore Ref.
+        sem: RExpr,
+        /// Start or wait.
+        op: CopyOp,
+    },
 }
 
 /// A resolved assignment target.
@@ -258,8 +280,8 @@ fn locals_of<'m>(body: &'m [Stmt], out: &mut Vec<&'m str>) {
                 out.push(var);
                 locals_of(body, out);
             }
-            Stmt::Def(f) => out.push(&f.name),
-            Stmt::Store { .. } | Stmt::Return(_) | Stmt::Expr(_) => {}
+            Stmt::Def(f) | Stmt::When { body: f, .. } => out.push(&f.name),
+            Stmt::Store { .. } | Stmt::Return(_) | Stmt::Expr(_) | Stmt::AsyncCopy { .. } => {}
         }
     }
 }
@@ -357,6 +379,18 @@ impl<'m> Resolver<'m> {
             }
             Stmt::Return(v) => RStmt::Return(v.as_ref().map(|e| self.expr(e))),
             Stmt::Expr(e) => RStmt::Expr(self.expr(e)),
+            Stmt::When { pred, body } => {
+                let pred = self.expr(pred);
+                let slot = self.local(&body.name);
+                let func = self.function(body);
+                RStmt::When { pred, slot, func }
+            }
+            Stmt::AsyncCopy { src, dst, sem, op } => RStmt::AsyncCopy {
+                src: self.expr(src),
+                dst: self.expr(dst),
+                sem: self.expr(sem),
+                op: *op,
+            },
         }
     }
 

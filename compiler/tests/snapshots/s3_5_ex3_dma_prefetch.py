@@ -9,7 +9,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
-def _helion_short_conv(x, weight, initial, starts, ends, out, final):
+def _helion_short_conv(x, weight, initial, starts, ends, out, final, x_buf, x_sem):
     _BLOCK_SIZE_1 = 4
     _BLOCK_SIZE_2 = 1
     offset_0 = pl.program_id(0)
@@ -22,12 +22,23 @@ def _helion_short_conv(x, weight, initial, starts, ends, out, final):
     weight_1 = weight[1, :, :].astype(jnp.float32)
     weight_2 = weight[2, :, :].astype(jnp.float32)
     weight_3 = weight[3, :, :].astype(jnp.float32)
+    _num_iterations = (end - start + _BLOCK_SIZE_1 - 1) // _BLOCK_SIZE_1
+
+    @pl.when(_num_iterations > 0)
+    def _dma_prime_1():
+        pltpu.make_async_copy(x.at[pl.ds(start, _BLOCK_SIZE_1), :, :], x_buf.at[0], x_sem.at[0]).start()
 
     def _fori_body_1(_j, _carry):
         (state_0, state_1, state_2) = _carry
         offset_1 = start + _j * _BLOCK_SIZE_1
         mask_1 = _j * _BLOCK_SIZE_1 + jnp.arange(0, _BLOCK_SIZE_1, dtype=jnp.int32) < end - start
-        x_block = x.at[pl.ds(offset_1, _BLOCK_SIZE_1), :, :]
+
+        @pl.when(_j + 1 < _num_iterations)
+        def _dma_prefetch_1():
+            pltpu.make_async_copy(x.at[pl.ds(start + (_j + 1) * _BLOCK_SIZE_1, _BLOCK_SIZE_1), :, :], x_buf.at[(_j + 1) % 2], x_sem.at[(_j + 1) % 2]).start()
+
+        pltpu.make_async_copy(x.at[pl.ds(offset_1, _BLOCK_SIZE_1), :, :], x_buf.at[_j % 2], x_sem.at[_j % 2]).wait()
+        x_block = x_buf.at[_j % 2].at[:, :, :]
         live = jnp.minimum(offset_1 + _BLOCK_SIZE_1, end) - offset_1
 
         def _fori_body_2(_j_1, _carry):
@@ -45,7 +56,7 @@ def _helion_short_conv(x, weight, initial, starts, ends, out, final):
         (state_0, state_1, state_2) = jax.lax.fori_loop(0, (live + _BLOCK_SIZE_2 - 1) // _BLOCK_SIZE_2, _fori_body_2, (state_0, state_1, state_2))
         return (state_0, state_1, state_2)
 
-    (state_0, state_1, state_2) = jax.lax.fori_loop(0, (end - start + _BLOCK_SIZE_1 - 1) // _BLOCK_SIZE_1, _fori_body_1, (state_0, state_1, state_2))
+    (state_0, state_1, state_2) = jax.lax.fori_loop(0, _num_iterations, _fori_body_1, (state_0, state_1, state_2))
     final[offset_0, 0, :, :] = state_0.astype(jnp.bfloat16)
     final[offset_0, 1, :, :] = state_1.astype(jnp.bfloat16)
     final[offset_0, 2, :, :] = state_2.astype(jnp.bfloat16)
@@ -59,9 +70,10 @@ def make(interpret):
         outs = pl.pallas_call(
             _helion_short_conv,
             grid=(1,),
-            in_specs=[pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pltpu.VMEM)],
+            in_specs=[pl.BlockSpec(memory_space=pl.ANY), pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pltpu.VMEM)],
             out_specs=[pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pltpu.VMEM)],
             out_shape=[jax.ShapeDtypeStruct((9, 2, 128), jnp.bfloat16), jax.ShapeDtypeStruct((1, 3, 2, 128), jnp.bfloat16)],
+            scratch_shapes=[pltpu.VMEM((2, 4, 2, 128), jnp.bfloat16), pltpu.SemaphoreType.DMA((2,))],
             interpret=interpret,
         )(_operand_0, weight, initial, starts, ends)
         return (outs[0], outs[1])

@@ -1,0 +1,431 @@
+//! DMA double-buffering of loads (`pallas_load_buffer_count`, spec §1.1, §1.4, §3.2, §3.5
+//! example 3): which loads are staged through a two-slot VMEM scratch by manual DMA, decided
+//! once per case before lowering, and the statements that move the data.
+//!
+//! # The rule (what pallas-diff emits, and why)
+//! A load is *double-buffered* iff all of these hold:
+//! * `pallas_loop_type="fori_loop"`. The spec defines the knob only there ("≥2 means
+//!   double-buffered manual DMA under fori_loop"); under `unroll` (a Python `for`) and
+//!   `emit_pipeline` (which pipelines by itself) the entry is accepted and has no effect: the
+//!   load stays a whole-array VMEM read.
+//! * its `pallas_load_buffer_count` entry is ≥ 2. Entries count the loads inside nested
+//!   device loops (below the launch grid), in source order; missing entries mean 1 and extra
+//!   entries are ignored (spec kernel: `[2, 1, 1, 1, 1]` buffers `x[outer, :, :]`, its only
+//!   inner-loop load). A count above 2 still means two slots (Helion allocates 1 or 2).
+//! * the load is `x[t, :, ...]`: one dim indexed by the tile `t` of its innermost enclosing
+//!   loop (a one-dim `hl.tile`, nested, whose variable the body never rebinds), every other
+//!   index `:`. That is what makes the next block's source address known before the body
+//!   runs.
+//! * `x` is a tensor parameter that the kernel reads nowhere else and never writes (aliases
+//!   included): a tensor left in HBM cannot be read or written directly by the kernel.
+//!
+//! The decision does not depend on the resident-Ref plan: a planned root becomes
+//! `x_block = x_buf.at[_j % 2].at[:, :, :]` (spec §3.2), an ordinary load reads the slot as a
+//! value (`x_buf.at[_j % 2][:, :, :]`) and applies the loop mask as usual.
+//!
+//! # The schedule (spec §1.4, §3.5 example 3)
+//! ```text
+//! _num_iterations = (end - begin + bs - 1) // bs
+//! @pl.when(_num_iterations > 0)
+//! def _dma_prime_<bid>():
+//!     pltpu.make_async_copy(x.at[pl.ds(begin, bs), :, :], x_buf.at[0], x_sem.at[0]).start()
+//! def _fori_body_<bid>(_j, _carry):
+//!     offset_<bid> = begin + _j * bs
+//!     @pl.when(_j + 1 < _num_iterations)
+//!     def _dma_prefetch_<bid>():
+//!         pltpu.make_async_copy(x.at[pl.ds(begin + (_j + 1) * bs, bs), :, :],
+//!                               x_buf.at[(_j + 1) % 2], x_sem.at[(_j + 1) % 2]).start()
+//!     pltpu.make_async_copy(x.at[pl.ds(offset_<bid>, bs), :, :], x_buf.at[_j % 2],
+//!                           x_sem.at[_j % 2]).wait()
+//!     x_block = x_buf.at[_j % 2].at[:, :, :]
+//! ```
+//!
+//! # Tail tiles read padding, never past the array
+//! The DMA of a partial last block reads `bs` rows from `offset`, past the tensor's end. The
+//! TPU interpreter raises on it (measured, jax 0.10.2: `IndexError: Out-of-bounds read of
+//! (... hbm ...): reading [(slice(8, 12, 1), ...)] but buffer has shape (9, 2, 128)` at the
+//! `.wait()`), and a TPU DMA out of its buffer is a fault; clamping the start instead would
+//! shift the rows under the mask (spec §4 D12). So the HBM operand is padded exactly like a
+//! whole-VMEM one (upstream's `_ds_pad_dims`, `lower::pad`: every tile-indexed dim is
+//! extended to the furthest `offset + bs` any tile can reach), and the loop mask (or the
+//! resident plan's live guard) keeps the padding out of results.
+
+use super::{Lowerer, RefOrigin};
+use crate::ir::sym::BlockId;
+use crate::ir::{Expr, ExprKind, Index, Loop, LoopKind, LoopType, NodeKey, Stmt, StmtKind, walk};
+use crate::pallas::{self, CopyOp, Expr as P, IndexPart, MemorySpace, Scratch};
+use crate::tensor::DType;
+use std::collections::HashMap;
+
+type PStmt = pallas::Stmt;
+
+/// One double-buffered load, as decided before lowering.
+#[derive(Clone, Debug)]
+pub(crate) struct DmaLoad {
+    /// The host Ref it reads (index into `Lowerer::refs`).
+    pub k: usize,
+    /// The tensor dim indexed by the loop's tile.
+    pub dim: usize,
+}
+
+/// A double-buffered load while its loop is lowered: names of its scratch and the loop index.
+#[derive(Clone, Debug)]
+pub(crate) struct DmaSlot {
+    /// The load.
+    pub load: DmaLoad,
+    /// The two-slot VMEM scratch (`x_buf`).
+    pub buf: String,
+    /// The semaphore pair (`x_sem`).
+    pub sem: String,
+    /// The `fori_loop` index (`_j`).
+    pub j: String,
+    /// The loop's block id (its mask masks an ordinary load of the slot).
+    pub bid: BlockId,
+}
+
+/// The double-buffered loads of a case.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DmaPlan {
+    /// By load expression.
+    pub loads: HashMap<NodeKey, DmaLoad>,
+    /// The loads of each loop (keyed by the loop's address), in source order.
+    pub by_loop: HashMap<usize, Vec<NodeKey>>,
+}
+
+/// The key of a loop.
+pub(crate) fn loop_key(lp: &Loop) -> usize {
+    lp as *const Loop as usize
+}
+
+/// Calls `f` on the loads of a body with their innermost enclosing loop below the launch grid
+/// (`None` directly in the grid's body), in source order.
+fn each_load<'a>(
+    body: &'a [Stmt],
+    inner: Option<&'a Loop>,
+    f: &mut dyn FnMut(&Expr, Option<&Loop>),
+) {
+    for s in body {
+        walk::stmt_exprs(s, &mut |e| {
+            walk::each_expr(e, &mut |x| {
+                if matches!(x.kind, ExprKind::Load { .. }) {
+                    f(x, inner);
+                }
+            })
+        });
+        match &s.kind {
+            StmtKind::For(lp) => each_load(&lp.body, Some(lp), f),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                each_load(then_body, inner, f);
+                each_load(else_body, inner, f);
+            }
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::Return(_) => {}
+        }
+    }
+}
+
+impl DmaPlan {
+    /// Decides the double-buffered loads of `l`'s case (the module docs give the rule).
+    pub fn of(l: &Lowerer<'_>) -> DmaPlan {
+        let mut plan = DmaPlan::default();
+        let config = &l.case.config;
+        let Some(counts) = &config.load_buffer_count else {
+            return plan;
+        };
+        if config.effective_loop_type() != LoopType::ForiLoop {
+            return plan;
+        }
+        // Loads per host Ref, over the whole kernel.
+        let mut per_ref: HashMap<usize, usize> = HashMap::new();
+        walk::each_stmt(&l.case.kernel.body, &mut |s| {
+            walk::stmt_exprs(s, &mut |e| {
+                walk::each_expr(e, &mut |x| {
+                    if let ExprKind::Load { tensor, .. } = &x.kind
+                        && let Some(&k) = l.host_names.get(tensor)
+                    {
+                        *per_ref.entry(k).or_insert(0) += 1;
+                    }
+                })
+            })
+        });
+        let mut entry = 0;
+        // The top-level loop is the launch grid: loads in its body are not inner-loop loads.
+        for s in &l.case.kernel.body {
+            let StmtKind::For(grid) = &s.kind else {
+                continue;
+            };
+            each_load(&grid.body, None, &mut |e, inner| {
+                let Some(lp) = inner else { return };
+                let count = counts.get(entry).copied().unwrap_or(1);
+                entry += 1;
+                if count < 2 {
+                    return;
+                }
+                if let Some(d) = Self::eligible(l, e, lp, &per_ref) {
+                    plan.loads.insert(NodeKey::of(e), d);
+                    plan.by_loop
+                        .entry(loop_key(lp))
+                        .or_default()
+                        .push(NodeKey::of(e));
+                }
+            });
+        }
+        plan
+    }
+
+    fn eligible(
+        l: &Lowerer<'_>,
+        e: &Expr,
+        lp: &Loop,
+        per_ref: &HashMap<usize, usize>,
+    ) -> Option<DmaLoad> {
+        let ExprKind::Load {
+            tensor, indices, ..
+        } = &e.kind
+        else {
+            return None;
+        };
+        if lp.kind != LoopKind::Tile || lp.dims.len() != 1 {
+            return None;
+        }
+        let var = lp.vars.first()?;
+        if super::loops::assigned(&lp.body).iter().any(|n| n == var) {
+            return None;
+        }
+        let &k = l.host_names.get(tensor)?;
+        let r = &l.refs[k];
+        if r.written || !matches!(r.origin, RefOrigin::Param(_)) || per_ref.get(&k) != Some(&1) {
+            return None;
+        }
+        if indices.len() > r.shape.len() {
+            return None;
+        }
+        let mut dim = None;
+        for (d, index) in indices.iter().enumerate() {
+            match index {
+                Index::Full => {}
+                Index::Expr(Expr {
+                    kind: ExprKind::Name(n),
+                    ..
+                }) if n == var && dim.is_none() => dim = Some(d),
+                Index::Expr(_) | Index::NewAxis | Index::Int(_) | Index::Slice { .. } => {
+                    return None;
+                }
+            }
+        }
+        Some(DmaLoad { k, dim: dim? })
+    }
+}
+
+impl Lowerer<'_> {
+    /// A name for a scratch of Ref `py` (`x_buf`, `x_sem`) that no IR name and no other
+    /// scratch uses.
+    fn dma_name(&self, py: &str, suffix: &str) -> String {
+        let mut name = format!("{py}{suffix}");
+        while self.ir_names.contains(&name) || self.scratch.iter().any(|(n, _)| *n == name) {
+            name.push_str("_dma");
+        }
+        name
+    }
+
+    /// Allocates the scratch of every double-buffered load of loop `lp` (lowered as a
+    /// `fori_loop` over `ld` with index `j`): the slots to lower its loads with.
+    pub(super) fn dma_slots(&mut self, lp: &Loop, j: &str) -> Vec<(NodeKey, DmaSlot)> {
+        let Some(keys) = self.dma.by_loop.get(&loop_key(lp)).cloned() else {
+            return Vec::new();
+        };
+        let mut slots = Vec::new();
+        for key in keys {
+            let Some(load) = self.dma.loads.get(&key).cloned() else {
+                continue;
+            };
+            let Some(&bid) = self.types.blocks.loop_ids(lp).first() else {
+                continue;
+            };
+            let bs = self.bs_of(bid);
+            let r = &self.refs[load.k];
+            let (py, dtype) = (r.py.clone(), r.dtype);
+            let mut block = vec![2];
+            block.extend(
+                r.shape
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &s)| if d == load.dim { bs } else { s }),
+            );
+            let buf = self.dma_name(&py, "_buf");
+            self.scratch.push((
+                buf.clone(),
+                Scratch {
+                    space: MemorySpace::Vmem,
+                    shape: block,
+                    dtype,
+                },
+            ));
+            let sem = self.dma_name(&py, "_sem");
+            self.scratch.push((
+                sem.clone(),
+                Scratch {
+                    space: MemorySpace::DmaSemaphore,
+                    shape: vec![2],
+                    dtype: DType::Int32,
+                },
+            ));
+            self.refs[load.k].hbm = true;
+            slots.push((
+                key,
+                DmaSlot {
+                    load,
+                    buf,
+                    sem,
+                    j: j.to_string(),
+                    bid,
+                },
+            ));
+        }
+        slots
+    }
+
+    fn bs_of(&self, b: BlockId) -> i64 {
+        self.types.block_size(b).max(1)
+    }
+
+    /// The HBM window `x.at[..., pl.ds(start, bs), ...]` of slot `s` for a block starting at
+    /// `start`.
+    fn dma_source(&self, s: &DmaSlot, start: P, block: P) -> P {
+        let r = &self.refs[s.load.k];
+        let parts = r
+            .shape
+            .iter()
+            .zip(&r.pad)
+            .enumerate()
+            .map(|(d, (&size, &pad))| {
+                if d == s.load.dim {
+                    IndexPart::Expr(P::ds(start.clone(), block.clone()))
+                } else if pad > 0 {
+                    IndexPart::Expr(P::ds(P::Int(0), P::Int(size)))
+                } else {
+                    IndexPart::Full
+                }
+            })
+            .collect();
+        P::name(&r.py).at(parts)
+    }
+
+    /// `x_buf.at[k]` / `x_sem.at[k]`.
+    fn slot(name: &str, k: P) -> P {
+        P::name(name).at(vec![IndexPart::Expr(k)])
+    }
+
+    /// `_j % 2` / `(_j + 1) % 2`.
+    fn parity(j: P) -> P {
+        P::Binary {
+            op: pallas::BinOp::Mod,
+            lhs: Box::new(j),
+            rhs: Box::new(P::Int(2)),
+        }
+    }
+
+    /// Before the loop: `_num_iterations` and the primed copy of block 0 of every slot.
+    /// Returns the statements and the name of the trip count.
+    pub(super) fn dma_prologue(
+        &mut self,
+        slots: &[DmaSlot],
+        ld: &super::LoopDim,
+    ) -> (Vec<PStmt>, String) {
+        let n = self.fresh_dma_count();
+        let mut out = vec![PStmt::Assign {
+            target: pallas::Target::Name(n.clone()),
+            value: ld.count(),
+        }];
+        let starts = slots
+            .iter()
+            .map(|s| PStmt::AsyncCopy {
+                src: self.dma_source(s, ld.begin.clone(), ld.block.clone()),
+                dst: Self::slot(&s.buf, P::Int(0)),
+                sem: Self::slot(&s.sem, P::Int(0)),
+                op: CopyOp::Start,
+            })
+            .collect();
+        out.push(PStmt::When {
+            pred: P::name(&n).compare(pallas::CmpOp::Gt, P::Int(0)),
+            body: pallas::Function {
+                name: format!("_dma_prime_{}", ld.bid),
+                params: vec![],
+                body: starts,
+            },
+        });
+        (out, n)
+    }
+
+    /// At the top of the loop body: prefetch block `_j + 1` into the other slot, then wait for
+    /// block `_j`.
+    pub(super) fn dma_body_head(
+        &self,
+        slots: &[DmaSlot],
+        ld: &super::LoopDim,
+        count: &str,
+    ) -> Vec<PStmt> {
+        let mut out = Vec::new();
+        let Some(j) = slots.first().map(|s| P::name(&s.j)) else {
+            return out;
+        };
+        let next = j.clone().plus(P::Int(1));
+        let prefetch = slots
+            .iter()
+            .map(|s| PStmt::AsyncCopy {
+                src: self.dma_source(
+                    s,
+                    ld.begin.clone().plus(P::Binary {
+                        op: pallas::BinOp::Mul,
+                        lhs: Box::new(next.clone()),
+                        rhs: Box::new(ld.block.clone()),
+                    }),
+                    ld.block.clone(),
+                ),
+                dst: Self::slot(&s.buf, Self::parity(next.clone())),
+                sem: Self::slot(&s.sem, Self::parity(next.clone())),
+                op: CopyOp::Start,
+            })
+            .collect();
+        out.push(PStmt::When {
+            pred: next.clone().compare(pallas::CmpOp::Lt, P::name(count)),
+            body: pallas::Function {
+                name: format!("_dma_prefetch_{}", ld.bid),
+                params: vec![],
+                body: prefetch,
+            },
+        });
+        for s in slots {
+            out.push(PStmt::AsyncCopy {
+                src: self.dma_source(s, P::name(&ld.offset), ld.block.clone()),
+                dst: Self::slot(&s.buf, Self::parity(j.clone())),
+                sem: Self::slot(&s.sem, Self::parity(j.clone())),
+                op: CopyOp::Wait,
+            });
+        }
+        out
+    }
+
+    /// The current slot of a double-buffered load: `x_buf.at[_j % 2]`, and the block's rank.
+    pub(super) fn dma_current(&self, s: &DmaSlot) -> (P, usize) {
+        let rank = self.refs[s.load.k].shape.len();
+        (Self::slot(&s.buf, Self::parity(P::name(&s.j))), rank)
+    }
+
+    fn fresh_dma_count(&mut self) -> String {
+        let n = self.fresh.entry("_num_iterations").or_insert(0);
+        let name = match *n {
+            0 => "_num_iterations".to_string(),
+            k => format!("_num_iterations_{k}"),
+        };
+        *n += 1;
+        name
+    }
+}

@@ -15,6 +15,19 @@
 //!   operands are zeros. Every operand, output and scratch is one whole-array VMEM buffer that
 //!   persists across grid steps; the grid runs in row-major order (last axis fastest); outputs
 //!   are sliced back to their true shapes.
+//! * **Manual DMA** (`pltpu.make_async_copy(src, dst, sem).start()` / `.wait()`, `@pl.when`;
+//!   measured with hand-built probes, `fuzz/tests/sim_vs_jax.rs`): an HBM operand
+//!   (`memory_space=pl.ANY`) is a buffer like any other; DMA semaphores are scratch that is
+//!   never read as data. The TPU interpreter performs a copy at its `.wait()`: the destination
+//!   read between start and wait (or after a start never waited for) still holds its old
+//!   contents, and a source window past the array raises `IndexError` at the wait (stage
+//!   `run`). The generic interpreter copies at the `.start()`, clamping the source like any of
+//!   its dynamic slices. A `.wait()` with no copy issued on its semaphore hangs the TPU
+//!   interpreter (measured); the executor stops with [`ErrorKind::StepLimit`], its timeout.
+//!   `pl.when(pred)` runs its body when `pred` holds; tracing visits the body once. The
+//!   generic interpreter cannot lower `pl.program_id` inside a `cond` or `pl.when` body
+//!   (measured: `NotImplementedError` at trace); emitted modules never do that, and the
+//!   executor does not model the refusal.
 //! * **Uninitialized memory**: scratch and outputs start as poison (NaN; int32 `INT_MAX`).
 //!   The TPU interpreter does *not* copy an aliased input into the output's kernel buffer
 //!   (`input_output_aliases` only shares the HBM buffer; the VMEM output block starts

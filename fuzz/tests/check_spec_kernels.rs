@@ -2,7 +2,10 @@
 //! pipeline (`check_case`) with every engine available here: the compiler's verdict must be the
 //! one its header states (upstream's, at the merged state), the reference must produce the
 //! correct values the header states (spec §4: the defect kernels' correct outputs), and no case
-//! may end in a finding. Real JAX: the venv is provisioned on first use.
+//! may end in a finding. Real JAX: the venv is provisioned on first use; `pallas-sim` runs
+//! alongside. The DMA double-buffered kernels (spec §3.5 example 3, `pallas_load_buffer_count`
+//! under `fori_loop`) must emit the manual DMA and run it on every engine, Mosaic lowering
+//! included.
 
 use compiler::compile::CodegenOptions;
 use compiler::expectations::{ExpectedVerdict, load_spec_kernels};
@@ -18,6 +21,7 @@ fn spec_kernels_agree_or_are_rejected_as_upstream() {
     let config = tpu_runner::PoolConfig::new(python).with_workers(2);
     let pool = Arc::new(tpu_runner::Pool::new(config).expect("start JAX workers"));
     let mut names: Vec<String> = [
+        "pallas-sim",
         "pallas-interpret",
         "pallas-tpu-interpret",
         "pallas-tpu-lower",
@@ -36,6 +40,7 @@ fn spec_kernels_agree_or_are_rejected_as_upstream() {
     let kernels = load_spec_kernels().expect("spec kernels load");
     assert!(kernels.len() >= 60, "only {} spec kernels", kernels.len());
     let next = Mutex::new(0usize);
+    let dma = Mutex::new(Vec::<String>::new());
     let failures = Mutex::new(Vec::<String>::new());
     let table = Mutex::new(Vec::<String>::new());
     std::thread::scope(|s| {
@@ -97,6 +102,24 @@ fn spec_kernels_agree_or_are_rejected_as_upstream() {
                             report.reference.status.detail()
                         ));
                     }
+                    if report
+                        .emitted
+                        .as_deref()
+                        .is_some_and(|src| src.contains("pltpu.make_async_copy("))
+                    {
+                        dma.lock().unwrap().push(name.to_string());
+                        for e in &report.engines {
+                            if !matches!(e.status, EngineStatus::Outputs(_) | EngineStatus::Lowered)
+                                && !matches!(e.status, EngineStatus::Unavailable(_))
+                            {
+                                fail(format!(
+                                    "DMA kernel: {} ended {}",
+                                    e.engine,
+                                    e.status.detail().unwrap_or_else(|| e.status.name().into())
+                                ));
+                            }
+                        }
+                    }
                     let engines: Vec<String> = report
                         .engines
                         .iter()
@@ -114,6 +137,20 @@ fn spec_kernels_agree_or_are_rejected_as_upstream() {
     let mut table = table.into_inner().unwrap();
     table.sort();
     println!("{}", table.join("\n"));
+    let mut dma = dma.into_inner().unwrap();
+    dma.sort();
+    println!("DMA double-buffered: {dma:?}");
+    for want in [
+        "s3_5_ex3_dma_prefetch",
+        "test_resident_subview_keeps_dma_prefetch",
+    ] {
+        if !dma.iter().any(|n| n == want) {
+            failures
+                .lock()
+                .unwrap()
+                .push(format!("{want}: no manual DMA emitted"));
+        }
+    }
     let failures = failures.into_inner().unwrap();
     assert!(
         failures.is_empty(),

@@ -638,3 +638,57 @@ fn dma_timing_and_bounds_match_jax() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A DMA-focused campaign without JAX: generated `fori_loop` cases recompiled with every load
+/// double-buffered (as `collect_dma`), `SIM_VS_REFERENCE_DMA` of them (default 300, every
+/// other one with poison padding), each checked in-process with `pallas-sim` against the
+/// reference: no case may end in a finding. `SIM_VS_REFERENCE_DMA_ENGINES=pallas-tpu-lower,...`
+/// adds JAX engines (a DMA-focused campaign that also lowers every module with Mosaic).
+#[test]
+fn dma_cases_match_the_reference_in_process() {
+    let n = env_usize("SIM_VS_REFERENCE_DMA", 300);
+    let mut names = vec!["pallas-sim".to_string()];
+    let extra = std::env::var("SIM_VS_REFERENCE_DMA_ENGINES").unwrap_or_default();
+    names.extend(extra.split(',').filter(|s| !s.is_empty()).map(String::from));
+    let pool = (names.len() > 1).then(|| {
+        let python = tpu_runner::provision().expect("provision JAX (needs PyPI on first run)");
+        Arc::new(
+            tpu_runner::Pool::new(tpu_runner::PoolConfig::new(python).with_workers(2))
+                .expect("start JAX workers"),
+        )
+    });
+    let engines = pallas_diff_fuzz::engines::build(&names, pool).expect("engines");
+    let cases = collect_dma(n);
+    assert!(
+        cases.len() >= n.min(10),
+        "only {} DMA cases found",
+        cases.len()
+    );
+    let mut outcomes: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut findings = Vec::new();
+    for c in &cases {
+        let options = CodegenOptions {
+            poison_padding: c.poison,
+            faults: FaultSet::NONE,
+        };
+        let report = pallas_diff_fuzz::check::check_case(&c.case, &engines, &options);
+        *outcomes
+            .entry(report.outcome.name().to_string())
+            .or_default() += 1;
+        if report.outcome.is_finding() {
+            findings.push(format!(
+                "seed {}{}: {} {}",
+                c.seed,
+                if c.poison { " (poison padding)" } else { "" },
+                report.outcome.name(),
+                report
+                    .mismatch
+                    .as_ref()
+                    .map(|m| m.to_string())
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    println!("{} DMA cases: {outcomes:?}", cases.len());
+    assert!(findings.is_empty(), "{}", findings.join("\n"));
+}

@@ -214,3 +214,86 @@ fn names_that_could_clash_are_renamed() {
     let code = emit("rename", &src, false);
     has("rename", &code, "v_offset_1 = v_offset_1 + v_jnp");
 }
+
+/// The `pallas_load_buffer_count` rule (`src/lower/dma.rs`) on small kernels: which loads are
+/// staged by DMA, how an ordinary (non-resident) load reads its slot, and what stays in VMEM.
+#[test]
+fn dma_double_buffering_rule() {
+    let kernel = |extra_load: &str, store_x: &str| {
+        script(
+            "block_sizes=[4], pallas_loop_type=\"fori_loop\", pallas_load_buffer_count=[2, 2]",
+            "x: torch.Tensor, y: torch.Tensor",
+            &format!(
+                "    out = torch.zeros([2, 128], dtype=torch.float32)\n\
+                 \x20   for g in hl.grid(1):\n\
+                 \x20       acc = hl.zeros([2, 128], dtype=torch.float32)\n\
+                 \x20       for t in hl.tile(x.size(0)):\n\
+                 \x20           x_buf = x[t, :, :]\n\
+                 \x20           acc = acc + x_buf.float().sum(dim=0){extra_load}\n\
+                 {store_x}\
+                 \x20       out[:, :] = acc\n\
+                 \x20   return out"
+            ),
+            "x = torch.randn(9, 2, 128)\ny = torch.randn(9, 2, 128)",
+            "x, y",
+        )
+    };
+    // A whole-block consumer: not resident, so the slot is read as a masked value; the user's
+    // `x_buf` keeps its name and the scratch takes another.
+    let code = emit("dma_value", &kernel("", ""), false);
+    has("dma_value", &code, "pl.BlockSpec(memory_space=pl.ANY)");
+    has(
+        "dma_value",
+        &code,
+        "pltpu.VMEM((2, 4, 2, 128), jnp.float32), pltpu.SemaphoreType.DMA((2,))",
+    );
+    has(
+        "dma_value",
+        &code,
+        "x_buf = x_buf_dma.at[_j % 2][:, :, :] * mask_1.astype(jnp.float32)[:, None, None]",
+    );
+    has(
+        "dma_value",
+        &code,
+        "_operand_0 = jnp.pad(x, ((0, 3), (0, 0), (0, 0))",
+    );
+    // Poison padding masks the slot with `where`.
+    let code = emit("dma_poison", &kernel("", ""), true);
+    has(
+        "dma_poison",
+        &code,
+        "jnp.where(mask_1[:, None, None], x_buf_dma.at[_j % 2][:, :, :], 0.0)",
+    );
+    // Two buffered loads in one loop: both staged, with their own slots and semaphores.
+    let code = emit(
+        "dma_two",
+        &kernel(" + y[t, :, :].float().sum(dim=0)", ""),
+        false,
+    );
+    has(
+        "dma_two",
+        &code,
+        "y_buf.at[_j % 2], y_sem.at[_j % 2]).wait()",
+    );
+    has(
+        "dma_two",
+        &code,
+        "x_buf_dma.at[_j % 2], x_sem.at[_j % 2]).wait()",
+    );
+    // A tensor read twice, or written: stays in VMEM.
+    let code = emit(
+        "dma_twice",
+        &kernel(" + x[t, 0, :].float().sum(dim=0)", ""),
+        false,
+    );
+    assert!(!code.contains("x_sem"), "dma_twice:\n{code}");
+    let code = emit(
+        "dma_written",
+        &kernel(
+            " + y[t, :, :].float().sum(dim=0)",
+            "\x20           x[t, :, :] = y[t, :, :]\n",
+        ),
+        false,
+    );
+    assert!(!code.contains("x_sem"), "dma_written:\n{code}");
+}

@@ -11,7 +11,9 @@
 //! * its `pallas_load_buffer_count` entry is ≥ 2. Entries count the loads inside nested
 //!   device loops (below the launch grid), in source order; missing entries mean 1 and extra
 //!   entries are ignored (spec kernel: `[2, 1, 1, 1, 1]` buffers `x[outer, :, :]`, its only
-//!   inner-loop load). A count above 2 still means two slots (Helion allocates 1 or 2).
+//!   inner-loop load). A count above 2 is modelled as 2: Helion's DMA resource allocator
+//!   takes one or two slots (`allocate_dma_resources` asserts it); what Helion does with a
+//!   larger count was not checked.
 //! * the load is `x[t, :, ...]`: one dim indexed by the tile `t` of its innermost enclosing
 //!   loop (a one-dim `hl.tile`, nested, whose variable the body never rebinds), every other
 //!   index `:`. That is what makes the next block's source address known before the body

@@ -395,7 +395,14 @@ impl<'p> Machine<'p> {
                                 a.item().map(|x| x != 0.0)
                             }
                         }
-                        other => {
+                        other @ (Value::Arr(_)
+                        | Value::Unbound
+                        | Value::None
+                        | Value::Float(_)
+                        | Value::Ref(_)
+                        | Value::Ds { .. }
+                        | Value::Tuple(_)
+                        | Value::Func(_)) => {
                             return Err(te(
                                 ErrorKind::TypeError,
                                 format!(
@@ -434,7 +441,15 @@ impl<'p> Machine<'p> {
         for (what, e) in [("source", src), ("destination", dst), ("semaphore", sem)] {
             match self.eval(e)? {
                 Value::Ref(v) => refs.push(v),
-                other => {
+                other @ (Value::Unbound
+                | Value::None
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Bool(_)
+                | Value::Arr(_)
+                | Value::Ds { .. }
+                | Value::Tuple(_)
+                | Value::Func(_)) => {
                     return Err(te(
                         ErrorKind::TypeError,
                         format!(

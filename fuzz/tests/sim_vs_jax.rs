@@ -692,3 +692,32 @@ fn dma_cases_match_the_reference_in_process() {
     println!("{} DMA cases: {outcomes:?}", cases.len());
     assert!(findings.is_empty(), "{}", findings.join("\n"));
 }
+
+/// A `.wait()` with no copy issued on its semaphore hangs the TPU interpreter (measured; not
+/// run against JAX here): the executor reports its timeout, `StepLimit`, which the campaign
+/// classifies like a hung JAX engine.
+#[test]
+fn dma_wait_without_start_is_a_timeout() {
+    let module = dma_probe(
+        16,
+        vec![copy(E::Int(0), CopyOp::Wait), read_slot(0), read_slot(1)],
+    );
+    let x = Tensor {
+        dtype: DType::Float32,
+        shape: vec![16, 128],
+        values: vec![1.0; 16 * 128],
+    };
+    let err = compiler::sim::simulate(&module, &[x], &SimOptions::default()).unwrap_err();
+    assert_eq!(err.kind, compiler::sim::ErrorKind::StepLimit, "{err}");
+    assert!(matches!(
+        Sim::default().status(
+            &module,
+            &[Tensor {
+                dtype: DType::Float32,
+                shape: vec![16, 128],
+                values: vec![1.0; 16 * 128],
+            }]
+        ),
+        EngineStatus::Timeout(_)
+    ));
+}

@@ -238,7 +238,8 @@ impl Lowerer<'_> {
     }
 
     /// Allocates the scratch of every double-buffered load of loop `lp` (lowered as a
-    /// `fori_loop` over `ld` with index `j`): the slots to lower its loads with.
+    /// `fori_loop` with index `j`) and moves their tensors to HBM: the slots to lower its loads
+    /// with.
     pub(super) fn dma_slots(&mut self, lp: &Loop, j: &str) -> Vec<(NodeKey, DmaSlot)> {
         let Some(keys) = self.dma.by_loop.get(&loop_key(lp)).cloned() else {
             return Vec::new();

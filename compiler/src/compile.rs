@@ -68,11 +68,6 @@ fn unreachable_gap() -> Outcome<'static> {
 
 /// Compiles `case` under its config.
 pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
-    // Block sizes without the types, for the stages before tracing succeeds.
-    let untyped_block_sizes = || {
-        let host = HostEnv::of(case);
-        case.block_sizes(|e| host.eval_int(e))
-    };
     let rejected = |r: Rejection, block_sizes: BlockSizes| Compiled {
         verdict: Verdict::Rejected(r),
         module: None,
@@ -80,10 +75,25 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         block_sizes,
         gap: None,
     };
-    if let Some(r) = crate::validate::validate_with_faults(case, options.faults) {
-        return rejected(r, untyped_block_sizes());
+    // Trace once: validation reads the types (index tensors of the wrong rank) and the planner
+    // needs them. Tracing twice was a third of a compile (perf, 2026-11-30: `infer` 21.7% of
+    // the in-process campaign's samples, half of it under `validate`).
+    let traced = crate::ir::types::infer(case);
+    // The trace's block sizes are `case.block_sizes` under `HostEnv::of(case)`: the same as
+    // these, which a kernel that does not trace still reports.
+    let untyped_block_sizes = || {
+        let host = HostEnv::of(case);
+        case.block_sizes(|e| host.eval_int(e))
+    };
+    if let Some(r) = crate::validate::validate_traced(case, traced.as_ref().ok(), options.faults)
+    {
+        let block_sizes = match &traced {
+            Ok(t) => t.block_sizes.clone(),
+            Err(_) => untyped_block_sizes(),
+        };
+        return rejected(r, block_sizes);
     }
-    let types = match crate::ir::types::infer(case) {
+    let types = match traced {
         Ok(t) => t,
         Err(e) => {
             let r = Rejection::new(Rule::TraceTypeError, e.span, &[("message", &e.message)]);

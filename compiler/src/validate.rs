@@ -16,7 +16,7 @@
 
 use crate::faults::{Fault, FaultSet};
 use crate::ir::scope::HostEnv;
-use crate::ir::types::Ty;
+use crate::ir::types::{Ty, Types};
 use crate::ir::{BinOp, Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
 use crate::verdict::{Rejection, Rule};
 use std::collections::HashMap;
@@ -31,8 +31,24 @@ pub fn validate_with_faults(case: &Case, faults: FaultSet) -> Option<Rejection> 
     // Types, when the kernel traces at all, tell index tensors of the wrong rank; a kernel that
     // does not trace is refused later with the tracing error itself.
     let types = crate::ir::types::infer(case).ok();
+    validate_traced(case, types.as_ref(), faults)
+}
+
+/// [`validate_with_faults`] given the kernel's trace (`None` when it does not trace), so that a
+/// compile traces once: [`crate::compile::compile`] infers the types first and hands them to both
+/// this check and the planner. The verdict is the same as [`validate_with_faults`]'s.
+pub fn validate_traced(case: &Case, types: Option<&Types>, faults: FaultSet) -> Option<Rejection> {
+    // The trace's host environment is `HostEnv::of(case)`; build it only when there is none.
+    let own_host;
+    let host = match types {
+        Some(t) => &t.host,
+        None => {
+            own_host = HostEnv::of(case);
+            &own_host
+        }
+    };
     let mut v = Validator {
-        host: HostEnv::of(case),
+        host,
         consts: HashMap::new(),
         types,
         faults,
@@ -42,16 +58,16 @@ pub fn validate_with_faults(case: &Case, faults: FaultSet) -> Option<Rejection> 
     v.found
 }
 
-struct Validator {
-    host: HostEnv,
+struct Validator<'a> {
+    host: &'a HostEnv,
     /// Device names bound to static ints (`w = 3` inside a loop).
     consts: HashMap<String, i64>,
-    types: Option<crate::ir::types::Types>,
+    types: Option<&'a Types>,
     faults: FaultSet,
     found: Option<Rejection>,
 }
 
-impl Validator {
+impl Validator<'_> {
     fn body(&mut self, body: &[Stmt]) {
         for stmt in body {
             if self.found.is_some() {
@@ -219,7 +235,7 @@ impl Validator {
                 | ExprKind::Permute { .. } => match self.static_int(x) {
                     Some(k) if k < 0 => reject(Rule::TraceNegativeIndex),
                     Some(_) => None,
-                    None => match self.types.as_ref().map(|t| t.of(x)) {
+                    None => match self.types.map(|t| t.of(x)) {
                         Some(Ty::Tensor { dims, .. }) if dims.len() != 1 => {
                             reject(Rule::TraceUnsupportedIndex)
                         }

@@ -5,6 +5,7 @@
 //! pre-order walk of the kernel body). Tile dimensions without `block_size=` are
 //! *config-driven*: `Config::block_sizes[k]` belongs to the k-th of them.
 
+use super::scope::HostEnv;
 use super::sym::BlockId;
 use super::{Case, Expr, ExprKind, Index, Kernel, Loop, LoopKind, Stmt, StmtKind};
 use std::collections::HashMap;
@@ -150,6 +151,21 @@ impl Case {
     /// reported as 0 (the frontend refuses such cases before anyone asks).
     pub fn block_sizes(&self, fixed: impl Fn(&Expr) -> Option<i64>) -> BlockSizes {
         let table = BlockTable::of(&self.kernel);
+        let host = HostEnv::of(self);
+        self.block_sizes_with(&table, &host, fixed)
+    }
+
+    /// [`Case::block_sizes`] given the case's block table (`BlockTable::of(&case.kernel)`) and
+    /// host environment (`HostEnv::of(case)`), for a caller that has built them already: each
+    /// costs a walk and a few allocations per name, and the in-process campaign built each of
+    /// them three to five times per case (perf, 2026-11-30: `HostEnv::of` 3.9% and
+    /// `block_sizes` 3.7% of the campaign's samples).
+    pub fn block_sizes_with(
+        &self,
+        table: &BlockTable,
+        host: &HostEnv,
+        fixed: impl Fn(&Expr) -> Option<i64>,
+    ) -> BlockSizes {
         let configured: Vec<i64> = table
             .blocks
             .iter()
@@ -160,43 +176,26 @@ impl Case {
             })
             .collect();
         let mut effective = configured.clone();
-        let shapes = self.tensor_shapes_for_alignment();
+        // Shapes and bitwidths of the host tensors (by kernel-side name) give the alignment rule.
         let mut raise = |bid: BlockId, tensor: &str, dim: usize| {
-            let Some((shape, bitwidth)) = shapes.get(tensor) else {
+            let Some(t) = host.tensors.get(tensor) else {
                 return;
             };
-            let Some(&extent) = shape.get(dim) else {
+            let Some(&extent) = t.shape.get(dim) else {
                 return;
             };
-            let align = required_alignment(shape.len(), dim, *bitwidth);
-            let min = minimum_block(extent, align);
+            let align = required_alignment(t.shape.len(), dim, t.dtype.bitwidth());
+            let min = minimum_block(extent as i64, align);
             if matches!(table.blocks[bid].source, BlockSource::Grid) {
                 return;
             }
             effective[bid] = effective[bid].max(min);
         };
-        visit_tile_indexed_dims(&self.kernel, &table, &mut raise);
+        visit_tile_indexed_dims(&self.kernel, table, &mut raise);
         BlockSizes {
             configured,
             effective,
         }
-    }
-
-    /// Shapes and bitwidths of the inputs (by kernel parameter name), used by the alignment rule.
-    fn tensor_shapes_for_alignment(&self) -> HashMap<String, (Vec<i64>, u32)> {
-        let host = super::scope::HostEnv::of(self);
-        host.tensors
-            .iter()
-            .map(|(name, t)| {
-                (
-                    name.clone(),
-                    (
-                        t.shape.iter().map(|&d| d as i64).collect(),
-                        t.dtype.bitwidth(),
-                    ),
-                )
-            })
-            .collect()
     }
 }
 

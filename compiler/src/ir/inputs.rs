@@ -283,18 +283,24 @@ impl Case {
     pub fn kernel_tensor_args(&self) -> Result<Vec<Tensor>, InputError> {
         let all = self.input_tensors()?;
         Ok(self
-            .call
+            .kernel_arg_positions()
+            .into_iter()
+            .map(|p| all[p].clone())
+            .collect())
+    }
+
+    /// Positions in [`Case::inputs`] (and in [`Case::input_tensors`]) of the tensors passed to
+    /// the kernel, in parameter order: [`Case::kernel_tensor_args`] without making the tensors,
+    /// for a caller that already has them.
+    pub fn kernel_arg_positions(&self) -> Vec<usize> {
+        self.call
             .args
             .iter()
             .filter_map(|a| match a {
-                super::Arg::Input(name) => self
-                    .inputs
-                    .iter()
-                    .position(|i| &i.name == name)
-                    .map(|p| all[p].clone()),
+                super::Arg::Input(name) => self.inputs.iter().position(|i| &i.name == name),
                 super::Arg::Int(_) => None,
             })
-            .collect())
+            .collect()
     }
 }
 

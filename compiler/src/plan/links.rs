@@ -15,8 +15,6 @@
 //! (spec §1.2); nested loops are device loops (`ForLoopGraphInfo`).
 
 use crate::ir::{AllocShape, Case, Expr, ExprKind, Index, Loop, NodeKey, Stmt, StmtKind, ViewOp};
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Index of a graph in [`Links::graphs`].
 pub(crate) type GraphId = usize;
@@ -171,35 +169,7 @@ pub(crate) enum ReadOrigin<'a> {
     Merge,
 }
 
-/// A fast hasher for address-like keys ([`NodeKey`], statement addresses) and short names: the
-/// planner hashes a few hundred keys per case, and SipHash dominated its profile.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-}
-
-/// A hash map keyed by addresses or names, with [`AddrHasher`].
-pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<AddrHasher>>;
-
-/// A hash set of addresses.
-pub(crate) type FastSet<K> = HashSet<K, BuildHasherDefault<AddrHasher>>;
+pub(crate) use crate::ir::hash::{FastMap, FastSet};
 
 /// Facts about one statement.
 #[derive(Clone, Debug, Default)]

@@ -6,8 +6,10 @@ use crate::engines::{Engine, EngineRun, EngineStatus, Job};
 use crate::outcome::{Classified, CompilerResult, Outcome, classify};
 use compiler::compile::{CodegenOptions, Compiled, compile};
 use compiler::ir::{Case, ExprKind, StmtKind};
+use compiler::tensor::Tensor;
 use compiler::verdict::{Rejection, Verdict};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
@@ -105,7 +107,21 @@ pub fn check_case(
     let t = Instant::now();
     let compiled = compile_guarded(case, options);
     let compile_seconds = t.elapsed().as_secs_f64();
-    let inputs = case.kernel_tensor_args().unwrap_or_default();
+    // The input tensors, made once for the reference (all of them) and the engines (the kernel's
+    // arguments); with no error, the arguments are usually all of them in order, and then they
+    // are not copied either.
+    let all_inputs = case.input_tensors();
+    let inputs: Cow<'_, [Tensor]> = match &all_inputs {
+        Err(_) => Cow::Borrowed(&[]),
+        Ok(all) => {
+            let positions = case.kernel_arg_positions();
+            if positions.iter().copied().eq(0..all.len()) {
+                Cow::Borrowed(all)
+            } else {
+                Cow::Owned(positions.into_iter().map(|p| all[p].clone()).collect())
+            }
+        }
+    };
     let (compiler_result, verdict, gap, crash, emitted) = match &compiled {
         Err(panic) => (
             CompilerResult::Crashed,
@@ -144,7 +160,7 @@ pub fn check_case(
         emitted: emitted.as_deref(),
         module: compiled.as_ref().ok().and_then(|c| c.module.as_ref()),
     };
-    let reference = crate::engines::reference::Reference.run(&job);
+    let reference = crate::engines::reference::Reference.run_with_inputs(case, &all_inputs);
     let reference_ok = reference.status.outputs().is_some();
     let runs: Vec<EngineRun> = engines
         .iter()

@@ -97,3 +97,12 @@ use compiler::ir::Case;
 pub fn evaluate(case: &Case) -> Result<Outputs, EvalError> {
     Plan::compile(case)?.run()
 }
+
+/// [`evaluate`] with the case's input tensors already made (`case.input_tensors()`, errors
+/// included), so a caller that runs other engines on the same inputs makes them once.
+pub fn evaluate_with_inputs(
+    case: &Case,
+    inputs: &Result<Vec<compiler::tensor::Tensor>, compiler::ir::inputs::InputError>,
+) -> Result<Outputs, EvalError> {
+    Plan::compile_with_inputs(case, inputs)?.run()
+}

@@ -1,19 +1,24 @@
 //! The reference engine (`oracle`): eager PyTorch semantics from `pallas_diff_oracle`.
 
 use super::{Engine, EngineRun, EngineStatus, Job};
+use compiler::ir::Case;
+use compiler::ir::inputs::InputError;
+use compiler::tensor::Tensor;
 use std::time::Instant;
 
 /// The reference.
 pub struct Reference;
 
-impl Engine for Reference {
-    fn name(&self) -> &str {
-        "oracle"
-    }
-
-    fn run(&self, job: &Job<'_>) -> EngineRun {
+impl Reference {
+    /// Runs `case` on its input tensors already made (`case.input_tensors()`, errors included):
+    /// [`Engine::run`] without making them again (see [`crate::check::check_case`]).
+    pub fn run_with_inputs(
+        &self,
+        case: &Case,
+        inputs: &Result<Vec<Tensor>, InputError>,
+    ) -> EngineRun {
         let start = Instant::now();
-        let status = match oracle::evaluate(job.case) {
+        let status = match oracle::evaluate_with_inputs(case, inputs) {
             Ok(out) => EngineStatus::Outputs(out.outputs.into_iter().map(|o| o.tensor).collect()),
             Err(e) => EngineStatus::Invalid {
                 kind: format!("{:?}", e.kind),
@@ -26,5 +31,15 @@ impl Engine for Reference {
             status,
             seconds: start.elapsed().as_secs_f64(),
         }
+    }
+}
+
+impl Engine for Reference {
+    fn name(&self) -> &str {
+        "oracle"
+    }
+
+    fn run(&self, job: &Job<'_>) -> EngineRun {
+        self.run_with_inputs(job.case, &job.case.input_tensors())
     }
 }

@@ -433,10 +433,73 @@ mod erased {
 /// What `case` exercises (see the module docs).
 pub fn features(case: &Case) -> BTreeSet<Feature> {
     let mut w = Walker::new(case);
-    let mut out = BTreeSet::new();
+    let mut out = Out::default();
     w.module(&mut out);
     w.body(&case.kernel.body, 0, false, &mut out);
-    out
+    out.finish()
+}
+
+/// The features found so far. A walk inserts a feature per expression node, mostly the same few
+/// surface tags; inserting each into a `BTreeSet` (an ordered search of a nested enum) was a
+/// quarter of `features` (perf, 2026-11-30), so surfaces go into a table by variant and the rest
+/// into a vector, sorted and deduplicated once at the end.
+struct Out {
+    surfaces: [bool; Surface::ALL.len()],
+    rest: Vec<Feature>,
+}
+
+impl Default for Out {
+    fn default() -> Out {
+        Out {
+            surfaces: [false; Surface::ALL.len()],
+            rest: Vec::new(),
+        }
+    }
+}
+
+impl Out {
+    fn insert(&mut self, f: Feature) {
+        match f {
+            // `Surface::ALL` lists the variants in declaration order: the discriminant is the index.
+            Feature::Surface(s) => self.surfaces[s as usize] = true,
+            Feature::Index { .. }
+            | Feature::NoneAt(_)
+            | Feature::NonZeroBegin
+            | Feature::NonDividingExtent
+            | Feature::DividingExtent
+            | Feature::LiveLoop
+            | Feature::ShiftedLiveLoop
+            | Feature::StaticInnerLoop
+            | Feature::LiveBranch
+            | Feature::ElseBranch
+            | Feature::DirectWrite
+            | Feature::AliasWrite
+            | Feature::AtomicWrite
+            | Feature::WholeBlockConsumer
+            | Feature::View(_)
+            | Feature::Permute
+            | Feature::TileAttrValue(_)
+            | Feature::DType(_)
+            | Feature::LoopType(_)
+            | Feature::GridOverRows
+            | Feature::TopLevelTile
+            | Feature::LoopDepth(_)
+            | Feature::PowerOfTwoRows
+            | Feature::RandomValues
+            | Feature::ArangeValues => self.rest.push(f),
+        }
+    }
+
+    fn finish(mut self) -> BTreeSet<Feature> {
+        self.rest.extend(
+            Surface::ALL
+                .iter()
+                .zip(self.surfaces)
+                .filter(|(_, on)| *on)
+                .map(|(s, _)| Feature::Surface(*s)),
+        );
+        self.rest.into_iter().collect()
+    }
 }
 
 struct Walker<'c> {
@@ -446,11 +509,11 @@ struct Walker<'c> {
     table: BlockTable,
     loop_type: LoopType,
     /// Device names bound to tile loads: (tensor, tiled dim, block id).
-    loads: HashMap<String, (String, usize, usize)>,
+    loads: HashMap<&'c str, (&'c str, usize, usize)>,
     /// Device names and the expression they were last bound to.
-    bound: HashMap<String, Expr>,
+    bound: HashMap<&'c str, &'c Expr>,
     /// Tile variables and their block ids.
-    tiles: HashMap<String, usize>,
+    tiles: HashMap<&'c str, usize>,
     /// Storages loaded anywhere.
     loaded_storages: Vec<usize>,
 }
@@ -458,19 +521,24 @@ struct Walker<'c> {
 impl<'c> Walker<'c> {
     fn new(case: &'c Case) -> Walker<'c> {
         let host = HostEnv::of(case);
-        let sizes = case.block_sizes(|e| host.eval_int(e));
+        let table = BlockTable::of(&case.kernel);
+        let sizes = case.block_sizes_with(&table, &host, |e| host.eval_int(e));
         let mut loaded_storages = Vec::new();
-        for s in walk_exprs(&case.kernel.body) {
-            if let ExprKind::Load { tensor, .. } = &s.kind
-                && let Some(t) = host.tensors.get(tensor)
-            {
-                loaded_storages.push(t.storage);
-            }
-        }
+        compiler::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
+            compiler::ir::walk::stmt_exprs(s, &mut |e| {
+                compiler::ir::walk::each_expr(e, &mut |x| {
+                    if let ExprKind::Load { tensor, .. } = &x.kind
+                        && let Some(t) = host.tensors.get(tensor)
+                    {
+                        loaded_storages.push(t.storage);
+                    }
+                })
+            })
+        });
         Walker {
             case,
             effective: sizes.effective,
-            table: BlockTable::of(&case.kernel),
+            table,
             loop_type: case.config.effective_loop_type(),
             host,
             loads: HashMap::new(),
@@ -480,7 +548,7 @@ impl<'c> Walker<'c> {
         }
     }
 
-    fn module(&self, out: &mut BTreeSet<Feature>) {
+    fn module(&self, out: &mut Out) {
         let c = self.case;
         out.insert(Feature::LoopType(self.loop_type));
         if c.config.loop_type.is_none() {
@@ -551,13 +619,13 @@ impl<'c> Walker<'c> {
         }
     }
 
-    fn body(&mut self, body: &[Stmt], depth: u8, in_branch: bool, out: &mut BTreeSet<Feature>) {
+    fn body(&mut self, body: &'c [Stmt], depth: u8, in_branch: bool, out: &mut Out) {
         for s in body {
             self.stmt(s, depth, in_branch, out);
         }
     }
 
-    fn stmt(&mut self, s: &Stmt, depth: u8, in_branch: bool, out: &mut BTreeSet<Feature>) {
+    fn stmt(&mut self, s: &'c Stmt, depth: u8, in_branch: bool, out: &mut Out) {
         let mut surface = |x: Surface| {
             out.insert(Feature::Surface(x));
         };
@@ -570,7 +638,7 @@ impl<'c> Walker<'c> {
                 } = &value.kind
                 {
                     let tiled = indices.iter().filter(|i| !matches!(i, Index::NewAxis)).position(
-                        |i| matches!(i, Index::Expr(Expr { kind: ExprKind::Name(n), .. }) if self.tiles.contains_key(n)),
+                        |i| matches!(i, Index::Expr(Expr { kind: ExprKind::Name(n), .. }) if self.tiles.contains_key(n.as_str())),
                     );
                     if let Some(dim) = tiled {
                         let bid = indices
@@ -579,18 +647,17 @@ impl<'c> Walker<'c> {
                                 Index::Expr(Expr {
                                     kind: ExprKind::Name(n),
                                     ..
-                                }) => self.tiles.get(n).copied(),
+                                }) => self.tiles.get(n.as_str()).copied(),
                                 _ => None,
                             })
                             .unwrap_or(0);
-                        self.loads
-                            .insert(target.clone(), (tensor.clone(), dim, bid));
+                        self.loads.insert(target, (tensor, dim, bid));
                     }
                 } else {
-                    self.loads.remove(target);
+                    self.loads.remove(target.as_str());
                 }
                 if depth > 0 {
-                    self.bound.insert(target.clone(), value.clone());
+                    self.bound.insert(target, value);
                 }
             }
             StmtKind::AugAssign { op, value, .. } => {
@@ -664,7 +731,7 @@ impl<'c> Walker<'c> {
                                 out.insert(Feature::TopLevelTile);
                             }
                             self.tile_loop_features(dim.begin.as_ref(), &dim.end, bid, depth, out);
-                            self.tiles.insert(var.clone(), bid);
+                            self.tiles.insert(var, bid);
                         }
                     }
                 }
@@ -704,7 +771,7 @@ impl<'c> Walker<'c> {
         end: &Expr,
         bid: usize,
         depth: u8,
-        out: &mut BTreeSet<Feature>,
+        out: &mut Out,
     ) {
         let b = begin.map_or(Some(0), |b| self.host.eval_int(b));
         if b != Some(0) {
@@ -741,7 +808,7 @@ impl<'c> Walker<'c> {
     /// `t.end - t.begin`, or a name bound to it.
     fn is_live(&self, e: &Expr) -> bool {
         match &e.kind {
-            ExprKind::Name(n) => self.bound.get(n).is_some_and(|b| self.is_live(b)),
+            ExprKind::Name(n) => self.bound.get(n.as_str()).is_some_and(|b| self.is_live(b)),
             ExprKind::Binary {
                 op: BinOp::Sub,
                 lhs,
@@ -754,7 +821,7 @@ impl<'c> Walker<'c> {
         }
     }
 
-    fn write(&self, tensor: &str, atomic: bool, out: &mut BTreeSet<Feature>) {
+    fn write(&self, tensor: &str, atomic: bool, out: &mut Out) {
         let Some(t) = self.host.tensors.get(tensor) else {
             return;
         };
@@ -774,7 +841,7 @@ impl<'c> Walker<'c> {
         }
     }
 
-    fn indices(&mut self, indices: &[Index], in_branch: bool, out: &mut BTreeSet<Feature>) {
+    fn indices(&mut self, indices: &[Index], in_branch: bool, out: &mut Out) {
         for i in indices {
             out.insert(Feature::Surface(index_surface(i)));
         }
@@ -784,7 +851,7 @@ impl<'c> Walker<'c> {
     }
 
     /// Tags `e` and its sub-expressions. `value` says a tile attribute here is used as a value.
-    fn expr(&mut self, e: &Expr, in_branch: bool, value: bool, out: &mut BTreeSet<Feature>) {
+    fn expr(&mut self, e: &Expr, in_branch: bool, value: bool, out: &mut Out) {
         out.insert(Feature::Surface(expr_surface(e)));
         match &e.kind {
             ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) => {}
@@ -890,9 +957,9 @@ impl<'c> Walker<'c> {
     }
 
     /// A loaded block consumed by a non-view operation.
-    fn whole(&self, operand: &Expr, out: &mut BTreeSet<Feature>) {
+    fn whole(&self, operand: &Expr, out: &mut Out) {
         if let ExprKind::Name(n) = &operand.kind
-            && self.loads.contains_key(n)
+            && self.loads.contains_key(n.as_str())
         {
             out.insert(Feature::WholeBlockConsumer);
         }
@@ -903,7 +970,7 @@ impl<'c> Walker<'c> {
         value: &Expr,
         indices: &[Index],
         in_branch: bool,
-        out: &mut BTreeSet<Feature>,
+        out: &mut Out,
     ) {
         let narrowing: Vec<usize> = (0..indices.len())
             .filter(|&k| indices[k].is_narrowing())
@@ -933,7 +1000,7 @@ impl<'c> Walker<'c> {
             let ExprKind::Name(n) = &value.kind else {
                 return None;
             };
-            let (tensor, tiled, bid) = self.loads.get(n)?;
+            let (tensor, tiled, bid) = self.loads.get(n.as_str())?;
             let dim = indices[..pos]
                 .iter()
                 .filter(|i| !matches!(i, Index::NewAxis))
@@ -943,7 +1010,7 @@ impl<'c> Walker<'c> {
             } else {
                 self.host
                     .tensors
-                    .get(tensor)?
+                    .get(*tensor)?
                     .shape
                     .get(dim)
                     .map(|&d| d as i64)
@@ -1068,7 +1135,7 @@ impl<'c> Walker<'c> {
                     IndexForm::StaticArange
                 }
             }
-            ExprKind::Name(n) if resolve => match self.bound.get(n) {
+            ExprKind::Name(n) if resolve => match self.bound.get(n.as_str()) {
                 Some(b) => self.expr_form(b, false),
                 None => IndexForm::OtherExpr,
             },
@@ -1145,19 +1212,5 @@ fn index_exprs(indices: &[Index]) -> Vec<&Expr> {
             Index::Expr(e) => out.push(e),
         }
     }
-    out
-}
-
-fn walk_exprs(body: &[Stmt]) -> Vec<Expr> {
-    let mut out = Vec::new();
-    compiler::ir::walk::each_stmt(body, &mut |s| {
-        compiler::ir::walk::stmt_exprs(s, &mut |e| {
-            compiler::ir::walk::each_expr(e, &mut |x| {
-                if matches!(x.kind, ExprKind::Load { .. }) {
-                    out.push(x.clone());
-                }
-            })
-        })
-    });
     out
 }

@@ -85,8 +85,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         let host = HostEnv::of(case);
         case.block_sizes(|e| host.eval_int(e))
     };
-    if let Some(r) = crate::validate::validate_traced(case, traced.as_ref().ok(), options.faults)
-    {
+    if let Some(r) = crate::validate::validate_traced(case, traced.as_ref().ok(), options.faults) {
         let block_sizes = match &traced {
             Ok(t) => t.block_sizes.clone(),
             Err(_) => untyped_block_sizes(),

@@ -11,13 +11,13 @@
 //! (spec §1.1a).
 
 use super::blocks::{BlockSizes, BlockTable};
+use super::hash::FastMap;
 use super::scope::{HostEnv, StorageId};
 use super::sym::{Affine, BlockId, Sym};
 use super::{
     AllocShape, BinOp, Case, DType, Expr, ExprKind, Index, LoopKind, NodeKey, Span, Stmt, StmtKind,
     TileAttr, ViewOp,
 };
-use super::hash::FastMap;
 
 /// One dimension of a device tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -965,13 +965,7 @@ impl<'c> Walker<'c> {
         }
     }
 
-    fn subscript(
-        &self,
-        value: &Expr,
-        indices: &[Index],
-        in_branch: bool,
-        out: &mut Out,
-    ) {
+    fn subscript(&self, value: &Expr, indices: &[Index], in_branch: bool, out: &mut Out) {
         let narrowing: Vec<usize> = (0..indices.len())
             .filter(|&k| indices[k].is_narrowing())
             .collect();

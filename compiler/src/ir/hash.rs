@@ -22,6 +22,8 @@ impl Hasher for FastHasher {
     }
 
     fn write(&mut self, bytes: &[u8]) {
+        // The length first, so that zero padding of the last word does not collide ("a", "a\0").
+        self.write_usize(bytes.len());
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
             let mut word = [0u8; 8];

@@ -1,5 +1,6 @@
 //! Subcommands and the exit-code contract.
 
+mod bench;
 pub mod check;
 mod emit;
 mod eval;
@@ -102,6 +103,9 @@ enum Command {
         after_help = "Exit codes:\n  0  every fault detected in every repetition\n  1  internal error\n  2  invalid input\n  3  some fault was missed in some repetition (a generator gap)"
     )]
     Hunt(Box<hunt::Args>),
+    /// Time every stage of the in-process pipeline and the differential loop (cases/s).
+    #[command(after_help = EXIT_CODES)]
+    Bench(bench::Args),
     /// Show what the JAX side can run here (Python, JAX, devices, TPU).
     #[command(after_help = EXIT_CODES)]
     Probe(probe::Args),
@@ -124,6 +128,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Emit(a) => emit::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Check(a) => check::run(a),
+        Command::Bench(a) => bench::run(a),
         Command::Probe(a) => probe::run(a),
         Command::Fuzz(a) => fuzz::run(*a),
         Command::Hunt(a) => hunt::run(*a),

@@ -1,0 +1,321 @@
+//! `pallas-diff bench`: where the in-process differential loop spends its time, in one run.
+//!
+//! Two measurements side by side: every stage of one case on a fixed seeded sample (the
+//! campaign's own cases: case `i` is `generate_from_seed(case_seed(seed, i))`), as the median
+//! and mean over cases of each case's fastest of `--rounds` runs; and the differential loop
+//! itself (`campaign::run` on one thread with the in-process engines, findings counted and
+//! dropped), as cases per wall-clock second and per CPU second of the process. The machines this
+//! runs on are shared, so the CPU-second figure and the ratios between rows are the ones to
+//! compare; the load average is printed with them.
+//!
+//! Speed targets live here and in the criterion benches (`cargo bench`), never in timed tests.
+
+use super::{CliError, Exit};
+use compiler::compile::CodegenOptions;
+use compiler::ir::Case;
+use compiler::tensor::Tensor;
+use fuzz::campaign::sink::{Filed, FindingSink};
+use fuzz::campaign::{self, CampaignConfig, case_seed};
+use fuzz::check::CaseReport;
+use fuzz::engines;
+use fuzz::generators::{GenConfig, features, generate_from_seed};
+use serde::Serialize;
+use std::hint::black_box;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// Arguments of `bench`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Cases in the per-stage sample.
+    #[arg(long, default_value_t = 1000)]
+    cases: u64,
+    /// Rounds over the sample: each stage of each case counts its fastest round.
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
+    /// Cases of the timed differential loop (one thread).
+    #[arg(long, default_value_t = 20_000)]
+    loop_cases: u64,
+    /// Campaign seed of both measurements.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Print the table as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The stages of one case, in pipeline order.
+const STAGES: [&str; 9] = [
+    "generate",
+    "features",
+    "validate+infer",
+    "plan",
+    "lower",
+    "print",
+    "reference inputs",
+    "reference run",
+    "sim",
+];
+
+/// One row of the stage table.
+#[derive(Debug, Serialize)]
+struct StageRow {
+    stage: &'static str,
+    /// Cases of the sample that reach the stage (plan needs a trace, sim a module, ...).
+    ran_on: usize,
+    median_us: f64,
+    mean_us: f64,
+    /// Total over the sample divided by the sample size: what the stage costs an average case.
+    per_case_us: f64,
+}
+
+/// The differential loop's figures.
+#[derive(Debug, Serialize)]
+struct LoopRow {
+    cases: u64,
+    wall_seconds: f64,
+    cpu_seconds: Option<f64>,
+    cases_per_second: f64,
+    cases_per_cpu_second: Option<f64>,
+}
+
+/// Wall-clock microseconds of `f`, and its result.
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let t = Instant::now();
+    let r = black_box(f());
+    (t.elapsed().as_secs_f64() * 1e6, r)
+}
+
+/// Per-case, per-stage times of one round over the sample (`None`: the case does not reach
+/// the stage).
+fn round(seeds: &[u64], cfg: &GenConfig, options: &CodegenOptions) -> Vec<[Option<f64>; 9]> {
+    let sim = engines::sim::Sim::default();
+    seeds
+        .iter()
+        .map(|&seed| {
+            let mut t = [None; 9];
+            let (us, case) = timed(|| generate_from_seed(seed, cfg));
+            t[0] = Some(us);
+            t[1] = Some(timed(|| features(&case)).0);
+            let (us, (traced, rejection)) = timed(|| {
+                let traced = compiler::ir::types::infer(&case);
+                let r = compiler::validate::validate_traced(
+                    &case,
+                    traced.as_ref().ok(),
+                    options.faults,
+                );
+                (traced, r)
+            });
+            t[2] = Some(us);
+            let module = match (traced, rejection) {
+                (Ok(types), None) => {
+                    let (us, plan) =
+                        timed(|| compiler::plan::plan_with_faults(&case, &types, options.faults));
+                    t[3] = Some(us);
+                    let lowered = plan.ok().map(|plan| {
+                        let (us, m) =
+                            timed(|| compiler::lower::lower(&case, &types, &plan, options));
+                        t[4] = Some(us);
+                        m
+                    });
+                    match lowered {
+                        Some(Ok(m)) => {
+                            t[5] = Some(timed(|| compiler::pallas::print_module(&m)).0);
+                            Some(m)
+                        }
+                        Some(Err(_)) | None => None,
+                    }
+                }
+                (Ok(_) | Err(_), _) => None,
+            };
+            let (us, inputs) = timed(|| case.input_tensors());
+            t[6] = Some(us);
+            let (us, reference) = timed(|| oracle::evaluate_with_inputs(&case, &inputs));
+            t[7] = Some(us);
+            if let (Some(m), Ok(all), Ok(_)) = (&module, &inputs, &reference) {
+                let args = kernel_args(&case, all);
+                t[8] = Some(timed(|| sim.status(m, &args)).0);
+            }
+            t
+        })
+        .collect()
+}
+
+fn kernel_args(case: &Case, all: &[Tensor]) -> Vec<Tensor> {
+    case.kernel_arg_positions()
+        .into_iter()
+        .map(|p| all[p].clone())
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// CPU seconds (user + system) of this process so far, all threads, exited ones included
+/// (`/proc/self/stat` fields 14 and 15, in clock ticks of 1/100 s: Linux's `USER_HZ`).
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces; fields restart after its closing paren.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Counts findings and keeps none (a finding here is reported by `fuzz`, not by `bench`).
+struct CountingSink;
+
+impl FindingSink for CountingSink {
+    fn file(&self, _: &Case, _: &CaseReport, _: u64) -> std::io::Result<Filed> {
+        Ok(Filed::New(std::path::PathBuf::new()))
+    }
+}
+
+fn differential_loop(args: &Args) -> Result<(LoopRow, u64), CliError> {
+    let names: Vec<String> = engines::IN_PROCESS.iter().map(|s| s.to_string()).collect();
+    let in_process = engines::build(&names, None).map_err(|e| CliError::Internal(e.into()))?;
+    let cfg = CampaignConfig {
+        time: None,
+        cases: Some(args.loop_cases),
+        jobs: 1,
+        seed: args.seed,
+        in_process,
+        jax: Vec::new(),
+        jax_threads: 0,
+        generator: GenConfig::default(),
+        codegen: CodegenOptions::default(),
+        dump_cases: None,
+    };
+    let stop = AtomicBool::new(false);
+    let cpu0 = process_cpu_seconds();
+    let t = Instant::now();
+    let summary = campaign::run(&cfg, &CountingSink, &stop, &|_, _| {})
+        .map_err(|e| CliError::Internal(anyhow::anyhow!("campaign I/O failed: {e}")))?;
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = process_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
+    let cases = summary.stats.cases;
+    Ok((
+        LoopRow {
+            cases,
+            wall_seconds: wall,
+            cpu_seconds: cpu,
+            cases_per_second: cases as f64 / wall.max(1e-9),
+            cases_per_cpu_second: cpu.filter(|&c| c > 0.0).map(|c| cases as f64 / c),
+        },
+        summary.stats.findings,
+    ))
+}
+
+pub fn run(args: Args) -> Result<Exit, CliError> {
+    if args.cases == 0 || args.rounds == 0 {
+        return Err(CliError::Input(anyhow::anyhow!(
+            "--cases and --rounds must be at least 1"
+        )));
+    }
+    let cfg = GenConfig::default();
+    let options = CodegenOptions::default();
+    let seeds: Vec<u64> = (0..args.cases).map(|i| case_seed(args.seed, i)).collect();
+    // Warm up allocator and caches once, then keep each stage's fastest round per case.
+    black_box(round(&seeds[..seeds.len().min(100)], &cfg, &options));
+    let mut best = round(&seeds, &cfg, &options);
+    for _ in 1..args.rounds {
+        for (b, r) in best.iter_mut().zip(round(&seeds, &cfg, &options)) {
+            for (x, y) in b.iter_mut().zip(r) {
+                *x = match (*x, y) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+            }
+        }
+    }
+    let n = seeds.len() as f64;
+    let rows: Vec<StageRow> = STAGES
+        .iter()
+        .enumerate()
+        .map(|(k, &stage)| {
+            let ran: Vec<f64> = best.iter().filter_map(|t| t[k]).collect();
+            let total: f64 = ran.iter().sum();
+            StageRow {
+                stage,
+                ran_on: ran.len(),
+                mean_us: total / (ran.len().max(1) as f64),
+                per_case_us: total / n,
+                median_us: median(ran),
+            }
+        })
+        .collect();
+    let stages_us: f64 = rows.iter().map(|r| r.per_case_us).sum();
+    let load_before = load_average();
+    let (lp, findings) = differential_loop(&args)?;
+    let load = load_average();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if args.json {
+        let json = serde_json::json!({
+            "seed": args.seed,
+            "sample_cases": args.cases,
+            "rounds": args.rounds,
+            "stages": rows,
+            "stages_per_case_us": stages_us,
+            "loop": lp,
+            "loop_findings": findings,
+            "load_average": load,
+            "cores": cores,
+        });
+        println!(
+            "{}",
+            serde_json::to_string(&json).map_err(anyhow::Error::from)?
+        );
+        return Ok(Exit::Ok);
+    }
+    println!(
+        "pallas-diff bench: seed {}, {} generated cases, each stage the fastest of {} rounds",
+        args.seed, args.cases, args.rounds
+    );
+    println!("load average {load_before} before the loop, {load} after ({cores} cores)\n");
+    println!(
+        "{:<18} {:>7} {:>10} {:>10} {:>10} {:>6}",
+        "stage", "ran on", "median µs", "mean µs", "µs/case", "share"
+    );
+    for r in &rows {
+        println!(
+            "{:<18} {:>7} {:>10.1} {:>10.1} {:>10.1} {:>5.1}%",
+            r.stage,
+            r.ran_on,
+            r.median_us,
+            r.mean_us,
+            r.per_case_us,
+            100.0 * r.per_case_us / stages_us.max(1e-9)
+        );
+    }
+    println!(
+        "{:<18} {:>7} {:>10} {:>10} {:>10.1}",
+        "sum of stages", "", "", "", stages_us
+    );
+    println!(
+        "\ndifferential loop, 1 thread, {} cases: {:.0} cases/s wall",
+        lp.cases, lp.cases_per_second
+    );
+    if let (Some(cps), Some(cpu)) = (lp.cases_per_cpu_second, lp.cpu_seconds) {
+        println!(
+            "  {cps:.0} cases per CPU second ({:.1} µs CPU per case; the stages sum to {stages_us:.1} µs, \
+             the rest is the campaign's own work and cache effects)",
+            cpu * 1e6 / lp.cases.max(1) as f64
+        );
+    }
+    if findings > 0 {
+        println!("  {findings} findings (run `pallas-diff fuzz` to keep them)");
+    }
+    Ok(Exit::Ok)
+}

@@ -4,9 +4,11 @@
 //! accumulator `acc`, runs an `hl.tile` over the loaded tensor's first dim and stores `acc` into
 //! a host-allocated output row, or (the "top-level tile" family) the tile loop is the launch grid
 //! itself and each tile stores its own `acc`. Inside the tile loop the block `x_block = x[outer,
-//! ...]` is read by *items*: direct narrowed reads, inner tile loops over the live extent or a
-//! static extent, tail branches, tile attributes used as values, whole-block consumers, view and
-//! permute chains, and writes to the loaded tensor.
+//! ...]` is read by *items*: direct narrowed reads, paired reads (the product of two reads whose
+//! rows line up), inner tile loops over the live extent or a static extent, tail branches, tile
+//! attributes used as values, whole-block consumers, view and permute chains, and writes to the
+//! loaded tensor. Items fold into `acc` by updates that commute and by ones that do not, so the
+//! rows a read selects and the order the iterations run in both show in the output.
 //!
 //! The generator knows, for every read it builds, the smallest number of live rows any tile can
 //! have (`live_min`), which extra rows a branch guarantees (`if live >= w:`) and how far an inner
@@ -105,6 +107,11 @@ struct Gen<'u, 'a> {
     /// `acc` starts as a view of a host tensor (`init[request].float()` is no copy in eager
     /// PyTorch), so it is never updated in place.
     acc_is_view: bool,
+    /// The kernel multiplies two float32 reads of the loaded tensor ([`Gen::paired_read`]).
+    /// Its inputs then hold values whose products are exact in float32 (powers of two per
+    /// row, small ints, constants), so that no engine's result depends on whether it fuses
+    /// `a * b + c` into one rounding (XLA contracts it to an FMA; eager PyTorch does not).
+    exact_products: bool,
 }
 
 impl<'u, 'a> Gen<'u, 'a> {
@@ -124,6 +131,7 @@ impl<'u, 'a> Gen<'u, 'a> {
             explicit: false,
             scalar_names: Vec::new(),
             acc_is_view: false,
+            exact_products: false,
         }
     }
 
@@ -633,10 +641,19 @@ impl<'u, 'a> Gen<'u, 'a> {
         ))
     }
 
-    /// `acc = acc + v`, or one of its other spellings.
+    /// `acc = acc + v`, or one of its other spellings. Most spellings commute across
+    /// iterations, so a lowering that visits the right rows in the wrong order (a shifted or
+    /// rotated run, a loop walked from the wrong begin) sums to the same total; the ordered
+    /// ones (`acc * 0.5 + v` weights each iteration by its distance from the end, `v - acc`
+    /// alternates signs) make the order of the contributions part of the result.
     fn acc_update(&mut self, v: Expr) -> Result<Stmt> {
         let aug = if self.acc_is_view { 0 } else { 2 };
-        Ok(match self.weighted(&[6, aug, 1, 1, 1])? {
+        let (decay, alternate) = if self.cfg.ordered_updates {
+            (2, 1)
+        } else {
+            (0, 0)
+        };
+        Ok(match self.weighted(&[6, aug, 1, 1, 1, decay, alternate])? {
             0 => assign("acc", add(name("acc"), v)),
             1 => st(StmtKind::AugAssign {
                 target: "acc".into(),
@@ -645,7 +662,9 @@ impl<'u, 'a> Gen<'u, 'a> {
             }),
             2 => assign("acc", add(v, name("acc"))),
             3 => assign("acc", add(name("acc"), bin(BinOp::Mul, v, float(0.5)))),
-            _ => assign("acc", sub(name("acc"), bin(BinOp::Div, v, float(2.0)))),
+            4 => assign("acc", sub(name("acc"), bin(BinOp::Div, v, float(2.0)))),
+            5 => assign("acc", add(bin(BinOp::Mul, name("acc"), float(0.5)), v)),
+            _ => assign("acc", sub(v, name("acc"))),
         })
     }
 
@@ -747,7 +766,8 @@ impl<'u, 'a> Gen<'u, 'a> {
             chain,
             span: Span::default(),
         };
-        if self.pct(self.cfg.power_of_two_rows_percent)? {
+        let exact = self.exact_products && dtype == DType::Float32;
+        if self.pct(self.cfg.power_of_two_rows_percent)? || (exact && self.u.ratio(1, 2)?) {
             // One distinct power of two per row: a wrong row shows in the sum.
             let values: Vec<f64> = (0..n).map(|i| f64::from(1u32 << i)).collect();
             let float_literals = dtype.is_float();
@@ -767,8 +787,13 @@ impl<'u, 'a> Gen<'u, 'a> {
             });
         }
         let numel: usize = shape.iter().product();
+        // Random float32 values only where no product of two of them is taken.
+        let random = if exact { 0 } else { 4 };
         Ok(
-            match (dtype.is_float(), self.weighted(&[4, 2, 2, 2, 1, 1])?) {
+            match (
+                dtype.is_float(),
+                self.weighted(&[random, random / 2, 2, 2, 1, 1])?,
+            ) {
                 (true, 0) => input(Ctor::Randn { shape }, Some(dtype), vec![]),
                 (true, 1) => input(
                     Ctor::Rand { shape },
@@ -794,7 +819,10 @@ impl<'u, 'a> Gen<'u, 'a> {
 
     fn y_input(&mut self) -> Result<Input> {
         let shape = self.x_shape.clone();
-        let ctor = if self.dtype.is_float() && self.u.ratio(1, 2)? {
+        // `y` lands in `x` (through a write a fault may let reads see): no random values where
+        // reads of `x` are multiplied.
+        let exact = self.exact_products && self.dtype == DType::Float32;
+        let ctor = if self.dtype.is_float() && !exact && self.u.ratio(1, 2)? {
             Ctor::Randn { shape }
         } else if self.u.ratio(1, 2)? {
             Ctor::Zeros { shape }
@@ -1082,13 +1110,84 @@ impl<'u, 'a> Gen<'u, 'a> {
     }
 
     fn direct_read(&mut self, sc: &Scope) -> Result<Stmt> {
-        let v = self.read_expr(sc, false)?;
+        let v = self.read_or_pair(sc, false)?;
         self.acc_update(v)
     }
 
     fn inner_read(&mut self, sc: &Scope) -> Result<Stmt> {
-        let v = self.read_expr(sc, true)?;
+        let v = self.read_or_pair(sc, true)?;
         self.acc_update(v)
+    }
+
+    /// A read ([`Gen::read_expr`]) or, at [`GenConfig::paired_read_percent`], a paired read.
+    fn read_or_pair(&mut self, sc: &Scope, through_inner: bool) -> Result<Expr> {
+        if self.cfg.paired_reads && self.pct(self.cfg.paired_read_percent)? {
+            return self.paired_read(sc, through_inner);
+        }
+        self.read_expr(sc, through_inner)
+    }
+
+    /// `base[.., a, ..].float() * base[.., b, ..].float()`, reduced to the accumulator's shape:
+    /// two selectors on the row dim of one base that select the same number of rows (two
+    /// selectors of the innermost tile, `local.index + -1` beside `local.index`; or two static
+    /// windows of one width), multiplied element by element before the rows are summed. A sum
+    /// of each read alone is blind to *which* rows a run reads as long as it reads a
+    /// permutation of the right ones (a rotated run, a dropped offset inside one tile: helion
+    /// #2006); the product pairs row `i` of one run with row `i` of the other, so it is not.
+    fn paired_read(&mut self, sc: &Scope, through_inner: bool) -> Result<Expr> {
+        let base = self.pick_base()?;
+        let ax = base.val.rows_axis().unwrap_or(0);
+        let (a, b) = match (&sc.inner, through_inner) {
+            (Some(inner), true) => {
+                let inner = inner.clone();
+                let (a, a_scalar) = self.inner_selector(&inner)?;
+                let (b, b_scalar) = self.inner_selector(&inner)?;
+                // A scalar beside a run would broadcast against the wrong dim when the rows
+                // are not the leading dim: square the first read instead.
+                if a_scalar == b_scalar || ax == 0 {
+                    (a, b)
+                } else {
+                    (a.clone(), a)
+                }
+            }
+            _ => {
+                // Static windows the live rows always hold (on a guarded block Helion refuses
+                // them, which is a verdict worth having too).
+                let rows = self.guaranteed_rows(sc);
+                let w = self.range(1, rows)?;
+                let i = self.range(0, rows - w)? as i64;
+                let j = self.range(0, rows - w)? as i64;
+                if w == 1 && self.cfg.int_index && self.u.ratio(1, 2)? {
+                    (Index::Int(i), Index::Int(j))
+                } else {
+                    let window = |s: i64| Index::Slice {
+                        start: Some(int(s)),
+                        stop: Some(int(s + w as i64)),
+                        step: None,
+                    };
+                    (window(i), window(j))
+                }
+            }
+        };
+        let dim_a = self.select_dim(&a, base.val.dims[ax]);
+        let dim_b = self.select_dim(&b, base.val.dims[ax]);
+        // The product's shape: the base's, with the row dim as the selectors leave it (a
+        // scalar beside a run broadcasts, and only happens with the rows leading).
+        let mut dims = base.val.dims.clone();
+        match dim_a.or(dim_b) {
+            Some(d) => dims[ax] = d,
+            None => {
+                dims.remove(ax);
+            }
+        }
+        let read = |sel: Index, g: &Self| {
+            let mut entries: Vec<Index> = (0..base.val.rank()).map(|_| Index::Full).collect();
+            entries[ax] = sel;
+            cast(subscript(name(&base.name), g.trim(entries)), DType::Float32)
+        };
+        let e = bin(BinOp::Mul, read(a, self), read(b, self));
+        self.exact_products = true;
+        self.reduce(e, Val::new(dims))
     }
 
     /// `trace[outer.begin + local.begin, :, :] = acc` inside a block-1 inner loop.
@@ -1343,13 +1442,15 @@ impl<'u, 'a> Gen<'u, 'a> {
         Ok(match self.weighted(&weights)? {
             0 if weights[0] > 0 => (ix(attr(v, TileAttr::Index)), false),
             1 if weights[1] > 0 => {
+                let live_min = self.outer().live_min;
                 let k = if inner.shift > 0 {
                     self.range(0, inner.shift)? as i64
                 } else if self.u.ratio(1, 3)? {
-                    // `t.index + -1`: torch wraps the first row's -1 to the last row, so the
-                    // case is valid eagerly while the lowering must refuse the shifted run (the
-                    // way a dropped offset, helion #2006, or an unmasked gather, D11, shows).
-                    -1
+                    // `t.index + -k`: torch wraps the first rows' negative indices to the last
+                    // rows (every tile has at least `live_min` of them), so the case is valid
+                    // eagerly while the lowering must refuse the shifted run (the way a
+                    // dropped offset, helion #2006, or an unmasked gather, D11, shows).
+                    -(self.range(1, live_min.clamp(1, 3))? as i64)
                 } else {
                     0
                 };
@@ -1404,17 +1505,11 @@ impl<'u, 'a> Gen<'u, 'a> {
         let rows = self.guaranteed_rows(sc);
         let block = self.outer().block;
         if self.wild()? {
-            return Ok(match self.range(0, 5)? {
+            // Negative bounds weigh double: they are how Python code names the last rows
+            // (`x[-1]`, `x[-3:-1]`), the refused idiom a kernel author reaches for first.
+            return Ok(match self.weighted(&[2, 2, 1, 1, 1, 1])? {
                 0 => Index::Int(-(self.range(1, rows)? as i64)),
-                1 => {
-                    let a = -(self.range(1, block)? as i64);
-                    let b = self.range(1, block)? as i64;
-                    Index::Slice {
-                        start: Some(int(a)),
-                        stop: Some(int(b)),
-                        step: None,
-                    }
-                }
+                1 => self.negative_slice(block, true)?,
                 2 => {
                     let a = self.range(0, block - 1)? as i64;
                     let b = (block + self.range(1, 8)?) as i64;
@@ -1504,11 +1599,39 @@ impl<'u, 'a> Gen<'u, 'a> {
         })
     }
 
+    /// A slice with a negative start on a dim of `d` elements (the block's rows when `rows`,
+    /// else a fixed dim), as Python code writes one: `[-k:-j]`, `[-k:b]`. Helion refuses a
+    /// negative start at trace time (spec D8: the dim's size is unknown there, so the bound
+    /// cannot be normalized). Mostly the raw width `stop - start` stays within `d`, so that a
+    /// lowering that let the bound through would take it to the planner as a run inside the
+    /// block (and read at a negative offset) rather than refuse it as too wide; sometimes it
+    /// is wider, as `[-3:2]` on four rows is. Torch normalizes `[-k:b]` to `[d-k:b]`: on the
+    /// row dim an empty result is fine (its sum is zeros), on a fixed dim the slice is kept
+    /// non-empty so the value keeps a shape later views can name.
+    fn negative_slice(&mut self, d: usize, rows: bool) -> Result<Index> {
+        let k = self.range(1, d)?;
+        let slice = |a: usize, b: i64| Index::Slice {
+            start: Some(int(-(a as i64))),
+            stop: Some(int(b)),
+            step: None,
+        };
+        if k >= 2 && self.u.ratio(2, 3)? {
+            return Ok(slice(k, -(self.range(1, k - 1)? as i64)));
+        }
+        let stop = if rows && self.u.ratio(2, 3)? {
+            self.range(0, d - k)?
+        } else {
+            self.range(d - k + 1, d)?
+        };
+        Ok(slice(k, stop as i64))
+    }
+
     /// A selector on a fixed dim of size `d`.
     fn fixed_selector(&mut self, d: usize) -> Result<Index> {
         if self.wild()? {
-            return Ok(match self.range(0, 1)? {
+            return Ok(match self.range(0, 2)? {
                 0 => Index::Int(-(self.range(1, d)? as i64)),
+                1 => self.negative_slice(d, false)?,
                 _ => Index::Slice {
                     start: Some(int(0)),
                     stop: Some(int((d + self.range(1, 128)?) as i64)),
@@ -1625,15 +1748,23 @@ impl<'u, 'a> Gen<'u, 'a> {
                 let Dim::Fixed(d) = v.dims[a] else {
                     unreachable!("filtered to fixed dims")
                 };
-                let (lo, hi) = (self.range(0, d - 1)?, d);
-                let hi = self.range(lo + 1, hi)?;
-                let mut idx: Vec<Index> = (0..v.rank()).map(|_| Index::Full).collect();
-                idx[a] = Index::Slice {
-                    start: Some(int(lo as i64)),
-                    stop: Some(int(hi as i64)),
-                    step: None,
+                let sel = if self.wild()? {
+                    self.negative_slice(d, false)?
+                } else {
+                    let lo = self.range(0, d - 1)?;
+                    let hi = self.range(lo + 1, d)?;
+                    Index::Slice {
+                        start: Some(int(lo as i64)),
+                        stop: Some(int(hi as i64)),
+                        step: None,
+                    }
                 };
-                v.dims[a] = Dim::Fixed(hi - lo);
+                let Some(dim) = self.select_dim(&sel, Dim::Fixed(d)) else {
+                    unreachable!("a slice keeps its dim")
+                };
+                let mut idx: Vec<Index> = (0..v.rank()).map(|_| Index::Full).collect();
+                idx[a] = sel;
+                v.dims[a] = dim;
                 v.contiguous = v.contiguous && a == 0;
                 e = subscript(e, self.trim(idx));
             }

@@ -147,10 +147,20 @@ define_gen_config! {
     whole_block: bool = true, swarm = |u| u.arbitrary()?;
     /// The explicit `hl.load(...)` / `hl.store(...)` spellings.
     explicit_memory_ops: bool = true, swarm = |u| u.arbitrary()?;
+    /// Accumulator updates whose result depends on the order of the iterations
+    /// (`acc = acc * 0.5 + v`, `acc = v - acc`), beside the ones that commute.
+    ordered_updates: bool = true, swarm = |u| u.arbitrary()?;
+    /// Paired reads: the product of two reads of one base whose selected rows line up element
+    /// by element (`x_block[local.index + -1, :, :].float() * x_block[local.index, :, :].float()`,
+    /// two static windows of one width), so which row a selector lands on matters even where a
+    /// sum over the rows would not notice.
+    paired_reads: bool = true, swarm = |u| u.arbitrary()?;
     /// `pallas_worklist_grouping` and `pallas_load_buffer_count` in the config.
     config_extras: bool = true, swarm = |u| u.arbitrary()?;
     /// How often an index drawn is one Helion refuses ([`GenConfig::wild_index`]), percent.
     wild_percent: u8 = 6, swarm = |u| percent(u)?;
+    /// How often a read is a paired read ([`GenConfig::paired_reads`]), percent.
+    paired_read_percent: u8 = 15, swarm = |u| percent(u)?;
     /// How often the outer tile loop starts past zero (`hl.tile(4, 12)`), percent.
     nonzero_begin_percent: u8 = 25, swarm = |u| percent(u)?;
     /// How often the outer block divides the loop extent, percent.
@@ -218,6 +228,7 @@ impl GenConfig {
             &mut self.top_level_tile_percent,
             &mut self.unroll_live_loop_percent,
             &mut self.fixed_block_percent,
+            &mut self.paired_read_percent,
         ] {
             *p = (*p).min(100);
         }

@@ -4,7 +4,7 @@
 //! shape (sums over row dims, squeezes, a final permute) and stay valid for the eager reference.
 
 use super::make::{cast, permute, sum, view};
-use compiler::ir::{DType, Expr, ViewOp};
+use compiler::ir::{DType, Expr, ExprKind, ViewOp};
 
 /// A dim of a device value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,16 +60,18 @@ pub(crate) fn slice_len(start: Option<i64>, stop: Option<i64>, step: i64, d: usi
 }
 
 /// Brings `e` (of shape `val`) to a value that broadcasts to exactly `target` (rank 1 or 2):
-/// casts to float32, sums every row dim away, drops extra leading dims (squeezing size-1 dims
-/// where `squeeze` says so, summing otherwise), permutes a transposed pair back, and sums then
-/// unsqueezes any dim that still disagrees.
+/// casts to float32 (unless it is float32 by construction), sums every row dim away, drops
+/// extra leading dims (squeezing size-1 dims where `squeeze` says so, summing otherwise),
+/// permutes a transposed pair back, and sums then unsqueezes any dim that still disagrees.
 pub(crate) fn reduce_to(
     mut e: Expr,
     mut val: Val,
     target: &[usize],
     squeeze: &mut dyn FnMut() -> bool,
 ) -> Expr {
-    e = cast(e, DType::Float32);
+    if !is_float32(&e) {
+        e = cast(e, DType::Float32);
+    }
     while let Some(ax) = val.dims.iter().rposition(|d| *d == Dim::Rows) {
         e = sum(e, ax as i64);
         val.dims.remove(ax);
@@ -110,6 +112,29 @@ pub(crate) fn reduce_to(
         }
     }
     e
+}
+
+/// Whether `e` is float32 by construction: a cast to float32, or arithmetic on such casts.
+fn is_float32(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Cast { dtype, .. } => *dtype == DType::Float32,
+        ExprKind::Binary { lhs, rhs, .. } => is_float32(lhs) && is_float32(rhs),
+        ExprKind::Name(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Size { .. }
+        | ExprKind::TileAttr { .. }
+        | ExprKind::Compare { .. }
+        | ExprKind::Load { .. }
+        | ExprKind::Subscript { .. }
+        | ExprKind::Arange { .. }
+        | ExprKind::Zeros { .. }
+        | ExprKind::Full { .. }
+        | ExprKind::Sum { .. }
+        | ExprKind::View { .. }
+        | ExprKind::Permute { .. }
+        | ExprKind::Alloc { .. } => false,
+    }
 }
 
 #[cfg(test)]

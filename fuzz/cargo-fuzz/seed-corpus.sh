@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Seeds the frontend fuzz corpus (fuzz/cargo-fuzz/corpus/frontend/, gitignored) with every
-# spec kernel and every bad-input script. Run from anywhere; then
-#   cargo +nightly fuzz run --fuzz-dir fuzz/cargo-fuzz frontend --sanitizer none -- \
+# Seeds the cargo-fuzz corpora (fuzz/cargo-fuzz/corpus/<target>/, gitignored):
+# - frontend: every spec kernel and every bad-input script;
+# - differential, planner_total: 32 deterministic 4 KiB byte buffers each (what the checks'
+#   smoke tests feed them: the generator reads a GenConfig and then the case from the bytes).
+# Run from anywhere; then e.g.
+#   cargo fuzz run --fuzz-dir fuzz/cargo-fuzz frontend --sanitizer none -- \
 #     -dict=fuzz/cargo-fuzz/frontend.dict -max_total_time=300
+#   cargo fuzz run --fuzz-dir fuzz/cargo-fuzz differential --sanitizer none -- -max_total_time=120
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -11,3 +15,14 @@ mkdir -p "$dest"
 cp "$root"/corpus/spec-kernels/*.py "$dest"/
 cp "$root"/compiler/tests/bad-input/*.py "$dest"/
 echo "seeded $(ls "$dest" | wc -l) files into $dest"
+for target in differential planner_total; do
+  dest="$here/corpus/$target"
+  mkdir -p "$dest"
+  python3 - "$dest" <<'PY'
+import random, sys
+for seed in range(32):
+    with open(f"{sys.argv[1]}/seed-{seed:02}", "wb") as f:
+        f.write(random.Random(seed).randbytes(4096))
+PY
+  echo "seeded $(ls "$dest" | wc -l) files into $dest"
+done

@@ -9,8 +9,12 @@ use pallas_diff_compiler::frontend::parse_case;
 use pallas_diff_compiler::render::render_case;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(source) = std::str::from_utf8(data) else { return };
-    let Ok(case) = parse_case(source, "fuzz.py") else { return };
+    let Ok(source) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(case) = parse_case(source, "fuzz.py") else {
+        return;
+    };
     let rendered = render_case(&case);
     match parse_case(&rendered, "rendered.py") {
         Ok(back) => assert!(

@@ -6,17 +6,23 @@
 //! it while both hold; record cases and seconds to detection, the reduced kernel body's lines and
 //! the signature. A fault the generator cannot reach in budget is a generator gap: widen the
 //! generator, never weaken the fault.
+//!
+//! JAX engines (seconds per new kernel) run behind a [`FaultGate`]: only on cases whose module
+//! the fault changes, since a case compiled to the same module with and without the fault cannot
+//! be a finding the fault causes. That keeps the few JAX workers on the cases that matter, and
+//! lets the hunt check "clean without the fault" and reduce with the JAX engines too (reduction
+//! candidates the fault does not change are decided in-process, the rest by JAX in parallel).
 
 use crate::minimize::kernel_body_lines;
-use crate::reduce::{Budget, reduce};
+use crate::reduce::{Budget, Screen, reduce_staged};
 use crate::signature::signature;
 use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
-use compiler::ir::Case;
+use compiler::ir::{Case, Loop, LoopKind, Stmt, StmtKind};
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig};
-use fuzz::check::{CaseReport, check_case};
-use fuzz::engines::Engine;
+use fuzz::check::{CaseReport, check_case, compile_guarded};
+use fuzz::engines::{Engine, EngineRun, EngineStatus, Job};
 use fuzz::generators::GenConfig;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -72,6 +78,59 @@ pub struct HuntRow {
     pub signature: Option<String>,
     /// The first reduced case script.
     pub case: Option<PathBuf>,
+}
+
+/// A JAX engine that runs only where the hunted fault changes the emitted module (see the
+/// module docs); elsewhere it reports [`EngineStatus::NotRun`], which agrees with everything.
+struct FaultGate {
+    inner: Box<dyn Engine>,
+    clean: CodegenOptions,
+    faulty: CodegenOptions,
+}
+
+impl FaultGate {
+    fn wrap(
+        engines: Vec<Box<dyn Engine>>,
+        clean: CodegenOptions,
+        faulty: CodegenOptions,
+    ) -> Vec<Box<dyn Engine>> {
+        engines
+            .into_iter()
+            .map(|inner| {
+                Box::new(FaultGate {
+                    inner,
+                    clean,
+                    faulty,
+                }) as Box<dyn Engine>
+            })
+            .collect()
+    }
+}
+
+/// Whether `faulty` compiles `case` to another outcome or module than `clean` does.
+fn fault_changes(case: &Case, clean: &CodegenOptions, faulty: &CodegenOptions) -> bool {
+    match (compile_guarded(case, clean), compile_guarded(case, faulty)) {
+        (Ok(a), Ok(b)) => a.source != b.source || a.verdict != b.verdict,
+        // A compiler crash either way is decided without JAX; let the engine see it.
+        _ => true,
+    }
+}
+
+impl Engine for FaultGate {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn run(&self, job: &Job<'_>) -> EngineRun {
+        if fault_changes(job.case, &self.clean, &self.faulty) {
+            return self.inner.run(job);
+        }
+        EngineRun {
+            engine: self.inner.name().to_string(),
+            status: EngineStatus::NotRun("the hunted fault does not change this module".into()),
+            seconds: 0.0,
+        }
+    }
 }
 
 struct HuntSink<'e> {
@@ -142,7 +201,11 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
         let mut first: Option<(String, PathBuf)> = None;
         for k in 0..cfg.repeat {
             let (in_process, jax) = (cfg.engines)();
-            let (check_engines, _) = (cfg.engines)();
+            let jax = FaultGate::wrap(jax, clean, faulty);
+            // The sink and the reducer check with every engine, JAX ones gated.
+            let (mut check_engines, check_jax) = (cfg.engines)();
+            let uses_jax = !check_jax.is_empty();
+            check_engines.extend(FaultGate::wrap(check_jax, clean, faulty));
             let stop = Arc::new(AtomicBool::new(false));
             let sink = HuntSink {
                 engines: &check_engines,
@@ -177,16 +240,46 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
             cases.push(summary.stats.cases);
             seconds.push(summary.seconds);
             let sig = signature(&case, &report);
-            let reduced = reduce(&case, cfg.reduce, |c| {
+            let holds = |c: &Case| {
                 let r = check_case(c, &check_engines, &faulty);
                 r.outcome.is_finding()
                     && sig.holds_for(&signature(c, &r))
                     && !check_case(c, &check_engines, &clean).outcome.is_finding()
-            });
-            let body = kernel_body_lines(&reduced.case);
+            };
+            // With JAX engines, candidates the fault does not change are boring without a JAX
+            // run; the others run on the JAX workers in parallel.
+            let reduce_once = |c: &Case| {
+                reduce_staged(
+                    c,
+                    cfg.reduce,
+                    if uses_jax { cfg.jax_threads.max(1) } else { 1 },
+                    |c| match (uses_jax, fault_changes(c, &clean, &faulty)) {
+                        (_, false) => Screen::Boring,
+                        (true, true) => Screen::Run(c.clone()),
+                        (false, true) if holds(c) => Screen::Interesting,
+                        (false, true) => Screen::Boring,
+                    },
+                    |c: Case| holds(&c),
+                )
+                .case
+            };
+            let mut reduced = reduce_once(&case);
+            // Then loops dropped with their config slots, which the reducer does not propose
+            // (it drops a loop but leaves its slot, shifting every later loop's block size),
+            // each followed by another reduction.
+            for _ in 0..4 {
+                let smaller = loop_drops_with_slots(&reduced)
+                    .into_iter()
+                    .find(|c| fault_changes(c, &clean, &faulty) && holds(c));
+                match smaller {
+                    Some(c) => reduced = reduce_once(&c),
+                    None => break,
+                }
+            }
+            let body = kernel_body_lines(&reduced);
             lines.push(body);
             let path = cfg.out.join(format!("{}-{k}.py", fault.name()));
-            write_script(&path, &reduced.case)?;
+            write_script(&path, &reduced)?;
             progress(&format!(
                 "{fault} seed {k}: detected after {} cases in {:.1} s; reduced to {body} body lines ({})",
                 summary.stats.cases,
@@ -209,6 +302,96 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
         });
     }
     Ok(rows)
+}
+
+/// `case` with one tile loop removed together with the config slots it and the loops inside it
+/// take (`Config::block_sizes` entries, registered in pre-order: `compiler::ir::blocks`), one
+/// candidate per loop that takes any.
+fn loop_drops_with_slots(case: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    for target in 0.. {
+        let mut c = case.clone();
+        let (mut seen, mut slot) = (0, 0);
+        let Some(slots) = drop_loop(&mut c.kernel.body, target, &mut seen, &mut slot) else {
+            break;
+        };
+        if !slots.is_empty() && slots.end <= c.config.block_sizes.len() {
+            c.config.block_sizes.drain(slots);
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Config slots a loop's own dims take.
+fn own_slots(lp: &Loop) -> usize {
+    match lp.kind {
+        LoopKind::Tile => lp.dims.iter().filter(|d| d.block_size.is_none()).count(),
+        LoopKind::Grid => 0,
+    }
+}
+
+/// Config slots the loops of `body` take, nested ones included.
+fn body_slots(body: &[Stmt]) -> usize {
+    body.iter()
+        .map(|s| match &s.kind {
+            StmtKind::For(lp) => own_slots(lp) + body_slots(&lp.body),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => body_slots(then_body) + body_slots(else_body),
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::Return(_) => 0,
+        })
+        .sum()
+}
+
+/// Removes the `target`-th loop of `body` in pre-order (`seen` loops and `slot` config slots
+/// come before `body`); returns the config slots it took.
+fn drop_loop(
+    body: &mut Vec<Stmt>,
+    target: usize,
+    seen: &mut usize,
+    slot: &mut usize,
+) -> Option<std::ops::Range<usize>> {
+    for i in 0..body.len() {
+        match &mut body[i].kind {
+            StmtKind::For(lp) => {
+                if *seen == target {
+                    let n = own_slots(lp) + body_slots(&lp.body);
+                    body.remove(i);
+                    return Some(*slot..*slot + n);
+                }
+                *seen += 1;
+                *slot += own_slots(lp);
+                if let Some(r) = drop_loop(&mut lp.body, target, seen, slot) {
+                    return Some(r);
+                }
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                if let Some(r) = drop_loop(then_body, target, seen, slot) {
+                    return Some(r);
+                }
+                if let Some(r) = drop_loop(else_body, target, seen, slot) {
+                    return Some(r);
+                }
+            }
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::Return(_) => {}
+        }
+    }
+    None
 }
 
 fn write_script(path: &Path, case: &Case) -> std::io::Result<()> {
@@ -236,4 +419,49 @@ pub fn table(rows: &[HuntRow]) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compiler::frontend::parse_case;
+
+    const THREE_LOOPS: &str = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[3, 4, 2], pallas_loop_type="fori_loop"))
+def k(x: torch.Tensor):
+    out = torch.zeros([1, 2, 128], dtype=torch.float32)
+    for request in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for chunk in hl.tile(0, 6):
+            acc = acc + chunk.count
+        for outer in hl.tile(x.size(0)):
+            x_block = x[outer, :, :]
+            live = outer.end - outer.begin
+            for local in hl.tile(live):
+                acc = acc + x_block[local.index, :, :].float().sum(dim=0)
+        out[request, :, :] = acc
+    return out
+
+
+x = torch.ones(8, 2, 128)
+k(x)
+"#;
+
+    #[test]
+    fn a_dropped_loop_takes_its_config_slots_with_it() {
+        let case = parse_case(THREE_LOOPS, "k.py").unwrap();
+        let drops = loop_drops_with_slots(&case);
+        // The grid takes no slot; `chunk` takes slot 0; `outer` takes 1 and (inside) 2; `local`
+        // takes 2.
+        let slots: Vec<Vec<i64>> = drops.iter().map(|c| c.config.block_sizes.clone()).collect();
+        assert_eq!(slots, vec![vec![], vec![4, 2], vec![3], vec![3, 4]]);
+        // Dropping `chunk` leaves `outer` and `local` their own block sizes.
+        let without_chunk = &drops[1];
+        let table = compiler::ir::blocks::BlockTable::of(&without_chunk.kernel);
+        assert_eq!(table.config_count(), without_chunk.config.block_sizes.len());
+    }
 }

@@ -314,30 +314,32 @@ impl<'a> Infer<'a> {
                 // Loop-carried values keep their type across iterations, except ints whose value
                 // changes (`cnt = cnt + 1`): those are widened to "not static" before a second
                 // pass, which checks that the body is stable under its own outputs.
-                // Only static ints can widen: remember those, not the whole environment.
-                let before: Vec<(&'a str, Affine)> = self
-                    .env
-                    .iter()
-                    .filter_map(|(&name, ty)| match ty {
-                        Ty::Int(Some(a)) => Some((name, a.clone())),
-                        Ty::HostTensor { .. }
-                        | Ty::Tensor { .. }
-                        | Ty::Int(None)
-                        | Ty::Float
-                        | Ty::Bool
-                        | Ty::Tile(_)
-                        | Ty::GridIndex(_) => None,
-                    })
-                    .collect();
+                //
+                // When no name bound at the loop's entry changed type (after widening), the
+                // second pass would see the environment the first saw and compute the same types
+                // (a name the body reads before binding it must have been bound at the entry, or
+                // the first pass would have failed), so it is skipped. Without the skip, a body
+                // two loops deep was typed four times.
+                let entry: Vec<(&'a str, Ty)> =
+                    self.env.iter().map(|(&n, t)| (n, t.clone())).collect();
                 self.body(&lp.body)?;
-                for (name, a) in &before {
-                    if let Some(ty) = self.env.get_mut(name)
-                        && matches!(ty, Ty::Int(Some(b)) if b != a)
+                let mut stable = true;
+                for (name, at_entry) in &entry {
+                    // The environment only grows: every name bound at the entry is still bound.
+                    let Some(ty) = self.env.get_mut(name) else {
+                        stable = false;
+                        continue;
+                    };
+                    if let (Ty::Int(Some(a)), Ty::Int(Some(b))) = (at_entry, &*ty)
+                        && a != b
                     {
                         *ty = Ty::Int(None);
                     }
+                    stable &= ty == at_entry;
                 }
-                self.body(&lp.body)?;
+                if !stable {
+                    self.body(&lp.body)?;
+                }
             }
             StmtKind::If {
                 cond,

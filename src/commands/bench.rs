@@ -194,7 +194,7 @@ fn differential_loop(args: &Args) -> Result<(LoopRow, u64), CliError> {
         in_process,
         jax: Vec::new(),
         jax_threads: 0,
-        generator: GenConfig::default(),
+        generator: GenConfig::default().normalized(),
         codegen: CodegenOptions::default(),
         dump_cases: None,
     };
@@ -224,7 +224,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             "--cases and --rounds must be at least 1"
         )));
     }
-    let cfg = GenConfig::default();
+    // The generator config `pallas-diff fuzz` runs by default (normalized defaults).
+    let cfg = GenConfig::default().normalized();
     let options = CodegenOptions::default();
     let seeds: Vec<u64> = (0..args.cases).map(|i| case_seed(args.seed, i)).collect();
     // Warm up allocator and caches once, then keep each stage's fastest round per case.

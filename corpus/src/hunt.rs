@@ -221,6 +221,7 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
                 in_process,
                 jax,
                 jax_threads: cfg.jax_threads,
+                confirmation: campaign::Confirmation::Sample,
                 generator: cfg.generator.clone(),
                 codegen: faulty,
                 dump_cases: None,

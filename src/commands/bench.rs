@@ -194,6 +194,7 @@ fn differential_loop(args: &Args) -> Result<(LoopRow, u64), CliError> {
         in_process,
         jax: Vec::new(),
         jax_threads: 0,
+        confirmation: fuzz::campaign::Confirmation::Sample,
         generator: GenConfig::default().normalized(),
         codegen: CodegenOptions::default(),
         dump_cases: None,

@@ -34,6 +34,11 @@ pub struct Args {
         default_value = "oracle,pallas-sim,pallas-tpu-interpret,pallas-tpu-lower"
     )]
     engines: Vec<String>,
+    /// Which lowered cases that agree in-process the JAX engines confirm: `sample` (as many as
+    /// the JAX workers keep up with, the rest counted as skipped) or `every` (generation waits
+    /// for JAX; with --cases N, every lowered case among N is confirmed).
+    #[arg(long, value_enum, default_value_t = campaign::Confirmation::Sample)]
+    confirm: campaign::Confirmation,
     /// Campaign seed.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -143,6 +148,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         in_process,
         jax,
         jax_threads: jax_workers,
+        confirmation: args.confirm,
         generator,
         codegen: CodegenOptions {
             poison_padding: args.poison_padding,

@@ -7,7 +7,8 @@
 //! [`CampaignConfig::dump_cases`]). In-process checking never waits for JAX: confirmations go
 //! through a bounded queue, and a lowered case that finds the queue full is counted as
 //! `jax_skipped` rather than slowing generation down (JAX's TPU interpreter manages ~3 new
-//! kernels/s on this machine, the in-process engines thousands).
+//! kernels/s on this machine, the in-process engines thousands) — unless the campaign is told to
+//! confirm every lowered case ([`Confirmation::Every`]), when generation waits for JAX.
 
 pub mod sink;
 pub mod stats;
@@ -41,12 +42,26 @@ pub struct CampaignConfig {
     pub jax: Vec<Box<dyn Engine>>,
     /// Threads feeding the JAX pool (one per worker).
     pub jax_threads: usize,
+    /// Which lowered, in-process-agreeing cases the JAX engines confirm.
+    pub confirmation: Confirmation,
     /// Generator configuration.
     pub generator: GenConfig,
     /// Codegen options (padding policy).
     pub codegen: CodegenOptions,
     /// Write every generated case as `case-<i>.json` here.
     pub dump_cases: Option<PathBuf>,
+}
+
+/// Which lowered cases that agree in-process the JAX engines run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Confirmation {
+    /// As many as the JAX pool keeps up with; the rest are counted as `jax_skipped`. In-process
+    /// checking runs at full speed (the fuzzing mode).
+    #[default]
+    Sample,
+    /// Every one: generation waits for a free JAX worker, so the campaign runs at JAX's pace
+    /// (for a JAX-confirmed no-false-finding run of N cases).
+    Every,
 }
 
 /// What a campaign did.
@@ -144,12 +159,20 @@ pub fn run(
                         && report.emitted.is_some()
                         && !cfg.jax.is_empty()
                     {
-                        match tx.try_send(Confirm { case, seed }) {
-                            Ok(()) => {}
-                            Err(mpsc::TrySendError::Full(_)) => {
-                                stats.lock().expect("stats lock").jax_skipped += 1
+                        let job = Confirm { case, seed };
+                        match cfg.confirmation {
+                            Confirmation::Sample => match tx.try_send(job) {
+                                Ok(()) => {}
+                                Err(mpsc::TrySendError::Full(_)) => {
+                                    stats.lock().expect("stats lock").jax_skipped += 1
+                                }
+                                Err(mpsc::TrySendError::Disconnected(_)) => break,
+                            },
+                            Confirmation::Every => {
+                                if tx.send(job).is_err() {
+                                    break;
+                                }
                             }
-                            Err(mpsc::TrySendError::Disconnected(_)) => break,
                         }
                     }
                 }

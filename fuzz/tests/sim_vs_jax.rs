@@ -721,3 +721,77 @@ fn dma_wait_without_start_is_a_timeout() {
         EngineStatus::Timeout(_)
     ));
 }
+
+/// The `differential` cargo-fuzz target's false finding (crash
+/// `8a84d8911625bd80c625110d9d5e602f37aef721`): `x_block.permute(0, 3, 2, 1)[..., 1:2]` summed
+/// over dims 0 and 1 is one reduce over a 7x128 slab, which XLA:CPU's tree-reduction rewriter
+/// windows by 7x32 (`compiler/src/sim/reduce.rs`); pallas-sim summed it row-major and was off
+/// by ~3e-5. The case as the fuzzer wrote it (`block_sizes=[7]`), and with blocks of 8 and 4,
+/// whose power-of-two rows XLA vectorizes into lanes, must give JAX's bits.
+const WINDOWED_SUMS: &str = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(
+    backend="pallas",
+    static_shapes=True,
+    config=helion.Config(block_sizes=[BLOCK]),
+)
+def kernel(x: torch.Tensor, n: int):
+    out = torch.zeros([8, 2, 2, 128], dtype=torch.float32)
+    for outer in hl.tile(n):
+        x_block = x[outer]
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        live = outer.end - outer.begin
+        acc = acc + x_block[:, :, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
+        acc = acc + x_block[:, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
+        acc = acc + x_block[:, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
+        acc = acc + x_block.permute(0, 3, 2, 1)[:, :, :, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
+        acc = acc + x_block[:, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
+        acc = acc + x_block[:, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
+        acc = acc + x_block[:, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
+        acc = acc + x_block[:, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
+        out[outer.begin] = acc
+    return out
+
+
+torch.manual_seed(535)
+x = torch.randn(8, 2, 2, 128, dtype=torch.float32)
+kernel(x, 8)
+"#;
+
+#[test]
+fn windowed_nested_sums_match_jax() {
+    let python = tpu_runner::provision().expect("provision JAX (needs PyPI on first run)");
+    let pool = Arc::new(
+        tpu_runner::Pool::new(tpu_runner::PoolConfig::new(python).with_workers(1))
+            .expect("start JAX workers"),
+    );
+    let tpu = Jax::new(tpu_runner::Mode::PallasTpuInterpret, pool);
+    let mut failures = Vec::new();
+    for block in ["7", "8", "4"] {
+        let script = WINDOWED_SUMS.replace("BLOCK", block);
+        let case = compiler::frontend::parse_case(&script, "windowed_sums.py").expect("parses");
+        let c = compile(&case, &CodegenOptions::default());
+        let (Some(module), Some(source)) = (c.module, c.source) else {
+            panic!("block {block}: not lowered");
+        };
+        let inputs = case.kernel_tensor_args().expect("inputs");
+        let job = Job {
+            case: &case,
+            inputs: &inputs,
+            emitted: Some(&source),
+            module: Some(&module),
+        };
+        let sim = Sim::default().run(&job).status;
+        let jax = tpu.run(&job).status;
+        match judge(&sim, &jax) {
+            Verdict::Bitwise => {}
+            Verdict::SameError(e) => failures.push(format!("block {block}: both fail: {e}")),
+            Verdict::WithinUlps(u) => failures.push(format!("block {block}: {u} ulps")),
+            Verdict::Differ(d) => failures.push(format!("block {block}: {d}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -71,9 +71,10 @@
 //!   executor does not (the generated kernels only multiply by 0.5, 0/1 masks and 1, where
 //!   it makes no difference).
 //! * **Summation order** (`reduce`): XLA:CPU's, reconstructed by probing: in order for one
-//!   reduced dim ≤ 32, windows of 32 for longer dims, YNNPACK's blocked order for inputs of
-//!   ≥ 4096 elements, XLA's merge of directly nested float32 sums (through an identity
-//!   reshape) into one multi-dim reduce.
+//!   reduced dim ≤ 32, windows of 32 for longer dims (several reduced dims: a `reduce-window`
+//!   whose windows XLA vectorizes by rows when they are a power of two), YNNPACK's blocked
+//!   order for inputs of ≥ 4096 elements, XLA's merge of directly nested float32 sums
+//!   (through an identity reshape) into one multi-dim reduce.
 //!
 //! # Errors
 //! A [`SimError`] has a stage ([`SimStage`]) and a Python exception class ([`ErrorKind`]);

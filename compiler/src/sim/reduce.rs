@@ -17,6 +17,12 @@
 //!   partial sums are combined by a halving tree (`p[i] + p[i + n/2]`, recursively); otherwise
 //!   all reduced elements are summed in row-major order. (Three reduced dims follow an order
 //!   the executor does not reproduce: it sums them in row-major order.)
+//! * several reduced dims, one longer than 32: the tree-reduction rewriter turns the reduce
+//!   into a `reduce-window` (every reduced dim windowed by `min(d, 32)`, padding centred) and
+//!   a `reduce` of the window sums ([`windowed`]; measured after a false finding of the
+//!   `differential` fuzz target on a 7x128 slab). Not reproduced (measured, no case reaches
+//!   them yet): 32x32 windows (`(64, 64)`), a reduced dim of 31 mod 32, and a kept minor dim
+//!   of size > 1 below a windowed reduce (`(8, 64, 8)` over dims `{0, 1}` or `{1, 2}`).
 
 use super::error::{ErrorKind, SimError, SimResult};
 use super::value::{Arr, Cat, MAX_RANK, Shape, wrap_i32};
@@ -102,11 +108,125 @@ fn windows32(v: &[f32]) -> f32 {
     acc
 }
 
+/// XLA's loop emitter's order for reduced values laid out row-major over `dims` (no dim
+/// longer than 32): two reduced dims of sizes > 1 whose outer one is a power of two are
+/// summed as the outer partial sums (each in order) combined by a halving tree; anything else
+/// in row-major order.
+fn loop_order(v: &[f32], dims: &[usize]) -> f32 {
+    let mut eff = dims.iter().copied().filter(|&d| d > 1);
+    match (eff.next(), eff.next(), eff.next()) {
+        (Some(outer), Some(_), None) if outer.is_power_of_two() => {
+            let inner = v.len() / outer;
+            let mut parts: Vec<f32> = v.chunks(inner.max(1)).map(seq).collect();
+            halving(&mut parts)
+        }
+        (None, _, _) | (Some(_), None, _) | (Some(_), Some(_), _) => seq(v),
+    }
+}
+
+/// One window of the tree-reduction rewriter's `reduce-window`, its values row-major over
+/// `ext` (the window's extents, clipped to the array). XLA:CPU emits the window loops with
+/// `fadd reassoc`; LLVM fully unrolls the inner window loop and vectorizes the outer one
+/// (8 lanes of AVX2; seen in the `ir-with-opt.ll` dump of `jnp.sum` over `(128, 7)`: seven
+/// `fadd reassoc <8 x float>` per iteration, then `llvm.vector.reduce.fadd.v8f32`). Measured
+/// with random data of mixed magnitudes, bit for bit: when the window has exactly two dims
+/// longer than 1, the outer one a power of two, and no reduced dim is padded at the low end,
+/// row `i` is added into lane `i % min(outer, 8)` in row-major order and the lanes are
+/// combined by a halving tree (windows `8x32` of `(8, 128)`, `32x7` of `(128, 7)`, `32x3` of `(64, 3)`,
+/// `4x32` of `(4, 64)`, `2x32`, `32x2`, `16x32`, `32x5`, `32x9`); otherwise (a padded window,
+/// or `7x32` of `(7, 128)`, `4x25` of `(4, 50)`, `2x18x3` of `(2, 100, 3)`) in row-major
+/// order.
+fn window_sum(v: &[f32], ext: &[usize], padded: bool) -> f32 {
+    let mut eff = ext.iter().copied().filter(|&d| d > 1);
+    match (padded, eff.next(), eff.next(), eff.next()) {
+        (false, Some(outer), Some(inner), None) if outer.is_power_of_two() => {
+            let vf = outer.min(8);
+            let mut lanes = [0.0f32; 8];
+            for (i, row) in v.chunks(inner).enumerate() {
+                for &x in row {
+                    lanes[i % vf] += x;
+                }
+            }
+            halving(&mut lanes[..vf])
+        }
+        (true, _, _, _)
+        | (false, None, _, _)
+        | (false, Some(_), None, _)
+        | (false, Some(_), Some(_), _) => seq(v),
+    }
+}
+
+/// The tree-reduction rewriter's order for several reduced dims (`dims`, sizes > 1, the
+/// values row-major over them), one longer than 32. The rewriter (seen in the optimized HLO:
+/// `jnp.sum(jnp.sum(x, 0), 0)` of `(7, 128, 2, 1)` becomes a `reduce-window` of window
+/// `7x32x1x1` into `f32[1,4,2,1]`, then a `reduce` over dims `{0, 1}`) windows every reduced
+/// dim by `min(d, 32)`, padding each centred (`lo = pad / 2`, as [`windows32`]); each window
+/// is summed by [`window_sum`], then the grid of window sums (row-major) by [`loop_order`].
+fn windowed(v: &[f32], dims: &[usize], win: &mut Vec<f32>) -> f32 {
+    let k = dims.len();
+    let mut size = [1usize; MAX_RANK];
+    let mut count = [1usize; MAX_RANK];
+    let mut lo = [0usize; MAX_RANK];
+    for (d, &n) in dims.iter().enumerate() {
+        size[d] = n.min(32);
+        count[d] = n.div_ceil(size[d]);
+        lo[d] = (count[d] * size[d] - n) / 2;
+    }
+    // A low pad of 0 with a high pad of 1 (a dim of 31 mod 32) vectorizes some other way
+    // (measured: `(4, 95)`, `(63, 8)`, `(32, 63)` match neither order), not modelled.
+    let padded = lo[..k].iter().any(|&l| l > 0);
+    let mut row_stride = [1usize; MAX_RANK];
+    for d in (0..k.saturating_sub(1)).rev() {
+        row_stride[d] = row_stride[d + 1] * dims[d + 1];
+    }
+    let n_windows: usize = count[..k].iter().product();
+    let mut parts = Vec::with_capacity(n_windows);
+    let mut g = [0usize; MAX_RANK];
+    for _ in 0..n_windows {
+        let mut start = [0usize; MAX_RANK];
+        let mut ext = [1usize; MAX_RANK];
+        for d in 0..k {
+            let a = (g[d] * size[d]).saturating_sub(lo[d]);
+            let b = ((g[d] + 1) * size[d]).saturating_sub(lo[d]).min(dims[d]);
+            start[d] = a;
+            ext[d] = b - a;
+        }
+        win.clear();
+        let mut i = [0usize; MAX_RANK];
+        let n_in: usize = ext[..k].iter().product();
+        for _ in 0..n_in {
+            let off: usize = (0..k).map(|d| (start[d] + i[d]) * row_stride[d]).sum();
+            win.push(v[off]);
+            next_index(&mut i[..k], &ext[..k]);
+        }
+        parts.push(window_sum(win, &ext[..k], padded));
+        next_index(&mut g[..k], &count[..k]);
+    }
+    loop_order(&parts, &count[..k])
+}
+
+/// Advances a row-major multi-index over `dims` (wrapping to zeros after the last).
+fn next_index(idx: &mut [usize], dims: &[usize]) {
+    let mut d = idx.len();
+    while d > 0 {
+        d -= 1;
+        idx[d] += 1;
+        if idx[d] < dims[d] {
+            return;
+        }
+        idx[d] = 0;
+    }
+}
+
 /// How one output element's reduced values are combined.
 #[derive(Clone, Copy)]
 enum Order {
     Seq,
     Windows32,
+    /// Several reduced dims (these sizes, all > 1), one longer than 32: [`windowed`].
+    Windows {
+        dims: Shape,
+    },
     Ynn,
     YnnMinor,
     /// Halving tree over `outer` partial sums of `inner` elements each.
@@ -136,6 +256,12 @@ fn order(shape: Shape, axes: &[usize]) -> Order {
             return Order::YnnMinor;
         }
         return Order::Ynn;
+    }
+    if axes.len() >= 2
+        && axes.iter().any(|&a| dims[a] > 32)
+        && let Ok(dims) = Shape::new(&axes.iter().map(|&a| dims[a]).collect::<Vec<_>>())
+    {
+        return Order::Windows { dims };
     }
     match axes {
         [_] if n > 32 => Order::Windows32,
@@ -223,6 +349,7 @@ pub(crate) fn sum(a: &Arr, axes: &[usize]) -> SimResult<Arr> {
                 Order::Windows32 => windows32(&buf),
                 Order::Ynn => ynn(&buf),
                 Order::YnnMinor => ynn_minor(&buf, &mut lane),
+                Order::Windows { dims } => windowed(&buf, dims.dims(), &mut lane),
                 Order::Halving { outer } => {
                     let inner = buf.len() / outer;
                     let mut parts: Vec<f32> = buf.chunks(inner.max(1)).map(seq).collect();
@@ -287,6 +414,47 @@ mod tests {
         // 33 elements: 15 zeros of padding, then x[0..17] in the first window.
         let v: Vec<f32> = (0..33).map(|i| i as f32).collect();
         assert_eq!(windows32(&v), (0..33).sum::<i32>() as f32);
+    }
+
+    /// `jnp.sum(jnp.sum(x, 0), 0)` of a float32 `shape` of zeros but for `sets`, through
+    /// [`sum`] (XLA merges the nested sums into one reduce over dims `{0, 1}`).
+    fn sum01(shape: [usize; 2], sets: &[([usize; 2], f32)]) -> f64 {
+        let mut v = vec![0.0f64; shape[0] * shape[1]];
+        for &([i, j], x) in sets {
+            v[i * shape[1] + j] = f64::from(x);
+        }
+        let a = Arr::new(Cat::F32, Shape::new(&shape).expect("rank 2"), v);
+        let s = sum(&a, &[0, 1]).expect("sum");
+        s.item().expect("a scalar")
+    }
+
+    /// Cancellation probes on two reduced dims, one longer than 32; each expected value is
+    /// what `jax.jit(lambda x: jnp.sum(jnp.sum(x, axis=0), axis=0))` gives on XLA:CPU (jax
+    /// 0.10.2, x86-64 AVX2), and each differs from a row-major sum of all elements.
+    #[test]
+    fn two_reduced_dims_longer_than_32_follow_the_reduce_window() {
+        let big = 2f32.powi(24);
+        // (7, 128): windows of 7x32, each row-major; `big + 1` never meets column 32.
+        assert_eq!(
+            sum01([7, 128], &[([0, 0], big), ([0, 32], 1.0), ([6, 31], -big)]),
+            1.0
+        );
+        // (8, 128): a 8x32 window is 8 lanes (one per row) and a halving tree, so `1` (row
+        // 1) is lost to `big` (row 0), then window 1 cancels `big`.
+        assert_eq!(
+            sum01([8, 128], &[([0, 0], big), ([0, 32], -big), ([1, 0], 1.0)]),
+            0.0
+        );
+        // (128, 7): a 32x7 window puts row `i` in lane `i % 8`: rows 0 and 8 cancel first.
+        assert_eq!(
+            sum01([128, 7], &[([0, 0], big), ([1, 0], 1.0), ([8, 0], -big)]),
+            1.0
+        );
+        // (4, 50): a padded window (4x25) is summed row-major: `big + 1` rounds to `big`.
+        assert_eq!(
+            sum01([4, 50], &[([0, 7], big), ([1, 7], 1.0), ([2, 7], -big)]),
+            0.0
+        );
     }
 
     #[test]

@@ -13,16 +13,18 @@
 //!   larger one is first split by the tree-reduction rewriter into windows of 32 (the padding
 //!   centred: `lo = pad / 2`), each summed in order, then the window sums in order;
 //! * two reduced dims (XLA merges `sum(sum(x, a), b)` into one reduce): when the outer reduced
-//!   dim is a power of two, the inner dim is summed in order per outer index and the outer
-//!   partial sums are combined by a halving tree (`p[i] + p[i + n/2]`, recursively); otherwise
-//!   all reduced elements are summed in row-major order. (Three reduced dims follow an order
+//!   dim is a power of two, its rows go to `min(outer, 8)` lanes ([`lanes`]: row `i` added in
+//!   order into lane `i % 8`) combined by a halving tree (`p[i] + p[i + n/2]`, recursively);
+//!   otherwise all reduced elements are summed in row-major order. (Three reduced dims follow an order
 //!   the executor does not reproduce: it sums them in row-major order.)
 //! * several reduced dims, one longer than 32: the tree-reduction rewriter turns the reduce
 //!   into a `reduce-window` (every reduced dim windowed by `min(d, 32)`, padding centred) and
 //!   a `reduce` of the window sums ([`windowed`]; measured after a false finding of the
 //!   `differential` fuzz target on a 7x128 slab). Not reproduced (measured, no case reaches
 //!   them yet): 32x32 windows (`(64, 64)`), a reduced dim of 31 mod 32, and a kept minor dim
-//!   of size > 1 below a windowed reduce (`(8, 64, 8)` over dims `{0, 1}` or `{1, 2}`).
+//!   of size > 1 below a windowed reduce (`(8, 64, 8)` over dims `{0, 1}` or `{1, 2}`), nor
+//!   YNNPACK's order for two reduced dims above a kept minor dim (`(16, 128, 2)` over
+//!   `{0, 1}`, 1 ulp off in 5 of 6 outputs; `(16, 2, 128)` over `{0, 1}` is right).
 
 use super::error::{ErrorKind, SimError, SimResult};
 use super::value::{Arr, Cat, MAX_RANK, Shape, wrap_i32};
@@ -108,47 +110,50 @@ fn windows32(v: &[f32]) -> f32 {
     acc
 }
 
+/// `outer` rows (a power of two) of `v.len() / outer` values each, row-major, as XLA:CPU's
+/// vectorized loop adds them: XLA emits reductions with `fadd reassoc`, LLVM fully unrolls
+/// the inner loop and vectorizes the outer one into 8 lanes of AVX2 (seen in the
+/// `ir-with-opt.ll` dump of `jnp.sum` over `(128, 7)`: seven `fadd reassoc <8 x float>` per
+/// iteration, then `llvm.vector.reduce.fadd.v8f32`). Row `i` is added in order into lane
+/// `i % min(outer, 8)`, then the lanes are combined by a halving tree. Measured bit for bit
+/// with random data of mixed magnitudes: `(16, 7)`, `(16, 32)`, `(32, 32)`, `(32, 3)`,
+/// `(16, 2)`, `(8, 7)`, `(4, 7)` over both dims, `(16, 5, 2)` over `{0, 1}`, `(2, 16, 5)` over
+/// `{1, 2}` (a halving tree over all `outer` rows, the earlier rule, is the same up to 8 rows
+/// and wrong from 16).
+fn lanes(v: &[f32], outer: usize) -> f32 {
+    let vf = outer.clamp(1, 8);
+    let inner = (v.len() / outer.max(1)).max(1);
+    let mut acc = [0.0f32; 8];
+    for (i, row) in v.chunks(inner).enumerate() {
+        for &x in row {
+            acc[i % vf] += x;
+        }
+    }
+    halving(&mut acc[..vf])
+}
+
 /// XLA's loop emitter's order for reduced values laid out row-major over `dims` (no dim
-/// longer than 32): two reduced dims of sizes > 1 whose outer one is a power of two are
-/// summed as the outer partial sums (each in order) combined by a halving tree; anything else
-/// in row-major order.
+/// longer than 32): two reduced dims of sizes > 1 whose outer one is a power of two in
+/// [`lanes`]; anything else in row-major order.
 fn loop_order(v: &[f32], dims: &[usize]) -> f32 {
     let mut eff = dims.iter().copied().filter(|&d| d > 1);
     match (eff.next(), eff.next(), eff.next()) {
-        (Some(outer), Some(_), None) if outer.is_power_of_two() => {
-            let inner = v.len() / outer;
-            let mut parts: Vec<f32> = v.chunks(inner.max(1)).map(seq).collect();
-            halving(&mut parts)
-        }
+        (Some(outer), Some(_), None) if outer.is_power_of_two() => lanes(v, outer),
         (None, _, _) | (Some(_), None, _) | (Some(_), Some(_), _) => seq(v),
     }
 }
 
 /// One window of the tree-reduction rewriter's `reduce-window`, its values row-major over
-/// `ext` (the window's extents, clipped to the array). XLA:CPU emits the window loops with
-/// `fadd reassoc`; LLVM fully unrolls the inner window loop and vectorizes the outer one
-/// (8 lanes of AVX2; seen in the `ir-with-opt.ll` dump of `jnp.sum` over `(128, 7)`: seven
-/// `fadd reassoc <8 x float>` per iteration, then `llvm.vector.reduce.fadd.v8f32`). Measured
-/// with random data of mixed magnitudes, bit for bit: when the window has exactly two dims
-/// longer than 1, the outer one a power of two, and no reduced dim is padded at the low end,
-/// row `i` is added into lane `i % min(outer, 8)` in row-major order and the lanes are
-/// combined by a halving tree (windows `8x32` of `(8, 128)`, `32x7` of `(128, 7)`, `32x3` of `(64, 3)`,
+/// `ext` (the window's extents, clipped to the array). Measured with random data of mixed
+/// magnitudes, bit for bit: when the window has exactly two dims longer than 1, the outer one
+/// a power of two, and no reduced dim is padded at the low end, in [`lanes`] (windows `8x32` of `(8, 128)`, `32x7` of `(128, 7)`, `32x3` of `(64, 3)`,
 /// `4x32` of `(4, 64)`, `2x32`, `32x2`, `16x32`, `32x5`, `32x9`); otherwise (a padded window,
 /// or `7x32` of `(7, 128)`, `4x25` of `(4, 50)`, `2x18x3` of `(2, 100, 3)`) in row-major
 /// order.
 fn window_sum(v: &[f32], ext: &[usize], padded: bool) -> f32 {
     let mut eff = ext.iter().copied().filter(|&d| d > 1);
     match (padded, eff.next(), eff.next(), eff.next()) {
-        (false, Some(outer), Some(inner), None) if outer.is_power_of_two() => {
-            let vf = outer.min(8);
-            let mut lanes = [0.0f32; 8];
-            for (i, row) in v.chunks(inner).enumerate() {
-                for &x in row {
-                    lanes[i % vf] += x;
-                }
-            }
-            halving(&mut lanes[..vf])
-        }
+        (false, Some(outer), Some(_), None) if outer.is_power_of_two() => lanes(v, outer),
         (true, _, _, _)
         | (false, None, _, _)
         | (false, Some(_), None, _)
@@ -229,8 +234,8 @@ enum Order {
     },
     Ynn,
     YnnMinor,
-    /// Halving tree over `outer` partial sums of `inner` elements each.
-    Halving {
+    /// [`lanes`] over `outer` rows.
+    Lanes {
         outer: usize,
     },
 }
@@ -265,7 +270,7 @@ fn order(shape: Shape, axes: &[usize]) -> Order {
     }
     match axes {
         [_] if n > 32 => Order::Windows32,
-        [a, _] if shape.dims()[*a] >= 2 && shape.dims()[*a].is_power_of_two() => Order::Halving {
+        [a, _] if shape.dims()[*a] >= 2 && shape.dims()[*a].is_power_of_two() => Order::Lanes {
             outer: shape.dims()[*a],
         },
         _ => Order::Seq,
@@ -350,11 +355,7 @@ pub(crate) fn sum(a: &Arr, axes: &[usize]) -> SimResult<Arr> {
                 Order::Ynn => ynn(&buf),
                 Order::YnnMinor => ynn_minor(&buf, &mut lane),
                 Order::Windows { dims } => windowed(&buf, dims.dims(), &mut lane),
-                Order::Halving { outer } => {
-                    let inner = buf.len() / outer;
-                    let mut parts: Vec<f32> = buf.chunks(inner.max(1)).map(seq).collect();
-                    halving(&mut parts)
-                }
+                Order::Lanes { outer } => lanes(&buf, outer),
             };
             cat.round(f64::from(s))
         };
@@ -453,6 +454,18 @@ mod tests {
         // (4, 50): a padded window (4x25) is summed row-major: `big + 1` rounds to `big`.
         assert_eq!(
             sum01([4, 50], &[([0, 7], big), ([1, 7], 1.0), ([2, 7], -big)]),
+            0.0
+        );
+    }
+
+    /// Two reduced dims up to 32, the outer a power of two above 8: rows share 8 lanes, so row
+    /// 8 is added onto row 0's lane element by element (XLA:CPU gives 0; a halving tree over
+    /// 16 row sums would give `big + (1 - big) = 1`).
+    #[test]
+    fn sixteen_rows_share_eight_lanes() {
+        let big = 2f32.powi(24);
+        assert_eq!(
+            sum01([16, 7], &[([0, 0], big), ([8, 0], 1.0), ([8, 1], -big)]),
             0.0
         );
     }

@@ -221,7 +221,10 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
                 in_process,
                 jax,
                 jax_threads: cfg.jax_threads,
-                confirmation: campaign::Confirmation::Sample,
+                // Every case goes to the (gated) JAX engines: the gate answers the cases the
+                // fault does not change at once, so waiting costs only the ones that matter,
+                // and none of those is dropped for a full queue.
+                confirmation: campaign::Confirmation::Every,
                 generator: cfg.generator.clone(),
                 codegen: faulty,
                 dump_cases: None,

@@ -18,7 +18,7 @@ use crate::reduce::{Budget, Screen, reduce_staged};
 use crate::signature::signature;
 use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
-use compiler::ir::{Case, Loop, LoopKind, Stmt, StmtKind};
+use compiler::ir::Case;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig};
 use fuzz::check::{CaseReport, check_case, compile_guarded};
@@ -267,19 +267,7 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
                 )
                 .case
             };
-            let mut reduced = reduce_once(&case);
-            // Then loops dropped with their config slots, which the reducer does not propose
-            // (it drops a loop but leaves its slot, shifting every later loop's block size),
-            // each followed by another reduction.
-            for _ in 0..4 {
-                let smaller = loop_drops_with_slots(&reduced)
-                    .into_iter()
-                    .find(|c| fault_changes(c, &clean, &faulty) && holds(c));
-                match smaller {
-                    Some(c) => reduced = reduce_once(&c),
-                    None => break,
-                }
-            }
+            let reduced = reduce_once(&case);
             let body = kernel_body_lines(&reduced);
             lines.push(body);
             let path = cfg.out.join(format!("{}-{k}.py", fault.name()));
@@ -308,96 +296,6 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
     Ok(rows)
 }
 
-/// `case` with one tile loop removed together with the config slots it and the loops inside it
-/// take (`Config::block_sizes` entries, registered in pre-order: `compiler::ir::blocks`), one
-/// candidate per loop that takes any.
-fn loop_drops_with_slots(case: &Case) -> Vec<Case> {
-    let mut out = Vec::new();
-    for target in 0.. {
-        let mut c = case.clone();
-        let (mut seen, mut slot) = (0, 0);
-        let Some(slots) = drop_loop(&mut c.kernel.body, target, &mut seen, &mut slot) else {
-            break;
-        };
-        if !slots.is_empty() && slots.end <= c.config.block_sizes.len() {
-            c.config.block_sizes.drain(slots);
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Config slots a loop's own dims take.
-fn own_slots(lp: &Loop) -> usize {
-    match lp.kind {
-        LoopKind::Tile => lp.dims.iter().filter(|d| d.block_size.is_none()).count(),
-        LoopKind::Grid => 0,
-    }
-}
-
-/// Config slots the loops of `body` take, nested ones included.
-fn body_slots(body: &[Stmt]) -> usize {
-    body.iter()
-        .map(|s| match &s.kind {
-            StmtKind::For(lp) => own_slots(lp) + body_slots(&lp.body),
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => body_slots(then_body) + body_slots(else_body),
-            StmtKind::Assign { .. }
-            | StmtKind::AugAssign { .. }
-            | StmtKind::Store { .. }
-            | StmtKind::Atomic { .. }
-            | StmtKind::Return(_) => 0,
-        })
-        .sum()
-}
-
-/// Removes the `target`-th loop of `body` in pre-order (`seen` loops and `slot` config slots
-/// come before `body`); returns the config slots it took.
-fn drop_loop(
-    body: &mut Vec<Stmt>,
-    target: usize,
-    seen: &mut usize,
-    slot: &mut usize,
-) -> Option<std::ops::Range<usize>> {
-    for i in 0..body.len() {
-        match &mut body[i].kind {
-            StmtKind::For(lp) => {
-                if *seen == target {
-                    let n = own_slots(lp) + body_slots(&lp.body);
-                    body.remove(i);
-                    return Some(*slot..*slot + n);
-                }
-                *seen += 1;
-                *slot += own_slots(lp);
-                if let Some(r) = drop_loop(&mut lp.body, target, seen, slot) {
-                    return Some(r);
-                }
-            }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                if let Some(r) = drop_loop(then_body, target, seen, slot) {
-                    return Some(r);
-                }
-                if let Some(r) = drop_loop(else_body, target, seen, slot) {
-                    return Some(r);
-                }
-            }
-            StmtKind::Assign { .. }
-            | StmtKind::AugAssign { .. }
-            | StmtKind::Store { .. }
-            | StmtKind::Atomic { .. }
-            | StmtKind::Return(_) => {}
-        }
-    }
-    None
-}
-
 fn write_script(path: &Path, case: &Case) -> std::io::Result<()> {
     let case = compiler::render::spell_out_inputs(case).unwrap_or_else(|_| case.clone());
     crate::fsio::write_atomic(path, compiler::render::render_case(&case).as_bytes())
@@ -423,49 +321,4 @@ pub fn table(rows: &[HuntRow]) -> String {
         ));
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use compiler::frontend::parse_case;
-
-    const THREE_LOOPS: &str = r#"import torch
-import helion
-import helion.language as hl
-
-
-@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[3, 4, 2], pallas_loop_type="fori_loop"))
-def k(x: torch.Tensor):
-    out = torch.zeros([1, 2, 128], dtype=torch.float32)
-    for request in hl.grid(1):
-        acc = hl.zeros([2, 128], dtype=torch.float32)
-        for chunk in hl.tile(0, 6):
-            acc = acc + chunk.count
-        for outer in hl.tile(x.size(0)):
-            x_block = x[outer, :, :]
-            live = outer.end - outer.begin
-            for local in hl.tile(live):
-                acc = acc + x_block[local.index, :, :].float().sum(dim=0)
-        out[request, :, :] = acc
-    return out
-
-
-x = torch.ones(8, 2, 128)
-k(x)
-"#;
-
-    #[test]
-    fn a_dropped_loop_takes_its_config_slots_with_it() {
-        let case = parse_case(THREE_LOOPS, "k.py").unwrap();
-        let drops = loop_drops_with_slots(&case);
-        // The grid takes no slot; `chunk` takes slot 0; `outer` takes 1 and (inside) 2; `local`
-        // takes 2.
-        let slots: Vec<Vec<i64>> = drops.iter().map(|c| c.config.block_sizes.clone()).collect();
-        assert_eq!(slots, vec![vec![], vec![4, 2], vec![3], vec![3, 4]]);
-        // Dropping `chunk` leaves `outer` and `local` their own block sizes.
-        let without_chunk = &drops[1];
-        let table = compiler::ir::blocks::BlockTable::of(&without_chunk.kernel);
-        assert_eq!(table.config_count(), without_chunk.config.block_sizes.len());
-    }
 }

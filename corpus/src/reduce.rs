@@ -5,8 +5,9 @@
 //! that is smaller by [`Cost`] and still interesting is kept, and the sweep continues from the
 //! same position in the new case's candidate list; a sweep that kept something is followed by
 //! another from the start, so the result is a fixpoint: no single candidate is interesting):
-//! 1. drop a statement (innermost and last first), drop an `else`, unwrap a branch into its
-//!    then- or else-graph, unwrap a loop into its body;
+//! 1. drop a tile loop with its `block_sizes` entries (its own and its inner loops'), drop a
+//!    statement (innermost and last first), drop an `else`, unwrap a branch into its then- or
+//!    else-graph, unwrap a loop into its body;
 //! 2. drop an unused input (its parameter and argument with it): early, because one such
 //!    candidate saves every shape and value candidate of that input;
 //! 3. simplify an expression: an operand of `+ - * /` for the whole, a cast or view for its
@@ -26,7 +27,8 @@
 //! so the result does not depend on `jobs`.
 
 use compiler::ir::{
-    Arg, Case, Ctor, Expr, ExprKind, Index, InputOp, ParamKind, Stmt, StmtKind, ViewOp, walk,
+    Arg, Case, Ctor, Expr, ExprKind, Index, InputOp, Loop, LoopKind, ParamKind, Stmt, StmtKind,
+    ViewOp, walk,
 };
 use std::time::{Duration, Instant};
 
@@ -273,6 +275,7 @@ fn decide<T: Send>(items: Vec<Option<T>>, run: &(impl Fn(T) -> bool + Sync)) -> 
 /// All one-step simplifications of `case`, in pass order.
 pub fn candidates(case: &Case) -> Vec<Case> {
     let mut out = Vec::new();
+    loop_with_slots_candidates(case, &mut out);
     statement_candidates(case, &mut out);
     unused_input_candidates(case, &mut out);
     expr_candidates(case, &mut out);
@@ -679,6 +682,95 @@ fn unused_input_candidates(case: &Case, out: &mut Vec<Case>) {
     }
 }
 
+/// `case` with one tile loop removed together with the config slots it and the loops inside it
+/// take (`Config::block_sizes` entries, registered in pre-order: `compiler::ir::blocks`), one
+/// candidate per loop that takes any. Dropping a loop but not its slots would shift every later
+/// loop's block size, so such a candidate rarely keeps the finding.
+fn loop_with_slots_candidates(case: &Case, out: &mut Vec<Case>) {
+    for target in 0.. {
+        let mut c = case.clone();
+        let (mut seen, mut slot) = (0, 0);
+        let Some(slots) = drop_loop(&mut c.kernel.body, target, &mut seen, &mut slot) else {
+            break;
+        };
+        if !slots.is_empty() && slots.end <= c.config.block_sizes.len() {
+            c.config.block_sizes.drain(slots);
+            out.push(c);
+        }
+    }
+}
+
+/// Config slots a loop's own dims take.
+fn own_slots(lp: &Loop) -> usize {
+    match lp.kind {
+        LoopKind::Tile => lp.dims.iter().filter(|d| d.block_size.is_none()).count(),
+        LoopKind::Grid => 0,
+    }
+}
+
+/// Config slots the loops of `body` take, nested ones included.
+fn body_slots(body: &[Stmt]) -> usize {
+    body.iter()
+        .map(|s| match &s.kind {
+            StmtKind::For(lp) => own_slots(lp) + body_slots(&lp.body),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => body_slots(then_body) + body_slots(else_body),
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::Return(_) => 0,
+        })
+        .sum()
+}
+
+/// Removes the `target`-th loop of `body` in pre-order (`seen` loops and `slot` config slots
+/// come before `body`); returns the config slots it took.
+fn drop_loop(
+    body: &mut Vec<Stmt>,
+    target: usize,
+    seen: &mut usize,
+    slot: &mut usize,
+) -> Option<std::ops::Range<usize>> {
+    for i in 0..body.len() {
+        match &mut body[i].kind {
+            StmtKind::For(lp) => {
+                if *seen == target {
+                    let n = own_slots(lp) + body_slots(&lp.body);
+                    body.remove(i);
+                    return Some(*slot..*slot + n);
+                }
+                *seen += 1;
+                *slot += own_slots(lp);
+                if let Some(r) = drop_loop(&mut lp.body, target, seen, slot) {
+                    return Some(r);
+                }
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                if let Some(r) = drop_loop(then_body, target, seen, slot) {
+                    return Some(r);
+                }
+                if let Some(r) = drop_loop(else_body, target, seen, slot) {
+                    return Some(r);
+                }
+            }
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::Return(_) => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -774,5 +866,45 @@ k(x, y)
         );
         assert!(r.exhausted);
         assert!(r.attempts <= 3);
+    }
+
+    const THREE_LOOPS: &str = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[3, 4, 2], pallas_loop_type="fori_loop"))
+def k(x: torch.Tensor):
+    out = torch.zeros([1, 2, 128], dtype=torch.float32)
+    for request in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for chunk in hl.tile(0, 6):
+            acc = acc + chunk.count
+        for outer in hl.tile(x.size(0)):
+            x_block = x[outer, :, :]
+            live = outer.end - outer.begin
+            for local in hl.tile(live):
+                acc = acc + x_block[local.index, :, :].float().sum(dim=0)
+        out[request, :, :] = acc
+    return out
+
+
+x = torch.ones(8, 2, 128)
+k(x)
+"#;
+
+    #[test]
+    fn a_dropped_loop_takes_its_config_slots_with_it() {
+        let case = compiler::frontend::parse_case(THREE_LOOPS, "k.py").unwrap();
+        let mut drops = Vec::new();
+        loop_with_slots_candidates(&case, &mut drops);
+        // The grid takes no slot; `chunk` takes slot 0; `outer` takes 1 and (inside) 2; `local`
+        // takes 2.
+        let slots: Vec<Vec<i64>> = drops.iter().map(|c| c.config.block_sizes.clone()).collect();
+        assert_eq!(slots, vec![vec![], vec![4, 2], vec![3], vec![3, 4]]);
+        // Dropping `chunk` leaves `outer` and `local` their own block sizes.
+        let without_chunk = &drops[1];
+        let table = compiler::ir::blocks::BlockTable::of(&without_chunk.kernel);
+        assert_eq!(table.config_count(), without_chunk.config.block_sizes.len());
     }
 }

@@ -5,6 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --workspace --all-targets
+# The code rules: rustfmt-formatted, clippy-clean with -D warnings (skipped, with the reason, on
+# a toolchain without the component).
+if cargo fmt --version >/dev/null 2>&1; then cargo fmt --all --check; else echo "skip fmt: rustfmt is not installed"; fi
+if cargo clippy --version >/dev/null 2>&1; then
+  cargo clippy --workspace --all-targets -- -D warnings
+else
+  echo "skip clippy: clippy is not installed"
+fi
 cargo test --workspace --no-fail-fast
 # A CI-sized hunt (in-process, a deterministic case budget per fault): a change that loses a bug
 # class fails here. Every fault is in (see README, "Proving the harness"); each is detected in a

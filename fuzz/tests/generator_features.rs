@@ -44,6 +44,8 @@ fn the_generator_reaches_every_listed_corner() {
         Feature::PowerOfTwoRows,
         Feature::RandomValues,
         Feature::ArangeValues,
+        Feature::PairedReads,
+        Feature::OrderDependentUpdate,
         Feature::LoopDepth(1),
         Feature::LoopDepth(2),
         Feature::LoopDepth(3),
@@ -167,6 +169,8 @@ fn knobs_switch_features_off() {
         emit_pipeline: false,
         new_axis: false,
         wild_index: false,
+        ordered_updates: false,
+        paired_reads: false,
         ..GenConfig::default()
     };
     let all = union(&cfg, 600);
@@ -190,6 +194,8 @@ fn knobs_switch_features_off() {
         Feature::LoopType(LoopType::EmitPipeline),
         Feature::NoneAt(0),
         Feature::NoneAt(1),
+        Feature::PairedReads,
+        Feature::OrderDependentUpdate,
     ] {
         assert!(!all.contains(&f), "{f} generated with its knob off");
     }
@@ -236,6 +242,8 @@ fn a_spec_kernel_is_tagged_as_written() {
         Feature::DirectWrite,
         Feature::AliasWrite,
         Feature::WholeBlockConsumer,
+        Feature::PairedReads,
+        Feature::OrderDependentUpdate,
     ] {
         assert!(!f.contains(&absent), "{absent} tagged on a case without it");
     }
@@ -248,4 +256,37 @@ fn a_spec_kernel_is_tagged_as_written() {
         .to_string(),
         "index/tail-slice/fori_loop/branch"
     );
+}
+
+#[test]
+fn paired_reads_and_order_dependent_updates_are_tagged() {
+    let src = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[4, 1], pallas_loop_type="fori_loop"))
+def k(x: torch.Tensor):
+    out = torch.zeros([1, 2, 128], dtype=torch.float32)
+    for request in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0)):
+            x_block = x[outer, :, :]
+            live = outer.end - outer.begin
+            for local in hl.tile(1, live):
+                v = x_block[local.index + -1, :, :].float().sum(dim=0) * x_block[local.index, :, :].float().sum(dim=0)
+                acc = acc * 0.5 + v
+                acc = v - acc
+        out[request, :, :] = acc
+    return out
+
+
+x = torch.ones(8, 2, 128)
+k(x)
+"#;
+    let case = compiler::frontend::parse_case(src, "k.py").unwrap();
+    let f = features(&case);
+    assert!(f.contains(&Feature::PairedReads), "{f:?}");
+    assert!(f.contains(&Feature::OrderDependentUpdate), "{f:?}");
+    assert_eq!(Feature::PairedReads.to_string(), "paired-reads");
 }

@@ -354,6 +354,13 @@ pub enum Feature {
     RandomValues,
     /// An `torch.arange`-based input.
     ArangeValues,
+    /// A product of two narrowing reads of one loaded block (`x_block[i + -1] * x_block[i]`):
+    /// rows are paired, so a read of the wrong rows shows even where a sum over the tile would
+    /// hide it (helion #2006).
+    PairedReads,
+    /// An accumulator update whose result depends on the iteration order (`acc = acc * c + v`,
+    /// `acc = v - acc`).
+    OrderDependentUpdate,
     /// An IR form.
     Surface(Surface),
 }
@@ -486,7 +493,9 @@ impl Out {
             | Feature::LoopDepth(_)
             | Feature::PowerOfTwoRows
             | Feature::RandomValues
-            | Feature::ArangeValues => self.rest.push(f),
+            | Feature::ArangeValues
+            | Feature::PairedReads
+            | Feature::OrderDependentUpdate => self.rest.push(f),
         }
     }
 
@@ -636,6 +645,9 @@ impl<'c> Walker<'c> {
         match &s.kind {
             StmtKind::Assign { target, value } => {
                 surface(Surface::StmtAssign);
+                if order_dependent_update(target, value) {
+                    out.insert(Feature::OrderDependentUpdate);
+                }
                 self.expr(value, in_branch, true, out);
                 if let ExprKind::Load {
                     tensor, indices, ..
@@ -869,6 +881,9 @@ impl<'c> Walker<'c> {
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 out.insert(Feature::Surface(bin_surface(*op)));
+                if *op == BinOp::Mul && self.block_read(lhs) && self.block_read(rhs) {
+                    out.insert(Feature::PairedReads);
+                }
                 // `live = t.end - t.begin` is the loop's extent, not a value.
                 let live = self.is_live(e);
                 self.whole(lhs, out);
@@ -957,6 +972,18 @@ impl<'c> Walker<'c> {
                     }
                 }
             }
+        }
+    }
+
+    /// A narrowing read of a loaded block, under casts and sums.
+    fn block_read(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Cast { value, .. } | ExprKind::Sum { value, .. } => self.block_read(value),
+            ExprKind::Subscript { value, indices } => {
+                indices.iter().any(Index::is_narrowing)
+                    && matches!(&value.kind, ExprKind::Name(n) if self.loads.contains_key(n.as_str()))
+            }
+            _ => false,
         }
     }
 
@@ -1211,4 +1238,26 @@ fn index_exprs(indices: &[Index]) -> Vec<&Expr> {
         }
     }
     out
+}
+
+/// `target = target * c + v` (either operand order of the `+`) or `target = v - target`.
+fn order_dependent_update(target: &str, value: &Expr) -> bool {
+    let is_target = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == target);
+    let scaled = |e: &Expr| {
+        matches!(&e.kind, ExprKind::Binary { op: BinOp::Mul, lhs, rhs }
+            if is_target(lhs) || is_target(rhs))
+    };
+    match &value.kind {
+        ExprKind::Binary {
+            op: BinOp::Add,
+            lhs,
+            rhs,
+        } => scaled(lhs) || scaled(rhs),
+        ExprKind::Binary {
+            op: BinOp::Sub,
+            lhs,
+            rhs,
+        } => is_target(rhs) && !is_target(lhs),
+        _ => false,
+    }
 }

@@ -14,6 +14,11 @@ use pallas_diff_compiler::plan::plan;
 use std::hint::black_box;
 use std::path::Path;
 
+// The allocator the `pallas-diff` binary uses: with glibc, malloc/free are over a third of
+// `lower`'s samples (perf, 2026-11-30), which the product does not pay.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn bench(c: &mut Criterion) {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/spec-kernels/case_script_example.py");

@@ -711,9 +711,11 @@ pub(crate) fn index_value(a: &Arr, parts: &[VIdx]) -> SimResult<Arr> {
     let mut offset = 0usize;
     let mut dim = 0usize;
     let mut traced_index = false;
+    // `push` first: it refuses a dim past MAX_RANK before the stride is stored.
     let mut push = |shape: &mut Shape, stride: usize, size: usize| -> SimResult<()> {
-        out_strides[shape.rank()] = stride;
-        shape.push(size)
+        shape.push(size)?;
+        out_strides[shape.rank() - 1] = stride;
+        Ok(())
     };
     for p in parts {
         match *p {
@@ -764,4 +766,20 @@ pub(crate) fn index_value(a: &Arr, parts: &[VIdx]) -> SimResult<Arr> {
         out.push(va[offset + p])
     });
     Ok(Arr::new(a.cat, out_shape, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// cargo-fuzz `differential` crash a2c88337 (2026-11-30): `grouped[None, ...][..., None][None]`
+    /// on a rank-6 block built a rank-9 value, and the stride was stored before the rank check.
+    #[test]
+    fn indexing_past_max_rank_is_an_error_not_a_panic() {
+        let a = Arr::new(Cat::F32, Shape::new(&[1; MAX_RANK]).unwrap(), vec![1.0]);
+        let err = index_value(&a, &[VIdx::NewAxis]).unwrap_err();
+        assert!(err.message.contains("at most"), "{}", err.message);
+        let ok = index_value(&a, &[VIdx::Int(Some(0)), VIdx::NewAxis]).unwrap();
+        assert_eq!(ok.shape.rank(), MAX_RANK);
+    }
 }

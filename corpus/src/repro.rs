@@ -189,7 +189,7 @@ pub fn repro_py(
     );
     out.push_str("    return [\n");
     for t in expected {
-        let tol = Tolerance::for_dtype(t.dtype);
+        let tol = Tolerance::for_output(&t.tensor());
         let _ = writeln!(
             out,
             "        ({:?}, {}, {:e}, {:e}),",

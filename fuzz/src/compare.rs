@@ -13,6 +13,16 @@
 //!   test_resident_subview_scalar). bf16 has 8 bits of mantissa (ε = 2^-7 ≈ 7.8e-3); one
 //!   rounding difference is within it.
 //!
+//!
+//! The absolute tolerance is per output, scaled by the output's largest finite reference
+//! magnitude when that is above 1 ([`Tolerance::for_output`]): an element whose terms cancel
+//! keeps the rounding error of the large terms, not of its small result. Found by the cargo-fuzz
+//! `differential` target (crash `83cc12a8`, 2026-11-30): seven accumulated f32 sums of
+//! magnitude ~10 cancelled to 0.00707 at one element; pallas-sim differed from eager PyTorch by
+//! 1.05e-5 and XLA (pallas-tpu-interpret) by 1.7e-5 there (~20 ulps of the terms), while
+//! `rtol * |0.00707|` allowed 7e-8. A wrong row or a poison read moves an element by about an
+//! input's magnitude (~1), far outside `atol * scale` for any output this generator makes.
+//!
 //! Special values: NaN in the engine where the reference has a number is a mismatch (a poison
 //! read: padding or uninitialized VMEM reached an output); NaN in both is a match; infinities
 //! match only infinities of the same sign. Shapes and dtypes must be equal.
@@ -46,6 +56,21 @@ impl Tolerance {
                 atol: 1e-2,
                 rtol: 1.6e-2,
             },
+        }
+    }
+
+    /// The tolerance of one output: [`Tolerance::for_dtype`] with `atol` scaled by the
+    /// reference output's largest finite magnitude when above 1 (see the module docs).
+    pub fn for_output(reference: &Tensor) -> Tolerance {
+        let base = Tolerance::for_dtype(reference.dtype);
+        let scale = reference
+            .values
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold(1.0f64, |m, v| m.max(v.abs()));
+        Tolerance {
+            atol: base.atol * scale,
+            ..base
         }
     }
 
@@ -175,7 +200,7 @@ pub fn compare(
                 MismatchKind::DType,
             )));
         }
-        let tol = Tolerance::for_dtype(b.dtype);
+        let tol = Tolerance::for_output(b);
         let mut m = base(label(i), b.shape.clone(), MismatchKind::Values);
         m.max_abs_err = 0.0;
         m.max_rel_err = 0.0;
@@ -252,6 +277,21 @@ mod tests {
             !b.matches(5.0, 7.0),
             "the D12 wrong value must not pass as bf16 rounding"
         );
+    }
+
+    /// cargo-fuzz crash `83cc12a8`: an element that cancels to 0.00707 in an output whose
+    /// terms are ~10 carries their rounding error (XLA vs eager PyTorch: 1.7e-5).
+    #[test]
+    fn float_atol_scales_with_the_outputs_magnitude() {
+        let want = t(DType::Float32, vec![10.25, 0.007073402404785156]);
+        let xla = t(DType::Float32, vec![10.25, 0.007090568542480469]);
+        assert!(compare("e", &[], &[xla], &[want.clone()]).is_ok());
+        let wrong_row = t(DType::Float32, vec![10.25, 0.007073402404785156 + 0.01]);
+        assert!(compare("e", &[], &[wrong_row], &[want]).is_err());
+        // Below magnitude 1 nothing is scaled.
+        let small = t(DType::Float32, vec![0.5, 0.007073402404785156]);
+        let off = t(DType::Float32, vec![0.5, 0.007090568542480469]);
+        assert!(compare("e", &[], &[off], &[small]).is_err());
     }
 
     #[test]

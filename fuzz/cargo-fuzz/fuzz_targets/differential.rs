@@ -3,6 +3,9 @@
 
 #![no_main]
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use libfuzzer_sys::{arbitrary::Unstructured, fuzz_target};
 
 fuzz_target!(|data: &[u8]| {

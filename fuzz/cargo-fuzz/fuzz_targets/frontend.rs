@@ -4,6 +4,9 @@
 
 #![no_main]
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use libfuzzer_sys::fuzz_target;
 use pallas_diff_compiler::frontend::parse_case;
 use pallas_diff_compiler::render::render_case;

@@ -301,6 +301,68 @@ pub struct FindingMeta {
     /// The reduction, once reduced.
     #[serde(default)]
     pub reduction: Option<ReductionRecord>,
+    /// The JAX engines' re-run of an in-process finding, when the campaign named them.
+    #[serde(default)]
+    pub cross_check: Option<CrossCheckRecord>,
+}
+
+/// An in-process finding re-run on the JAX engines (a campaign that names them does this for
+/// every new bucket). JAX is the authority on emitted code: a finding it does not reproduce is
+/// most likely a bug of the in-process executor or a tolerance question, not a miscompile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CrossCheckRecord {
+    /// The engines re-run.
+    pub engines: Vec<String>,
+    /// Their outcome on the filed case.
+    pub outcome: String,
+    /// Whether they show a finding too.
+    pub reproduced: bool,
+    /// The engine that decided, with its mismatch or error, when there is one.
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+impl CrossCheckRecord {
+    /// The record of `report`, the check of the filed case with `engines` only.
+    pub fn of(engines: Vec<String>, report: &CaseReport) -> CrossCheckRecord {
+        let detail = report.decided_by.as_ref().map(|e| {
+            let why = report.mismatch.as_ref().map(|m| m.to_string()).or_else(|| {
+                report
+                    .engines
+                    .iter()
+                    .find(|r| &r.engine == e)
+                    .and_then(|r| r.status.detail())
+            });
+            match why {
+                Some(w) => format!("{e}: {w}"),
+                None => e.clone(),
+            }
+        });
+        CrossCheckRecord {
+            engines,
+            outcome: report.outcome.name().to_string(),
+            reproduced: report.outcome.is_finding(),
+            detail,
+        }
+    }
+
+    /// The lines `log.txt` ends with.
+    pub fn log_text(&self) -> String {
+        let mut out = format!(
+            "\ncross-check ({}): {}",
+            self.engines.join(", "),
+            self.outcome
+        );
+        out.push_str(if self.reproduced {
+            ": reproduced\n"
+        } else {
+            ": NOT reproduced; most likely an in-process executor bug or a tolerance question\n"
+        });
+        if let Some(d) = &self.detail {
+            let _ = writeln!(out, "  {d}");
+        }
+        out
+    }
 }
 
 impl FindingMeta {
@@ -330,6 +392,7 @@ impl FindingMeta {
             versions,
             provenance,
             reduction: None,
+            cross_check: None,
         }
     }
 }

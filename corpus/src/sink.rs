@@ -10,20 +10,25 @@
 //! finding that reduced into it) only has its count raised (and its directory replaced when the
 //! new case is smaller), so a known bug adds no directory. A new one is reduced first when
 //! reduction is on and the engine that saw it is among [`ReduceOptions::engines`], then filed
-//! under its reduced signature, which may turn out to be a known bucket after all.
+//! under its reduced signature, which may turn out to be a known bucket after all. With
+//! cross-check engines ([`CorpusSink::with_cross_check`]: a campaign's JAX engines), a new
+//! finding an in-process engine decided is re-run on them before it is written, and `meta.json`
+//! and `log.txt` say whether JAX reproduces it.
 
 use crate::finding::{
-    Finding, FindingError, FindingProvenance, ReductionRecord, Versions, write_finding_dir,
+    CrossCheckRecord, Finding, FindingError, FindingProvenance, ReductionRecord, Versions,
+    write_finding_dir,
 };
-use crate::minimize::reduce_finding;
+use crate::minimize::{SharedEngine, reduce_finding};
 use crate::reduce::Budget;
 use crate::signature::{Buckets, BucketsError, CostRecord, Recorded, signature};
 use compiler::compile::CodegenOptions;
 use compiler::ir::Case;
 use fuzz::campaign::sink::{Filed, FindingSink};
-use fuzz::check::CaseReport;
+use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::Engine;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Reduction of new findings.
@@ -69,6 +74,8 @@ pub struct CorpusSink {
     codegen: CodegenOptions,
     reduce: Option<ReduceOptions>,
     versions: Versions,
+    cross_check: Vec<Arc<dyn Engine>>,
+    not_reproduced: AtomicUsize,
 }
 
 /// The number prefix of a finding directory name (`0007-mismatch-...` → 7).
@@ -106,7 +113,52 @@ impl CorpusSink {
             codegen,
             reduce,
             versions: versions.into(),
+            cross_check: Vec::new(),
+            not_reproduced: AtomicUsize::new(0),
         })
+    }
+
+    /// Re-runs every new in-process finding on `engines` (the campaign's JAX engines) before
+    /// it is written, and records whether they reproduce it ([`CrossCheckRecord`]).
+    pub fn with_cross_check(mut self, engines: Vec<Arc<dyn Engine>>) -> CorpusSink {
+        self.cross_check = engines;
+        self
+    }
+
+    /// New findings the cross-check engines did not reproduce, so far.
+    pub fn not_reproduced(&self) -> usize {
+        self.not_reproduced.load(Ordering::Relaxed)
+    }
+
+    /// The cross-check of a new finding: none when no engines are set, when the compiler
+    /// crashed (no engine decides that), or when a cross-check engine saw it already.
+    fn cross_check(&self, finding: &Finding) -> Option<CrossCheckRecord> {
+        let decided = finding.meta.decided_by.as_deref()?;
+        if self.cross_check.is_empty() || self.cross_check.iter().any(|e| e.name() == decided) {
+            return None;
+        }
+        let engines: Vec<Box<dyn Engine>> = self
+            .cross_check
+            .iter()
+            .map(|e| Box::new(SharedEngine(e.clone())) as Box<dyn Engine>)
+            .collect();
+        let report = check_case(&finding.case, &engines, &self.codegen);
+        Some(CrossCheckRecord::of(
+            engines.iter().map(|e| e.name().to_string()).collect(),
+            &report,
+        ))
+    }
+
+    /// Cross-checks `finding` (see [`CorpusSink::cross_check`]) and records the result in its
+    /// `meta.json` and `log.txt`; `new` counts a non-reproduced one in [`Self::not_reproduced`].
+    fn add_cross_check(&self, finding: &mut Finding, new: bool) {
+        if let Some(record) = self.cross_check(finding) {
+            if new && !record.reproduced {
+                self.not_reproduced.fetch_add(1, Ordering::Relaxed);
+            }
+            finding.log.push_str(&record.log_text());
+            finding.meta.cross_check = Some(record);
+        }
     }
 
     /// The findings directory.
@@ -204,6 +256,7 @@ impl CorpusSink {
         } else {
             format!("{:04}-{}", state.next_dir, sig.slug())
         };
+        self.add_cross_check(&mut finding, true);
         write_finding_dir(&self.root.join(&dir_name), &finding)?;
         state.next_dir += 1;
         state
@@ -230,13 +283,15 @@ impl CorpusSink {
     ) -> Result<Filed, SinkError> {
         let cost = CostRecord::of(case);
         if let Recorded::Known { dir, smaller: true } = state.buckets.record(sig, cost, "") {
-            let finding = Finding::new(
+            let mut finding = Finding::new(
                 case,
                 report,
                 &self.codegen,
                 self.versions.clone(),
                 provenance,
             );
+            // The smaller case replaces the bucket's: its own cross-check goes with it.
+            self.add_cross_check(&mut finding, false);
             write_finding_dir(&self.root.join(dir), &finding)?;
         }
         state.buckets.save(&self.root)?;

@@ -5,7 +5,9 @@
 //! in the worker's Python, the `repro.py` of the module as emitted must pass; the finding's
 //! directory must render as a report; the findings directory must count a known bug again
 //! without a second directory, and reduce a new one; and the finding must join the corpus once,
-//! replay as expected, and say "fixed?" against the untampered engine.
+//! replay as expected, and say "fixed?" against the untampered engine. A findings directory
+//! with cross-check engines re-runs a new in-process finding on them and records whether they
+//! reproduce it.
 
 use compiler::compile::{CodegenOptions, compile};
 use compiler::expectations::load_spec_kernels;
@@ -314,4 +316,68 @@ fn a_reduced_finding_joins_the_corpus_once_and_replays_as_expected() {
         panic!("a fixed finding passed");
     };
     assert!(message.contains("fixed? update the entry"), "{message}");
+}
+
+/// A campaign naming JAX engines re-runs each new in-process finding on them before filing it.
+/// A pallas-sim finding from a real (injected) miscompile is reproduced by the TPU interpreter;
+/// a finding the cross-check engine cannot show (the tampered module, re-run on Mosaic lowering
+/// only, which has no outputs) is flagged as not reproduced in meta.json and log.txt.
+#[test]
+fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
+    use compiler::faults::{Fault, FaultSet};
+    let case = d12();
+    let faulty = CodegenOptions {
+        faults: FaultSet::only(Fault::D12TailClampedBeforeMask),
+        ..CodegenOptions::default()
+    };
+    let sim = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+    let report = check_case(&case, &sim, &faulty);
+    assert!(report.outcome.is_finding(), "{:?}", report.outcome);
+    assert_eq!(report.decided_by.as_deref(), Some("pallas-sim"));
+    let interpret: Arc<dyn Engine> = Arc::new(Jax::new(
+        tpu_runner::Mode::PallasTpuInterpret,
+        jax().pool.clone(),
+    ));
+    let t = tempfile::tempdir().unwrap();
+    let sink = CorpusSink::open(t.path(), faulty, None, jax().pool.availability())
+        .unwrap()
+        .with_cross_check(vec![interpret]);
+    let Filed::New(dir) = sink.file_finding(&case, &report, Some(1)).unwrap() else {
+        panic!("not new");
+    };
+    let cc = Finding::load(&dir)
+        .unwrap()
+        .meta
+        .cross_check
+        .expect("cross-checked");
+    assert!(cc.reproduced, "{cc:?}");
+    assert_eq!(cc.engines, ["pallas-tpu-interpret"]);
+    assert_eq!(sink.not_reproduced(), 0);
+
+    let report = {
+        let engines: Vec<Box<dyn Engine>> = vec![Box::new(SharedEngine(tampering()))];
+        check_case(&case, &engines, &CodegenOptions::default())
+    };
+    let lower: Arc<dyn Engine> = Arc::new(Jax::new(
+        tpu_runner::Mode::PallasTpuLower,
+        jax().pool.clone(),
+    ));
+    let t = tempfile::tempdir().unwrap();
+    let sink = CorpusSink::open(
+        t.path(),
+        CodegenOptions::default(),
+        None,
+        jax().pool.availability(),
+    )
+    .unwrap()
+    .with_cross_check(vec![lower]);
+    let Filed::New(dir) = sink.file_finding(&case, &report, Some(1)).unwrap() else {
+        panic!("not new");
+    };
+    let f = Finding::load(&dir).unwrap();
+    let cc = f.meta.cross_check.as_ref().expect("cross-checked");
+    assert!(!cc.reproduced, "{cc:?}");
+    assert_eq!(cc.outcome, "agree");
+    assert_eq!(sink.not_reproduced(), 1);
+    assert!(f.log.contains("NOT reproduced"), "{}", f.log);
 }

@@ -173,13 +173,18 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         })
     };
     let versions = corpus::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
-    let sink =
-        corpus::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions).map_err(|e| {
+    // New in-process findings are re-run on the JAX engines before they are written, so a
+    // pallas-sim bug is not filed as a miscompile (meta.json `cross_check`).
+    let cross_check =
+        engines::build(&jax_names, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
+    let sink = corpus::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions)
+        .map_err(|e| {
             CliError::Internal(anyhow::anyhow!(
                 "cannot open findings directory '{}': {e}",
                 args.out.display()
             ))
-        })?;
+        })?
+        .with_cross_check(corpus::minimize::shared(cross_check));
     let stop = STOP
         .get_or_init(|| Arc::new(AtomicBool::new(false)))
         .clone();
@@ -213,6 +218,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             "outcomes": summary.stats.outcomes,
             "findings": summary.stats.findings,
             "duplicates": summary.stats.duplicates,
+            "findings_not_reproduced_in_jax": sink.not_reproduced(),
             "jax_confirmed": summary.stats.jax_confirmed,
             "jax_skipped": summary.stats.jax_skipped,
             "known_issues": summary.stats.known_issues,
@@ -225,6 +231,12 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         );
     } else {
         print!("{}", summary.stats.table(summary.seconds));
+        if sink.not_reproduced() > 0 {
+            println!(
+                "{} new in-process finding(s) NOT reproduced by the JAX engines (meta.json `cross_check`)",
+                sink.not_reproduced()
+            );
+        }
         println!("findings in {}", args.out.display());
     }
     Ok(if summary.stats.findings + summary.stats.duplicates > 0 {

@@ -285,7 +285,7 @@ mod tests {
     fn float_atol_scales_with_the_outputs_magnitude() {
         let want = t(DType::Float32, vec![10.25, 0.007073402404785156]);
         let xla = t(DType::Float32, vec![10.25, 0.007090568542480469]);
-        assert!(compare("e", &[], &[xla], &[want.clone()]).is_ok());
+        assert!(compare("e", &[], &[xla], std::slice::from_ref(&want)).is_ok());
         let wrong_row = t(DType::Float32, vec![10.25, 0.007073402404785156 + 0.01]);
         assert!(compare("e", &[], &[wrong_row], &[want]).is_err());
         // Below magnitude 1 nothing is scaled.

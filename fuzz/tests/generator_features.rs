@@ -290,3 +290,34 @@ k(x)
     assert!(f.contains(&Feature::OrderDependentUpdate), "{f:?}");
     assert_eq!(Feature::PairedReads.to_string(), "paired-reads");
 }
+
+/// A name bound to itself (`live = live`) used to send `is_live` into endless recursion (a
+/// hung campaign on a hand-written case).
+#[test]
+fn a_name_bound_to_itself_is_not_followed_forever() {
+    let src = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[4, 1], pallas_loop_type="fori_loop"))
+def k(x: torch.Tensor):
+    out = torch.zeros([8, 128], dtype=torch.float32)
+    for outer in hl.tile(x.size(0)):
+        x_block = x[outer, :]
+        live = outer.end - outer.begin
+        live = live
+        for local in hl.tile(live):
+            out[outer.begin + local.index, :] = x_block[local.index, :]
+    return out
+
+
+x = torch.ones(8, 128)
+k(x)
+"#;
+    let case = compiler::frontend::parse_case(src, "k.py").unwrap();
+    // Before the fix this never returned (an endless loop in release builds). (`live = live` shadows the `t.end - t.begin`
+    // binding in the features' one-name map, so the loop is not tagged live-extent.)
+    let f = features(&case);
+    assert!(f.contains(&Feature::LoopDepth(2)), "{f:?}");
+}

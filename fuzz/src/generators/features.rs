@@ -823,8 +823,24 @@ impl<'c> Walker<'c> {
 
     /// `t.end - t.begin`, or a name bound to it.
     fn is_live(&self, e: &Expr) -> bool {
+        // Names are followed at most once each: `a = a` (or `a = b; b = a`) in a loop body
+        // binds a name to itself, which a hand-written case may do.
+        let mut e = e;
+        for _ in 0..=self.bound.len() {
+            match &e.kind {
+                ExprKind::Name(n) => match self.bound.get(n.as_str()) {
+                    Some(b) => e = b,
+                    None => return false,
+                },
+                _ => return self.is_live_expr(e),
+            }
+        }
+        false
+    }
+
+    /// [`Self::is_live`] of an expression that is not a name.
+    fn is_live_expr(&self, e: &Expr) -> bool {
         match &e.kind {
-            ExprKind::Name(n) => self.bound.get(n.as_str()).is_some_and(|b| self.is_live(b)),
             ExprKind::Binary {
                 op: BinOp::Sub,
                 lhs,

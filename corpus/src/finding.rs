@@ -8,8 +8,8 @@
 //! | `case.json` | the case (IR JSON, the `pallas-diff render` input) |
 //! | `case.py` | the case script (`render_case`), runnable by real Helion |
 //! | `emitted.py` | the emitted Pallas module (a `# no module: ...` comment when there is none) |
-//! | `log.txt` | the check report: verdict, every engine's status, the mismatch, tracebacks |
-//! | `meta.json` | [`FindingMeta`]: signature, outcome, engines, verdict, versions, provenance |
+//! | `log.txt` | the check report: verdict, every engine's status, the mismatch, tracebacks; then the JAX cross-check, when there was one |
+//! | `meta.json` | [`FindingMeta`]: signature, outcome, engines, verdict, versions, provenance, reduction, cross-check ([`CrossCheckRecord`]) |
 //!
 //! `meta.json` (format [`META_FORMAT`]) is what campaigns write and what `pallas-diff reduce`
 //! and `pallas-diff report` read; its fields are those of [`FindingMeta`] (kebab-free snake case
@@ -24,6 +24,7 @@ use compiler::render::render_case;
 use compiler::verdict::Verdict;
 use fuzz::check::CaseReport;
 use fuzz::engines::{EngineRun, EngineStatus};
+use fuzz::outcome::Outcome;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -311,20 +312,45 @@ pub struct FindingMeta {
 /// most likely a bug of the in-process executor or a tolerance question, not a miscompile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CrossCheckRecord {
-    /// The engines re-run.
+    /// The engines re-run (ones that produce outputs).
     pub engines: Vec<String>,
     /// Their outcome on the filed case.
     pub outcome: String,
-    /// Whether they show a finding too.
-    pub reproduced: bool,
+    /// What that outcome says about the finding.
+    pub result: CrossCheckResult,
     /// The engine that decided, with its mismatch or error, when there is one.
     #[serde(default)]
     pub detail: Option<String>,
 }
 
+/// What a cross-check found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CrossCheckResult {
+    /// The JAX engines show the finding's outcome too.
+    Reproduced,
+    /// The JAX engines agree with the reference.
+    NotReproduced,
+    /// Anything else (a timeout, a worker crash, a known issue, another finding kind): no
+    /// answer either way.
+    Inconclusive,
+}
+
+impl CrossCheckResult {
+    /// The name `log.txt` and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrossCheckResult::Reproduced => "reproduced",
+            CrossCheckResult::NotReproduced => "not reproduced",
+            CrossCheckResult::Inconclusive => "inconclusive",
+        }
+    }
+}
+
 impl CrossCheckRecord {
-    /// The record of `report`, the check of the filed case with `engines` only.
-    pub fn of(engines: Vec<String>, report: &CaseReport) -> CrossCheckRecord {
+    /// The record of `report`, the check of a finding's case (outcome `original`) with
+    /// `engines` only.
+    pub fn of(engines: Vec<String>, original: Outcome, report: &CaseReport) -> CrossCheckRecord {
         let detail = report.decided_by.as_ref().map(|e| {
             let why = report.mismatch.as_ref().map(|m| m.to_string()).or_else(|| {
                 report
@@ -338,10 +364,17 @@ impl CrossCheckRecord {
                 None => e.clone(),
             }
         });
+        let result = if report.outcome == original {
+            CrossCheckResult::Reproduced
+        } else if report.outcome == Outcome::Agree {
+            CrossCheckResult::NotReproduced
+        } else {
+            CrossCheckResult::Inconclusive
+        };
         CrossCheckRecord {
             engines,
             outcome: report.outcome.name().to_string(),
-            reproduced: report.outcome.is_finding(),
+            result,
             detail,
         }
     }
@@ -349,14 +382,16 @@ impl CrossCheckRecord {
     /// The lines `log.txt` ends with.
     pub fn log_text(&self) -> String {
         let mut out = format!(
-            "\ncross-check ({}): {}",
+            "\ncross-check ({}): {}: {}",
             self.engines.join(", "),
-            self.outcome
+            self.outcome,
+            self.result.name()
         );
-        out.push_str(if self.reproduced {
-            ": reproduced\n"
-        } else {
-            ": NOT reproduced; most likely an in-process executor bug or a tolerance question\n"
+        out.push_str(match self.result {
+            CrossCheckResult::NotReproduced => {
+                "; most likely an in-process executor bug or a tolerance question\n"
+            }
+            CrossCheckResult::Reproduced | CrossCheckResult::Inconclusive => "\n",
         });
         if let Some(d) = &self.detail {
             let _ = writeln!(out, "  {d}");

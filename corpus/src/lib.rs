@@ -8,7 +8,8 @@
 //!   their buckets (`buckets.json`);
 //! * [`finding`]: finding directories (`case.json`, `case.py`, `emitted.py`, `log.txt`,
 //!   `meta.json`), written atomically;
-//! * [`sink`]: a campaign's findings directory (dedup, reduction, one directory per bucket);
+//! * [`sink`]: a campaign's findings directory (dedup, reduction, the JAX cross-check of
+//!   in-process findings, one directory per bucket);
 //! * [`entry`]: the corpus format (`corpus/cases/<id>-<slug>.json` and `.py`) and
 //!   [`entry::Corpus::add_finding`];
 //! * [`replay`]: one trial per entry × engine, and bless;

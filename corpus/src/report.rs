@@ -6,7 +6,7 @@
 //! ([`crate::repro`]) that needs only JAX and NumPy.
 
 use crate::entry::NamedTensor;
-use crate::finding::Finding;
+use crate::finding::{CrossCheckResult, Finding};
 use crate::repro::{ReproError, repro_py};
 use crate::signature::Signature;
 use compiler::render::{render_case, spell_out_inputs};
@@ -144,6 +144,21 @@ pub fn markdown(f: &Finding) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", summary(f));
     let _ = writeln!(out, "Signature: `{}`\n", m.key);
+    if let Some(c) = &m.cross_check {
+        let _ = writeln!(
+            out,
+            "Cross-check on {}: {} ({}).{}\n",
+            c.engines.join(", "),
+            c.result.name(),
+            c.outcome,
+            if c.result == CrossCheckResult::NotReproduced {
+                " **JAX does not reproduce this in-process finding: most likely a bug of the \
+                 in-process executor or a tolerance question, not a miscompile.**"
+            } else {
+                ""
+            }
+        );
+    }
     if let Some(r) = &m.reduction {
         let _ = writeln!(
             out,

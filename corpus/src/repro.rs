@@ -4,7 +4,7 @@
 //! reference's (eager PyTorch semantics) outputs, and a `main` that runs the module the way the
 //! finding's engine did (the JAX interpreter, the TPU interpreter with strict bounds and NaN
 //! padding, the Mosaic lowering, or a TPU) and compares with `np.testing.assert_allclose` at
-//! the dtype's tolerance of `fuzz::compare::Tolerance`. It exits non-zero while the bug is
+//! each output's tolerance (`fuzz::compare::Tolerance::for_output`). It exits non-zero while the bug is
 //! there and prints `OK` once it is fixed, so a Helion or JAX engineer can run it without
 //! pallas-diff.
 
@@ -162,7 +162,7 @@ pub fn repro_py(
          #\n\
          # Needs only JAX and NumPy. `python repro.py` runs the Pallas module below as `{mode}`\n\
          # does and compares its outputs with the eager reference (np.testing.assert_allclose at\n\
-         # the dtype's tolerance): it fails while the bug is present and prints OK once fixed.\n\
+         # pallas-diff's tolerance of each output): it fails while the bug is present and prints OK once fixed.\n\
          # The kernel: {} (Helion case script in the report).\n",
         env!("CARGO_PKG_VERSION"),
         title.replace('\n', " "),

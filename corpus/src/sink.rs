@@ -16,8 +16,8 @@
 //! and `log.txt` say whether JAX reproduces it.
 
 use crate::finding::{
-    CrossCheckRecord, Finding, FindingError, FindingProvenance, ReductionRecord, Versions,
-    write_finding_dir,
+    CrossCheckRecord, CrossCheckResult, Finding, FindingError, FindingProvenance, ReductionRecord,
+    Versions, write_finding_dir,
 };
 use crate::minimize::{SharedEngine, reduce_finding};
 use crate::reduce::Budget;
@@ -27,6 +27,7 @@ use compiler::ir::Case;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::Engine;
+use fuzz::outcome::Outcome;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -74,7 +75,7 @@ pub struct CorpusSink {
     codegen: CodegenOptions,
     reduce: Option<ReduceOptions>,
     versions: Versions,
-    cross_check: Vec<Arc<dyn Engine>>,
+    cross_check_engines: Vec<Arc<dyn Engine>>,
     not_reproduced: AtomicUsize,
 }
 
@@ -113,7 +114,7 @@ impl CorpusSink {
             codegen,
             reduce,
             versions: versions.into(),
-            cross_check: Vec::new(),
+            cross_check_engines: Vec::new(),
             not_reproduced: AtomicUsize::new(0),
         })
     }
@@ -121,7 +122,7 @@ impl CorpusSink {
     /// Re-runs every new in-process finding on `engines` (the campaign's JAX engines) before
     /// it is written, and records whether they reproduce it ([`CrossCheckRecord`]).
     pub fn with_cross_check(mut self, engines: Vec<Arc<dyn Engine>>) -> CorpusSink {
-        self.cross_check = engines;
+        self.cross_check_engines = engines;
         self
     }
 
@@ -130,21 +131,27 @@ impl CorpusSink {
         self.not_reproduced.load(Ordering::Relaxed)
     }
 
-    /// The cross-check of a new finding: none when no engines are set, when the compiler
-    /// crashed (no engine decides that), or when a cross-check engine saw it already.
+    /// The cross-check of a finding: only of one an in-process engine decided (a compiler crash
+    /// has no engine, and a JAX engine's finding needs no second opinion from JAX), and only
+    /// when cross-check engines are set. The JAX run happens under the sink's lock, like a
+    /// reduction: one run per new bucket (and per smaller replacement of a bucket's case).
     fn cross_check(&self, finding: &Finding) -> Option<CrossCheckRecord> {
         let decided = finding.meta.decided_by.as_deref()?;
-        if self.cross_check.is_empty() || self.cross_check.iter().any(|e| e.name() == decided) {
+        if self.cross_check_engines.is_empty() || !fuzz::engines::IN_PROCESS.contains(&decided) {
             return None;
         }
+        let original = Outcome::ALL
+            .into_iter()
+            .find(|o| o.name() == finding.meta.outcome)?;
         let engines: Vec<Box<dyn Engine>> = self
-            .cross_check
+            .cross_check_engines
             .iter()
             .map(|e| Box::new(SharedEngine(e.clone())) as Box<dyn Engine>)
             .collect();
         let report = check_case(&finding.case, &engines, &self.codegen);
         Some(CrossCheckRecord::of(
             engines.iter().map(|e| e.name().to_string()).collect(),
+            original,
             &report,
         ))
     }
@@ -153,7 +160,7 @@ impl CorpusSink {
     /// `meta.json` and `log.txt`; `new` counts a non-reproduced one in [`Self::not_reproduced`].
     fn add_cross_check(&self, finding: &mut Finding, new: bool) {
         if let Some(record) = self.cross_check(finding) {
-            if new && !record.reproduced {
+            if new && record.result == CrossCheckResult::NotReproduced {
                 self.not_reproduced.fetch_add(1, Ordering::Relaxed);
             }
             finding.log.push_str(&record.log_text());

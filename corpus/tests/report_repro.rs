@@ -103,9 +103,14 @@ fn run_python(python: &Path, script: &str) -> (bool, String) {
     )
 }
 
-fn finding_of(case: &Case) -> Finding {
+/// The check of `case` by the tampering engine alone.
+fn tampered_report(case: &Case) -> fuzz::check::CaseReport {
     let engines: Vec<Box<dyn Engine>> = vec![Box::new(SharedEngine(tampering()))];
-    let report = check_case(case, &engines, &CodegenOptions::default());
+    check_case(case, &engines, &CodegenOptions::default())
+}
+
+fn finding_of(case: &Case) -> Finding {
+    let report = tampered_report(case);
     assert_eq!(report.outcome.name(), "mismatch", "{:?}", report.engines);
     Finding::new(
         case,
@@ -197,10 +202,7 @@ fn a_finding_directory_renders_as_a_report_with_a_failing_repro() {
 fn the_findings_directory_counts_a_known_bug_and_reduces_a_new_one() {
     let case = d12();
     let f = finding_of(&case);
-    let report = {
-        let engines: Vec<Box<dyn Engine>> = vec![Box::new(SharedEngine(tampering()))];
-        check_case(&case, &engines, &CodegenOptions::default())
-    };
+    let report = tampered_report(&case);
     // Without reduction: one directory, a count of two.
     let t = tempfile::tempdir().unwrap();
     let sink = CorpusSink::open(
@@ -372,10 +374,7 @@ fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
     assert!(record.log_text().contains("not reproduced"));
 
     // A JAX engine's own finding gets no JAX cross-check.
-    let report = {
-        let engines: Vec<Box<dyn Engine>> = vec![Box::new(SharedEngine(tampering()))];
-        check_case(&case, &engines, &CodegenOptions::default())
-    };
+    let report = tampered_report(&case);
     let t = tempfile::tempdir().unwrap();
     let sink = CorpusSink::open(
         t.path(),

@@ -345,6 +345,17 @@ impl CrossCheckResult {
             CrossCheckResult::Inconclusive => "inconclusive",
         }
     }
+
+    /// What the result means for the finding, where it changes how to read it.
+    pub fn warning(self) -> Option<&'static str> {
+        match self {
+            CrossCheckResult::NotReproduced => Some(
+                "JAX does not reproduce this in-process finding: most likely a bug of the \
+                 in-process executor or a tolerance question, not a miscompile",
+            ),
+            CrossCheckResult::Reproduced | CrossCheckResult::Inconclusive => None,
+        }
+    }
 }
 
 impl CrossCheckRecord {
@@ -387,12 +398,12 @@ impl CrossCheckRecord {
             self.outcome,
             self.result.name()
         );
-        out.push_str(match self.result {
-            CrossCheckResult::NotReproduced => {
-                "; most likely an in-process executor bug or a tolerance question\n"
+        match self.result.warning() {
+            Some(w) => {
+                let _ = writeln!(out, "; {w}");
             }
-            CrossCheckResult::Reproduced | CrossCheckResult::Inconclusive => "\n",
-        });
+            None => out.push('\n'),
+        }
         if let Some(d) = &self.detail {
             let _ = writeln!(out, "  {d}");
         }

@@ -6,7 +6,7 @@
 //! ([`crate::repro`]) that needs only JAX and NumPy.
 
 use crate::entry::NamedTensor;
-use crate::finding::{CrossCheckResult, Finding};
+use crate::finding::Finding;
 use crate::repro::{ReproError, repro_py};
 use crate::signature::Signature;
 use compiler::render::{render_case, spell_out_inputs};
@@ -151,12 +151,10 @@ pub fn markdown(f: &Finding) -> String {
             c.engines.join(", "),
             c.result.name(),
             c.outcome,
-            if c.result == CrossCheckResult::NotReproduced {
-                " **JAX does not reproduce this in-process finding: most likely a bug of the \
-                 in-process executor or a tolerance question, not a miscompile.**"
-            } else {
-                ""
-            }
+            c.result
+                .warning()
+                .map(|w| format!(" **{w}.**"))
+                .unwrap_or_default()
         );
     }
     if let Some(r) = &m.reduction {

@@ -4,9 +4,9 @@
 //! reference's (eager PyTorch semantics) outputs, and a `main` that runs the module the way the
 //! finding's engine did (the JAX interpreter, the TPU interpreter with strict bounds and NaN
 //! padding, the Mosaic lowering, or a TPU) and compares with `np.testing.assert_allclose` at
-//! each output's tolerance (`fuzz::compare::Tolerance::for_output`). It exits non-zero while the bug is
-//! there and prints `OK` once it is fixed, so a Helion or JAX engineer can run it without
-//! pallas-diff.
+//! each output's tolerance (`fuzz::compare::Tolerance::for_output`). It exits non-zero while
+//! the bug is there and prints `OK` once it is fixed, so a Helion or JAX engineer can run it
+//! without pallas-diff.
 
 use crate::entry::NamedTensor;
 use compiler::ir::{Case, ParamKind};

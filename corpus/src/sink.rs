@@ -21,13 +21,12 @@ use crate::finding::{
 };
 use crate::minimize::{SharedEngine, reduce_finding};
 use crate::reduce::Budget;
-use crate::signature::{Buckets, BucketsError, CostRecord, Recorded, signature};
+use crate::signature::{Buckets, BucketsError, CostRecord, Recorded, outcome_by_name, signature};
 use compiler::compile::CodegenOptions;
 use compiler::ir::Case;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::Engine;
-use fuzz::outcome::Outcome;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -140,9 +139,7 @@ impl CorpusSink {
         if self.cross_check_engines.is_empty() || !fuzz::engines::IN_PROCESS.contains(&decided) {
             return None;
         }
-        let original = Outcome::ALL
-            .into_iter()
-            .find(|o| o.name() == finding.meta.outcome)?;
+        let original = outcome_by_name(&finding.meta.outcome)?;
         let engines: Vec<Box<dyn Engine>> = self
             .cross_check_engines
             .iter()

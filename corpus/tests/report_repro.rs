@@ -103,6 +103,11 @@ fn run_python(python: &Path, script: &str) -> (bool, String) {
     )
 }
 
+/// A findings directory in `dir` (no reduction) with the JAX workers' versions.
+fn jax_sink(dir: &Path, codegen: CodegenOptions) -> CorpusSink {
+    CorpusSink::open(dir, codegen, None, jax().pool.availability()).unwrap()
+}
+
 /// The check of `case` by the tampering engine alone.
 fn tampered_report(case: &Case) -> fuzz::check::CaseReport {
     let engines: Vec<Box<dyn Engine>> = vec![Box::new(SharedEngine(tampering()))];
@@ -205,13 +210,7 @@ fn the_findings_directory_counts_a_known_bug_and_reduces_a_new_one() {
     let report = tampered_report(&case);
     // Without reduction: one directory, a count of two.
     let t = tempfile::tempdir().unwrap();
-    let sink = CorpusSink::open(
-        t.path(),
-        CodegenOptions::default(),
-        None,
-        jax().pool.availability(),
-    )
-    .unwrap();
+    let sink = jax_sink(t.path(), CodegenOptions::default());
     let first = sink.file_finding(&case, &report, Some(1)).unwrap();
     let Filed::New(dir) = first else {
         panic!("{first:?}")
@@ -344,9 +343,7 @@ fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
         jax().pool.clone(),
     ));
     let t = tempfile::tempdir().unwrap();
-    let sink = CorpusSink::open(t.path(), faulty, None, jax().pool.availability())
-        .unwrap()
-        .with_cross_check(vec![interpret.clone()]);
+    let sink = jax_sink(t.path(), faulty).with_cross_check(vec![interpret.clone()]);
     let Filed::New(dir) = sink.file_finding(&case, &report, Some(1)).unwrap() else {
         panic!("not new");
     };
@@ -376,14 +373,7 @@ fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
     // A JAX engine's own finding gets no JAX cross-check.
     let report = tampered_report(&case);
     let t = tempfile::tempdir().unwrap();
-    let sink = CorpusSink::open(
-        t.path(),
-        CodegenOptions::default(),
-        None,
-        jax().pool.availability(),
-    )
-    .unwrap()
-    .with_cross_check(vec![interpret]);
+    let sink = jax_sink(t.path(), CodegenOptions::default()).with_cross_check(vec![interpret]);
     let Filed::New(dir) = sink.file_finding(&case, &report, Some(1)).unwrap() else {
         panic!("not new");
     };

@@ -2,8 +2,10 @@
 //!
 //! [`compile`] runs the stages in Helion's order — trace-time validation
 //! ([`crate::validate`]), tracing ([`crate::ir::types::infer`]), resident-Ref planning
-//! ([`crate::plan`]), lowering ([`crate::lower`]) and printing ([`crate::pallas`]) — and a
-//! rejection from any stage is the case's verdict. It never panics on a case that parses; a
+//! ([`crate::plan`]) and lowering ([`crate::lower`]) — and a rejection from any stage is the
+//! case's verdict. The module is printed as Python ([`crate::pallas`]) when first asked for
+//! ([`Compiled::source`]): the in-process engines run the typed module, and printing was ~8% of
+//! a compile (perf, 2026-11-30). It never panics on a case that parses; a
 //! panic is a harness bug.
 //!
 //! A [`Gap`] is not a verdict: the planner accepted the case (Helion would lower it) but the
@@ -26,8 +28,8 @@ pub struct Compiled {
     pub verdict: Verdict,
     /// The emitted module: present iff the verdict is `Lowered` and there is no gap.
     pub module: Option<PallasModule>,
-    /// The module printed as Python (same presence as `module`).
-    pub source: Option<String>,
+    /// The module printed as Python, once asked for ([`Compiled::source`]).
+    source: std::sync::OnceLock<String>,
     /// Configured and effective block size per block id (spec §1.1a).
     pub block_sizes: BlockSizes,
     /// A construct the codegen does not model (verdict `Lowered`, no module).
@@ -37,8 +39,8 @@ pub struct Compiled {
 /// The three ways a compile ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Outcome<'a> {
-    /// Lowered; the module's Python source.
-    Lowered(&'a str),
+    /// Lowered; the module ([`Compiled::source`] prints it).
+    Lowered(&'a PallasModule),
     /// Refused as Helion refuses it.
     Rejected(&'a Rejection),
     /// Accepted by the planner, not modelled by the codegen.
@@ -48,17 +50,23 @@ pub enum Outcome<'a> {
 impl Compiled {
     /// How the compile ended.
     pub fn outcome(&self) -> Outcome<'_> {
-        match (&self.verdict, &self.gap, &self.source) {
+        match (&self.verdict, &self.gap, &self.module) {
             (Verdict::Rejected(r), _, _) => Outcome::Rejected(r),
             (Verdict::Lowered, Some(g), _) => Outcome::Gap(g),
-            (Verdict::Lowered, None, Some(s)) => Outcome::Lowered(s),
+            (Verdict::Lowered, None, Some(m)) => Outcome::Lowered(m),
             (Verdict::Lowered, None, None) => unreachable_gap(),
         }
+    }
+
+    /// The emitted module as Python source (present iff `module` is), printed on first call.
+    pub fn source(&self) -> Option<&str> {
+        let module = self.module.as_ref()?;
+        Some(self.source.get_or_init(|| print_module(module)))
     }
 }
 
 fn unreachable_gap() -> Outcome<'static> {
-    // `compile` sets `source` whenever it sets neither a rejection nor a gap.
+    // `compile` sets `module` whenever it sets neither a rejection nor a gap.
     static GAP: std::sync::OnceLock<Gap> = std::sync::OnceLock::new();
     Outcome::Gap(GAP.get_or_init(|| Gap {
         span: crate::ir::Span::default(),
@@ -71,7 +79,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
     let rejected = |r: Rejection, block_sizes: BlockSizes| Compiled {
         verdict: Verdict::Rejected(r),
         module: None,
-        source: None,
+        source: Default::default(),
         block_sizes,
         gap: None,
     };
@@ -105,21 +113,18 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         Err(r) => return rejected(r, block_sizes),
     };
     match crate::lower::lower(case, &types, &plan, options) {
-        Ok(module) => {
-            let source = print_module(&module);
-            Compiled {
-                verdict: Verdict::Lowered,
-                module: Some(module),
-                source: Some(source),
-                block_sizes,
-                gap: None,
-            }
-        }
+        Ok(module) => Compiled {
+            verdict: Verdict::Lowered,
+            module: Some(module),
+            source: Default::default(),
+            block_sizes,
+            gap: None,
+        },
         Err(crate::lower::LowerError::Rejected(r)) => rejected(r, block_sizes),
         Err(crate::lower::LowerError::Gap(g)) => Compiled {
             verdict: Verdict::Lowered,
             module: None,
-            source: None,
+            source: Default::default(),
             block_sizes,
             gap: Some(g),
         },

@@ -45,7 +45,8 @@ fn every_spec_kernel_compiles_and_every_module_is_python() {
                 ));
             }
             match c.outcome() {
-                Outcome::Lowered(src) => {
+                Outcome::Lowered(_) => {
+                    let src = c.source().expect("a lowered compile has a module");
                     if let Some(d) = &dump {
                         std::fs::create_dir_all(d).unwrap();
                         std::fs::write(d.join(format!("{}{tag}.py", k.name())), src).unwrap();

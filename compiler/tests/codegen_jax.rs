@@ -64,7 +64,7 @@ fn emitted_modules_run_in_jax_and_match_expectations() {
                     ..Default::default()
                 },
             );
-            let Outcome::Lowered(src) = c.outcome() else {
+            let (Outcome::Lowered(_), Some(src)) = (c.outcome(), c.source()) else {
                 continue;
             };
             let name = format!("{}{}", k.name(), if poison { "_poison" } else { "" });

@@ -207,7 +207,7 @@ pub fn reduce_finding(
         let compile_ok = match (&compiled, outcome) {
             (Err(_), Some(Outcome::CompilerCrash)) => true,
             (Err(_), _) | (Ok(_), Some(Outcome::CompilerCrash)) => false,
-            (Ok(k), _) if wants_module => k.source.is_some(),
+            (Ok(k), _) if wants_module => k.module.is_some(),
             (Ok(k), Some(Outcome::Rejected)) => {
                 matches!(k.verdict, compiler::verdict::Verdict::Rejected(_))
             }

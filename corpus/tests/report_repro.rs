@@ -130,8 +130,9 @@ fn finding_of(case: &Case) -> Finding {
 fn repro_py_fails_for_the_finding_and_passes_after_the_fix() {
     let case = d12();
     let emitted = compile(&case, &CodegenOptions::default())
-        .source
-        .expect("d12 lowers");
+        .source()
+        .expect("d12 lowers")
+        .to_string();
     assert!(emitted.contains(FROM), "{emitted}");
     let tampered = emitted.replace(FROM, TO);
     let expected = match reference_outputs(&finding_of(&case)) {

@@ -198,9 +198,9 @@ fn collect(n: usize, only: Option<&[u64]>, faulty: bool) -> Vec<Lowered> {
                 faults: FaultSet::NONE,
                 ..options
             };
-            compile(&case, &clean).source != c.source
+            compile(&case, &clean).source() != c.source()
         };
-        if let (Some(module), Some(source)) = (c.module.clone(), c.source.clone())
+        if let (Some(module), Some(source)) = (c.module.clone(), c.source().map(str::to_string))
             && (!faulty || changed())
             && oracle::evaluate(&case).is_ok()
             && let Ok(inputs) = case.kernel_tensor_args()
@@ -250,7 +250,7 @@ fn collect_dma(n: usize) -> Vec<Lowered> {
             faults: FaultSet::NONE,
         };
         let c = compile(&case, &options);
-        if let (Some(module), Some(source)) = (c.module.clone(), c.source.clone())
+        if let (Some(module), Some(source)) = (c.module.clone(), c.source().map(str::to_string))
             && stages_by_dma(&module)
             && oracle::evaluate(&case).is_ok()
             && let Ok(inputs) = case.kernel_tensor_args()
@@ -776,15 +776,15 @@ fn windowed_nested_sums_match_jax() {
         let script = WINDOWED_SUMS.replace("BLOCK", block);
         let case = compiler::frontend::parse_case(&script, "windowed_sums.py").expect("parses");
         let c = compile(&case, &CodegenOptions::default());
-        let (Some(module), Some(source)) = (c.module, c.source) else {
+        let (Some(module), Some(source)) = (c.module.as_ref(), c.source()) else {
             panic!("block {block}: not lowered");
         };
         let inputs = case.kernel_tensor_args().expect("inputs");
         let job = Job {
             case: &case,
             inputs: &inputs,
-            emitted: Some(&source),
-            module: Some(&module),
+            emitted: Some(source),
+            module: Some(module),
         };
         let sim = Sim::default().run(&job).status;
         let jax = tpu.run(&job).status;

@@ -35,7 +35,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                 "effective": compiled.block_sizes.effective,
             },
             "gap": compiled.gap.as_ref().map(|g| format!("{} at {}", g.construct, g.span)),
-            "source": compiled.source,
+            "source": compiled.source(),
         });
         println!(
             "{}",
@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         return Ok(Exit::Ok);
     }
     match compiled.outcome() {
-        Outcome::Lowered(src) => print!("{src}"),
+        Outcome::Lowered(_) => print!("{}", compiled.source().unwrap_or_default()),
         Outcome::Rejected(r) => println!("rejected: {r}"),
         Outcome::Gap(g) => println!(
             "unsupported: pallas-diff's codegen does not model {} at {}",

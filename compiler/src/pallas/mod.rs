@@ -35,6 +35,13 @@ pub struct PallasModule {
     pub launcher: Launcher,
 }
 
+impl std::fmt::Display for PallasModule {
+    /// The module as Python source ([`print_module`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&print_module(self))
+    }
+}
+
 /// A Python function definition (the kernel, a loop body or a branch closure).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {

@@ -1,7 +1,7 @@
 //! Differential: the reference vs the in-process Pallas executor on a generated case. A
 //! disagreement (or a compiler crash, or an executor error on a lowered case) is a finding.
 
-use crate::check::check_case;
+use crate::check::{Depth, check_case_to};
 use crate::engines::{self, Engine};
 use crate::generators::{GenConfig, generate};
 use arbitrary::Unstructured;
@@ -20,7 +20,12 @@ fn in_process() -> &'static [Box<dyn Engine>] {
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     let config: GenConfig = u.arbitrary()?;
     let case = generate(u, &config.normalized())?;
-    let report = check_case(&case, in_process(), &CodegenOptions::default());
+    let report = check_case_to(
+        Depth::FindingsOnly,
+        &case,
+        in_process(),
+        &CodegenOptions::default(),
+    );
     if report.outcome.is_finding() {
         panic!(
             "finding: {} ({:?})\n{}\n{}",

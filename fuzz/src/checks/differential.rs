@@ -28,11 +28,12 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     );
     if report.outcome.is_finding() {
         panic!(
-            "finding: {} ({:?})\n{}\n{}",
+            "finding: {} ({:?})\n{}\n{}\n# emitted module:\n{}",
             report.outcome,
             report.decided_by,
             report.mismatch.map(|m| m.to_string()).unwrap_or_default(),
-            compiler::render::render_case(&case)
+            compiler::render::render_case(&case),
+            report.emitted.as_deref().unwrap_or("(none)")
         );
     }
     Ok(())

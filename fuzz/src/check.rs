@@ -134,32 +134,15 @@ pub fn check_case_to(
     let t = Instant::now();
     let compiled = compile_guarded(case, options);
     let compile_seconds = t.elapsed().as_secs_f64();
-    let (compiler_result, verdict, gap, crash, emitted) = match &compiled {
-        Err(panic) => (
-            CompilerResult::Crashed,
-            None,
-            None,
-            Some(panic.clone()),
-            None,
-        ),
+    let (compiler_result, verdict, gap, crash) = match &compiled {
+        Err(panic) => (CompilerResult::Crashed, None, None, Some(panic.clone())),
         Ok(c) => match c.outcome() {
-            compiler::compile::Outcome::Lowered(_) => (
-                CompilerResult::Lowered,
-                Some(c.verdict.clone()),
-                None,
-                None,
-                // The JAX engines run the module's text; the in-process ones its typed AST.
-                c.source().filter(|_| {
-                    depth == Depth::Full
-                        || engines
-                            .iter()
-                            .any(|e| !crate::engines::IN_PROCESS.contains(&e.name()))
-                }),
-            ),
+            compiler::compile::Outcome::Lowered(_) => {
+                (CompilerResult::Lowered, Some(c.verdict.clone()), None, None)
+            }
             compiler::compile::Outcome::Rejected(_) => (
                 CompilerResult::Rejected,
                 Some(c.verdict.clone()),
-                None,
                 None,
                 None,
             ),
@@ -168,10 +151,11 @@ pub fn check_case_to(
                 Some(c.verdict.clone()),
                 Some(format!("{} at {}", g.construct, g.span)),
                 None,
-                None,
             ),
         },
     };
+    // The emitted module's text (printed on first use; present iff the compiler lowered).
+    let emitted = || compiled.as_ref().ok().and_then(|c| c.source());
     let reference_decides = match compiler_result {
         CompilerResult::Lowered | CompilerResult::Crashed => true,
         CompilerResult::Rejected | CompilerResult::Gap => depth == Depth::Full,
@@ -198,7 +182,16 @@ pub fn check_case_to(
     let job = Job {
         case,
         inputs: &inputs,
-        emitted,
+        // The JAX engines run the module's text; the in-process ones its typed AST.
+        emitted: if depth == Depth::Full
+            || engines
+                .iter()
+                .any(|e| !crate::engines::is_in_process(e.name()))
+        {
+            emitted()
+        } else {
+            None
+        },
         module: compiled.as_ref().ok().and_then(|c| c.module.as_ref()),
     };
     let not_run = |engine: &str, why: &str| EngineRun {
@@ -258,12 +251,8 @@ pub fn check_case_to(
         known_issue,
         // A findings-only check keeps the module of a finding only (it goes into the report).
         emitted: match depth {
-            Depth::Full => emitted.map(str::to_string),
-            Depth::FindingsOnly if outcome.is_finding() => compiled
-                .as_ref()
-                .ok()
-                .and_then(|c| c.source())
-                .map(str::to_string),
+            Depth::Full => emitted().map(str::to_string),
+            Depth::FindingsOnly if outcome.is_finding() => emitted().map(str::to_string),
             Depth::FindingsOnly => None,
         },
         compile_seconds,

@@ -194,7 +194,13 @@ pub fn build(
 /// build has it.
 pub const IN_PROCESS: &[&str] = &["oracle", sim::NAME];
 
+/// Whether engine `name` runs in this process (the others run the emitted module's text in the
+/// JAX worker pool).
+pub fn is_in_process(name: &str) -> bool {
+    IN_PROCESS.contains(&name)
+}
+
 /// Whether any of `names` needs the JAX worker pool.
 pub fn needs_pool(names: &[String]) -> bool {
-    names.iter().any(|n| !IN_PROCESS.contains(&n.as_str()))
+    names.iter().any(|n| !is_in_process(n))
 }

@@ -15,11 +15,11 @@
 //! Then the whole list: at most one narrowing entry.
 
 use crate::faults::{Fault, FaultSet};
+use crate::ir::hash::FastMap;
 use crate::ir::scope::HostEnv;
 use crate::ir::types::{Ty, Types};
 use crate::ir::{BinOp, Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
 use crate::verdict::{Rejection, Rule};
-use std::collections::HashMap;
 
 /// The first trace-time refusal of the kernel in program order, if any.
 pub fn validate(case: &Case) -> Option<Rejection> {
@@ -49,7 +49,7 @@ pub fn validate_traced(case: &Case, types: Option<&Types>, faults: FaultSet) -> 
     };
     let mut v = Validator {
         host,
-        consts: HashMap::new(),
+        consts: FastMap::default(),
         types,
         faults,
         found: None,
@@ -61,7 +61,7 @@ pub fn validate_traced(case: &Case, types: Option<&Types>, faults: FaultSet) -> 
 struct Validator<'a> {
     host: &'a HostEnv,
     /// Device names bound to static ints (`w = 3` inside a loop).
-    consts: HashMap<String, i64>,
+    consts: FastMap<String, i64>,
     types: Option<&'a Types>,
     faults: FaultSet,
     found: Option<Rejection>,

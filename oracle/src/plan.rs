@@ -9,6 +9,7 @@
 use crate::error::{EvalError, EvalErrorKind as K, Res, err};
 use crate::ty::Ty;
 use compiler::ir::blocks::BlockTable;
+use compiler::ir::hash::FastMap;
 use compiler::ir::inputs::InputError;
 use compiler::ir::scope::HostEnv;
 use compiler::ir::{
@@ -16,7 +17,6 @@ use compiler::ir::{
     LoopKind, ParamKind, Span, Stmt, StmtKind, TileAttr, ViewOp,
 };
 use compiler::tensor::Tensor;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A compiled expression.
@@ -176,7 +176,7 @@ impl Plan {
         let table = BlockTable::of(&case.kernel);
         let sizes = case.block_sizes_with(&table, &host, |e| host.eval_int(e));
         let mut c = Compiler {
-            slots: HashMap::new(),
+            slots: FastMap::default(),
             names: Vec::new(),
             table: &table,
             configured: &sizes.configured,
@@ -208,7 +208,7 @@ impl Plan {
 }
 
 struct Compiler<'a> {
-    slots: HashMap<String, usize>,
+    slots: FastMap<String, usize>,
     names: Vec<String>,
     table: &'a BlockTable,
     configured: &'a [i64],
@@ -253,7 +253,7 @@ impl Compiler<'_> {
         })?;
         let mut params = Vec::new();
         let mut storages: Vec<InitStorage> = Vec::new();
-        let mut storage_of_input: HashMap<&str, usize> = HashMap::new();
+        let mut storage_of_input: FastMap<&str, usize> = FastMap::default();
         for (param, arg) in case.kernel.params.iter().zip(&case.call.args) {
             let slot = self.slot(&param.name);
             match (param.kind, arg) {

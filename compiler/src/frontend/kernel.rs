@@ -7,12 +7,12 @@
 
 use super::FrontendError;
 use super::module::{Ctx, dotted, literal_int, literal_number, stmt_construct};
+use crate::ir::hash::FastMap;
 use crate::ir::{
     AllocKind, AllocShape, AtomicOp, BinOp, CmpOp, DType, Expr, ExprKind, Index, Loop, LoopDim,
     LoopKind, Param, ParamKind, Stmt, StmtKind, TileAttr, ViewOp,
 };
 use rustpython_parser::ast::{self, Ranged};
-use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum NameKind {
@@ -25,7 +25,7 @@ enum NameKind {
 
 pub(crate) struct KernelParser<'c, 's> {
     ctx: &'c Ctx<'s>,
-    names: HashMap<String, NameKind>,
+    names: FastMap<String, NameKind>,
     depth: usize,
 }
 

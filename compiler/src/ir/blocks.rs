@@ -8,7 +8,7 @@
 use super::scope::HostEnv;
 use super::sym::BlockId;
 use super::{Case, Expr, ExprKind, Index, Kernel, Loop, LoopKind, Stmt, StmtKind};
-use std::collections::HashMap;
+use crate::ir::hash::FastMap;
 
 /// Where a block id's size comes from.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,7 +39,7 @@ pub struct BlockInfo {
 pub struct BlockTable {
     /// Indexed by block id.
     pub blocks: Vec<BlockInfo>,
-    by_loop: HashMap<usize, Vec<BlockId>>,
+    by_loop: FastMap<usize, Vec<BlockId>>,
 }
 
 impl BlockTable {
@@ -206,7 +206,7 @@ fn visit_tile_indexed_dims(
     table: &BlockTable,
     f: &mut dyn FnMut(BlockId, &str, usize),
 ) {
-    fn tile_of(index: &Index, tiles: &HashMap<String, BlockId>) -> Option<BlockId> {
+    fn tile_of(index: &Index, tiles: &FastMap<String, BlockId>) -> Option<BlockId> {
         match index {
             Index::Expr(Expr {
                 kind: ExprKind::Name(n),
@@ -220,7 +220,7 @@ fn visit_tile_indexed_dims(
     fn visit_indices(
         tensor: &str,
         indices: &[Index],
-        tiles: &HashMap<String, BlockId>,
+        tiles: &FastMap<String, BlockId>,
         f: &mut dyn FnMut(BlockId, &str, usize),
     ) {
         let mut dim = 0;
@@ -237,7 +237,7 @@ fn visit_tile_indexed_dims(
     fn walk(
         body: &[Stmt],
         table: &BlockTable,
-        tiles: &mut HashMap<String, BlockId>,
+        tiles: &mut FastMap<String, BlockId>,
         f: &mut dyn FnMut(BlockId, &str, usize),
     ) {
         for stmt in body {
@@ -296,7 +296,7 @@ fn visit_tile_indexed_dims(
     }
     fn visit_load(
         e: &Expr,
-        tiles: &HashMap<String, BlockId>,
+        tiles: &FastMap<String, BlockId>,
         f: &mut dyn FnMut(BlockId, &str, usize),
     ) {
         if let ExprKind::Load {
@@ -306,5 +306,5 @@ fn visit_tile_indexed_dims(
             visit_indices(tensor, indices, tiles, f);
         }
     }
-    walk(&kernel.body, table, &mut HashMap::new(), f);
+    walk(&kernel.body, table, &mut FastMap::default(), f);
 }

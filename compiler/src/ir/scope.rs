@@ -2,11 +2,12 @@
 //! storage each tensor name denotes (aliases made with `view_as` share it, spec §2.9), and the
 //! captures of a branch or loop graph (the outer names it reads, spec §2.2).
 
+use super::hash::FastSet;
 use super::{
     AllocKind, AllocShape, Arg, BinOp, Case, Expr, ExprKind, ParamKind, Stmt, StmtKind, ViewOp,
 };
 use crate::tensor::DType;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 /// Identity of a tensor's storage: equal ids mean writes through one are visible through the
 /// other (Helion compares `id(tensor.untyped_storage())`).
@@ -228,7 +229,7 @@ impl HostEnv {
 /// The names a graph reads before (or without) binding them itself: its captures, in order of
 /// first use. Loop variables bound by nested loops are local.
 pub fn captures(body: &[Stmt]) -> Vec<String> {
-    fn reads(e: &Expr, bound: &HashSet<String>, out: &mut Vec<String>) {
+    fn reads(e: &Expr, bound: &FastSet<String>, out: &mut Vec<String>) {
         super::walk::each_expr(e, &mut |x| {
             let name = match &x.kind {
                 ExprKind::Name(n) => Some(n),
@@ -243,7 +244,7 @@ pub fn captures(body: &[Stmt]) -> Vec<String> {
             }
         });
     }
-    fn walk(body: &[Stmt], bound: &mut HashSet<String>, out: &mut Vec<String>) {
+    fn walk(body: &[Stmt], bound: &mut FastSet<String>, out: &mut Vec<String>) {
         for stmt in body {
             match &stmt.kind {
                 StmtKind::Assign { target, value } => {
@@ -286,6 +287,6 @@ pub fn captures(body: &[Stmt]) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    walk(body, &mut HashSet::new(), &mut out);
+    walk(body, &mut FastSet::default(), &mut out);
     out
 }

@@ -53,11 +53,11 @@
 //! resident plan's live guard) keeps the padding out of results.
 
 use super::{Lowerer, RefOrigin};
+use crate::ir::hash::FastMap;
 use crate::ir::sym::BlockId;
 use crate::ir::{Expr, ExprKind, Index, Loop, LoopKind, LoopType, NodeKey, Stmt, StmtKind, walk};
 use crate::pallas::{self, CopyOp, Expr as P, IndexPart, MemorySpace, Scratch};
 use crate::tensor::DType;
-use std::collections::HashMap;
 
 type PStmt = pallas::Stmt;
 
@@ -89,9 +89,9 @@ pub(crate) struct DmaSlot {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DmaPlan {
     /// By load expression.
-    pub loads: HashMap<NodeKey, DmaLoad>,
+    pub loads: FastMap<NodeKey, DmaLoad>,
     /// The loads of each loop (keyed by the loop's address), in source order.
-    pub by_loop: HashMap<usize, Vec<NodeKey>>,
+    pub by_loop: FastMap<usize, Vec<NodeKey>>,
 }
 
 /// The key of a loop.
@@ -145,7 +145,7 @@ impl DmaPlan {
             return plan;
         }
         // Loads per host Ref, over the whole kernel.
-        let mut per_ref: HashMap<usize, usize> = HashMap::new();
+        let mut per_ref: FastMap<usize, usize> = FastMap::default();
         walk::each_stmt(&l.case.kernel.body, &mut |s| {
             walk::stmt_exprs(s, &mut |e| {
                 walk::each_expr(e, &mut |x| {
@@ -186,7 +186,7 @@ impl DmaPlan {
         l: &Lowerer<'_>,
         e: &Expr,
         lp: &Loop,
-        per_ref: &HashMap<usize, usize>,
+        per_ref: &FastMap<usize, usize>,
     ) -> Option<DmaLoad> {
         let ExprKind::Load {
             tensor, indices, ..

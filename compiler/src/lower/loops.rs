@@ -9,6 +9,7 @@
 //! names its branches assign as `cond` operands and returns those still needed after it.
 
 use super::{Env, LResult, Lowerer, Val, gap, py_name};
+use crate::ir::hash::FastSet;
 use crate::ir::sym::{Affine, BlockId, Sym};
 use crate::ir::types::{Ty, broadcast, promote};
 use crate::ir::{
@@ -19,10 +20,9 @@ use crate::pallas::{
 };
 use crate::tensor::DType;
 use crate::verdict::{Rejection, Rule};
-use std::collections::HashSet;
 
 type PStmt = pallas::Stmt;
-pub(crate) type Names<'a> = HashSet<&'a str, super::FxBuild>;
+pub(crate) type Names<'a> = FastSet<&'a str>;
 
 /// The record of one loop dimension: everything tile attributes and masks read. Built only by
 /// [`LoopDim::new`], which takes the begin and the end together, so `tile.count` can never see

@@ -57,6 +57,7 @@ mod memory;
 mod pad;
 
 use crate::ir::blocks::BlockSource;
+use crate::ir::hash::{FastMap, FastSet};
 use crate::ir::scope::HostOrigin;
 use crate::ir::sym::BlockId;
 use crate::ir::types::{Ty, Types};
@@ -68,7 +69,6 @@ use crate::pallas::{
 use crate::plan::Plan;
 use crate::tensor::DType;
 use crate::verdict::Rejection;
-use std::collections::HashMap;
 
 pub use loops::LoopDim;
 
@@ -158,45 +158,11 @@ pub(crate) enum Val {
     Int(i64),
 }
 
-/// FxHash (rustc's hasher): names are short and not attacker-controlled, and SipHash showed
-/// up as a fifth of lowering time.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(u64::from(i));
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A `HashMap`/`HashSet` hasher builder for [`FxHasher`].
-pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
-
 /// The IR names in scope: a map with an undo log, so a loop body or a branch is lowered in a
 /// scope that [`Env::rollback`] discards (no copy of the environment per scope).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Env {
-    map: HashMap<std::rc::Rc<str>, Val, FxBuild>,
+    map: FastMap<std::rc::Rc<str>, Val>,
     log: Vec<(std::rc::Rc<str>, Option<Val>)>,
 }
 
@@ -276,23 +242,23 @@ pub(crate) struct Lowerer<'a> {
     /// Host tensors seen as Refs, bases only (aliases map to their base).
     pub refs: Vec<HostRef>,
     /// Host names (params, allocations, aliases) → index into `refs`.
-    pub host_names: HashMap<String, usize>,
+    pub host_names: FastMap<String, usize>,
     /// Host int names.
-    pub host_ints: HashMap<String, i64>,
+    pub host_ints: FastMap<String, i64>,
     /// Loop-dimension records of every loop lowered so far, by block id.
-    pub loops: HashMap<BlockId, LoopDim>,
+    pub loops: FastMap<BlockId, LoopDim>,
     /// Scratch Refs allocated so far (`_carry_<k>`).
     pub scratch: Vec<(String, Scratch)>,
     /// Counter for fresh names.
-    pub fresh: HashMap<&'static str, usize>,
+    pub fresh: FastMap<&'static str, usize>,
     /// Per block id: static bounds used for padding and dynamic unroll.
     pub bounds: pad::Bounds,
     /// The double-buffered loads of the case.
     pub dma: dma::DmaPlan,
     /// Double-buffered loads whose loop is being lowered: their slots.
-    pub dma_active: HashMap<crate::ir::NodeKey, dma::DmaSlot>,
+    pub dma_active: FastMap<crate::ir::NodeKey, dma::DmaSlot>,
     /// Every name the case binds (generated scratch names avoid them).
-    pub ir_names: std::collections::HashSet<String>,
+    pub ir_names: FastSet<String>,
 }
 
 /// Names the emitted module defines itself: an IR name equal to one is renamed.
@@ -357,19 +323,19 @@ impl<'a> Lowerer<'a> {
             plan,
             options,
             refs: Vec::new(),
-            host_names: HashMap::new(),
+            host_names: FastMap::default(),
             host_ints: types
                 .host
                 .ints
                 .iter()
                 .map(|(k, v)| (k.clone(), *v))
                 .collect(),
-            loops: HashMap::new(),
+            loops: FastMap::default(),
             scratch: Vec::new(),
-            fresh: HashMap::new(),
+            fresh: FastMap::default(),
             bounds: pad::Bounds::default(),
             dma: dma::DmaPlan::default(),
-            dma_active: HashMap::new(),
+            dma_active: FastMap::default(),
             ir_names: case
                 .kernel
                 .params
@@ -685,7 +651,7 @@ impl<'a> Lowerer<'a> {
         let mut outputs = Vec::new();
         let mut kernel_inputs = Vec::new();
         let mut kernel_outputs = Vec::new();
-        let mut output_of_ref: HashMap<usize, usize> = HashMap::new();
+        let mut output_of_ref: FastMap<usize, usize> = FastMap::default();
         for (k, r) in self.refs.iter().enumerate() {
             let is_output = Self::is_output(r);
             let operand = match &r.origin {

@@ -4,10 +4,10 @@
 //! the dim at its end by the difference.
 
 use super::{LResult, Lowerer, gap};
+use crate::ir::hash::FastMap;
 use crate::ir::sym::{Affine, BlockId, Sym};
 use crate::ir::types::Ty;
 use crate::ir::{Expr, ExprKind, Index, Stmt, StmtKind, TileAttr, walk};
-use std::collections::HashMap;
 
 /// Static facts about one loop dimension.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,7 +55,7 @@ impl LoopBounds {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Bounds {
     /// By block id.
-    pub by_block: HashMap<BlockId, LoopBounds>,
+    pub by_block: FastMap<BlockId, LoopBounds>,
 }
 
 impl Bounds {
@@ -138,7 +138,7 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
     fn entries(
         tensor: &str,
         indices: &[Index],
-        tiles: &HashMap<&str, BlockId>,
+        tiles: &FastMap<&str, BlockId>,
         l: &Lowerer<'_>,
         out: &mut Vec<(usize, usize, BlockId, crate::ir::Span)>,
         span: crate::ir::Span,
@@ -178,7 +178,7 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
     }
     fn body<'a>(
         stmts: &'a [Stmt],
-        tiles: &mut HashMap<&'a str, BlockId>,
+        tiles: &mut FastMap<&'a str, BlockId>,
         l: &Lowerer<'_>,
         out: &mut Vec<(usize, usize, BlockId, crate::ir::Span)>,
     ) {
@@ -231,7 +231,7 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
             }
         }
     }
-    body(&l.case.kernel.body, &mut HashMap::new(), l, &mut needs);
+    body(&l.case.kernel.body, &mut FastMap::default(), l, &mut needs);
     for (k, dim, b, span) in needs {
         let Some(lb) = l.bounds.by_block.get(&b) else {
             return gap(span, format!("tile loop {b} has no bounds"));

@@ -5,10 +5,10 @@
 use super::addressing::{Addressing, slice_addressing};
 use super::links::{GraphKind, Slot, Use, User};
 use super::{Planner, ResidentPlan, Selector, Variant, at, lines};
+use crate::ir::hash::{FastMap, FastSet};
 use crate::ir::types::Ty;
 use crate::ir::{AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, StmtKind, ViewOp};
 use crate::verdict::{Rejection, Rule};
-use std::collections::{HashMap, HashSet};
 
 /// The resident-Ref transform allowlist (spec §2.5), as named in messages.
 pub(crate) const RESHAPE: &str = "aten.reshape.default";
@@ -27,13 +27,13 @@ struct Planned<'a> {
 }
 
 /// Annotations of one root, committed only if the whole chain plans (spec §2.1).
-pub(crate) type Scratch = HashMap<NodeKey, ResidentPlan>;
+pub(crate) type Scratch = FastMap<NodeKey, ResidentPlan>;
 
 impl<'a> Planner<'a, '_> {
     /// Plans one load transactionally: commits its chain's annotations, or records the failure
     /// on every narrowing subscript reachable from it (first wins).
-    pub(crate) fn plan_root(&mut self, load: &'a Expr, written: &HashSet<usize>) {
-        let mut scratch = Scratch::new();
+    pub(crate) fn plan_root(&mut self, load: &'a Expr, written: &FastSet<usize>) {
+        let mut scratch = Scratch::default();
         let result = self.root_variants(load, written).and_then(|variants| {
             self.analyze(load, variants, None, Vec::new(), true, &mut scratch)
         });
@@ -47,7 +47,7 @@ impl<'a> Planner<'a, '_> {
     fn root_variants(
         &self,
         load: &'a Expr,
-        written: &HashSet<usize>,
+        written: &FastSet<usize>,
     ) -> Result<Vec<Variant>, Rejection> {
         let here = at(load.span);
         let rej = |rule: Rule, args: &[(&str, &str)]| {
@@ -390,8 +390,8 @@ impl<'a> Planner<'a, '_> {
     }
 
     fn record_walk(&mut self, mut work: Vec<Reach<'a>>, rej: &Rejection) {
-        let mut seen_nodes = super::links::FastSet::default();
-        let mut seen_defs = super::links::FastSet::default();
+        let mut seen_nodes = FastSet::default();
+        let mut seen_defs = FastSet::default();
         while let Some(item) = work.pop() {
             let uses = match item {
                 Reach::Node(e) | Reach::Through(e) => {

@@ -16,12 +16,12 @@ mod links;
 mod selector;
 
 use crate::faults::{Fault, FaultSet};
+use crate::ir::hash::{FastMap, FastSet};
 use crate::ir::sym::{Affine, BlockId};
 use crate::ir::types::Types;
 use crate::ir::{Case, Expr, NodeKey, Span};
 use crate::verdict::{Rejection, Rule};
 use links::Links;
-use std::collections::{HashMap, HashSet};
 
 /// `_RESIDENT_REF_ATEN_VIEW_TARGETS`: the aten ops that are address-preserving resident Ref
 /// transforms (spec §2.5), besides a `None`/`:`-only `hl.subscript`. Explicit on purpose.
@@ -39,10 +39,10 @@ pub struct Plan {
     /// every transport on the path (a `Name` read of a Ref: a same-graph reference, a `_new_var`
     /// rename or a capture placeholder), every address-preserving view and every planned
     /// narrowing subscript (spec §2.1, §2.8).
-    pub resident: HashMap<NodeKey, ResidentPlan>,
+    pub resident: FastMap<NodeKey, ResidentPlan>,
     /// `pallas_static_basic_value_subscript`: narrowing subscripts lowered as plain basic
     /// indexing on a materialized value (db0613ca, spec §2.10).
-    pub static_value: HashSet<NodeKey>,
+    pub static_value: FastSet<NodeKey>,
 }
 
 impl Plan {
@@ -212,13 +212,13 @@ pub(crate) struct Planner<'a, 't> {
     types: &'t Types,
     links: Links<'a>,
     /// First failure per narrowing subscript (`setdefault`, spec §2.8).
-    failures: HashMap<NodeKey, Rejection>,
+    failures: FastMap<NodeKey, Rejection>,
     /// Failures not yet walked to the subscripts they reach, in recording order.
     failure_log: Vec<(Vec<chain::Reach<'a>>, Rejection)>,
     /// Committed annotations.
-    resident: HashMap<NodeKey, ResidentPlan>,
+    resident: FastMap<NodeKey, ResidentPlan>,
     /// Static-value fallbacks.
-    static_value: HashSet<NodeKey>,
+    static_value: FastSet<NodeKey>,
     /// Injected faults (none outside `pallas-diff hunt` / `--inject`).
     pub(crate) faults: FaultSet,
 }
@@ -228,10 +228,10 @@ impl<'a, 't> Planner<'a, 't> {
         Planner {
             types,
             links: Links::build(case),
-            failures: HashMap::new(),
+            failures: FastMap::default(),
             failure_log: Vec::new(),
-            resident: HashMap::new(),
-            static_value: HashSet::new(),
+            resident: FastMap::default(),
+            static_value: FastSet::default(),
             faults: FaultSet::NONE,
         }
     }
@@ -239,7 +239,7 @@ impl<'a, 't> Planner<'a, 't> {
     /// Plans every load in program order (R-MUT collects the written storages first, spec §2.9).
     fn plan_roots(&mut self) {
         let types = self.types;
-        let written: HashSet<usize> = self
+        let written: FastSet<usize> = self
             .links
             .writes
             .iter()
@@ -247,7 +247,7 @@ impl<'a, 't> Planner<'a, 't> {
             .collect();
         // Fault D1: R-MUT skipped, so a written tensor can stay a lazy Ref.
         let written = if self.faults.has(Fault::D1ReadAfterWrite) {
-            HashSet::new()
+            FastSet::default()
         } else {
             written
         };

@@ -20,12 +20,12 @@
 //! generated case to.
 
 use compiler::ir::blocks::BlockTable;
+use compiler::ir::hash::FastMap;
 use compiler::ir::scope::HostEnv;
 use compiler::ir::{
     AllocKind, AllocShape, Arg, AtomicOp, BinOp, CASE_VERSION, Case, Ctor, DType, Expr, ExprKind,
     Index, Loop, LoopKind, ParamKind, Stmt, StmtKind, TileAttr, ViewOp,
 };
-use std::collections::HashMap;
 use std::fmt;
 
 /// Which body of a statement a path step descends into.
@@ -112,7 +112,7 @@ enum NameKind {
 /// they are read (in program order), tile attributes are of tiles, loads and stores name host
 /// tensors, device constructs sit inside device loops, and every form survives render → parse.
 fn check_static(case: &Case) -> Result<(), Flaw> {
-    let mut names: HashMap<String, NameKind> = case
+    let mut names: FastMap<String, NameKind> = case
         .kernel
         .params
         .iter()
@@ -133,7 +133,7 @@ fn static_body(
     depth: usize,
     arm: Arm,
     path: &mut StmtPath,
-    names: &mut HashMap<String, NameKind>,
+    names: &mut FastMap<String, NameKind>,
 ) -> Result<(), Flaw> {
     for (i, stmt) in body.iter().enumerate() {
         path.push((arm, i));
@@ -147,7 +147,7 @@ fn static_stmt(
     stmt: &Stmt,
     depth: usize,
     path: &mut StmtPath,
-    names: &mut HashMap<String, NameKind>,
+    names: &mut FastMap<String, NameKind>,
 ) -> Result<(), Flaw> {
     let here = |m: String| Flaw::Stmt {
         path: path.clone(),
@@ -160,7 +160,7 @@ fn static_stmt(
             Ok(())
         }
     };
-    let host_tensor = |names: &HashMap<String, NameKind>, t: &str| {
+    let host_tensor = |names: &FastMap<String, NameKind>, t: &str| {
         if names.get(t) == Some(&NameKind::HostTensor) {
             Ok(())
         } else {
@@ -263,7 +263,7 @@ fn static_stmt(
     Ok(())
 }
 
-fn static_indices(indices: &[Index], depth: usize, names: &HashMap<String, NameKind>) -> R<()> {
+fn static_indices(indices: &[Index], depth: usize, names: &FastMap<String, NameKind>) -> R<()> {
     syntax_indices(indices)?;
     let mut r = Ok(());
     compiler::ir::walk::each_index_expr(indices, &mut |x| {
@@ -275,7 +275,7 @@ fn static_indices(indices: &[Index], depth: usize, names: &HashMap<String, NameK
 }
 
 /// The frontend's view of one expression (and the forms that do not survive render → parse).
-fn static_reads(e: &Expr, depth: usize, names: &HashMap<String, NameKind>) -> R<()> {
+fn static_reads(e: &Expr, depth: usize, names: &FastMap<String, NameKind>) -> R<()> {
     syntax(e)?;
     let mut bad: Option<String> = None;
     compiler::ir::walk::each_expr(e, &mut |x| {
@@ -546,7 +546,7 @@ struct Checker<'c> {
     case: &'c Case,
     table: BlockTable,
     effective: Vec<i64>,
-    env: HashMap<String, V>,
+    env: FastMap<String, V>,
     host_names: Vec<String>,
     storages: Vec<Storage>,
     path: StmtPath,
@@ -659,13 +659,13 @@ impl<'c> Checker<'c> {
             case,
             table,
             effective: sizes.effective,
-            env: HashMap::new(),
+            env: FastMap::default(),
             host_names: Vec::new(),
             storages: Vec::new(),
             path: Vec::new(),
             steps: 0,
         };
-        let mut storage_of: HashMap<&str, usize> = HashMap::new();
+        let mut storage_of: FastMap<&str, usize> = FastMap::default();
         for (p, a) in case.kernel.params.iter().zip(&case.call.args) {
             let v = match a {
                 Arg::Int(v) => V::Int(*v),

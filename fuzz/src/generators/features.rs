@@ -12,13 +12,14 @@
 //!   host alias), whole-block consumers, ...
 
 use compiler::ir::blocks::BlockTable;
+use compiler::ir::hash::FastMap;
 use compiler::ir::scope::{HostEnv, HostOrigin};
 use compiler::ir::{
     AllocKind, AllocShape, AtomicOp, BinOp, Case, CmpOp, Ctor, DType, Expr, ExprKind, Index,
     InputOp, LoopKind, LoopType, ParamKind, Stmt, StmtKind, TileAttr, ViewOp,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fmt;
 
 macro_rules! surface {
@@ -522,11 +523,11 @@ struct Walker<'c> {
     table: BlockTable,
     loop_type: LoopType,
     /// Device names bound to tile loads: (tensor, tiled dim, block id).
-    loads: HashMap<&'c str, (&'c str, usize, usize)>,
+    loads: FastMap<&'c str, (&'c str, usize, usize)>,
     /// Device names and the expression they were last bound to.
-    bound: HashMap<&'c str, &'c Expr>,
+    bound: FastMap<&'c str, &'c Expr>,
     /// Tile variables and their block ids.
-    tiles: HashMap<&'c str, usize>,
+    tiles: FastMap<&'c str, usize>,
     /// Storages loaded anywhere.
     loaded_storages: Vec<usize>,
 }
@@ -554,9 +555,9 @@ impl<'c> Walker<'c> {
             table,
             loop_type: case.config.effective_loop_type(),
             host,
-            loads: HashMap::new(),
-            bound: HashMap::new(),
-            tiles: HashMap::new(),
+            loads: FastMap::default(),
+            bound: FastMap::default(),
+            tiles: FastMap::default(),
             loaded_storages,
         }
     }

@@ -14,13 +14,13 @@ use super::check::{Arm, Flaw, StmtPath, check, is_identifier};
 use super::config::GenConfig;
 use super::make::{int, name, st};
 use compiler::ir::blocks::BlockTable;
+use compiler::ir::hash::FastMap;
 use compiler::ir::scope::HostEnv;
 use compiler::ir::walk::{each_expr_mut, each_stmt_mut};
 use compiler::ir::{
     AllocKind, Arg, AtomicOp, BinOp, CASE_VERSION, Case, Ctor, DType, Expr, ExprKind, Index, Input,
     LoopKind, ParamKind, Stmt, StmtKind,
 };
-use std::collections::HashMap;
 
 /// Most repair rounds before giving up on a case and replacing it.
 const MAX_ROUNDS: usize = 400;
@@ -380,12 +380,12 @@ fn host_tensor_names(case: &Case) -> Vec<String> {
 /// (a shrunk input otherwise makes every read of it fail).
 fn fit_loops(case: &mut Case) {
     let env = HostEnv::of(case);
-    let shapes: HashMap<String, Vec<usize>> = env
+    let shapes: FastMap<String, Vec<usize>> = env
         .tensors
         .iter()
         .map(|(n, t)| (n.clone(), t.shape.clone()))
         .collect();
-    let mut limit: HashMap<String, usize> = HashMap::new();
+    let mut limit: FastMap<String, usize> = FastMap::default();
     compiler::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
         let mut see = |tensor: &str, indices: &[Index]| {
             let Some(shape) = shapes.get(tensor) else {

@@ -7,7 +7,7 @@
 //! transposes and `broadcast_to`.
 
 use super::error::{ErrorKind, SimError, SimResult};
-use super::value::{Arr, Cat, Data, MAX_RANK, Shape, pool_vec, wrap_i32};
+use super::value::{Arr, Cat, Data, MAX_RANK, Shape, pool_vec, round_bf16, wrap_i32};
 use crate::pallas::{BinOp, CmpOp};
 use crate::tensor::DType;
 
@@ -425,8 +425,15 @@ pub(crate) fn binary(op: BinOp, a: &Arr, b: &Arr) -> SimResult<Arr> {
         (Cat::F32 | Cat::WeakFloat, BinOp::Add) => go!(|x, y| f64::from((x + y) as f32)),
         (Cat::F32 | Cat::WeakFloat, BinOp::Sub) => go!(|x, y| f64::from((x - y) as f32)),
         (Cat::F32 | Cat::WeakFloat, BinOp::Mul) => go!(|x, y| f64::from((x * y) as f32)),
+        (Cat::F32 | Cat::WeakFloat, BinOp::Div) => go!(|x, y| f64::from((x / y) as f32)),
+        (Cat::Bf16, BinOp::Add) => go!(|x, y| round_bf16(x + y)),
+        (Cat::Bf16, BinOp::Sub) => go!(|x, y| round_bf16(x - y)),
+        (Cat::Bf16, BinOp::Mul) => go!(|x, y| round_bf16(x * y)),
         (Cat::WeakInt | Cat::I32, BinOp::Add) => go!(|x, y| wrap_i32(x + y)),
         (Cat::WeakInt | Cat::I32, BinOp::Sub) => go!(|x, y| wrap_i32(x - y)),
+        // int32 operands: the product is exact in i64.
+        (Cat::WeakInt | Cat::I32, BinOp::Mul) => go!(|x, y| wrap_i32((i(x) * i(y)) as f64)),
+        // The rest (each arm above is `apply` specialized, its loop inlined).
         _ => go!(|x, y| apply(op, cat, x, y)),
     }
 }
@@ -461,17 +468,22 @@ fn fold_constant_add(op: BinOp, a: &Arr, b: &Arr, cat: Cat) -> SimResult<Option<
 /// `a cmp b` on arrays (a bool array).
 pub(crate) fn compare(op: CmpOp, a: &Arr, b: &Arr) -> SimResult<Arr> {
     let cat = a.cat.join(b.cat);
-    zip_with(a, b, cat, Cat::Bool, "comparison", |x, y| {
-        let r = match op {
-            CmpOp::Lt => x < y,
-            CmpOp::Le => x <= y,
-            CmpOp::Gt => x > y,
-            CmpOp::Ge => x >= y,
-            CmpOp::Eq => x == y,
-            CmpOp::Ne => x != y,
+    // One loop per operator (no `match` per element).
+    macro_rules! go {
+        ($f:expr) => {
+            zip_with(a, b, cat, Cat::Bool, "comparison", |x, y| {
+                f64::from(u8::from($f(x, y)))
+            })
         };
-        f64::from(u8::from(r))
-    })
+    }
+    match op {
+        CmpOp::Lt => go!(|x: f64, y: f64| x < y),
+        CmpOp::Le => go!(|x: f64, y: f64| x <= y),
+        CmpOp::Gt => go!(|x: f64, y: f64| x > y),
+        CmpOp::Ge => go!(|x: f64, y: f64| x >= y),
+        CmpOp::Eq => go!(|x: f64, y: f64| x == y),
+        CmpOp::Ne => go!(|x: f64, y: f64| x != y),
+    }
 }
 
 /// `jnp.minimum` / `jnp.maximum` (NaN-propagating, as XLA's min/max).

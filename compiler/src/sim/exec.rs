@@ -10,7 +10,7 @@
 //!   clamped (generic interpreter).
 
 use super::error::{ErrorKind, SimError, SimResult, SimStage};
-use super::ops::{self, VIdx};
+use super::ops::{self, VIdx, contiguous, for_each_strided, strided_copy};
 use super::reduce;
 use super::resolve::{RExpr, RIndex, RJnp, RStmt, RTarget, Resolved};
 use super::value::{self, Arr, Base, Cat, IntVal, MAX_RANK, Shape, Value, View};
@@ -110,6 +110,14 @@ fn arr_of(v: &Value) -> SimResult<Arr> {
                 format!("{} is not a valid JAX type", v.type_name()),
             ))
         }
+    }
+}
+
+/// [`arr_of`] of a value no longer needed: an array is moved, not cloned.
+fn into_arr(v: Value) -> SimResult<Arr> {
+    match v {
+        Value::Arr(a) => Ok(a),
+        other => arr_of(&other),
     }
 }
 
@@ -285,7 +293,13 @@ impl<'p> Machine<'p> {
     }
 
     /// Calls function `f` with `args`.
-    pub fn call(&mut self, f: usize, args: Vec<Value>) -> SimResult<Value> {
+    pub fn call(
+        &mut self,
+        f: usize,
+        args: impl IntoIterator<Item = Value, IntoIter: ExactSizeIterator>,
+    ) -> SimResult<Value> {
+        // Any exact-size iterator: loop bodies are called with arrays, not fresh `Vec`s.
+        let args = args.into_iter();
         let res = self.res;
         let func = &res.funcs[f];
         if args.len() != func.params.len() {
@@ -305,6 +319,14 @@ impl<'p> Machine<'p> {
         for (&p, a) in func.params.iter().zip(args) {
             self.slots[p as usize] = a;
         }
+        self.run_body(f)
+    }
+
+    /// Runs the body of function `f`, its parameters bound (the non-generic part of
+    /// [`Machine::call`]).
+    fn run_body(&mut self, f: usize) -> SimResult<Value> {
+        let res = self.res;
+        let func = &res.funcs[f];
         self.stack.push(f);
         let r = self.exec(&func.body);
         let r = match r {
@@ -414,7 +436,7 @@ impl<'p> Machine<'p> {
                     };
                     // Tracing visits the body once, as `pl.when` traces it into a `cond`.
                     if taken.unwrap_or(self.tracing) {
-                        self.call(*func, Vec::new())?;
+                        self.call(*func, [])?;
                     }
                 }
                 RStmt::AsyncCopy { src, dst, sem, op } => self.async_copy(src, dst, sem, *op)?,
@@ -641,7 +663,7 @@ impl<'p> Machine<'p> {
                 if is_py_scalar(&a) && is_py_scalar(&b) {
                     py_binary(*op, &a, &b)?
                 } else {
-                    Value::Arr(ops::binary(*op, &arr_of(&a)?, &arr_of(&b)?)?)
+                    Value::Arr(ops::binary(*op, &into_arr(a)?, &into_arr(b)?)?)
                 }
             }
             RExpr::Compare(op, a, b) => {
@@ -661,7 +683,7 @@ impl<'p> Machine<'p> {
                         CmpOp::Ne => x != y,
                     })
                 } else {
-                    Value::Arr(ops::compare(*op, &arr_of(&a)?, &arr_of(&b)?)?)
+                    Value::Arr(ops::compare(*op, &into_arr(a)?, &into_arr(b)?)?)
                 }
             }
             RExpr::Neg(v) => match self.eval(v)? {
@@ -671,7 +693,7 @@ impl<'p> Machine<'p> {
                 ),
                 Value::Bool(b) => Value::Int(-i64::from(b)),
                 Value::Float(f) => Value::Float(-f),
-                other => Value::Arr(ops::neg(&arr_of(&other)?)?),
+                other => Value::Arr(ops::neg(&into_arr(other)?)?),
             },
             RExpr::Index(base, index) => {
                 let b = self.eval(base)?;
@@ -750,130 +772,156 @@ impl<'p> Machine<'p> {
                 upper,
                 body,
                 init,
-            } => {
-                let lo = self.int_operand(lower, "fori_loop lower")?;
-                let hi = self.int_operand(upper, "fori_loop upper")?;
-                let f = self.func_of(body)?;
-                let init = self.eval(init)?;
-                let carry = carry_of(init)?;
-                if self.tracing {
-                    let j = Value::Arr(Arr::traced(Cat::I32, Shape::SCALAR));
-                    let out = carry_of(self.call(f, vec![j, traced(&carry)])?)?;
-                    if !same_type(&carry, &out) {
-                        return Err(te(
-                            ErrorKind::TypeError,
-                            format!(
-                                "fori_loop body output carry {} does not match the input carry {}",
-                                describe(&out),
-                                describe(&carry)
-                            ),
-                        ));
-                    }
-                    traced(&out)
-                } else {
-                    let (lo, hi) = (lo.value().unwrap_or(0), hi.value().unwrap_or(0));
-                    let mut c = carry;
-                    for i in lo..hi {
-                        let j = Value::Arr(Arr::scalar(Cat::I32, i as f64));
-                        c = carry_of(self.call(f, vec![j, c])?)?;
-                    }
-                    c
-                }
-            }
+            } => self.fori_loop(lower, upper, body, init)?,
             RExpr::Cond {
                 pred,
                 then_fn,
                 else_fn,
                 operands,
-            } => {
-                let p = self.eval(pred)?;
-                let taken = match &p {
-                    Value::Bool(b) => Some(*b),
-                    Value::Int(i) => Some(*i > 0),
-                    Value::Arr(a) if a.shape.rank() == 0 && !a.cat.is_float() => {
-                        a.item().map(|x| x > 0.0)
-                    }
-                    other => {
-                        return Err(te(
-                            ErrorKind::TypeError,
-                            format!(
-                                "Pred must be a scalar boolean or integer, got {}",
-                                describe(other)
-                            ),
-                        ));
-                    }
-                };
-                let t = self.func_of(then_fn)?;
-                let f = self.func_of(else_fn)?;
-                let ops = operands
-                    .iter()
-                    .map(|o| self.eval(o).and_then(carry_of))
-                    .collect::<SimResult<Vec<_>>>()?;
-                if self.tracing {
-                    let targs: Vec<Value> = ops.iter().map(traced).collect();
-                    let a = carry_of(self.call(t, targs.clone())?)?;
-                    let b = carry_of(self.call(f, targs)?)?;
-                    if !same_type(&a, &b) {
-                        return Err(te(
-                            ErrorKind::TypeError,
-                            format!(
-                                "true_fun and false_fun output must have identical types, got {} and {}",
-                                describe(&a),
-                                describe(&b)
-                            ),
-                        ));
-                    }
-                    traced(&a)
-                } else {
-                    let branch = if taken.unwrap_or(false) { t } else { f };
-                    carry_of(self.call(branch, ops)?)?
-                }
-            }
+            } => self.cond(pred, then_fn, else_fn, operands)?,
             RExpr::EmitPipeline { body, grid } => {
-                let f = self.func_of(body)?;
-                let dims = grid
-                    .iter()
-                    .map(|g| self.int_operand(g, "emit_pipeline grid"))
-                    .collect::<SimResult<Vec<_>>>()?;
-                if self.tracing {
-                    let idx: Vec<Value> = dims
-                        .iter()
-                        .map(|_| Value::Arr(Arr::traced(Cat::I32, Shape::SCALAR)))
-                        .collect();
-                    self.call(f, vec![Value::Tuple(idx.into())])?;
-                } else {
-                    let dims: Vec<i64> = dims.iter().map(|d| d.value().unwrap_or(0)).collect();
-                    if dims.iter().all(|&d| d > 0) {
-                        let mut idx = vec![0i64; dims.len()];
-                        'grid: loop {
-                            let t: Vec<Value> = idx
-                                .iter()
-                                .map(|&i| Value::Arr(Arr::scalar(Cat::I32, i as f64)))
-                                .collect();
-                            self.call(f, vec![Value::Tuple(t.into())])?;
-                            let mut k = dims.len();
-                            loop {
-                                if k == 0 {
-                                    break 'grid;
-                                }
-                                k -= 1;
-                                idx[k] += 1;
-                                if idx[k] < dims[k] {
-                                    break;
-                                }
-                                idx[k] = 0;
-                            }
-                        }
-                    }
-                }
+                self.emit_pipeline(body, grid)?;
                 Value::None
             }
         })
     }
 
+    /// `jax.lax.fori_loop` (out of line: keeps `eval`'s stack frame, paid on every
+    /// expression, small).
+    #[inline(never)]
+    fn fori_loop(
+        &mut self,
+        lower: &'p RExpr,
+        upper: &'p RExpr,
+        body: &'p RExpr,
+        init: &'p RExpr,
+    ) -> SimResult<Value> {
+        let lo = self.int_operand(lower, "fori_loop lower")?;
+        let hi = self.int_operand(upper, "fori_loop upper")?;
+        let f = self.func_of(body)?;
+        let init = self.eval(init)?;
+        let carry = carry_of(init)?;
+        if self.tracing {
+            let j = Value::Arr(Arr::traced(Cat::I32, Shape::SCALAR));
+            let out = carry_of(self.call(f, [j, traced(&carry)])?)?;
+            if !same_type(&carry, &out) {
+                return Err(te(
+                    ErrorKind::TypeError,
+                    format!(
+                        "fori_loop body output carry {} does not match the input carry {}",
+                        describe(&out),
+                        describe(&carry)
+                    ),
+                ));
+            }
+            Ok(traced(&out))
+        } else {
+            let (lo, hi) = (lo.value().unwrap_or(0), hi.value().unwrap_or(0));
+            let mut c = carry;
+            for i in lo..hi {
+                let j = Value::Arr(Arr::scalar(Cat::I32, i as f64));
+                c = carry_of(self.call(f, [j, c])?)?;
+            }
+            Ok(c)
+        }
+    }
+
+    /// `jax.lax.cond` (out of line, like [`Machine::fori_loop`]).
+    #[inline(never)]
+    fn cond(
+        &mut self,
+        pred: &'p RExpr,
+        then_fn: &'p RExpr,
+        else_fn: &'p RExpr,
+        operands: &'p [RExpr],
+    ) -> SimResult<Value> {
+        let p = self.eval(pred)?;
+        let taken = match &p {
+            Value::Bool(b) => Some(*b),
+            Value::Int(i) => Some(*i > 0),
+            Value::Arr(a) if a.shape.rank() == 0 && !a.cat.is_float() => a.item().map(|x| x > 0.0),
+            other => {
+                return Err(te(
+                    ErrorKind::TypeError,
+                    format!(
+                        "Pred must be a scalar boolean or integer, got {}",
+                        describe(other)
+                    ),
+                ));
+            }
+        };
+        let t = self.func_of(then_fn)?;
+        let f = self.func_of(else_fn)?;
+        let ops = operands
+            .iter()
+            .map(|o| self.eval(o).and_then(carry_of))
+            .collect::<SimResult<Vec<_>>>()?;
+        if self.tracing {
+            let targs: Vec<Value> = ops.iter().map(traced).collect();
+            let a = carry_of(self.call(t, targs.clone())?)?;
+            let b = carry_of(self.call(f, targs)?)?;
+            if !same_type(&a, &b) {
+                return Err(te(
+                    ErrorKind::TypeError,
+                    format!(
+                        "true_fun and false_fun output must have identical types, got {} and {}",
+                        describe(&a),
+                        describe(&b)
+                    ),
+                ));
+            }
+            Ok(traced(&a))
+        } else {
+            let branch = if taken.unwrap_or(false) { t } else { f };
+            carry_of(self.call(branch, ops)?)
+        }
+    }
+
+    /// `pltpu.emit_pipeline(body, grid=...)()` (out of line, like [`Machine::fori_loop`]).
+    #[inline(never)]
+    fn emit_pipeline(&mut self, body: &'p RExpr, grid: &'p [RExpr]) -> SimResult<()> {
+        let f = self.func_of(body)?;
+        let dims = grid
+            .iter()
+            .map(|g| self.int_operand(g, "emit_pipeline grid"))
+            .collect::<SimResult<Vec<_>>>()?;
+        if self.tracing {
+            let idx: Vec<Value> = dims
+                .iter()
+                .map(|_| Value::Arr(Arr::traced(Cat::I32, Shape::SCALAR)))
+                .collect();
+            self.call(f, [Value::Tuple(idx.into())])?;
+        } else {
+            let dims: Vec<i64> = dims.iter().map(|d| d.value().unwrap_or(0)).collect();
+            if dims.iter().all(|&d| d > 0) {
+                let mut idx = vec![0i64; dims.len()];
+                'grid: loop {
+                    let t: Vec<Value> = idx
+                        .iter()
+                        .map(|&i| Value::Arr(Arr::scalar(Cat::I32, i as f64)))
+                        .collect();
+                    self.call(f, [Value::Tuple(t.into())])?;
+                    let mut k = dims.len();
+                    loop {
+                        if k == 0 {
+                            break 'grid;
+                        }
+                        k -= 1;
+                        idx[k] += 1;
+                        if idx[k] < dims[k] {
+                            break;
+                        }
+                        idx[k] = 0;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn arr(&mut self, e: &'p RExpr) -> SimResult<Arr> {
         let v = self.eval(e)?;
-        arr_of(&v)
+        into_arr(v)
     }
 
     fn static_shape(&mut self, dims: &'p [RExpr]) -> SimResult<Shape> {
@@ -946,7 +994,7 @@ impl<'p> Machine<'p> {
                 let cat = Cat::of(*dtype);
                 let fill = match v {
                     Value::Float(f) => Arr::konst(cat, ops::convert(f, Cat::F32, cat)),
-                    other => ops::cast(&arr_of(&other)?, cat),
+                    other => ops::cast(&into_arr(other)?, cat),
                 };
                 ops::broadcast_to(&fill, s)
             }
@@ -1069,9 +1117,17 @@ impl<'p> Machine<'p> {
                 Ok(Value::Arr(self.read(&view)?))
             }
             Value::Arr(a) => {
-                let mut parts = Vec::with_capacity(index.len());
-                for p in index {
-                    parts.push(match p {
+                // On the stack: an index has a few parts (a longer one is an error below).
+                let mut small = [VIdx::Full; 2 * MAX_RANK];
+                let mut large = Vec::new();
+                let parts: &mut [VIdx] = if index.len() <= small.len() {
+                    &mut small[..index.len()]
+                } else {
+                    large.resize(index.len(), VIdx::Full);
+                    &mut large
+                };
+                for (slot, p) in parts.iter_mut().zip(index) {
+                    *slot = match p {
                         RIndex::Full => VIdx::Full,
                         RIndex::NewAxis => VIdx::NewAxis,
                         RIndex::Ellipsis => VIdx::Ellipsis,
@@ -1089,9 +1145,9 @@ impl<'p> Machine<'p> {
                                 )));
                             }
                         },
-                    });
+                    };
                 }
-                Ok(Value::Arr(ops::index_value(&a, &parts)?))
+                Ok(Value::Arr(ops::index_value(&a, parts)?))
             }
             Value::Tuple(items) => {
                 let k = match index {
@@ -1367,7 +1423,32 @@ impl<'p> Machine<'p> {
                 })
             }
             Base::Reshape(inner) => {
-                let (buf, inner_offsets) = match self.access(inner, write)? {
+                let inner = self.access(inner, write)?;
+                let bst = v.base_shape.strides();
+                let offset: usize = (0..v.base_shape.rank())
+                    .map(|d| start[d] as usize * bst[d])
+                    .sum();
+                let mut strides = [0usize; MAX_RANK];
+                for k in 0..v.rank as usize {
+                    strides[k] = bst[v.dims[k].0 as usize];
+                }
+                let (buf, inner_offsets) = match inner {
+                    // A reshape of one contiguous run (the usual whole block): element `f`
+                    // of the inner view is at `offset + f`, so the window stays strided.
+                    // (Not when empty: an empty window's offset may lie past its buffer.)
+                    Access::Strided {
+                        buf,
+                        offset: inner_offset,
+                        shape: inner_shape,
+                        strides: inner_strides,
+                    } if inner_shape.numel() > 0 && contiguous(inner_shape, &inner_strides) => {
+                        return Ok(Access::Strided {
+                            buf,
+                            offset: inner_offset + offset,
+                            shape,
+                            strides,
+                        });
+                    }
                     Access::Strided {
                         buf,
                         offset,
@@ -1380,17 +1461,8 @@ impl<'p> Machine<'p> {
                     }
                     Access::Gather { buf, offsets } => (buf, offsets),
                 };
-                let bst = v.base_shape.strides();
-                let offset: usize = (0..v.base_shape.rank())
-                    .map(|d| start[d] as usize * bst[d])
-                    .sum();
-                let mut strides = [0usize; MAX_RANK];
-                for k in 0..v.rank as usize {
-                    strides[k] = bst[v.dims[k].0 as usize];
-                }
-                let mut flat = Vec::with_capacity(shape.numel());
-                strided_offsets(offset, shape, strides, &mut flat);
-                let offsets = flat.into_iter().map(|f| inner_offsets[f]).collect();
+                let mut offsets = Vec::with_capacity(shape.numel());
+                for_each_strided(offset, shape, strides, |f| offsets.push(inner_offsets[f]));
                 Ok(Access::Gather { buf, offsets })
             }
         }
@@ -1441,7 +1513,7 @@ impl<'p> Machine<'p> {
         };
         let view = self.ref_index(&r, index)?;
         let v = self.eval(value)?;
-        let a = arr_of(&v)?;
+        let a = into_arr(v)?;
         let shape = view.shape();
         if a.shape != shape {
             return Err(te(
@@ -1507,88 +1579,8 @@ fn root_buffer(v: &View) -> usize {
     }
 }
 
-/// Whether a strided window is one contiguous run (row-major strides, ignoring dims of 1).
-fn contiguous(shape: Shape, strides: &[usize; MAX_RANK]) -> bool {
-    let mut expect = 1;
-    for k in (0..shape.rank()).rev() {
-        let d = shape.dims()[k];
-        if d != 1 && strides[k] != expect {
-            return false;
-        }
-        expect *= d;
-    }
-    true
-}
-
-/// Calls `f(offset)` for each element of a strided window, row-major.
-#[inline]
-fn for_each_strided(
-    offset: usize,
-    shape: Shape,
-    strides: [usize; MAX_RANK],
-    mut f: impl FnMut(usize),
-) {
-    let r = shape.rank();
-    if r == 0 {
-        f(offset);
-        return;
-    }
-    if shape.numel() == 0 {
-        return;
-    }
-    let dims = shape.dims();
-    let last = r - 1;
-    let n_last = dims[last];
-    let s_last = strides[last];
-    let outer: usize = dims[..last].iter().product();
-    let mut idx = [0usize; MAX_RANK];
-    let mut base = offset;
-    for _ in 0..outer {
-        let mut p = base;
-        for _ in 0..n_last {
-            f(p);
-            p += s_last;
-        }
-        let mut k = last;
-        while k > 0 {
-            k -= 1;
-            idx[k] += 1;
-            base += strides[k];
-            if idx[k] < dims[k] {
-                break;
-            }
-            base -= strides[k] * dims[k];
-            idx[k] = 0;
-        }
-    }
-}
-
 fn strided_offsets(offset: usize, shape: Shape, strides: [usize; MAX_RANK], out: &mut Vec<usize>) {
     for_each_strided(offset, shape, strides, |p| out.push(p));
-}
-
-fn strided_copy(
-    data: &[f64],
-    offset: usize,
-    shape: Shape,
-    strides: [usize; MAX_RANK],
-    out: &mut Vec<f64>,
-) {
-    let r = shape.rank();
-    if r > 0 && strides[r - 1] == 1 {
-        // Contiguous rows.
-        let n_last = shape.dims()[r - 1];
-        let mut row_shape = shape;
-        row_shape = Shape::new(&row_shape.dims()[..r - 1]).unwrap_or(Shape::SCALAR);
-        if n_last == 0 {
-            return;
-        }
-        for_each_strided(offset, row_shape, strides, |p| {
-            out.extend_from_slice(&data[p..p + n_last]);
-        });
-        return;
-    }
-    for_each_strided(offset, shape, strides, |p| out.push(data[p]));
 }
 
 fn strided_store(

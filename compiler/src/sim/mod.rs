@@ -316,7 +316,7 @@ impl Program {
             let mut idx = [0i64; MAX_RANK];
             'grid: loop {
                 m.pid = idx;
-                m.call(0, args.clone())?;
+                m.call(0, args.iter().cloned())?;
                 let mut k = grid.len();
                 loop {
                     if k == 0 {

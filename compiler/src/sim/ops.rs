@@ -7,7 +7,7 @@
 //! transposes and `broadcast_to`.
 
 use super::error::{ErrorKind, SimError, SimResult};
-use super::value::{Arr, Cat, Data, MAX_RANK, Shape, pool_vec, wrap_i32};
+use super::value::{Arr, Cat, Data, MAX_RANK, Shape, pool_vec, round_bf16, wrap_i32};
 use crate::pallas::{BinOp, CmpOp};
 use crate::tensor::DType;
 
@@ -425,8 +425,15 @@ pub(crate) fn binary(op: BinOp, a: &Arr, b: &Arr) -> SimResult<Arr> {
         (Cat::F32 | Cat::WeakFloat, BinOp::Add) => go!(|x, y| f64::from((x + y) as f32)),
         (Cat::F32 | Cat::WeakFloat, BinOp::Sub) => go!(|x, y| f64::from((x - y) as f32)),
         (Cat::F32 | Cat::WeakFloat, BinOp::Mul) => go!(|x, y| f64::from((x * y) as f32)),
+        (Cat::F32 | Cat::WeakFloat, BinOp::Div) => go!(|x, y| f64::from((x / y) as f32)),
+        (Cat::Bf16, BinOp::Add) => go!(|x, y| round_bf16(x + y)),
+        (Cat::Bf16, BinOp::Sub) => go!(|x, y| round_bf16(x - y)),
+        (Cat::Bf16, BinOp::Mul) => go!(|x, y| round_bf16(x * y)),
         (Cat::WeakInt | Cat::I32, BinOp::Add) => go!(|x, y| wrap_i32(x + y)),
         (Cat::WeakInt | Cat::I32, BinOp::Sub) => go!(|x, y| wrap_i32(x - y)),
+        // int32 operands: the product is exact in i64.
+        (Cat::WeakInt | Cat::I32, BinOp::Mul) => go!(|x, y| wrap_i32((i(x) * i(y)) as f64)),
+        // The rest (each arm above is `apply` specialized, its loop inlined).
         _ => go!(|x, y| apply(op, cat, x, y)),
     }
 }
@@ -461,17 +468,22 @@ fn fold_constant_add(op: BinOp, a: &Arr, b: &Arr, cat: Cat) -> SimResult<Option<
 /// `a cmp b` on arrays (a bool array).
 pub(crate) fn compare(op: CmpOp, a: &Arr, b: &Arr) -> SimResult<Arr> {
     let cat = a.cat.join(b.cat);
-    zip_with(a, b, cat, Cat::Bool, "comparison", |x, y| {
-        let r = match op {
-            CmpOp::Lt => x < y,
-            CmpOp::Le => x <= y,
-            CmpOp::Gt => x > y,
-            CmpOp::Ge => x >= y,
-            CmpOp::Eq => x == y,
-            CmpOp::Ne => x != y,
+    // One loop per operator (no `match` per element).
+    macro_rules! go {
+        ($f:expr) => {
+            zip_with(a, b, cat, Cat::Bool, "comparison", |x, y| {
+                f64::from(u8::from($f(x, y)))
+            })
         };
-        f64::from(u8::from(r))
-    })
+    }
+    match op {
+        CmpOp::Lt => go!(|x: f64, y: f64| x < y),
+        CmpOp::Le => go!(|x: f64, y: f64| x <= y),
+        CmpOp::Gt => go!(|x: f64, y: f64| x > y),
+        CmpOp::Ge => go!(|x: f64, y: f64| x >= y),
+        CmpOp::Eq => go!(|x: f64, y: f64| x == y),
+        CmpOp::Ne => go!(|x: f64, y: f64| x != y),
+    }
 }
 
 /// `jnp.minimum` / `jnp.maximum` (NaN-propagating, as XLA's min/max).
@@ -527,6 +539,18 @@ pub(crate) fn where_(c: &Arr, a: &Arr, b: &Arr) -> SimResult<Arr> {
     let (Some(vc), Some(va), Some(vb)) = (c.vals(), a.vals(), b.vals()) else {
         return Ok(Arr::traced(cat, shape));
     };
+    if c.shape == shape && a.shape == shape && b.shape == shape {
+        // No broadcasting (the common case): one pass over the three arrays.
+        let (ca, cb) = (a.cat, b.cat);
+        let vals = vc.iter().zip(va.iter().zip(vb)).map(|(&p, (&x, &y))| {
+            if p != 0.0 {
+                convert(x, ca, cat)
+            } else {
+                convert(y, cb, cat)
+            }
+        });
+        return Ok(Arr::collect(cat, shape, vals));
+    }
     let (sc, sa, sb) = (
         bcast_strides(c.shape, shape),
         bcast_strides(a.shape, shape),
@@ -599,7 +623,16 @@ pub(crate) fn broadcast_to(a: &Arr, shape: Shape) -> SimResult<Arr> {
 pub(crate) fn reshape(a: &Arr, dims: &[i64]) -> SimResult<Arr> {
     let n = a.shape.numel();
     let known: i64 = dims.iter().filter(|&&d| d != -1).product();
-    let mut resolved = dims.to_vec();
+    // On the stack: a shape of more than MAX_RANK dims is refused below anyway.
+    let mut small = [0i64; MAX_RANK];
+    let mut large = Vec::new();
+    let resolved: &mut [i64] = if dims.len() <= MAX_RANK {
+        &mut small[..dims.len()]
+    } else {
+        large.resize(dims.len(), 0);
+        &mut large
+    };
+    resolved.copy_from_slice(dims);
     if let Some(p) = dims.iter().position(|&d| d == -1) {
         if known == 0 || n as i64 % known != 0 {
             return Err(trace_err(
@@ -612,7 +645,7 @@ pub(crate) fn reshape(a: &Arr, dims: &[i64]) -> SimResult<Arr> {
         }
         resolved[p] = n as i64 / known;
     }
-    let shape = Shape::from_i64(&resolved)?;
+    let shape = Shape::from_i64(resolved)?;
     if shape.numel() != n {
         return Err(trace_err(
             ErrorKind::TypeError,
@@ -653,8 +686,12 @@ pub(crate) fn transpose(a: &Arr, axes: &[usize]) -> SimResult<Arr> {
     for (k, &ax) in axes.iter().enumerate() {
         sp[k] = st[ax];
     }
+    if contiguous(shape, &sp) {
+        // Only dims of 1 move (or none): the same values in the same order.
+        return Ok(a.with_shape(shape).opaque());
+    }
     let mut out = pool_vec(shape.numel());
-    for_each2(shape, sp, [0; MAX_RANK], |p, _| out.push(va[p]));
+    strided_copy(va, 0, shape, sp, &mut out);
     Ok(Arr::new(a.cat, shape, out))
 }
 
@@ -758,14 +795,103 @@ pub(crate) fn index_value(a: &Arr, parts: &[VIdx]) -> SimResult<Arr> {
     let (Some(va), false) = (a.vals(), traced_index) else {
         return Ok(Arr::traced(a.cat, out_shape));
     };
-    if out_shape.numel() == 0 {
+    let n = out_shape.numel();
+    if n == 0 {
         return Ok(Arr::new(a.cat, out_shape, Vec::new()));
     }
-    let mut out = pool_vec(out_shape.numel());
-    for_each2(out_shape, out_strides, [0; MAX_RANK], |p, _| {
-        out.push(va[offset + p])
-    });
+    if contiguous(out_shape, &out_strides) {
+        // One contiguous run (`x[0:1]`, `x[:, None]`, `x[...]`): the whole array shares
+        // its storage (values are immutable), a part is one slice copy.
+        if n == va.len() {
+            return Ok(a.with_shape(out_shape).opaque());
+        }
+        return Ok(Arr::copied(a.cat, out_shape, &va[offset..offset + n]));
+    }
+    let mut out = pool_vec(n);
+    strided_copy(va, offset, out_shape, out_strides, &mut out);
     Ok(Arr::new(a.cat, out_shape, out))
+}
+
+/// Whether a strided window is one contiguous run (row-major strides, ignoring dims of 1).
+pub(crate) fn contiguous(shape: Shape, strides: &[usize; MAX_RANK]) -> bool {
+    let mut expect = 1;
+    for k in (0..shape.rank()).rev() {
+        let d = shape.dims()[k];
+        if d != 1 && strides[k] != expect {
+            return false;
+        }
+        expect *= d;
+    }
+    true
+}
+
+/// Calls `f(offset)` for each element of a strided window, row-major.
+#[inline]
+pub(crate) fn for_each_strided(
+    offset: usize,
+    shape: Shape,
+    strides: [usize; MAX_RANK],
+    mut f: impl FnMut(usize),
+) {
+    let r = shape.rank();
+    if r == 0 {
+        f(offset);
+        return;
+    }
+    if shape.numel() == 0 {
+        return;
+    }
+    let dims = shape.dims();
+    let last = r - 1;
+    let n_last = dims[last];
+    let s_last = strides[last];
+    let outer: usize = dims[..last].iter().product();
+    let mut idx = [0usize; MAX_RANK];
+    let mut base = offset;
+    for _ in 0..outer {
+        let mut p = base;
+        for _ in 0..n_last {
+            f(p);
+            p += s_last;
+        }
+        let mut k = last;
+        while k > 0 {
+            k -= 1;
+            idx[k] += 1;
+            base += strides[k];
+            if idx[k] < dims[k] {
+                break;
+            }
+            base -= strides[k] * dims[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+/// Appends the elements of a strided window of `data` to `out`, row-major (whole rows at
+/// a time when the last dim is contiguous).
+pub(crate) fn strided_copy(
+    data: &[f64],
+    offset: usize,
+    shape: Shape,
+    strides: [usize; MAX_RANK],
+    out: &mut Vec<f64>,
+) {
+    let r = shape.rank();
+    if r > 0 && strides[r - 1] == 1 {
+        // Contiguous rows.
+        let n_last = shape.dims()[r - 1];
+        let mut row_shape = shape;
+        row_shape = Shape::new(&row_shape.dims()[..r - 1]).unwrap_or(Shape::SCALAR);
+        if n_last == 0 {
+            return;
+        }
+        for_each_strided(offset, row_shape, strides, |p| {
+            out.extend_from_slice(&data[p..p + n_last]);
+        });
+        return;
+    }
+    for_each_strided(offset, shape, strides, |p| out.push(data[p]));
 }
 
 #[cfg(test)]

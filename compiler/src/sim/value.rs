@@ -240,6 +240,9 @@ pub(crate) struct Buf(Vec<f64>);
 /// How many free buffers a thread keeps.
 const POOL_SIZE: usize = 48;
 
+/// The smallest capacity worth keeping in the pool.
+const MIN_POOLED: usize = 8;
+
 thread_local! {
     static POOL: std::cell::RefCell<Vec<Vec<f64>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -250,7 +253,8 @@ pub(crate) fn pool_vec(n: usize) -> Vec<f64> {
         let mut p = p.borrow_mut();
         match p.iter().rposition(|v| v.capacity() >= n) {
             Some(k) => p.swap_remove(k),
-            None => Vec::with_capacity(n),
+            // At least the smallest size the pool keeps, so that small arrays recycle too.
+            None => Vec::with_capacity(n.max(MIN_POOLED)),
         }
     })
 }
@@ -258,7 +262,7 @@ pub(crate) fn pool_vec(n: usize) -> Vec<f64> {
 impl Drop for Buf {
     fn drop(&mut self) {
         let v = std::mem::take(&mut self.0);
-        if v.capacity() < 8 {
+        if v.capacity() < MIN_POOLED {
             return;
         }
         POOL.with(|p| {

@@ -61,7 +61,8 @@
 //!   computes bf16 in f32 and rounds after every op, measured equal to exact bf16
 //!   arithmetic). int32 wraps. Float→int `astype` saturates, NaN → 0 (XLA:CPU). `minimum`,
 //!   `maximum`, `clip` propagate NaN. Basic indexing of a value clamps out-of-range integers
-//!   (jnp). `jnp.floor_divide`/`jnp.remainder` follow JAX's `lax.div`/`lax.rem` formulas.
+//!   (jnp); an integer into a dim of size 0 is an `IndexError` at trace (jnp's gather).
+//!   `jnp.floor_divide`/`jnp.remainder` follow JAX's `lax.div`/`lax.rem` formulas.
 //! * **XLA's algebraic simplifier** (measured on XLA:CPU, bit for bit): float32 additions of
 //!   compile-time constants are reassociated (`(X + C1) + C2 → X + (C1 + C2)`, `A - C →
 //!   A + (-C)`, `A * 1 → A`), and a float division by a constant multiplies by the float32

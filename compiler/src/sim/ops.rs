@@ -770,6 +770,14 @@ pub(crate) fn index_value(a: &Arr, parts: &[VIdx]) -> SimResult<Arr> {
             }
             VIdx::Int(v) => {
                 let n = a.shape.dims()[dim] as i64;
+                if n == 0 {
+                    // jnp's gather refuses an empty axis (static or traced index): there is
+                    // no element to clamp to.
+                    return Err(trace_err(
+                        ErrorKind::IndexError,
+                        format!("index is out of bounds for axis {dim} with size 0"),
+                    ));
+                }
                 match v {
                     Some(v) => {
                         let v = if v < 0 { v + n } else { v };
@@ -907,5 +915,93 @@ mod tests {
         assert!(err.message.contains("at most"), "{}", err.message);
         let ok = index_value(&a, &[VIdx::Int(Some(0)), VIdx::NewAxis]).unwrap();
         assert_eq!(ok.shape.rank(), MAX_RANK);
+    }
+
+    /// An integer index into a zero-size dim used to panic on a slice past the (empty) data:
+    /// `zeros((0, 4))[0]` has shape (4,) but no element to take. jnp raises `IndexError` when
+    /// tracing (its gather refuses an empty axis), for a static or a traced index.
+    #[test]
+    fn integer_index_into_a_zero_size_dim_is_an_index_error_not_a_panic() {
+        let cases: &[(&[usize], &[VIdx], usize)] = &[
+            (&[0, 4], &[VIdx::Int(Some(0))], 0),
+            (&[0, 4], &[VIdx::Int(Some(-1))], 0),
+            (&[0, 4], &[VIdx::Int(None)], 0),
+            (
+                &[0, 4, 3],
+                &[VIdx::Int(Some(0)), VIdx::Full, VIdx::Int(Some(1))],
+                0,
+            ),
+            (&[2, 0, 3], &[VIdx::Full, VIdx::Int(Some(0))], 1),
+            (
+                &[2, 0, 3],
+                &[VIdx::Ellipsis, VIdx::Int(Some(2)), VIdx::Full],
+                1,
+            ),
+            (
+                &[3, 0],
+                &[VIdx::NewAxis, VIdx::Int(Some(1)), VIdx::Int(Some(0))],
+                1,
+            ),
+        ];
+        for &(shape, parts, axis) in cases {
+            let shape = Shape::new(shape).unwrap();
+            for a in [
+                Arr::new(Cat::F32, shape, vec![]),
+                Arr::traced(Cat::F32, shape),
+            ] {
+                let err = index_value(&a, parts).unwrap_err();
+                assert_eq!(err.kind, ErrorKind::IndexError, "{shape:?}{parts:?}");
+                assert_eq!(
+                    err.message,
+                    format!("index is out of bounds for axis {axis} with size 0")
+                );
+            }
+        }
+    }
+
+    /// Empty windows of a value whose start offset lies past its (empty) data: an empty
+    /// value of the window's shape (NumPy/jnp), never a slice panic; `strided_copy` of an
+    /// empty window copies nothing wherever it starts.
+    #[test]
+    fn empty_windows_past_the_end_of_the_data_are_empty_values() {
+        let s = |a: i64, b: i64| VIdx::Slice(Some(a), Some(b));
+        let cases: &[(&[usize], &[VIdx], &[usize])] = &[
+            (&[0, 4], &[s(0, 0), s(2, 3)], &[0, 1]),
+            (&[0, 4], &[VIdx::Full, VIdx::Int(Some(3))], &[0]),
+            (&[0, 4], &[s(0, 0), s(2, 2)], &[0, 0]),
+            (&[2, 0, 3], &[s(1, 1), VIdx::Full, s(2, 3)], &[0, 0, 1]),
+            (
+                &[2, 0, 3],
+                &[VIdx::Int(Some(1)), VIdx::Full, VIdx::Int(Some(2))],
+                &[0],
+            ),
+            (&[3, 4], &[s(3, 3), s(3, 4)], &[0, 1]),
+            (&[3, 4], &[VIdx::Int(Some(2)), s(4, 4)], &[0]),
+            (&[3, 4], &[s(2, 3), s(4, 4), VIdx::NewAxis], &[1, 0, 1]),
+        ];
+        for &(shape, parts, want) in cases {
+            let shape = Shape::new(shape).unwrap();
+            let a = Arr::new(
+                Cat::F32,
+                shape,
+                (0..shape.numel()).map(|v| v as f64).collect(),
+            );
+            let out = index_value(&a, parts).unwrap();
+            assert_eq!(out.shape, Shape::new(want).unwrap(), "{shape:?}{parts:?}");
+            assert_eq!(out.vals().map(<[f64]>::len), Some(0), "{shape:?}{parts:?}");
+        }
+        let mut out = Vec::new();
+        let mut strides = [0usize; MAX_RANK];
+        strides[..2].copy_from_slice(&[4, 1]);
+        for dims in [[0, 1], [0, 4], [1, 0], [3, 0]] {
+            strides_copy_check(&mut out, Shape::new(&dims).unwrap(), strides);
+        }
+    }
+
+    fn strides_copy_check(out: &mut Vec<f64>, shape: Shape, strides: [usize; MAX_RANK]) {
+        for offset in [0, 2, 7, 100] {
+            strided_copy(&[], offset, shape, strides, out);
+            assert!(out.is_empty(), "{shape:?} at {offset}");
+        }
     }
 }

@@ -447,6 +447,11 @@ pub(crate) fn binary(op: BinOp, a: Opnd<'_>, b: Opnd<'_>, span: Span) -> Res<DTe
         }),
         (_, Ty::F32) => elementwise!(op, &av, sa, &bv, sb, &out_shape, r32),
         (_, Ty::Bf16) => elementwise!(op, &av, sa, &bv, sb, &out_shape, rbf),
+        // Multiplied as integers: an f64 product past 2^53 drops the low bits that the
+        // wrap to int32 keeps (`i32::MAX * i32::MAX` is 1 in torch).
+        (BinOp::Mul, Ty::I32) => zip_with(&av, sa, &bv, sb, &out_shape, |x, y| {
+            f64::from((x as i64).wrapping_mul(y as i64) as i32)
+        }),
         (_, Ty::I32) => elementwise!(op, &av, sa, &bv, sb, &out_shape, wrap32),
         (_, Ty::I64) => {
             let d = elementwise!(op, &av, sa, &bv, sb, &out_shape, |v: f64| v);
@@ -565,6 +570,15 @@ mod tests {
 
     fn t(ty: Ty, shape: Vec<usize>, data: Vec<f64>) -> DTensor {
         DTensor::new(ty, shape, data)
+    }
+
+    #[test]
+    fn int32_products_wrap_exactly() {
+        let max = f64::from(i32::MAX);
+        let a = t(Ty::I32, vec![2], vec![max, -65537.0]);
+        let b = t(Ty::I32, vec![2], vec![max, 2147483.0]);
+        let c = binary(BinOp::Mul, Opnd::T(&a), Opnd::T(&b), Span::default()).unwrap();
+        assert_eq!(c.data, vec![1.0, f64::from((-65537i64 * 2147483) as i32)]);
     }
 
     #[test]

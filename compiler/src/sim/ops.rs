@@ -281,9 +281,9 @@ fn apply(op: BinOp, cat: Cat, a: f64, b: f64) -> f64 {
         Cat::WeakInt | Cat::I32 => {
             let (x, y) = (i(a), i(b));
             let r = match op {
-                BinOp::Add => x + y,
-                BinOp::Sub => x - y,
-                BinOp::Mul => x * y,
+                BinOp::Add => x.wrapping_add(y),
+                BinOp::Sub => x.wrapping_sub(y),
+                BinOp::Mul => x.wrapping_mul(y),
                 BinOp::FloorDiv => int_floor_div(x, y),
                 BinOp::Mod => int_mod(x, y),
                 BinOp::BitAnd => x & y,
@@ -292,7 +292,9 @@ fn apply(op: BinOp, cat: Cat, a: f64, b: f64) -> f64 {
                 // `Div` computes in a float category.
                 BinOp::Div => 0,
             };
-            wrap_i32(r as f64)
+            // Wrapped as an integer: through an f64, a product past 2^53 loses the low bits
+            // the wrap keeps.
+            f64::from(r as i32)
         }
         Cat::WeakFloat | Cat::F32 | Cat::Bf16 => match op {
             BinOp::Add => cat.round(a + b),
@@ -431,8 +433,11 @@ pub(crate) fn binary(op: BinOp, a: &Arr, b: &Arr) -> SimResult<Arr> {
         (Cat::Bf16, BinOp::Mul) => go!(|x, y| round_bf16(x * y)),
         (Cat::WeakInt | Cat::I32, BinOp::Add) => go!(|x, y| wrap_i32(x + y)),
         (Cat::WeakInt | Cat::I32, BinOp::Sub) => go!(|x, y| wrap_i32(x - y)),
-        // int32 operands: the product is exact in i64.
-        (Cat::WeakInt | Cat::I32, BinOp::Mul) => go!(|x, y| wrap_i32((i(x) * i(y)) as f64)),
+        // Wrapped in integers: a product of two int32s can pass 2^53, where an f64 drops the
+        // low bits the wrap keeps (`i32::MAX * i32::MAX` is 1 in XLA).
+        (Cat::WeakInt | Cat::I32, BinOp::Mul) => {
+            go!(|x, y| f64::from(i(x).wrapping_mul(i(y)) as i32))
+        }
         // The rest (each arm above is `apply` specialized, its loop inlined).
         _ => go!(|x, y| apply(op, cat, x, y)),
     }
@@ -915,6 +920,24 @@ mod tests {
         assert!(err.message.contains("at most"), "{}", err.message);
         let ok = index_value(&a, &[VIdx::Int(Some(0)), VIdx::NewAxis]).unwrap();
         assert_eq!(ok.shape.rank(), MAX_RANK);
+    }
+
+    /// int32 products wrap modulo 2^32 like XLA's, also past 2^53 where an f64 product would
+    /// drop the low bits (`i32::MAX * i32::MAX` is 1, not 0), on the specialized loop and in
+    /// `apply`.
+    #[test]
+    fn int32_products_wrap_exactly() {
+        let max = f64::from(i32::MAX);
+        let a = Arr::new(Cat::I32, Shape::new(&[2]).unwrap(), vec![max, -65537.0]);
+        let b = Arr::new(Cat::I32, Shape::new(&[2]).unwrap(), vec![max, 2147483.0]);
+        let r = binary(BinOp::Mul, &a, &b).unwrap();
+        let want = [1.0, f64::from((-65537i64 * 2147483) as i32)];
+        let Data::Vals(got) = &r.data else {
+            panic!("concrete operands give concrete values")
+        };
+        assert_eq!(&got[..], &want[..]);
+        assert_eq!(apply(BinOp::Mul, Cat::I32, max, max), 1.0);
+        assert_eq!(apply(BinOp::Add, Cat::I32, max, 1.0), f64::from(i32::MIN));
     }
 
     /// An integer index into a zero-size dim used to panic on a slice past the (empty) data:

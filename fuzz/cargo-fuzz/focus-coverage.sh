@@ -10,8 +10,11 @@
 # crates add counters whose coverage is not a property of the compiler. See README.md
 # "Throughput" for the measured effect.
 #
-#   RUSTC_WRAPPER=fuzz/cargo-fuzz/focus-coverage.sh cargo fuzz run -O --sanitizer none \
-#     --fuzz-dir fuzz/cargo-fuzz --target-dir target/fuzz-focus differential
+#   RUSTC_WRAPPER=$PWD/fuzz/cargo-fuzz/focus-coverage.sh cargo fuzz run -O --no-trace-compares \
+#     --sanitizer none --fuzz-dir fuzz/cargo-fuzz --target-dir target/fuzz-focus differential
+#
+# The crates outside the list also lose cargo-fuzz's `-simplifycfg-branch-fold-threshold=0`,
+# which keeps branches apart only so that they count as separate coverage.
 #
 # Give it its own --target-dir: cargo does not know what a wrapper does to the flags, so it would
 # reuse artifacts from a build that instrumented everything (or none of it).
@@ -35,7 +38,8 @@ if [[ -n $crate && $crate =~ ^(${keep})$ ]]; then
 fi
 
 is_coverage_codegen_flag() {
-    [[ $1 == passes=sancov-module || $1 == llvm-args=-sanitizer-coverage* ]]
+    [[ $1 == passes=sancov-module || $1 == llvm-args=-sanitizer-coverage* ||
+        $1 == llvm-args=-simplifycfg-branch-fold-threshold=* ]]
 }
 
 args=()
@@ -58,4 +62,5 @@ while (($#)); do
     args+=("$1")
     shift
 done
-exec "$rustc" "${args[@]}"
+# `${args[@]+...}`: an empty array is "unbound" under `set -u` in bash before 4.4.
+exec "$rustc" ${args[@]+"${args[@]}"}

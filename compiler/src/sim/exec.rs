@@ -152,6 +152,36 @@ fn traced(v: &Value) -> Value {
     }
 }
 
+/// JAX's `TypeError` when two carries or branch outputs differ in type; `message` gets both
+/// described, in argument order.
+fn require_same_type(
+    a: &Value,
+    b: &Value,
+    message: impl FnOnce(&str, &str) -> String,
+) -> SimResult<()> {
+    if same_type(a, b) {
+        Ok(())
+    } else {
+        Err(te(
+            ErrorKind::TypeError,
+            message(&describe(a), &describe(b)),
+        ))
+    }
+}
+
+/// Steps `idx` to the next row-major index below `dims` (the order a Pallas grid runs in);
+/// false after the last one.
+pub(crate) fn next_grid_index(idx: &mut [i64], dims: &[i64]) -> bool {
+    for k in (0..dims.len()).rev() {
+        idx[k] += 1;
+        if idx[k] < dims[k] {
+            return true;
+        }
+        idx[k] = 0;
+    }
+    false
+}
+
 /// Whether two carries or branch outputs have the same type (weak types may differ).
 fn same_type(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -804,16 +834,9 @@ impl<'p> Machine<'p> {
         if self.tracing {
             let j = Value::Arr(Arr::traced(Cat::I32, Shape::SCALAR));
             let out = carry_of(self.call(f, [j, traced(&carry)])?)?;
-            if !same_type(&carry, &out) {
-                return Err(te(
-                    ErrorKind::TypeError,
-                    format!(
-                        "fori_loop body output carry {} does not match the input carry {}",
-                        describe(&out),
-                        describe(&carry)
-                    ),
-                ));
-            }
+            require_same_type(&out, &carry, |o, c| {
+                format!("fori_loop body output carry {o} does not match the input carry {c}")
+            })?;
             Ok(traced(&out))
         } else {
             let (lo, hi) = (lo.value().unwrap_or(0), hi.value().unwrap_or(0));
@@ -860,16 +883,9 @@ impl<'p> Machine<'p> {
             let targs: Vec<Value> = ops.iter().map(traced).collect();
             let a = carry_of(self.call(t, targs.clone())?)?;
             let b = carry_of(self.call(f, targs)?)?;
-            if !same_type(&a, &b) {
-                return Err(te(
-                    ErrorKind::TypeError,
-                    format!(
-                        "true_fun and false_fun output must have identical types, got {} and {}",
-                        describe(&a),
-                        describe(&b)
-                    ),
-                ));
-            }
+            require_same_type(&a, &b, |a, b| {
+                format!("true_fun and false_fun output must have identical types, got {a} and {b}")
+            })?;
             Ok(traced(&a))
         } else {
             let branch = if taken.unwrap_or(false) { t } else { f };
@@ -895,23 +911,14 @@ impl<'p> Machine<'p> {
             let dims: Vec<i64> = dims.iter().map(|d| d.value().unwrap_or(0)).collect();
             if dims.iter().all(|&d| d > 0) {
                 let mut idx = vec![0i64; dims.len()];
-                'grid: loop {
+                loop {
                     let t: Vec<Value> = idx
                         .iter()
                         .map(|&i| Value::Arr(Arr::scalar(Cat::I32, i as f64)))
                         .collect();
                     self.call(f, [Value::Tuple(t.into())])?;
-                    let mut k = dims.len();
-                    loop {
-                        if k == 0 {
-                            break 'grid;
-                        }
-                        k -= 1;
-                        idx[k] += 1;
-                        if idx[k] < dims[k] {
-                            break;
-                        }
-                        idx[k] = 0;
+                    if !next_grid_index(&mut idx, &dims) {
+                        break;
                     }
                 }
             }

@@ -315,20 +315,11 @@ impl Program {
         let grid = &l.grid;
         if grid.iter().all(|&g| g > 0) {
             let mut idx = [0i64; MAX_RANK];
-            'grid: loop {
+            loop {
                 m.pid = idx;
                 m.call(0, args.iter().cloned())?;
-                let mut k = grid.len();
-                loop {
-                    if k == 0 {
-                        break 'grid;
-                    }
-                    k -= 1;
-                    idx[k] += 1;
-                    if idx[k] < grid[k] {
-                        break;
-                    }
-                    idx[k] = 0;
+                if !exec::next_grid_index(&mut idx[..grid.len()], grid) {
+                    break;
                 }
             }
         }

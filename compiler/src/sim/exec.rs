@@ -1742,7 +1742,7 @@ mod tests {
     fn empty_window_past_the_end_of_an_empty_buffer_reads_and_writes_nothing() {
         use Win::*;
         let cases: &[(&[i64], &[Win])] = &[
-            // The reviewer's example: offset 2 into no data.
+            // A start offset of 2 into no data.
             (&[0, 4], &[Slice(0, 0), Slice(2, 3)]),
             (&[0, 4], &[Slice(0, 0), Slice(3, 4)]),
             (&[0, 4], &[Slice(0, 0), Slice(2, 2)]),

@@ -27,6 +27,10 @@ pub enum Exit {
     InvalidInput = 2,
     /// 3: at least one finding.
     Finding = 3,
+    /// 4: `hunt` only: some injected fault was not detected in some repetition (a generator gap).
+    Undetected = 4,
+    /// 130: interrupted (Ctrl-C); the summary says after how many cases.
+    Interrupted = 130,
 }
 
 impl From<Exit> for std::process::ExitCode {
@@ -68,7 +72,7 @@ impl From<anyhow::Error> for CliError {
     }
 }
 
-const EXIT_CODES: &str = "Exit codes:\n  0  ok (a rejected kernel is a verdict, not an error)\n  1  internal error\n  2  invalid input (file, line, column and construct are named)\n  3  finding";
+const EXIT_CODES: &str = "Exit codes:\n  0  ok (a rejected kernel is a verdict, not an error)\n  1  internal error (a harness bug)\n  2  invalid input (file, line, column and construct are named), or an engine that was asked\n     for cannot run here (no JAX, no TPU, no Helion; --allow-unavailable runs without it)\n  3  finding\n  130  interrupted (Ctrl-C)";
 
 /// Differential testing of Helion's Pallas resident-Ref lowering against an eager reference.
 #[derive(Debug, Parser)]

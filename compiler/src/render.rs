@@ -14,6 +14,32 @@ use std::fmt::Write;
 
 /// Renders a case as a case script.
 pub fn render_case(case: &Case) -> String {
+    let mut out = render_kernel(case);
+    out.push_str("\n\n");
+    if let Some(seed) = case.seed {
+        let _ = writeln!(out, "torch.manual_seed({seed})");
+    }
+    for input in &case.inputs {
+        let _ = writeln!(out, "{} = {}", input.name, render_input(input));
+    }
+    let args = join(case.call.args.iter().map(|a| match a {
+        Arg::Input(n) => n.clone(),
+        Arg::Int(v) => v.to_string(),
+    }));
+    match &case.call.result {
+        Some(r) => {
+            let _ = writeln!(out, "{r} = {}({args})", case.kernel.name);
+        }
+        None => {
+            let _ = writeln!(out, "{}({args})", case.kernel.name);
+        }
+    }
+    out
+}
+
+/// Renders the kernel part of a case script: the imports and the `@helion.kernel` function,
+/// without inputs or call (what the Helion engines import; their lines are the case script's).
+pub fn render_kernel(case: &Case) -> String {
     let mut out = String::new();
     out.push_str("import torch\nimport helion\nimport helion.language as hl\n\n\n");
     let c = &case.config;
@@ -50,25 +76,6 @@ pub fn render_case(case: &Case) -> String {
     }));
     let _ = writeln!(out, "def {}({params}):", case.kernel.name);
     render_body(&mut out, &case.kernel.body, 1);
-    out.push_str("\n\n");
-    if let Some(seed) = case.seed {
-        let _ = writeln!(out, "torch.manual_seed({seed})");
-    }
-    for input in &case.inputs {
-        let _ = writeln!(out, "{} = {}", input.name, render_input(input));
-    }
-    let args = join(case.call.args.iter().map(|a| match a {
-        Arg::Input(n) => n.clone(),
-        Arg::Int(v) => v.to_string(),
-    }));
-    match &case.call.result {
-        Some(r) => {
-            let _ = writeln!(out, "{r} = {}({args})", case.kernel.name);
-        }
-        None => {
-            let _ = writeln!(out, "{}({args})", case.kernel.name);
-        }
-    }
     out
 }
 

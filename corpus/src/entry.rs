@@ -70,7 +70,10 @@ impl Expected {
             | Outcome::RuntimeError
             | Outcome::CompilerCrash
             | Outcome::Timeout
-            | Outcome::EngineCrash => Expected::Finding(signature(case, report).key()),
+            | Outcome::EngineCrash
+            | Outcome::HelionCrash
+            | Outcome::HelionAcceptsInvalid
+            | Outcome::VerdictMismatch => Expected::Finding(signature(case, report).key()),
         }
     }
 
@@ -830,7 +833,10 @@ pub fn star_expectation(case: &Case, report: &CaseReport) -> Expected {
         | Outcome::RuntimeError
         | Outcome::Timeout
         | Outcome::EngineCrash
-        | Outcome::KnownIssue => Expected::Agree,
+        | Outcome::KnownIssue
+        | Outcome::HelionCrash
+        | Outcome::HelionAcceptsInvalid
+        | Outcome::VerdictMismatch => Expected::Agree,
     }
 }
 

@@ -129,6 +129,7 @@ impl Engine for FaultGate {
             engine: self.inner.name().to_string(),
             status: EngineStatus::NotRun("the hunted fault does not change this module".into()),
             seconds: 0.0,
+            generated: None,
         }
     }
 }

@@ -387,6 +387,70 @@ pub fn panic_site(crash: &str) -> String {
     format!("{file}: {normalized}")
 }
 
+/// A message's first line with the parts that vary between cases of one cause replaced: runs
+/// of digits by `N`, quoted text by `'…'`, Helion's symbol names (`u2`, `s0`) by `uN`/`sN`.
+/// At most 120 characters.
+pub fn normalize_message(message: &str) -> String {
+    let first = message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    for c in first.chars() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+                out.push(q);
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => {
+                quote = Some(c);
+                out.push(c);
+                out.push('…');
+            }
+            d if d.is_ascii_digit() => {
+                if !out.ends_with('N') {
+                    out.push('N');
+                }
+            }
+            c => out.push(c),
+        }
+        if out.chars().count() >= 120 {
+            break;
+        }
+    }
+    out
+}
+
+/// The innermost traceback frame inside Helion's (or torch's, or JAX's) own code, as
+/// `package/path.py:function`, from a Python traceback; `?` when there is none. Frames of the
+/// kernel file and of pallas-diff's worker are skipped: they do not say where Helion broke.
+pub fn raising_frame(traceback: &str) -> String {
+    let mut found = None;
+    for line in traceback.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix("File \"") else {
+            continue;
+        };
+        let Some((path, tail)) = rest.split_once('"') else {
+            continue;
+        };
+        let function = tail.rsplit(", in ").next().unwrap_or("").trim();
+        for package in ["helion/", "torch/", "jax/", "jaxlib/"] {
+            if let Some(i) = path.rfind(&format!("site-packages/{package}")) {
+                let short = &path[i + "site-packages/".len()..];
+                found = Some(format!("{short}:{function}"));
+                break;
+            }
+        }
+    }
+    found.unwrap_or_else(|| "?".to_string())
+}
+
 /// The signature of `case` given its check report.
 pub fn signature(case: &Case, report: &CaseReport) -> Signature {
     let engine_run = report
@@ -407,10 +471,37 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
             })
         }
         Outcome::CompilerCrash => report.crash.as_deref().map(panic_site),
-        Outcome::InvalidCase => match &report.reference.status {
+        Outcome::InvalidCase | Outcome::HelionAcceptsInvalid => match &report.reference.status {
             EngineStatus::Invalid { kind, .. } => Some(kind.clone()),
             _ => None,
         },
+        // One cause of a Helion exception: its class, its normalized first message line and
+        // the Helion function that raised it.
+        Outcome::HelionCrash => engine_run.and_then(|e| match &e.status {
+            EngineStatus::KernelError {
+                stage,
+                kind,
+                message,
+                traceback,
+            } => Some(format!(
+                "{stage}:{kind}: {} @ {}",
+                normalize_message(message),
+                raising_frame(traceback)
+            )),
+            _ => None,
+        }),
+        // Which of our verdicts met which of Helion's.
+        Outcome::VerdictMismatch => engine_run.map(|e| {
+            let ours = match report.rejection() {
+                Some(r) => r.rule.id().to_string(),
+                None => "lowered".to_string(),
+            };
+            let theirs = match &e.status {
+                EngineStatus::Refused { class, .. } => class.clone(),
+                _ => "lowered".to_string(),
+            };
+            format!("ours:{ours} helion:{theirs}")
+        }),
         Outcome::Agree | Outcome::Unsupported | Outcome::Timeout | Outcome::EngineCrash => None,
     };
     let engine = match report.outcome {
@@ -419,7 +510,10 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         | Outcome::RuntimeError
         | Outcome::Timeout
         | Outcome::EngineCrash
-        | Outcome::KnownIssue => report.decided_by.clone(),
+        | Outcome::KnownIssue
+        | Outcome::HelionCrash
+        | Outcome::HelionAcceptsInvalid
+        | Outcome::VerdictMismatch => report.decided_by.clone(),
         Outcome::Agree
         | Outcome::Rejected
         | Outcome::InvalidCase

@@ -42,6 +42,40 @@ pub struct CaseReport {
 }
 
 impl CaseReport {
+    /// Our verdict against real Helion's, when a Helion engine ran and its run shows Helion's
+    /// verdict (see [`crate::outcome::helion_verdict`]): our verdict's key (`lowered` or the
+    /// rule id) and whether the two agree.
+    pub fn helion_agreement(&self) -> Option<(String, bool)> {
+        let ours = match &self.verdict {
+            Some(Verdict::Lowered) => CompilerResult::Lowered,
+            Some(Verdict::Rejected(r)) => CompilerResult::Rejected(r.class),
+            None => return None,
+        };
+        let ours = if self.gap.is_some() {
+            CompilerResult::Gap
+        } else {
+            ours
+        };
+        let theirs = self
+            .engines
+            .iter()
+            .filter(|e| {
+                crate::engines::is_helion(&e.engine)
+                    && e.engine != tpu_runner::Mode::HelionEager.name()
+            })
+            .find_map(crate::outcome::helion_verdict)?;
+        let key = match self.rejection() {
+            Some(r) => r.rule.id().to_string(),
+            None => "lowered".to_string(),
+        };
+        Some((key, crate::outcome::verdicts_agree(ours, theirs)))
+    }
+
+    /// Whether our compiler lowered the kernel (or accepted it where the codegen has a gap).
+    pub fn lowered(&self) -> bool {
+        matches!(self.verdict, Some(Verdict::Lowered))
+    }
+
     /// The rejection, when the compiler refused the kernel.
     pub fn rejection(&self) -> Option<&Rejection> {
         match &self.verdict {
@@ -140,8 +174,8 @@ pub fn check_case_to(
             compiler::compile::Outcome::Lowered(_) => {
                 (CompilerResult::Lowered, Some(c.verdict.clone()), None, None)
             }
-            compiler::compile::Outcome::Rejected(_) => (
-                CompilerResult::Rejected,
+            compiler::compile::Outcome::Rejected(r) => (
+                CompilerResult::Rejected(r.class),
                 Some(c.verdict.clone()),
                 None,
                 None,
@@ -156,9 +190,12 @@ pub fn check_case_to(
     };
     // The emitted module's text (printed on first use; present iff the compiler lowered).
     let emitted = || compiled.as_ref().ok().and_then(|c| c.source());
+    // The Helion engines run every case the compiler did not crash on (Helion's verdict is
+    // checked too), and their outputs are compared with the reference's.
+    let helion = engines.iter().any(|e| crate::engines::is_helion(e.name()));
     let reference_decides = match compiler_result {
         CompilerResult::Lowered | CompilerResult::Crashed => true,
-        CompilerResult::Rejected | CompilerResult::Gap => depth == Depth::Full,
+        CompilerResult::Rejected(_) | CompilerResult::Gap => depth == Depth::Full || helion,
     };
     // The input tensors, made once for the reference (all of them) and the engines (the kernel's
     // arguments); with no error, the arguments are usually all of them in order, and then they
@@ -194,11 +231,8 @@ pub fn check_case_to(
         },
         module: compiled.as_ref().ok().and_then(|c| c.module.as_ref()),
     };
-    let not_run = |engine: &str, why: &str| EngineRun {
-        engine: engine.to_string(),
-        status: EngineStatus::NotRun(why.to_string()),
-        seconds: 0.0,
-    };
+    let not_run =
+        |engine: &str, why: &str| EngineRun::instant(engine, EngineStatus::NotRun(why.to_string()));
     let reference = if reference_decides {
         crate::engines::reference::Reference.run_with_inputs(case, &all_inputs)
     } else {
@@ -212,12 +246,20 @@ pub fn check_case_to(
         .iter()
         .filter(|e| e.name() != "oracle")
         .map(|e| {
+            if crate::engines::is_helion(e.name()) {
+                return match compiler_result {
+                    CompilerResult::Crashed => not_run(e.name(), "the compiler crashed"),
+                    CompilerResult::Lowered | CompilerResult::Rejected(_) | CompilerResult::Gap => {
+                        e.run(&job)
+                    }
+                };
+            }
             if !reference_ok || compiler_result != CompilerResult::Lowered {
                 not_run(
                     e.name(),
                     match compiler_result {
                         CompilerResult::Lowered => "the reference refused the case",
-                        CompilerResult::Rejected => "the compiler rejected the kernel",
+                        CompilerResult::Rejected(_) => "the compiler rejected the kernel",
                         CompilerResult::Gap => "the codegen does not model this kernel",
                         CompilerResult::Crashed => "the compiler crashed",
                     },

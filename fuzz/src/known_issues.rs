@@ -32,6 +32,7 @@ fn error_text(status: &EngineStatus) -> Option<String> {
         | EngineStatus::Lowered
         | EngineStatus::Unavailable(_)
         | EngineStatus::NotRun(_)
+        | EngineStatus::Refused { .. }
         | EngineStatus::Invalid { .. }
         | EngineStatus::Timeout(_)
         | EngineStatus::Crash(_) => None,

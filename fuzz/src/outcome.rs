@@ -11,15 +11,26 @@
 //! Beside them, `unsupported`: the planner accepted the kernel but pallas-diff's codegen does not
 //! model one of its constructs; counted and shown, never a finding about Helion.
 //!
+//! The real-Helion engines (`helion-*`) run every case, whatever our compiler decided, and add
+//! three findings about Helion itself or about our model of it: `helion-crash` (Helion raised
+//! an exception that is not one of its documented refusal classes), `helion-accepts-invalid`
+//! (Helion lowered and ran a case the reference refuses as an out-of-range index: it read
+//! memory eager PyTorch would not), and `verdict-mismatch` (our compiler's verdict, lowered or
+//! refused and the refusal's error class, differs from Helion's: a fidelity finding). A
+//! Helion engine's outputs that differ from the reference are a `mismatch` decided by it.
+//!
 //! An engine error listed in [`crate::known_issues`] does not decide the outcome; if nothing
 //! else does, the case is `known-issue`.
 //!
-//! Precedence, first match wins: compiler-crash; invalid-case; rejected; unsupported; then the
-//! engines in the order given: timeout, engine-crash, lowering-error, runtime-error, mismatch;
-//! else agree.
+//! Precedence, first match wins: compiler-crash; then the Helion engines in the order given:
+//! timeout, engine-crash, helion-crash, lowering-error (`helion-tpu-lower`), then
+//! helion-accepts-invalid or mismatch of their outputs; then verdict-mismatch; then
+//! invalid-case; rejected; unsupported; then the other engines in the order given: timeout,
+//! engine-crash, lowering-error, runtime-error, mismatch; else agree.
 
 use crate::compare::Mismatch;
-use crate::engines::{EngineRun, EngineStatus};
+use crate::engines::{EngineRun, EngineStatus, is_helion};
+use compiler::verdict::ErrorClass;
 use serde::Serialize;
 use std::fmt;
 
@@ -50,11 +61,20 @@ pub enum Outcome {
     Unsupported,
     /// An engine failed in a way listed in [`crate::known_issues`]: counted, not a finding.
     KnownIssue,
+    /// Real Helion raised an exception that is not one of its documented refusal classes (an
+    /// internal assertion, a Python error from inside its tracing or code generation).
+    HelionCrash,
+    /// Real Helion lowered and ran a case the reference refuses as an out-of-range index: the
+    /// compiled kernel silently read memory (padding, a neighbouring row) eager PyTorch would not.
+    HelionAcceptsInvalid,
+    /// Our compiler's verdict (lowered, or refused and the error class) differs from real
+    /// Helion's: a fidelity finding about our model.
+    VerdictMismatch,
 }
 
 impl Outcome {
     /// Every outcome, in table order.
-    pub const ALL: [Outcome; 11] = [
+    pub const ALL: [Outcome; 14] = [
         Outcome::Agree,
         Outcome::Rejected,
         Outcome::InvalidCase,
@@ -66,6 +86,9 @@ impl Outcome {
         Outcome::EngineCrash,
         Outcome::Unsupported,
         Outcome::KnownIssue,
+        Outcome::HelionCrash,
+        Outcome::HelionAcceptsInvalid,
+        Outcome::VerdictMismatch,
     ];
 
     /// The kebab-case name.
@@ -82,6 +105,9 @@ impl Outcome {
             Outcome::EngineCrash => "engine-crash",
             Outcome::Unsupported => "unsupported",
             Outcome::KnownIssue => "known-issue",
+            Outcome::HelionCrash => "helion-crash",
+            Outcome::HelionAcceptsInvalid => "helion-accepts-invalid",
+            Outcome::VerdictMismatch => "verdict-mismatch",
         }
     }
 
@@ -98,7 +124,10 @@ impl Outcome {
             | Outcome::RuntimeError
             | Outcome::CompilerCrash
             | Outcome::Timeout
-            | Outcome::EngineCrash => true,
+            | Outcome::EngineCrash
+            | Outcome::HelionCrash
+            | Outcome::HelionAcceptsInvalid
+            | Outcome::VerdictMismatch => true,
         }
     }
 }
@@ -127,12 +156,62 @@ pub struct Classified {
 pub enum CompilerResult {
     /// Lowered: engines ran the emitted module.
     Lowered,
-    /// Rejected with a rule.
-    Rejected,
+    /// Rejected with a rule of this Helion error class.
+    Rejected(ErrorClass),
     /// Accepted, but the codegen does not model a construct (no module).
     Gap,
     /// Panicked.
     Crashed,
+}
+
+/// The reference's refusals that a compiled kernel can silently get past: an index outside
+/// its dimension reads padding or a neighbouring row in a Pallas kernel, where eager PyTorch
+/// raises `IndexError`. Other refusals (uninitialized reads, budgets, aliasing) are not a
+/// kernel's fault when it runs them.
+pub const SILENTLY_ACCEPTED_INVALID_KINDS: &[&str] = &["IndexOutOfRange", "index-out-of-range"];
+
+/// Helion's verdict on a case, as far as one engine run shows it: lowered (it ran or lowered
+/// the kernel), or refused with a class. `None` when the run says nothing about the verdict
+/// (not run, crashed, timed out, or an exception past code generation).
+pub fn helion_verdict(run: &EngineRun) -> Option<Result<(), &str>> {
+    match &run.status {
+        EngineStatus::Outputs(_) | EngineStatus::Lowered => Some(Ok(())),
+        EngineStatus::Refused { class, .. } => Some(Err(class.as_str())),
+        EngineStatus::KernelError { stage, .. } => match stage {
+            // An exception while running Helion's kernel (or lowering it for TPU) comes after
+            // Helion accepted it.
+            tpu_runner::Stage::Run | tpu_runner::Stage::Lower => Some(Ok(())),
+            tpu_runner::Stage::Import | tpu_runner::Stage::Trace => None,
+        },
+        EngineStatus::Unavailable(_)
+        | EngineStatus::NotRun(_)
+        | EngineStatus::Invalid { .. }
+        | EngineStatus::Timeout(_)
+        | EngineStatus::Crash(_) => None,
+    }
+}
+
+/// Whether our compiler's result and Helion's verdict agree: both lowered, or both refused
+/// with the same error class. Our `trace.type-error` rules (class `TracingError`) stand for
+/// every tracing refusal of Helion that is not one of the four planner/indexing classes; our
+/// codegen gap is a lowered verdict (the planner accepted the kernel).
+pub fn verdicts_agree(ours: CompilerResult, helion: Result<(), &str>) -> bool {
+    const SPECIFIC: [ErrorClass; 4] = [
+        ErrorClass::InvalidIndexingType,
+        ErrorClass::ShapeSpecializingAllocation,
+        ErrorClass::BackendUnsupported,
+        ErrorClass::InvalidConfig,
+    ];
+    match (ours, helion) {
+        (CompilerResult::Lowered | CompilerResult::Gap, Ok(())) => true,
+        (CompilerResult::Rejected(ErrorClass::TracingError), Err(class)) => {
+            !SPECIFIC.iter().any(|c| c.name() == class)
+        }
+        (CompilerResult::Rejected(ours), Err(class)) => ours.name() == class,
+        (CompilerResult::Lowered | CompilerResult::Gap, Err(_))
+        | (CompilerResult::Rejected(_), Ok(())) => false,
+        (CompilerResult::Crashed, _) => true,
+    }
 }
 
 /// Classifies a case from the compiler's result, the reference run and the engine runs (in the
@@ -153,16 +232,69 @@ pub fn classify(
     if compiler == CompilerResult::Crashed {
         return plain(Outcome::CompilerCrash, None);
     }
+    let mut known = None;
+    let (helion, ours): (Vec<&EngineRun>, Vec<&EngineRun>) =
+        engines.iter().partition(|e| is_helion(&e.engine));
+    let invalid_kind = match &reference.status {
+        EngineStatus::Invalid { kind, .. } => Some(kind.as_str()),
+        _ => None,
+    };
+    for e in &helion {
+        let outcome = match &e.status {
+            EngineStatus::Timeout(_) => Some(Outcome::Timeout),
+            EngineStatus::Crash(_) => Some(Outcome::EngineCrash),
+            EngineStatus::KernelError {
+                stage: tpu_runner::Stage::Lower,
+                ..
+            } => Some(Outcome::LoweringError),
+            EngineStatus::KernelError { .. } => Some(Outcome::HelionCrash),
+            EngineStatus::Outputs(_)
+            | EngineStatus::Lowered
+            | EngineStatus::Refused { .. }
+            | EngineStatus::Unavailable(_)
+            | EngineStatus::NotRun(_)
+            | EngineStatus::Invalid { .. } => None,
+        };
+        if let Some(o) = outcome {
+            if let Some(k) = crate::known_issues::known_issue(&e.engine, &e.status) {
+                known = known.or(Some((*e, k.id)));
+                continue;
+            }
+            return plain(o, Some(e));
+        }
+        if e.status.outputs().is_some()
+            && invalid_kind.is_some_and(|k| SILENTLY_ACCEPTED_INVALID_KINDS.contains(&k))
+        {
+            return plain(Outcome::HelionAcceptsInvalid, Some(e));
+        }
+        if let Some(m) = compare(e, reference) {
+            return Classified {
+                outcome: Outcome::Mismatch,
+                engine: Some(e.engine.clone()),
+                mismatch: Some(m),
+                known_issue: None,
+            };
+        }
+    }
+    // Fidelity: the first Helion engine whose run shows Helion's verdict decides it. Eager mode
+    // does no Pallas planning, so its verdict is not the backend's.
+    if let Some((e, v)) = helion
+        .iter()
+        .filter(|e| e.engine != tpu_runner::Mode::HelionEager.name())
+        .find_map(|e| Some((*e, helion_verdict(e)?)))
+        && !verdicts_agree(compiler, v)
+    {
+        return plain(Outcome::VerdictMismatch, Some(e));
+    }
     if matches!(reference.status, EngineStatus::Invalid { .. }) {
         return plain(Outcome::InvalidCase, Some(reference));
     }
     match compiler {
-        CompilerResult::Rejected => return plain(Outcome::Rejected, None),
+        CompilerResult::Rejected(_) => return plain(Outcome::Rejected, None),
         CompilerResult::Gap => return plain(Outcome::Unsupported, None),
         CompilerResult::Lowered | CompilerResult::Crashed => {}
     }
-    let mut known = None;
-    for e in engines {
+    for e in ours {
         let outcome = match &e.status {
             EngineStatus::Timeout(_) => Some(Outcome::Timeout),
             EngineStatus::Crash(_) => Some(Outcome::EngineCrash),
@@ -174,6 +306,7 @@ pub fn classify(
             }),
             EngineStatus::Outputs(_)
             | EngineStatus::Lowered
+            | EngineStatus::Refused { .. }
             | EngineStatus::Unavailable(_)
             | EngineStatus::NotRun(_)
             | EngineStatus::Invalid { .. } => None,

@@ -779,6 +779,7 @@ fn sim_semantics_match_jax() {
                             mode,
                             source: source.clone(),
                             inputs: p.inputs.clone(),
+                            call: None,
                         })
                     };
                     let mode = if p.generic {

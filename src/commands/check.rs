@@ -4,9 +4,10 @@ use super::{CliError, Exit, load_case};
 use compiler::compile::CodegenOptions;
 use compiler::verdict::Verdict;
 use fuzz::check::{CaseReport, check_case};
-use fuzz::engines;
+use fuzz::engines::{self, EngineId, Pools};
 use std::path::PathBuf;
 use std::sync::Arc;
+use tpu_runner::{Mode, Runtime};
 
 /// Arguments of `check`.
 #[derive(Debug, clap::Args)]
@@ -32,6 +33,135 @@ pub struct Args {
     /// Seconds before a JAX engine is declared hung.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    /// Run without the engines that cannot run here (no JAX, no TPU, no Helion) instead of
+    /// failing; the output says which never ran.
+    #[arg(long)]
+    allow_unavailable: bool,
+}
+
+/// How [`select_engines`] starts the worker pools.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolSizes {
+    /// JAX workers.
+    pub jax: usize,
+    /// Helion workers (each ~1 GB; Helion's interpret path is ~0.2 s a case on one core).
+    pub helion: usize,
+    /// Seconds before a worker is declared hung.
+    pub timeout: u64,
+}
+
+/// The engines of one run, the pools they share, and the asked-for engines that cannot run
+/// here (with `--allow-unavailable`; without it, those are an error).
+pub struct Selected {
+    /// The engines that will run, in the order asked.
+    pub names: Vec<String>,
+    /// Their pools.
+    pub pools: Pools,
+    /// Engine name and why it cannot run here.
+    pub unavailable: Vec<(String, String)>,
+}
+
+/// Checks the engine names, starts the pools they need (provisioning JAX, or Helion, on first
+/// use), and finds the engines that cannot run here: a run that was asked to check something
+/// it cannot fails (exit 2) unless `allow_unavailable`, and a set with nothing to compare with
+/// the reference is refused.
+pub fn select_engines(
+    requested: &[String],
+    sizes: PoolSizes,
+    allow_unavailable: bool,
+) -> Result<Selected, CliError> {
+    let ids = requested
+        .iter()
+        .map(|n| n.parse::<EngineId>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CliError::Input(e.into()))?;
+    let comparable = |ids: &[EngineId]| ids.iter().any(|&e| e != EngineId::Reference);
+    if !comparable(&ids) {
+        return Err(CliError::Input(anyhow::anyhow!(
+            "nothing to compare: the reference (`oracle`) needs at least one other engine, e.g. --engines oracle,pallas-sim"
+        )));
+    }
+    let mut pools = Pools::default();
+    let mut unavailable: Vec<(String, String)> = Vec::new();
+    let down = |runtime: Runtime, why: String, unavailable: &mut Vec<(String, String)>| {
+        for id in ids.iter().filter(|e| e.runtime() == Some(runtime)) {
+            unavailable.push((id.name().to_string(), why.clone()));
+        }
+    };
+    let needed = engines::runtimes_needed(requested);
+    if needed.contains(&Runtime::Jax) {
+        match start_runtime(Runtime::Jax, sizes.jax, sizes.timeout) {
+            Ok(pool) => {
+                if ids.contains(&EngineId::Worker(Mode::PallasTpu)) && !pool.availability().tpu {
+                    unavailable.push((
+                        Mode::PallasTpu.name().to_string(),
+                        format!(
+                            "no TPU device here (jax.devices(): {:?})",
+                            pool.availability().devices
+                        ),
+                    ));
+                }
+                pools.jax = Some(pool);
+            }
+            Err(why) => down(Runtime::Jax, why, &mut unavailable),
+        }
+    }
+    if needed.contains(&Runtime::Helion) {
+        match start_runtime(Runtime::Helion, sizes.helion, sizes.timeout) {
+            Ok(pool) => pools.helion = Some(pool),
+            Err(why) => down(Runtime::Helion, why, &mut unavailable),
+        }
+    }
+    if !unavailable.is_empty() && !allow_unavailable {
+        let lines: Vec<String> = unavailable
+            .iter()
+            .map(|(n, why)| format!("  {n}: {why}"))
+            .collect();
+        return Err(CliError::Input(anyhow::anyhow!(
+            "{} engine(s) cannot run here:\n{}\n--allow-unavailable runs without them; --engines oracle,pallas-sim needs no Python",
+            unavailable.len(),
+            lines.join("\n")
+        )));
+    }
+    let names: Vec<String> = requested
+        .iter()
+        .filter(|n| !unavailable.iter().any(|(u, _)| u == *n))
+        .cloned()
+        .collect();
+    for (n, why) in &unavailable {
+        eprintln!("pallas-diff: warning: engine {n} never runs in this run: {why}");
+    }
+    let left: Vec<EngineId> = names.iter().filter_map(|n| n.parse().ok()).collect();
+    if !comparable(&left) {
+        return Err(CliError::Input(anyhow::anyhow!(
+            "nothing to compare: every engine besides the reference is unavailable here"
+        )));
+    }
+    Ok(Selected {
+        names,
+        pools,
+        unavailable,
+    })
+}
+
+/// Provisions `runtime` (on first use) and starts `workers` of it; `Err` is the reason, one
+/// line.
+fn start_runtime(
+    runtime: Runtime,
+    workers: usize,
+    timeout: u64,
+) -> Result<Arc<tpu_runner::Pool>, String> {
+    let python = match runtime {
+        Runtime::Jax => tpu_runner::provision(),
+        Runtime::Helion => tpu_runner::provision_helion(),
+    }
+    .map_err(|e| e.to_string())?;
+    let config = tpu_runner::PoolConfig::for_runtime(runtime, python)
+        .with_workers(workers)
+        .with_timeout(std::time::Duration::from_secs(timeout));
+    tpu_runner::Pool::new(config)
+        .map(Arc::new)
+        .map_err(|e| format!("cannot start the {runtime} workers: {e}"))
 }
 
 /// Starts a JAX worker pool of `workers` when any engine needs one (provisioning the venv on
@@ -44,8 +174,7 @@ pub fn start_pool(
     if !engines::needs_pool(names) {
         return Ok(None);
     }
-    let python = tpu_runner::provision()
-        .map_err(|e| CliError::Internal(anyhow::anyhow!("cannot provision JAX: {e}")))?;
+    let python = tpu_runner::provision().map_err(|e| CliError::Internal(e.into()))?;
     let config = tpu_runner::PoolConfig::new(python)
         .with_workers(workers)
         .with_timeout(std::time::Duration::from_secs(timeout));
@@ -66,12 +195,13 @@ pub fn report_json(r: &CaseReport) -> serde_json::Value {
     };
     let mut engines = serde_json::Map::new();
     for e in std::iter::once(&r.reference).chain(&r.engines) {
-        engines.insert(
-            e.engine.clone(),
-            serde_json::json!({
-                "status": e.status.name(), "seconds": e.seconds, "error": e.status.detail(),
-            }),
-        );
+        let mut entry = serde_json::json!({
+            "status": e.status.name(), "seconds": e.seconds, "error": e.status.detail(),
+        });
+        if let Some(g) = &e.generated {
+            entry["generated"] = serde_json::json!(g);
+        }
+        engines.insert(e.engine.clone(), entry);
     }
     serde_json::json!({
         "outcome": r.outcome.name(),
@@ -125,20 +255,40 @@ pub fn print_report(r: &CaseReport) {
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
     let case = load_case(&args.case)?;
-    let pool = start_pool(&args.engines, 1, args.timeout)?;
-    let engines = engines::build(&args.engines, pool).map_err(|e| CliError::Input(e.into()))?;
+    let selected = select_engines(
+        &args.engines,
+        PoolSizes {
+            jax: 1,
+            helion: 1,
+            timeout: args.timeout,
+        },
+        args.allow_unavailable,
+    )?;
+    let engines = engines::build_with(&selected.names, &selected.pools)
+        .map_err(|e| CliError::Input(e.into()))?;
     let options = CodegenOptions {
         poison_padding: args.poison_padding,
         faults: args.inject,
     };
     let report = check_case(&case, &engines, &options);
     if args.json {
+        let mut json = report_json(&report);
+        json["engines_unavailable"] = serde_json::json!(
+            selected
+                .unavailable
+                .iter()
+                .map(|(n, why)| serde_json::json!({"engine": n, "reason": why}))
+                .collect::<Vec<_>>()
+        );
         println!(
             "{}",
-            serde_json::to_string_pretty(&report_json(&report)).map_err(anyhow::Error::from)?
+            serde_json::to_string_pretty(&json).map_err(anyhow::Error::from)?
         );
     } else {
         print_report(&report);
+        for (n, why) in &selected.unavailable {
+            println!("{n:<22} never ran: {why}");
+        }
     }
     Ok(if report.outcome.is_finding() {
         Exit::Finding

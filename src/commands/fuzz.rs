@@ -1,8 +1,9 @@
 //! `pallas-diff fuzz`: a campaign. With no arguments it runs the embedded default: two minutes,
 //! the in-process engines on every core plus `pallas-tpu-interpret` and `pallas-tpu-lower`
-//! confirming lowered cases, findings to `./findings`.
+//! confirming lowered cases, findings to `./findings`. The Helion engines, when named, run on
+//! every case (at Helion's pace, ~0.2 s a case per worker).
 
-use super::check::start_pool;
+use super::check::{PoolSizes, select_engines};
 use super::{CliError, Exit};
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::{self, CampaignConfig};
@@ -26,8 +27,9 @@ pub struct Args {
     /// In-process threads (default: the cores).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Engines: in-process ones (oracle, pallas-sim) check every case; JAX ones confirm lowered
-    /// cases that agree in-process.
+    /// Engines: in-process ones (oracle, pallas-sim) and the real-Helion ones (helion-pallas,
+    /// helion-eager, helion-tpu-lower) check every case; JAX ones (pallas-*) confirm lowered
+    /// cases that agree on that check.
     #[arg(
         long,
         value_delimiter = ',',
@@ -39,9 +41,14 @@ pub struct Args {
     /// for JAX; with --cases N, every lowered case among N is confirmed).
     #[arg(long, value_enum, default_value_t = campaign::Confirmation::Sample)]
     confirm: campaign::Confirmation,
-    /// Campaign seed.
-    #[arg(long, default_value_t = 0)]
+    /// Campaign seed: a number, or `random` for a fresh one (printed either way, so any
+    /// campaign can be repeated).
+    #[arg(long, default_value = "0", value_parser = parse_seed)]
     seed: u64,
+    /// Run without the engines that cannot run here (no JAX, no TPU, no Helion) instead of
+    /// failing; the summary says which never ran.
+    #[arg(long)]
+    allow_unavailable: bool,
     /// Where findings go (one directory each).
     #[arg(long, default_value = "findings")]
     out: PathBuf,
@@ -69,6 +76,21 @@ pub struct Args {
     /// Generator knobs.
     #[command(flatten)]
     generator: GenConfigOverrides,
+}
+
+/// Parses a seed: an unsigned integer, or `random` (from the clock and the process id).
+pub fn parse_seed(s: &str) -> Result<u64, String> {
+    if s == "random" {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        return Ok(fuzz::campaign::case_seed(
+            nanos,
+            u64::from(std::process::id()),
+        ));
+    }
+    s.parse()
+        .map_err(|_| format!("`{s}` is not a seed (an unsigned integer, or `random`)"))
 }
 
 /// Parses `90`, `30s`, `2m`, `1h`, `500ms`.
@@ -114,27 +136,36 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .or(file_overrides)
         .apply(GenConfig::default());
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let (in_names, jax_names): (Vec<String>, Vec<String>) = args
-        .engines
+    // Two workers at most per environment: a JAX worker holds ~300 MB and a Helion one ~1 GB,
+    // and on this 2-core class of machine more workers only queue (measured: two JAX workers
+    // on 2 cores ~9-10 kernels/s together, shared/measurements).
+    let workers = cores.min(2);
+    let selected = select_engines(
+        &args.engines,
+        PoolSizes {
+            jax: workers,
+            helion: workers,
+            timeout: 120,
+        },
+        args.allow_unavailable,
+    )?;
+    let pool = selected.pools.jax.clone();
+    // Every-case engines: the in-process ones and Helion's (Helion's verdict is checked on
+    // every case); the JAX ones confirm lowered cases that agree.
+    let (in_names, jax_names): (Vec<String>, Vec<String>) = selected
+        .names
         .iter()
         .cloned()
-        .partition(|n| engines::IN_PROCESS.contains(&n.as_str()));
-    for n in &args.engines {
-        if !engines::ENGINE_NAMES.contains(&n.as_str()) {
-            return Err(CliError::Input(anyhow::anyhow!(
-                "unknown engine `{n}` (known: {})",
-                engines::ENGINE_NAMES.join(", ")
-            )));
-        }
-    }
-    let jax_workers = if jax_names.is_empty() {
-        0
-    } else {
-        cores.min(2)
-    };
-    let pool = start_pool(&jax_names, jax_workers.max(1), 120)?;
-    let in_process = engines::build(&in_names, None).map_err(|e| CliError::Input(e.into()))?;
-    let jax = engines::build(&jax_names, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
+        .partition(|n| engines::is_in_process(n) || engines::is_helion(n));
+    let jax_workers = if jax_names.is_empty() { 0 } else { workers };
+    let in_process =
+        engines::build_with(&in_names, &selected.pools).map_err(|e| CliError::Input(e.into()))?;
+    let jax =
+        engines::build_with(&jax_names, &selected.pools).map_err(|e| CliError::Input(e.into()))?;
+    eprintln!(
+        "pallas-diff: campaign seed {} (repeat it with --seed {})",
+        args.seed, args.seed
+    );
     let time = args.time.or(if args.cases.is_some() {
         None
     } else {
@@ -159,10 +190,9 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     let reduce = if args.no_reduce {
         None
     } else {
-        // The reducer runs the engine a finding names: build a private set (sharing the pool).
-        let names: Vec<String> = args.engines.clone();
-        let engines =
-            engines::build(&names, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
+        // The reducer runs the engine a finding names: build a private set (sharing the pools).
+        let engines = engines::build_with(&selected.names, &selected.pools)
+            .map_err(|e| CliError::Input(e.into()))?;
         Some(corpus::sink::ReduceOptions {
             budget: corpus::reduce::Budget {
                 attempts: 5_000,
@@ -173,6 +203,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         })
     };
     let versions = corpus::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
+    let helion_versions = selected
+        .pools
+        .helion
+        .as_ref()
+        .map(|p| p.availability().clone());
     // New in-process findings are re-run on the JAX engines before they are written, so a
     // pallas-sim bug is not filed as a miscompile (meta.json `cross_check`).
     // Only engines with outputs can reproduce a value mismatch (not `pallas-tpu-lower`).
@@ -220,8 +255,27 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     if tty {
         eprintln!();
     }
+    let interrupted = stop.load(Ordering::Relaxed);
+    let unavailable: Vec<serde_json::Value> = selected
+        .unavailable
+        .iter()
+        .map(|(n, why)| serde_json::json!({"engine": n, "reason": why}))
+        .collect();
+    let helion_agreement = summary.stats.helion_agreement();
     if args.json {
         let json = serde_json::json!({
+            "seed": args.seed,
+            "interrupted": interrupted,
+            "engines": selected.names,
+            "engines_unavailable": unavailable,
+            "helion": helion_versions.as_ref().map(|a| serde_json::json!({
+                "helion": a.helion, "torch": a.torch, "jax": a.jax_version,
+            })),
+            "helion_verdict_agreement": (helion_agreement.cases > 0).then(|| serde_json::json!({
+                "cases": helion_agreement.cases, "agree": helion_agreement.agree,
+                "by_verdict": summary.stats.helion_verdicts,
+                "by_index_form": summary.stats.helion_verdicts_by_form,
+            })),
             "cases": summary.stats.cases,
             "seconds": summary.seconds,
             "outcomes": summary.stats.outcomes,
@@ -239,6 +293,21 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             serde_json::to_string(&json).map_err(anyhow::Error::from)?
         );
     } else {
+        println!("seed {}", args.seed);
+        if interrupted {
+            println!("interrupted after {} cases", summary.stats.cases);
+        }
+        for (n, why) in &selected.unavailable {
+            println!("engine {n} never ran: {why}");
+        }
+        if let Some(a) = &helion_versions {
+            println!(
+                "helion {} torch {} jax {}",
+                a.helion.as_deref().unwrap_or("?"),
+                a.torch.as_deref().unwrap_or("?"),
+                a.jax_version
+            );
+        }
         print!("{}", summary.stats.table(summary.seconds));
         if sink.not_reproduced() > 0 {
             println!(
@@ -247,6 +316,13 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             );
         }
         println!("findings in {}", args.out.display());
+    }
+    if interrupted {
+        eprintln!(
+            "pallas-diff: interrupted after {} cases",
+            summary.stats.cases
+        );
+        return Ok(Exit::Interrupted);
     }
     Ok(if summary.stats.findings + summary.stats.duplicates > 0 {
         Exit::Finding

@@ -8,6 +8,7 @@ mod fuzz;
 mod hunt;
 mod parse;
 mod probe;
+mod provision;
 mod reduce;
 mod render;
 mod replay;
@@ -110,9 +111,12 @@ enum Command {
     /// Time every stage of the in-process pipeline and the differential loop (cases/s).
     #[command(after_help = EXIT_CODES)]
     Bench(bench::Args),
-    /// Show what the JAX side can run here (Python, JAX, devices, TPU).
+    /// Show what the Python side can run here (JAX, devices, TPU, the Helion environment).
     #[command(after_help = EXIT_CODES)]
     Probe(probe::Args),
+    /// Install the JAX venv, and with --helion the opt-in Helion environment (~6 GB).
+    #[command(after_help = EXIT_CODES)]
+    Provision(provision::Args),
     /// Replay the regression corpus (one trial per entry x engine); --bless records outcomes.
     #[command(after_help = EXIT_CODES)]
     Replay(replay::Args),
@@ -134,6 +138,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Check(a) => check::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Probe(a) => probe::run(a),
+        Command::Provision(a) => provision::run(a),
         Command::Fuzz(a) => fuzz::run(*a),
         Command::Hunt(a) => hunt::run(*a),
         Command::Replay(a) => replay::run(a),

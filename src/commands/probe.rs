@@ -1,7 +1,10 @@
-//! `pallas-diff probe [--json]`: what the JAX side of this machine can run (provisioning the venv
-//! on first use): Python, JAX/jaxlib versions, devices, whether a TPU is present.
+//! `pallas-diff probe [--json]`: what the Python side of this machine can run (provisioning the
+//! JAX venv on first use): Python, JAX/jaxlib versions, XLA flags, devices, whether a TPU is
+//! present, and whether the opt-in Helion environment is installed (probed when it is; never
+//! installed here).
 
 use super::{CliError, Exit};
+use tpu_runner::{Availability, Runtime};
 
 /// Arguments of `probe`.
 #[derive(Debug, clap::Args)]
@@ -9,28 +12,51 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     json: bool,
-    /// Exit 1 unless a TPU device is present (for the nightly TPU job).
+    /// Exit 2 ("an engine cannot run here") unless a TPU device is present (for the nightly
+    /// TPU job).
     #[arg(long)]
     require_tpu: bool,
+    /// Exit 2 unless the Helion environment is installed and its worker starts.
+    #[arg(long)]
+    require_helion: bool,
+}
+
+fn availability_json(a: &Availability) -> serde_json::Value {
+    serde_json::json!({
+        "python": a.python, "python_executable": a.python_executable,
+        "jax": a.jax_version, "jaxlib": a.jaxlib_version,
+        "devices": a.devices, "tpu": a.tpu, "tpu_kind": a.tpu_kind,
+        "xla_flags": a.xla_flags, "helion": a.helion, "torch": a.torch,
+    })
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
-    let python = tpu_runner::provision()
-        .map_err(|e| CliError::Internal(anyhow::anyhow!("cannot provision JAX: {e}")))?;
+    let python = tpu_runner::provision().map_err(|e| CliError::Internal(e.into()))?;
     let a = tpu_runner::probe(&python)
         .map_err(|e| CliError::Internal(anyhow::anyhow!("probe failed: {e}")))?;
+    // The Helion environment: probed only when it is already here.
+    let helion: Result<Availability, String> =
+        tpu_runner::helion_python_if_present().and_then(|p| {
+            tpu_runner::probe_runtime(Runtime::Helion, &p)
+                .map_err(|e| format!("the Helion worker does not start: {e}"))
+        });
     if args.json {
         println!(
             "{}",
             serde_json::json!({
-                "python": a.python, "python_executable": a.python_executable,
-                "jax": a.jax_version, "jaxlib": a.jaxlib_version,
-                "devices": a.devices, "tpu": a.tpu, "tpu_kind": a.tpu_kind,
+                "jax": availability_json(&a),
+                "pinned_xla_cpu_isa": tpu_runner::PINNED_XLA_CPU_ISA,
+                "helion": match &helion {
+                    Ok(h) => availability_json(h),
+                    Err(why) => serde_json::json!({"installed": false, "reason": why}),
+                },
+                "helion_default_version": tpu_runner::DEFAULT_HELION_VERSION,
             })
         );
     } else {
         println!("python {} ({})", a.python, a.python_executable);
         println!("jax {} jaxlib {}", a.jax_version, a.jaxlib_version);
+        println!("xla flags: {:?}", a.xla_flags);
         println!("devices {:?}", a.devices);
         println!(
             "tpu: {} (abstract TPU kind for CPU lowering: {})",
@@ -41,11 +67,26 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             },
             a.tpu_kind
         );
+        match &helion {
+            Ok(h) => println!(
+                "helion {} torch {} jax {} ({}): engines helion-pallas, helion-eager, helion-tpu-lower",
+                h.helion.as_deref().unwrap_or("?"),
+                h.torch.as_deref().unwrap_or("?"),
+                h.jax_version,
+                h.python_executable
+            ),
+            Err(why) => println!("helion: absent: {why}"),
+        }
     }
     if args.require_tpu && !a.tpu {
-        return Err(CliError::Internal(anyhow::anyhow!(
-            "no TPU device: the nightly TPU job must run on a TPU host"
+        return Err(CliError::Input(anyhow::anyhow!(
+            "no TPU device: the nightly TPU job must run on a TPU host (engine pallas-tpu cannot run here)"
         )));
+    }
+    if args.require_helion
+        && let Err(why) = &helion
+    {
+        return Err(CliError::Input(anyhow::anyhow!("{why}")));
     }
     Ok(Exit::Ok)
 }

@@ -94,6 +94,7 @@ fn main() {
             mode: Mode::PallasInterpret,
             source: kernel(seed + i),
             inputs: vec![input(i)],
+            call: None,
         });
         seed += 100;
         for mode in [
@@ -106,6 +107,7 @@ fn main() {
                 mode,
                 source: kernel(base + i),
                 inputs: vec![input(i)],
+                call: None,
             });
             seed += kernels;
             println!(
@@ -123,11 +125,13 @@ fn main() {
                 mode,
                 source: source.clone(),
                 inputs: vec![input(i)],
+                call: None,
             });
             let rate = throughput(&pool, workers, n, |i| RunRequest {
                 mode,
                 source: source.clone(),
                 inputs: vec![input(i)],
+                call: None,
             });
             println!(
                 "{:<54} {workers:>7} {n:>10} {rate:>12.1}",

@@ -148,6 +148,9 @@ def probe_info():
         "devices": devices,
         "tpu": bool(tpu_devices()),
         "tpu_kind": TPU_KIND,
+        # The Rust side pins XLA:CPU's vector ISA here (worker.rs, PINNED_XLA_CPU_ISA): results
+        # must not depend on the host's vector width.
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
     }
 
 

@@ -51,6 +51,13 @@ pub struct KernelError {
     pub traceback: String,
     /// For an exception wrapped by JAX (a callback error), the inner class, e.g. `IndexError`.
     pub cause: Option<String>,
+    /// Helion modes only: whether the exception is one of Helion's documented refusals (a
+    /// `helion.exc` error other than its `InternalError` wrapper), as opposed to an exception
+    /// raised from inside Helion. `None` for the JAX modes.
+    pub refusal: Option<bool>,
+    /// Helion modes only: the line of the kernel's source file the error is about (Helion's
+    /// own location, else the innermost traceback frame in the kernel file), when known.
+    pub line: Option<u32>,
 }
 
 impl KernelError {
@@ -128,7 +135,7 @@ pub enum RunError {
         stderr_tail: String,
     },
     /// The request crashed its worker, and the replacement worker too (the pool retries once).
-    #[error("the JAX engine crashed twice on this request ({}){}", show_status(.status), show_tail(.stderr_tail))]
+    #[error("the engine's worker crashed twice on this request ({}){}", show_status(.status), show_tail(.stderr_tail))]
     EngineCrash {
         /// Exit status of the second worker.
         status: Option<ExitStatus>,
@@ -166,6 +173,15 @@ pub enum RunError {
         timeout: Duration,
         /// The last ~4 KB of the worker's stderr.
         stderr_tail: String,
+    },
+    /// A request for a mode whose worker runs in another environment (a Helion mode sent to the
+    /// JAX pool, or the reverse): a harness bug.
+    #[error("mode {mode} runs in the {} environment, not in this {runtime} pool", .mode.runtime())]
+    WrongRuntime {
+        /// The requested mode.
+        mode: crate::mode::Mode,
+        /// The pool's environment.
+        runtime: crate::mode::Runtime,
     },
     /// Writing to the worker failed for another reason than its death.
     #[error("i/o error talking to the worker: {0}")]

@@ -1,10 +1,12 @@
-//! Runs emitted Pallas modules on JAX: the engines `pallas-interpret`, `pallas-tpu-interpret`,
-//! `pallas-tpu-lower` and `pallas-tpu` ([`Mode`]).
+//! Runs emitted Pallas modules on JAX (the engines `pallas-interpret`, `pallas-tpu-interpret`,
+//! `pallas-tpu-lower`, `pallas-tpu`) and case kernels through real Helion (`helion-pallas`,
+//! `helion-eager`, `helion-tpu-lower`): [`Mode`].
 //!
 //! This crate owns the Python side of the harness: provisioning an interpreter with JAX
-//! ([`provision()`]), the persistent worker processes that import JAX once and run modules
-//! (`python/worker.py`, [`Worker`]), their JSON-lines protocol ([`protocol`]), and a
-//! thread-safe [`Pool`] of workers. Results come back as [`compiler::tensor::Tensor`]s.
+//! ([`provision()`]) and, opt-in, one with Helion ([`provision_helion`]), the persistent worker
+//! processes that import them once (`python/worker.py`, `python/helion_worker.py`,
+//! [`Worker`]), their JSON-lines protocol ([`protocol`]), and a thread-safe [`Pool`] of workers
+//! per environment ([`Runtime`]). Results come back as [`compiler::tensor::Tensor`]s.
 //!
 //! ```no_run
 //! use pallas_diff_tpu_runner::{Mode, Pool, PoolConfig, RunRequest, provision};
@@ -14,7 +16,7 @@
 //! let pool = Pool::new(PoolConfig::new(python))?;
 //! let x = Tensor::new(DType::Float32, vec![8, 128], vec![0.0; 1024]);
 //! let source = std::fs::read_to_string("kernel.py")?;
-//! let result = pool.run(&RunRequest { mode: Mode::PallasTpuInterpret, source, inputs: vec![x] })?;
+//! let result = pool.run(&RunRequest::module(Mode::PallasTpuInterpret, source, vec![x]))?;
 //! match result.outcome {
 //!     Ok(outputs) => println!("{} outputs", outputs.len()),
 //!     Err(kernel_error) => println!("kernel failed: {kernel_error}"),
@@ -31,9 +33,15 @@ pub mod provision;
 pub mod worker;
 
 pub use error::{ENGINE_UNAVAILABLE, KernelError, ProtocolError, RunError, Stage};
-pub use mode::{Mode, UnknownMode};
+pub use mode::{Mode, Runtime, UnknownMode};
 pub use pool::{Pool, PoolConfig};
-pub use probe::{Availability, DEFAULT_TPU_KIND, probe};
-pub use protocol::{PROTOCOL_VERSION, RunRequest, RunResult};
-pub use provision::{ProvisionError, ProvisionOptions, provision, provision_with};
-pub use worker::{Worker, worker_script};
+pub use probe::{Availability, DEFAULT_TPU_KIND, probe, probe_runtime};
+pub use protocol::{CallArg, KernelCall, PROTOCOL_VERSION, RunRequest, RunResult};
+pub use provision::{
+    DEFAULT_HELION_VERSION, ProvisionError, ProvisionOptions, helion_python_if_present, provision,
+    provision_helion, provision_with,
+};
+pub use worker::{
+    PINNED_XLA_CPU_ISA, Worker, helion_worker_script, worker_script, worker_script_for,
+    worker_xla_flags,
+};

@@ -1,5 +1,8 @@
-//! The engines a module can run on ([`Mode`]): two interpreters, the TPU lowering check, and a
-//! real TPU. This module owns their names (kebab-case, as on the wire and the command line).
+//! The engines a worker can run ([`Mode`]) and the Python environment each needs ([`Runtime`]):
+//! our emitted modules in two JAX interpreters, the TPU lowering check and a real TPU; and a
+//! case's kernel in real Helion (its Pallas backend in interpret mode, its eager mode, and the
+//! TPU lowering of the `pallas_call` Helion builds). This module owns their names (kebab-case,
+//! as on the wire and the command line).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -21,23 +24,64 @@ pub enum Mode {
     PallasTpuLower,
     /// `interpret=False` on a real TPU; reports `EngineUnavailable` where there is none.
     PallasTpu,
+    /// Real Helion's Pallas backend in interpret mode (`HELION_BACKEND=pallas`,
+    /// `HELION_PALLAS_INTERPRET=1`, as Helion's own CI runs it) on the case's kernel source.
+    HelionPallas,
+    /// Real Helion's eager mode (`HELION_INTERPRET=1`): the kernel body run as PyTorch.
+    HelionEager,
+    /// The `pallas_call` Helion builds for the kernel, lowered for TPU on the CPU via
+    /// `jax.export` without running. Produces no outputs.
+    HelionTpuLower,
+}
+
+/// The Python environment a mode's worker runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Runtime {
+    /// The JAX venv (`python/requirements.txt`, worker `python/worker.py`): runs emitted modules.
+    Jax,
+    /// The opt-in Helion venv (`python/requirements-helion.txt`, ~6 GB, worker
+    /// `python/helion_worker.py`): runs case scripts' kernels through real Helion.
+    Helion,
+}
+
+impl Runtime {
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Jax => "jax",
+            Runtime::Helion => "helion",
+        }
+    }
+}
+
+impl fmt::Display for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl Mode {
     /// All modes, in a fixed order.
-    pub const ALL: [Mode; 4] = [
+    pub const ALL: [Mode; 7] = [
         Mode::PallasInterpret,
         Mode::PallasTpuInterpret,
         Mode::PallasTpuLower,
         Mode::PallasTpu,
+        Mode::HelionPallas,
+        Mode::HelionEager,
+        Mode::HelionTpuLower,
     ];
 
-    /// The modes that run on a CPU-only host.
+    /// The JAX modes that run on a CPU-only host.
     pub const CPU: [Mode; 3] = [
         Mode::PallasInterpret,
         Mode::PallasTpuInterpret,
         Mode::PallasTpuLower,
     ];
+
+    /// The Helion modes (all run on a CPU-only host).
+    pub const HELION: [Mode; 3] = [Mode::HelionPallas, Mode::HelionEager, Mode::HelionTpuLower];
 
     /// The kebab-case name (`pallas-interpret`, ...), as on the wire.
     pub fn name(self) -> &'static str {
@@ -46,12 +90,33 @@ impl Mode {
             Mode::PallasTpuInterpret => "pallas-tpu-interpret",
             Mode::PallasTpuLower => "pallas-tpu-lower",
             Mode::PallasTpu => "pallas-tpu",
+            Mode::HelionPallas => "helion-pallas",
+            Mode::HelionEager => "helion-eager",
+            Mode::HelionTpuLower => "helion-tpu-lower",
         }
     }
 
-    /// Whether a successful run produces output tensors (every mode except the lowering check).
+    /// Whether a successful run produces output tensors (every mode except the lowering checks).
     pub fn produces_outputs(self) -> bool {
-        self != Mode::PallasTpuLower
+        match self {
+            Mode::PallasTpuLower | Mode::HelionTpuLower => false,
+            Mode::PallasInterpret
+            | Mode::PallasTpuInterpret
+            | Mode::PallasTpu
+            | Mode::HelionPallas
+            | Mode::HelionEager => true,
+        }
+    }
+
+    /// The environment the mode's worker runs in.
+    pub fn runtime(self) -> Runtime {
+        match self {
+            Mode::PallasInterpret
+            | Mode::PallasTpuInterpret
+            | Mode::PallasTpuLower
+            | Mode::PallasTpu => Runtime::Jax,
+            Mode::HelionPallas | Mode::HelionEager | Mode::HelionTpuLower => Runtime::Helion,
+        }
     }
 }
 
@@ -64,7 +129,7 @@ impl fmt::Display for Mode {
 /// A mode name that is not one of [`Mode::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown mode `{0}` (expected pallas-interpret, pallas-tpu-interpret, pallas-tpu-lower or pallas-tpu)"
+    "unknown mode `{0}` (expected pallas-interpret, pallas-tpu-interpret, pallas-tpu-lower, pallas-tpu, helion-pallas, helion-eager or helion-tpu-lower)"
 )]
 pub struct UnknownMode(pub String);
 
@@ -92,5 +157,12 @@ mod tests {
             assert_eq!(serde_json::from_str::<Mode>(&json).unwrap(), mode);
         }
         assert!("pallas".parse::<Mode>().is_err());
+        for mode in Mode::CPU {
+            assert_eq!(mode.runtime(), Runtime::Jax);
+        }
+        for mode in Mode::HELION {
+            assert_eq!(mode.runtime(), Runtime::Helion);
+            assert!(mode.name().starts_with("helion-"));
+        }
     }
 }

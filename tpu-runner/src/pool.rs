@@ -3,9 +3,10 @@
 //! retried once; a worker that timed out or broke the protocol is replaced on next use.
 
 use crate::error::RunError;
+use crate::mode::Runtime;
 use crate::probe::Availability;
 use crate::protocol::{RunRequest, RunResult};
-use crate::worker::{Worker, worker_script};
+use crate::worker::{Worker, worker_script_for};
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -13,6 +14,8 @@ use std::time::Duration;
 /// How a [`Pool`] starts and drives its workers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolConfig {
+    /// The environment the workers run in; a request for a mode of another one is refused.
+    pub runtime: Runtime,
     /// Number of worker processes (each holds ~300 MB and one core while busy).
     pub workers: usize,
     /// Per-request timeout; on expiry the worker is killed and replaced.
@@ -27,14 +30,23 @@ pub struct PoolConfig {
 }
 
 impl PoolConfig {
-    /// Defaults: one worker per available core, 120 s per request, 120 s to start.
+    /// JAX workers with defaults: one worker per available core, 120 s per request, 120 s to
+    /// start.
     pub fn new(python: impl Into<PathBuf>) -> PoolConfig {
+        PoolConfig::for_runtime(Runtime::Jax, python)
+    }
+
+    /// Workers of `runtime` (the JAX or the Helion worker script) with the defaults of
+    /// [`PoolConfig::new`]. A Helion worker imports torch, Helion and JAX (~6 s) and holds
+    /// ~1 GB.
+    pub fn for_runtime(runtime: Runtime, python: impl Into<PathBuf>) -> PoolConfig {
         PoolConfig {
+            runtime,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             timeout: Duration::from_secs(120),
             startup_timeout: Duration::from_secs(120),
             python: python.into(),
-            worker_script: worker_script(),
+            worker_script: worker_script_for(runtime),
         }
     }
 
@@ -177,6 +189,12 @@ impl Pool {
         request: &RunRequest,
         timeout: Duration,
     ) -> Result<RunResult, RunError> {
+        if request.mode.runtime() != self.config.runtime {
+            return Err(RunError::WrongRuntime {
+                mode: request.mode,
+                runtime: self.config.runtime,
+            });
+        }
         let mut lease = self.checkout();
         let slot = lease.slot.as_mut().expect("a lease holds its slot");
         match self.run_on(slot, request, timeout) {

@@ -2,13 +2,14 @@
 //! whether a real TPU is present (which decides if [`Mode::PallasTpu`](crate::Mode) can run).
 
 use crate::error::RunError;
-use crate::worker::{Worker, worker_script};
+use crate::mode::Runtime;
+use crate::worker::{Worker, worker_script_for};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
 
 /// The worker's report on its environment (the hello line and the `probe` op).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Availability {
     /// Python version, e.g. `3.11.7`.
     pub python: String,
@@ -29,15 +30,31 @@ pub struct Availability {
     /// [`DEFAULT_TPU_KIND`]).
     #[serde(default)]
     pub tpu_kind: String,
+    /// The worker's `XLA_FLAGS` (the ISA pin of [`PINNED_XLA_CPU_ISA`](crate::worker::PINNED_XLA_CPU_ISA)
+    /// on x86-64, plus the user's own).
+    #[serde(default)]
+    pub xla_flags: String,
+    /// Helion workers: `helion.__version__`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helion: Option<String>,
+    /// Helion workers: `torch.__version__`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch: Option<String>,
 }
 
 /// The TPU generation the CPU modes lower and interpret for unless `PALLAS_DIFF_TPU_KIND` says
 /// otherwise (the device kind of the abstract mesh the worker runs every CPU mode in).
 pub const DEFAULT_TPU_KIND: &str = "TPU v5e";
 
-/// Starts one worker on `python`, asks it to probe, and stops it (about a second: JAX import).
+/// Starts one JAX worker on `python`, asks it to probe, and stops it (about a second: JAX
+/// import).
 pub fn probe(python: &Path) -> Result<Availability, RunError> {
+    probe_runtime(Runtime::Jax, python)
+}
+
+/// [`probe`] for a worker of `runtime` (a Helion worker takes ~6 s: torch, Helion and JAX).
+pub fn probe_runtime(runtime: Runtime, python: &Path) -> Result<Availability, RunError> {
     let timeout = Duration::from_secs(120);
-    let mut worker = Worker::spawn(python, &worker_script(), timeout)?;
+    let mut worker = Worker::spawn(python, &worker_script_for(runtime), timeout)?;
     worker.probe(timeout)
 }

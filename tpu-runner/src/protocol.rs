@@ -58,8 +58,11 @@ pub enum Op<'a> {
         mode: Mode,
         /// The Python module source; it defines `make(interpret)`.
         source: &'a str,
-        /// Inputs in the order `f(*inputs)` takes them.
+        /// Inputs in the order `f(*inputs)` takes them (Helion modes: the tensors `call` names).
         inputs: Vec<WireTensor>,
+        /// Helion modes: which function of `source` to call, with which arguments.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call: Option<&'a KernelCall>,
     },
     /// Report the Python and JAX versions and devices.
     Probe,
@@ -96,6 +99,12 @@ pub struct WireError {
     /// from `type` (an exception raised inside a JAX callback arrives wrapped).
     #[serde(default)]
     pub cause: Option<String>,
+    /// Helion modes: whether the exception is a documented Helion refusal.
+    #[serde(default)]
+    pub refusal: Option<bool>,
+    /// Helion modes: the kernel-file line the error names.
+    #[serde(default)]
+    pub line: Option<u32>,
 }
 
 /// One response line; which optional fields are present depends on the request.
@@ -119,6 +128,9 @@ pub struct WireResponse {
     /// Set by a successful `pallas-tpu-lower` run.
     #[serde(default)]
     pub lowered: Option<bool>,
+    /// Helion modes: the Pallas module Helion generated for the kernel (when it got that far).
+    #[serde(default)]
+    pub generated: Option<String>,
     /// The failure of a `ok: false` response.
     #[serde(default)]
     pub error: Option<WireError>,
@@ -130,15 +142,50 @@ pub struct WireResponse {
     pub hello: Option<Availability>,
 }
 
-/// A request to run one emitted module.
+/// A request to run one emitted module, or (Helion modes) one case's kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunRequest {
     /// The engine.
     pub mode: Mode,
-    /// Python module source defining `make(interpret)` (see the crate README).
+    /// JAX modes: a Python module defining `make(interpret)` (see the crate README). Helion
+    /// modes: a case script's kernel part (imports and the `@helion.kernel` function).
     pub source: String,
-    /// Inputs in the order the module's `f(*inputs)` takes them.
+    /// JAX modes: inputs in the order the module's `f(*inputs)` takes them. Helion modes: the
+    /// tensors [`RunRequest::call`] refers to.
     pub inputs: Vec<Tensor>,
+    /// Helion modes: the kernel to call and its arguments; `None` for the JAX modes.
+    pub call: Option<KernelCall>,
+}
+
+impl RunRequest {
+    /// A request for a JAX mode: run emitted module `source` on `inputs`.
+    pub fn module(mode: Mode, source: impl Into<String>, inputs: Vec<Tensor>) -> RunRequest {
+        RunRequest {
+            mode,
+            source: source.into(),
+            inputs,
+            call: None,
+        }
+    }
+}
+
+/// Which kernel of a Helion request's source to call, and its positional arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KernelCall {
+    /// The `@helion.kernel` function's name.
+    pub kernel: String,
+    /// Positional arguments in order.
+    pub args: Vec<CallArg>,
+}
+
+/// One positional argument of a [`KernelCall`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallArg {
+    /// `inputs[i]` of the request, as a torch CPU tensor (`{"input": i}` on the wire).
+    Input(usize),
+    /// A Python int (`{"int": n}`).
+    Int(i64),
 }
 
 /// What one engine did with one module: outputs, or a kernel error. Not a harness failure.
@@ -150,8 +197,11 @@ pub struct RunResult {
     pub seconds: f64,
     /// Whether the worker reused an executable compiled for this source, mode and input types.
     pub cached: bool,
-    /// Whether the module was lowered for TPU (a successful `pallas-tpu-lower` run).
+    /// Whether the module was lowered for TPU (a successful `pallas-tpu-lower` or
+    /// `helion-tpu-lower` run).
     pub lowered: bool,
+    /// Helion modes: the Pallas module Helion generated, when it got that far.
+    pub generated: Option<String>,
 }
 
 impl RunResult {
@@ -170,6 +220,7 @@ impl RunResult {
 pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, RunError> {
     let seconds = resp.seconds.unwrap_or(0.0);
     let cached = resp.cached.unwrap_or(false);
+    let generated = resp.generated.clone();
     if !resp.ok {
         let error = resp.error.ok_or_else(|| ProtocolError::Malformed {
             reason: "ok is false but there is no error object".into(),
@@ -181,6 +232,7 @@ pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, Ru
             seconds,
             cached,
             lowered: false,
+            generated,
         });
     }
     let lowered = resp.lowered.unwrap_or(false);
@@ -193,9 +245,9 @@ pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, Ru
         .iter()
         .map(WireTensor::decode)
         .collect::<Result<Vec<_>, _>>()?;
-    if mode == Mode::PallasTpuLower && !lowered {
+    if !mode.produces_outputs() && !lowered {
         return Err(ProtocolError::Malformed {
-            reason: "pallas-tpu-lower response without \"lowered\": true".into(),
+            reason: format!("{mode} response without \"lowered\": true"),
             line: String::new(),
         }
         .into());
@@ -205,6 +257,7 @@ pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, Ru
         seconds,
         cached,
         lowered,
+        generated,
     })
 }
 
@@ -234,6 +287,8 @@ pub(crate) fn kernel_error(error: WireError) -> Result<KernelError, ProtocolErro
         message: error.message,
         traceback: error.traceback,
         cause: error.cause,
+        refusal: error.refusal,
+        line: error.line,
     })
 }
 
@@ -251,12 +306,31 @@ mod tests {
                 mode: Mode::PallasTpuInterpret,
                 source: "def make(i): ...",
                 inputs: vec![WireTensor::encode(&x)],
+                call: None,
             },
         };
         let line = serde_json::to_string(&req).unwrap();
         assert_eq!(
             line,
             r#"{"v":1,"id":7,"op":"run","mode":"pallas-tpu-interpret","source":"def make(i): ...","inputs":[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}]}"#
+        );
+        let call = KernelCall {
+            kernel: "k".into(),
+            args: vec![CallArg::Input(0), CallArg::Int(12)],
+        };
+        let helion = WireRequest {
+            v: PROTOCOL_VERSION,
+            id: 9,
+            op: Op::Run {
+                mode: Mode::HelionPallas,
+                source: "def k(x, n): ...",
+                inputs: vec![WireTensor::encode(&x)],
+                call: Some(&call),
+            },
+        };
+        assert_eq!(
+            serde_json::to_string(&helion).unwrap(),
+            r#"{"v":1,"id":9,"op":"run","mode":"helion-pallas","source":"def k(x, n): ...","inputs":[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}],"call":{"kernel":"k","args":[{"input":0},{"int":12}]}}"#
         );
         let probe = WireRequest {
             v: 1,

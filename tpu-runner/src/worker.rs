@@ -3,6 +3,7 @@
 //! the protocol is marked unhealthy; its owner (the [`Pool`](crate::Pool)) replaces it.
 
 use crate::error::{ProtocolError, RunError};
+use crate::mode::Runtime;
 use crate::probe::Availability;
 use crate::protocol::{Op, PROTOCOL_VERSION, RunRequest, RunResult, WireRequest, WireResponse};
 use crate::protocol::{WireTensor, kernel_error, run_result};
@@ -19,25 +20,70 @@ use std::time::{Duration, Instant};
 /// The worker script shipped with this crate (also embedded, for binaries moved elsewhere).
 const WORKER_SOURCE: &str = include_str!("../python/worker.py");
 
+/// The Helion worker script (also embedded).
+const HELION_WORKER_SOURCE: &str = include_str!("../python/helion_worker.py");
+
+/// The vector ISA every worker's XLA:CPU is limited to on x86-64 (`--xla_cpu_max_isa`).
+///
+/// XLA:CPU picks its float reduction order by the host's vector width: a float32 nested sum
+/// that pallas-sim reproduces bit for bit on an AVX2 host came out 4 ulps away on an AVX-512
+/// host, and `--xla_cpu_max_isa=AVX2` restored the AVX2 order there (measured 2026-12-01,
+/// `shared/measurements`). Pinning it makes every JAX result independent of the host's ISA
+/// among x86-64 hosts with at least AVX2; pallas-sim models that order. A user's own
+/// `XLA_FLAGS` naming `xla_cpu_max_isa` wins (and is reported by `probe`).
+pub const PINNED_XLA_CPU_ISA: &str = "AVX2";
+
+/// The `XLA_FLAGS` a worker runs with: the caller's, plus the ISA pin on x86-64 unless they
+/// already choose an ISA.
+pub fn worker_xla_flags() -> String {
+    let own = std::env::var("XLA_FLAGS").unwrap_or_default();
+    if !cfg!(target_arch = "x86_64") || own.contains("xla_cpu_max_isa") {
+        return own;
+    }
+    let pin = format!("--xla_cpu_max_isa={PINNED_XLA_CPU_ISA}");
+    if own.trim().is_empty() {
+        pin
+    } else {
+        format!("{own} {pin}")
+    }
+}
+
 /// Bytes of stderr kept per worker.
 pub const STDERR_TAIL_BYTES: usize = 4096;
 
 /// Path of `python/worker.py`: the crate's own file when present, else the embedded copy
 /// written once to the temporary directory.
 pub fn worker_script() -> PathBuf {
+    script_path("worker", WORKER_SOURCE)
+}
+
+/// Path of `python/helion_worker.py`, found the same way as [`worker_script`].
+pub fn helion_worker_script() -> PathBuf {
+    script_path("helion_worker", HELION_WORKER_SOURCE)
+}
+
+/// The worker script for `runtime`.
+pub fn worker_script_for(runtime: Runtime) -> PathBuf {
+    match runtime {
+        Runtime::Jax => worker_script(),
+        Runtime::Helion => helion_worker_script(),
+    }
+}
+
+fn script_path(stem: &str, source: &str) -> PathBuf {
     let in_tree = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("python")
-        .join("worker.py");
+        .join(format!("{stem}.py"));
     if in_tree.is_file() {
         return in_tree;
     }
     let path = std::env::temp_dir().join(format!(
-        "pallas-diff-worker-{:016x}.py",
-        crate::provision::fnv1a(WORKER_SOURCE)
+        "pallas-diff-{stem}-{:016x}.py",
+        crate::provision::fnv1a(source)
     ));
     if !path.is_file() {
         let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, WORKER_SOURCE).is_ok() {
+        if std::fs::write(&tmp, source).is_ok() {
             let _ = std::fs::rename(&tmp, &path);
         }
     }
@@ -92,6 +138,7 @@ impl Worker {
             .arg(script)
             .env("PYTHONUNBUFFERED", "1")
             .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("XLA_FLAGS", worker_xla_flags())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -147,15 +194,7 @@ impl Worker {
             stderr_thread: Some(stderr_thread),
             next_id: 1,
             healthy: true,
-            hello: Availability {
-                python: String::new(),
-                python_executable: String::new(),
-                jax_version: String::new(),
-                jaxlib_version: String::new(),
-                devices: Vec::new(),
-                tpu: false,
-                tpu_kind: String::new(),
-            },
+            hello: Availability::default(),
         };
         let hello = match worker.receive(0, startup_timeout) {
             Ok(resp) => resp,
@@ -206,12 +245,14 @@ impl Worker {
         self.stderr.text()
     }
 
-    /// Runs one module; waits at most `timeout` for the answer.
+    /// Runs one module (or, on a Helion worker, one kernel); waits at most `timeout` for the
+    /// answer.
     pub fn run(&mut self, request: &RunRequest, timeout: Duration) -> Result<RunResult, RunError> {
         let op = Op::Run {
             mode: request.mode,
             source: &request.source,
             inputs: request.inputs.iter().map(WireTensor::encode).collect(),
+            call: request.call.as_ref(),
         };
         let resp = self.call(op, timeout)?;
         run_result(request.mode, resp)

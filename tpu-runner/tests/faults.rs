@@ -227,9 +227,11 @@ fn python_without_jax_is_a_clear_error() {
 fn impossible_provisioning_is_one_clear_line() {
     let dir = tempfile::tempdir().unwrap();
     let options = ProvisionOptions {
+        runtime: pallas_diff_tpu_runner::Runtime::Jax,
         venv: dir.path().join("venv-a"),
         base_python: dir.path().join("no-python3").into_os_string(),
         jax_version: None,
+        helion_version: None,
         verbose: false,
     };
     let err = provision_with(&options).unwrap_err();
@@ -240,9 +242,11 @@ fn impossible_provisioning_is_one_clear_line() {
 
     // pip cannot install a JAX that does not exist (offline, pip fails the same way).
     let options = ProvisionOptions {
+        runtime: pallas_diff_tpu_runner::Runtime::Jax,
         venv: dir.path().join("venv-b"),
         base_python: "python3".into(),
         jax_version: Some("0.0.0.1".into()),
+        helion_version: None,
         verbose: false,
     };
     let err = provision_with(&options).unwrap_err();

@@ -148,7 +148,10 @@ pub fn run(
                     let feats = features(&case);
                     {
                         let mut st = stats.lock().expect("stats lock");
-                        st.record(report.outcome, &feats);
+                        st.record(report.outcome, report.lowered(), &feats);
+                        if let Some((ours, agree)) = report.helion_agreement() {
+                            st.record_helion_verdict(&ours, agree, &feats);
+                        }
                         if let Some(k) = report.known_issue {
                             *st.known_issues.entry(k.to_string()).or_default() += 1;
                         }

@@ -38,6 +38,32 @@ pub struct Stats {
     pub known_issues: BTreeMap<String, u64>,
     /// Coverage cells keyed `form/loop_type/tail|no-tail`.
     pub coverage: BTreeMap<String, Cell>,
+    /// Verdict agreement with real Helion (campaigns with a Helion engine), keyed by our
+    /// verdict: `lowered` or the rule id.
+    pub helion_verdicts: BTreeMap<String, Agreement>,
+    /// The same, keyed by index form (a case counts once per form it contains).
+    pub helion_verdicts_by_form: BTreeMap<String, Agreement>,
+}
+
+/// How often our verdict equalled Helion's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Agreement {
+    /// Cases where Helion's run showed its verdict.
+    pub cases: u64,
+    /// Of those, cases where ours was the same (lowered, or refused with the same class).
+    pub agree: u64,
+}
+
+impl Agreement {
+    fn add(&mut self, agree: bool) {
+        self.cases += 1;
+        self.agree += u64::from(agree);
+    }
+
+    /// The agreeing share in percent.
+    pub fn percent(&self) -> f64 {
+        100.0 * self.agree as f64 / self.cases.max(1) as f64
+    }
 }
 
 fn cell_key(form: IndexForm, loop_type: LoopType, in_branch: bool) -> String {
@@ -53,8 +79,15 @@ fn cell_key(form: IndexForm, loop_type: LoopType, in_branch: bool) -> String {
 }
 
 impl Stats {
-    /// Records one case's outcome and the features it exercised.
-    pub fn record(&mut self, outcome: Outcome, features: &std::collections::BTreeSet<Feature>) {
+    /// Records one case's outcome and the features it exercised; `lowered` is whether our
+    /// compiler lowered it (it decides the coverage column of the Helion findings, which come
+    /// from either verdict).
+    pub fn record(
+        &mut self,
+        outcome: Outcome,
+        lowered: bool,
+        features: &std::collections::BTreeSet<Feature>,
+    ) {
         self.cases += 1;
         *self.outcomes.entry(outcome.name().to_string()).or_default() += 1;
         for f in features {
@@ -81,9 +114,57 @@ impl Stats {
                     | Outcome::KnownIssue
                     | Outcome::Unsupported
                     | Outcome::CompilerCrash => c.lowered += 1,
+                    Outcome::HelionCrash
+                    | Outcome::HelionAcceptsInvalid
+                    | Outcome::VerdictMismatch => {
+                        if lowered {
+                            c.lowered += 1
+                        } else {
+                            c.rejected += 1
+                        }
+                    }
                 }
             }
         }
+    }
+
+    /// Records whether our verdict (`ours`: `lowered` or a rule id) equalled Helion's on a
+    /// case with these features.
+    pub fn record_helion_verdict(
+        &mut self,
+        ours: &str,
+        agree: bool,
+        features: &std::collections::BTreeSet<Feature>,
+    ) {
+        self.helion_verdicts
+            .entry(ours.to_string())
+            .or_default()
+            .add(agree);
+        let forms: std::collections::BTreeSet<String> = features
+            .iter()
+            .filter_map(|f| match f {
+                Feature::Index { form, .. } => serde_json::to_value(form)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from)),
+                _ => None,
+            })
+            .collect();
+        for form in forms {
+            self.helion_verdicts_by_form
+                .entry(form)
+                .or_default()
+                .add(agree);
+        }
+    }
+
+    /// Verdict agreement with Helion over every case that showed Helion's verdict.
+    pub fn helion_agreement(&self) -> Agreement {
+        let mut all = Agreement::default();
+        for a in self.helion_verdicts.values() {
+            all.cases += a.cases;
+            all.agree += a.agree;
+        }
+        all
     }
 
     /// Moves one case from one outcome to another (a JAX confirmation that changed the verdict).
@@ -163,6 +244,46 @@ impl Stats {
                 "{:<44} {:>8} {:>8} {:>8}",
                 k, c.cases, c.lowered, c.rejected
             );
+        }
+        if !self.helion_verdicts.is_empty() {
+            let all = self.helion_agreement();
+            let _ = writeln!(
+                s,
+                "\nverdict agreement with Helion: {} of {} cases ({:.1}%)",
+                all.agree,
+                all.cases,
+                all.percent()
+            );
+            let _ = writeln!(
+                s,
+                "{:<44} {:>8} {:>8} {:>7}",
+                "our verdict", "cases", "agree", "share"
+            );
+            for (k, a) in &self.helion_verdicts {
+                let _ = writeln!(
+                    s,
+                    "{:<44} {:>8} {:>8} {:>6.1}%",
+                    k,
+                    a.cases,
+                    a.agree,
+                    a.percent()
+                );
+            }
+            let _ = writeln!(
+                s,
+                "{:<44} {:>8} {:>8} {:>7}",
+                "index form", "cases", "agree", "share"
+            );
+            for (k, a) in &self.helion_verdicts_by_form {
+                let _ = writeln!(
+                    s,
+                    "{:<44} {:>8} {:>8} {:>6.1}%",
+                    k,
+                    a.cases,
+                    a.agree,
+                    a.percent()
+                );
+            }
         }
         s
     }

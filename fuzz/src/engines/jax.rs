@@ -30,11 +30,7 @@ impl Engine for Jax {
         let status = match job.emitted {
             None => EngineStatus::NotRun("the compiler rejected the kernel".into()),
             Some(source) => {
-                let request = RunRequest {
-                    mode: self.mode,
-                    source: source.to_string(),
-                    inputs: job.inputs.to_vec(),
-                };
+                let request = RunRequest::module(self.mode, source, job.inputs.to_vec());
                 match self.pool.run(&request) {
                     Ok(result) => match result.outcome {
                         Ok(outputs) if result.lowered || !self.mode.produces_outputs() => {
@@ -71,6 +67,7 @@ impl Engine for Jax {
             engine: self.name().to_string(),
             status,
             seconds: start.elapsed().as_secs_f64(),
+            generated: None,
         }
     }
 }

@@ -1,13 +1,21 @@
 //! Engines: everything that runs a case, behind one [`Engine`] trait.
 //!
 //! - `oracle`: the reference ([`reference::Reference`], eager PyTorch semantics);
+//! - `pallas-sim`: the emitted module's AST executed in Rust ([`sim::Sim`]);
 //! - `pallas-interpret`, `pallas-tpu-interpret`, `pallas-tpu-lower`, `pallas-tpu`: the emitted
-//!   Pallas module in real JAX, through the `tpu-runner` worker pool ([`jax::Jax`]).
+//!   Pallas module in real JAX, through the `tpu-runner` worker pool ([`jax::Jax`]);
+//! - `helion-pallas`, `helion-eager`, `helion-tpu-lower`: the case's kernel through real Helion
+//!   (the opt-in Helion environment), on every case, rejected by our compiler or not
+//!   ([`helion::Helion`]).
+//!
+//! Each is named by one [`EngineId`] value; its kebab name is what the command line, the wire,
+//! meta.json and the corpus carry.
 //!
 //! An engine never panics on a case and never pretends: an engine that cannot run here (no TPU)
 //! reports [`EngineStatus::Unavailable`] with the reason; an engine with nothing to run (the
 //! compiler rejected the kernel) reports [`EngineStatus::NotRun`].
 
+pub mod helion;
 pub mod jax;
 pub mod reference;
 pub mod sim;
@@ -15,7 +23,89 @@ pub mod sim;
 use compiler::ir::{Case, Span};
 use compiler::tensor::Tensor;
 use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
 use std::sync::Arc;
+use tpu_runner::{Mode, Runtime};
+
+/// Which engine: the one typed identity of an engine. Its [`EngineId::name`] is the engine's
+/// name everywhere (command line, reports, meta.json, corpus).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EngineId {
+    /// The reference (`oracle`).
+    Reference,
+    /// The in-process Pallas executor (`pallas-sim`).
+    PallasSim,
+    /// A worker mode: JAX on our emitted module, or real Helion on the case's kernel.
+    Worker(Mode),
+}
+
+impl EngineId {
+    /// Every engine, in a fixed order.
+    pub const ALL: [EngineId; 9] = [
+        EngineId::Reference,
+        EngineId::PallasSim,
+        EngineId::Worker(Mode::PallasInterpret),
+        EngineId::Worker(Mode::PallasTpuInterpret),
+        EngineId::Worker(Mode::PallasTpuLower),
+        EngineId::Worker(Mode::PallasTpu),
+        EngineId::Worker(Mode::HelionPallas),
+        EngineId::Worker(Mode::HelionEager),
+        EngineId::Worker(Mode::HelionTpuLower),
+    ];
+
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineId::Reference => "oracle",
+            EngineId::PallasSim => sim::NAME,
+            EngineId::Worker(m) => m.name(),
+        }
+    }
+
+    /// The Python environment the engine needs (`None`: it runs in this process).
+    pub fn runtime(self) -> Option<Runtime> {
+        match self {
+            EngineId::Reference | EngineId::PallasSim => None,
+            EngineId::Worker(m) => Some(m.runtime()),
+        }
+    }
+
+    /// Whether the engine is one of the real-Helion engines.
+    pub fn is_helion(self) -> bool {
+        self.runtime() == Some(Runtime::Helion)
+    }
+}
+
+impl fmt::Display for EngineId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineId {
+    type Err = BuildError;
+
+    fn from_str(s: &str) -> Result<EngineId, BuildError> {
+        EngineId::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| BuildError::Unknown(s.to_owned()))
+    }
+}
+
+impl Serialize for EngineId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EngineId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<EngineId, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
 
 /// Everything an engine may need to run one case.
 pub struct Job<'a> {
@@ -38,6 +128,27 @@ pub struct EngineRun {
     pub status: EngineStatus,
     /// Wall-clock seconds.
     pub seconds: f64,
+    /// Helion engines: the Pallas module Helion generated for the kernel (for reports).
+    #[serde(skip)]
+    pub generated: Option<String>,
+}
+
+impl EngineRun {
+    /// A run that produced `status` in no time (nothing was run).
+    pub fn instant(engine: &str, status: EngineStatus) -> EngineRun {
+        EngineRun {
+            engine: engine.to_string(),
+            status,
+            seconds: 0.0,
+            generated: None,
+        }
+    }
+
+    /// The engine's typed identity (`None` only for a name no build knows, e.g. one read from
+    /// an old file).
+    pub fn id(&self) -> Option<EngineId> {
+        self.engine.parse().ok()
+    }
 }
 
 /// The status of one engine run.
@@ -52,6 +163,16 @@ pub enum EngineStatus {
     Unavailable(String),
     /// Nothing to run (the compiler rejected the kernel); the reason.
     NotRun(String),
+    /// Helion refused the kernel with one of its documented error classes (a verdict, as our
+    /// compiler's rejection is).
+    Refused {
+        /// Helion's error class, e.g. `InvalidIndexingType`.
+        class: String,
+        /// The message's first line.
+        message: String,
+        /// The kernel line it names, when known.
+        line: Option<u32>,
+    },
     /// The reference refused the case (it has no eager meaning).
     Invalid {
         /// The reference's error kind.
@@ -91,6 +212,7 @@ impl EngineStatus {
             EngineStatus::Lowered
             | EngineStatus::Unavailable(_)
             | EngineStatus::NotRun(_)
+            | EngineStatus::Refused { .. }
             | EngineStatus::Invalid { .. }
             | EngineStatus::KernelError { .. }
             | EngineStatus::Timeout(_)
@@ -105,6 +227,7 @@ impl EngineStatus {
             EngineStatus::Lowered => "lowered",
             EngineStatus::Unavailable(_) => "unavailable",
             EngineStatus::NotRun(_) => "not-run",
+            EngineStatus::Refused { .. } => "refused",
             EngineStatus::Invalid { .. } => "invalid",
             EngineStatus::KernelError { .. } => "error",
             EngineStatus::Timeout(_) => "timeout",
@@ -120,6 +243,14 @@ impl EngineStatus {
             | EngineStatus::NotRun(r)
             | EngineStatus::Timeout(r)
             | EngineStatus::Crash(r) => Some(r.clone()),
+            EngineStatus::Refused {
+                class,
+                message,
+                line,
+            } => Some(match line {
+                Some(l) => format!("{class} at line {l}: {message}"),
+                None => format!("{class}: {message}"),
+            }),
             EngineStatus::Invalid {
                 kind,
                 span,
@@ -146,14 +277,17 @@ pub trait Engine: Send + Sync {
     fn run(&self, job: &Job<'_>) -> EngineRun;
 }
 
-/// Names of every engine this build knows, in a fixed order.
-pub const ENGINE_NAMES: [&str; 6] = [
+/// Names of every engine this build knows, in [`EngineId::ALL`] order.
+pub const ENGINE_NAMES: [&str; 9] = [
     "oracle",
     "pallas-sim",
     "pallas-interpret",
     "pallas-tpu-interpret",
     "pallas-tpu-lower",
     "pallas-tpu",
+    "helion-pallas",
+    "helion-eager",
+    "helion-tpu-lower",
 ];
 
 /// An engine name that is not one of [`ENGINE_NAMES`], or a JAX engine without a pool.
@@ -162,9 +296,18 @@ pub enum BuildError {
     /// Unknown engine name.
     #[error("unknown engine `{0}` (known: {known})", known = ENGINE_NAMES.join(", "))]
     Unknown(String),
-    /// A JAX engine was asked for but no worker pool could be started.
-    #[error("engine `{0}` needs the JAX worker pool: {1}")]
-    NoPool(String, String),
+    /// A worker engine was asked for but no worker pool of its environment could be started.
+    #[error("engine `{0}` needs the {1} worker pool: {2}")]
+    NoPool(String, Runtime, String),
+}
+
+/// The worker pools engines run on, one per environment (`None`: not started).
+#[derive(Clone, Debug, Default)]
+pub struct Pools {
+    /// The JAX pool (emitted modules).
+    pub jax: Option<Arc<tpu_runner::Pool>>,
+    /// The Helion pool (case kernels through real Helion).
+    pub helion: Option<Arc<tpu_runner::Pool>>,
 }
 
 /// Builds engines by name. JAX engines share `pool`; `None` makes asking for one an error.
@@ -172,35 +315,101 @@ pub fn build(
     names: &[String],
     pool: Option<Arc<tpu_runner::Pool>>,
 ) -> Result<Vec<Box<dyn Engine>>, BuildError> {
+    build_with(
+        names,
+        &Pools {
+            jax: pool,
+            helion: None,
+        },
+    )
+}
+
+/// Builds engines by name over `pools`; an engine whose pool is absent is an error.
+pub fn build_with(names: &[String], pools: &Pools) -> Result<Vec<Box<dyn Engine>>, BuildError> {
     names
         .iter()
         .map(|n| -> Result<Box<dyn Engine>, BuildError> {
-            if n == "oracle" {
-                return Ok(Box::new(reference::Reference));
-            }
-            if n == sim::NAME {
-                return Ok(Box::new(sim::Sim::default()));
-            }
-            let mode: tpu_runner::Mode = n.parse().map_err(|_| BuildError::Unknown(n.clone()))?;
-            let pool = pool
-                .clone()
-                .ok_or_else(|| BuildError::NoPool(n.clone(), "no pool was started".into()))?;
-            Ok(Box::new(jax::Jax::new(mode, pool)))
+            let id: EngineId = n.parse()?;
+            let pool = |runtime: Runtime, pool: &Option<Arc<tpu_runner::Pool>>| {
+                pool.clone().ok_or_else(|| {
+                    BuildError::NoPool(n.clone(), runtime, "no pool was started".into())
+                })
+            };
+            Ok(match id {
+                EngineId::Reference => Box::new(reference::Reference),
+                EngineId::PallasSim => Box::new(sim::Sim::default()),
+                EngineId::Worker(mode) => match mode.runtime() {
+                    Runtime::Jax => Box::new(jax::Jax::new(mode, pool(Runtime::Jax, &pools.jax)?)),
+                    Runtime::Helion => Box::new(helion::Helion::new(
+                        mode,
+                        pool(Runtime::Helion, &pools.helion)?,
+                    )),
+                },
+            })
         })
         .collect()
+}
+
+/// The environments `names` need (unknown names are left to [`build_with`] to refuse).
+pub fn runtimes_needed(names: &[String]) -> Vec<Runtime> {
+    let mut out: Vec<Runtime> = names
+        .iter()
+        .filter_map(|n| n.parse::<EngineId>().ok()?.runtime())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The engines that run in this process (no Python): the reference, and `pallas-sim` when this
 /// build has it.
 pub const IN_PROCESS: &[&str] = &["oracle", sim::NAME];
 
-/// Whether engine `name` runs in this process (the others run the emitted module's text in the
-/// JAX worker pool).
+/// Whether engine `name` runs in this process (the others run in a worker pool).
 pub fn is_in_process(name: &str) -> bool {
     IN_PROCESS.contains(&name)
 }
 
+/// Whether engine `name` is a real-Helion engine (it runs the case's kernel, not our module).
+pub fn is_helion(name: &str) -> bool {
+    name.parse::<EngineId>().is_ok_and(EngineId::is_helion)
+}
+
 /// Whether any of `names` needs the JAX worker pool.
 pub fn needs_pool(names: &[String]) -> bool {
-    names.iter().any(|n| !is_in_process(n))
+    runtimes_needed(names).contains(&Runtime::Jax)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_ids_round_trip_and_match_the_name_table() {
+        let names: Vec<&str> = EngineId::ALL.iter().map(|e| e.name()).collect();
+        assert_eq!(names, ENGINE_NAMES);
+        for id in EngineId::ALL {
+            assert_eq!(id.name().parse::<EngineId>().unwrap(), id);
+            let json = serde_json::to_string(&id).unwrap();
+            assert_eq!(serde_json::from_str::<EngineId>(&json).unwrap(), id);
+            assert_eq!(id.runtime().is_none(), is_in_process(id.name()));
+        }
+        assert!("pallas".parse::<EngineId>().is_err());
+        assert!(is_helion("helion-eager") && !is_helion("pallas-interpret"));
+    }
+
+    #[test]
+    fn runtimes_needed_names_each_environment_once() {
+        let names: Vec<String> = [
+            "oracle",
+            "pallas-interpret",
+            "helion-pallas",
+            "helion-eager",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(runtimes_needed(&names), vec![Runtime::Jax, Runtime::Helion]);
+        assert!(runtimes_needed(&names[..1]).is_empty());
+    }
 }

@@ -30,6 +30,7 @@ impl Reference {
             engine: self.name().to_string(),
             status,
             seconds: start.elapsed().as_secs_f64(),
+            generated: None,
         }
     }
 }

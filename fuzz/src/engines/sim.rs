@@ -105,6 +105,7 @@ impl Engine for Sim {
             engine: NAME.to_string(),
             status,
             seconds: start.elapsed().as_secs_f64(),
+            generated: None,
         }
     }
 }

@@ -39,6 +39,7 @@ pub fn request(mode: Mode, source: &str, inputs: Vec<Tensor>) -> RunRequest {
         mode,
         source: source.to_owned(),
         inputs,
+        call: None,
     }
 }
 

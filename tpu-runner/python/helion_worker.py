@@ -1,0 +1,725 @@
+"""pallas-diff Helion worker: runs case-script kernels through real Helion (1.5.1) for the Rust pool.
+
+Protocol version 1, JSON lines on stdin/stdout, framed exactly like worker.py (one request per
+line, one response per line). The Rust side is src/protocol.rs.
+
+On start the worker imports torch, helion, helion.language and JAX once and writes a hello line:
+    {"v":1,"id":0,"ok":true,"hello":{"python","python_executable","jax","jaxlib","devices",
+                                     "tpu","tpu_kind","helion","torch"}}
+or, when an import fails,
+    {"v":1,"id":0,"ok":false,"error":{"stage":"import",...}}  and exits with status 3.
+
+Requests:
+    {"v":1,"id":N,"op":"run","mode":M,"source":"<kernel module>","inputs":[T,...],
+     "call":{"kernel":"<function name>","args":[{"input":0},{"int":12},...]}}
+    {"v":1,"id":N,"op":"probe"}       -> {"v":1,"id":N,"ok":true,"probe":{...hello fields...}}
+    {"v":1,"id":N,"op":"shutdown"}    -> {"v":1,"id":N,"ok":true}, then exit
+
+A tensor T is {"dtype":"float32|bfloat16|int32","shape":[..],"data":"<base64 of raw
+little-endian bytes>"}. `source` is the kernel part of a case script (imports of torch, helion,
+helion.language as hl and one @helion.kernel function, no inputs, no call). `call.args` are the
+kernel's positional arguments: {"input":i} is inputs[i] as a contiguous torch CPU tensor,
+{"int":n} a Python int.
+
+Modes (settings are read by Helion when the @helion.kernel decorator runs, i.e. when the module
+is executed, and by the launcher at call time, so the worker sets them per request):
+    helion-pallas     HELION_BACKEND=pallas HELION_PALLAS_INTERPRET=1: Helion's Pallas backend in
+                      JAX's generic interpreter, as Helion's CI runs it (no abstract mesh).
+    helion-eager      HELION_INTERPRET=1: eager PyTorch execution of the kernel body (ref mode).
+    helion-tpu-lower  HELION_PALLAS_INTERPRET=0: Helion compiles for a real TPU; the generated
+                      host code is called with our own `_launcher=`, which builds the very
+                      pallas_call Helion's launcher would build and runs
+                      jax.export.export(jax.jit(f), platforms=["tpu"]) on it instead of calling
+                      it, inside use_abstract_mesh(AbstractMesh(..., device_kind=TPU_KIND)).
+
+Responses:
+    {"v":1,"id":N,"ok":true,"outputs":[T,...],"seconds":s,"cached":false,"generated":<str|null>}
+      (helion-tpu-lower: "outputs":[] and "lowered":true)
+    {"v":1,"id":N,"ok":false,"seconds":s,"generated":<str|null>,
+     "error":{"stage","type","message","traceback","cause"?,"refusal","line"}}
+Stages: import (executing the source), trace (Helion's bind, config normalization, planning,
+codegen and loading the generated module), lower (helion-tpu-lower: everything after codegen),
+run (calling the compiled kernel, converting outputs), protocol (a malformed request).
+`refusal` is true exactly for Helion's own errors (helion.exc.Base) other than its
+internal-error wrapper helion.exc.InternalError. `line` is the kernel file's line the error is
+about: Helion's error location, else a "<kernel file>:N" in the message, else the innermost
+traceback frame in the kernel file (or in Helion's generated module, mapped through its
+"# src[file:N]" comments), else null.
+
+Each request writes the source to a fresh file <tmp>/r<counter>/k_<sha256[:16]>.py, imports it
+as a fresh module and drops it afterwards, together with the generated modules torch's
+PyCodeCache loaded for it, so nothing of one case leaks into the next.
+
+Nothing user code prints reaches the protocol stream: fds 0 and 1 are duplicated for the
+protocol, then fd 1 is pointed at stderr and fd 0 at /dev/null (as in worker.py).
+"""
+
+import base64
+import hashlib
+import importlib.util
+import json
+import linecache
+import os
+import platform
+import re
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+
+PROTOCOL_VERSION = 1
+# TPU generation helion-tpu-lower pretends to target (the abstract mesh's device kind).
+TPU_KIND = os.environ.get("PALLAS_DIFF_TPU_KIND", "TPU v5e")
+# Longest traceback and message sent (the tail of a traceback, the head of a message).
+MAX_TRACEBACK = 16000
+MODES = ("helion-pallas", "helion-eager", "helion-tpu-lower")
+# Environment each mode runs under (set before the module executes, kept during the call).
+MODE_ENV = {
+    "helion-pallas": {"HELION_BACKEND": "pallas", "HELION_PALLAS_INTERPRET": "1", "HELION_INTERPRET": "0"},
+    "helion-eager": {"HELION_BACKEND": "pallas", "HELION_PALLAS_INTERPRET": "0", "HELION_INTERPRET": "1"},
+    "helion-tpu-lower": {"HELION_BACKEND": "pallas", "HELION_PALLAS_INTERPRET": "0", "HELION_INTERPRET": "0"},
+}
+
+# --- protocol streams: private copies of fds 0 and 1. User code sees /dev/null as stdin and
+# stderr as stdout, at the Python and the C level alike. --------------------------------------
+_proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+_requests = os.fdopen(os.dup(0), "rb")
+os.dup2(2, 1)
+_devnull = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_devnull, 0)
+os.close(_devnull)
+sys.stdout = sys.stderr
+sys.stdin = open(os.devnull)  # noqa: SIM115
+
+# Per-worker scratch: kernel files and torch inductor's code cache (Helion's generated modules),
+# so the worker can delete what each request wrote without touching anyone else's files.
+WORK_DIR = tempfile.mkdtemp(prefix="pallas-diff-helion-")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(WORK_DIR, "inductor")
+os.environ.pop("TRITON_INTERPRET", None)  # HELION_INTERPRET=1 refuses to run next to it
+
+
+def send(obj):
+    _proto.write(json.dumps(obj, separators=(",", ":"), allow_nan=False))
+    _proto.write("\n")
+    _proto.flush()
+
+
+# "Class: message", or a bare "Class" line.
+_CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception))(?::\s|:?$)")
+
+
+def error_response(req_id, stage, exc_type, message, tb="", extra=None):
+    if len(tb) > MAX_TRACEBACK:
+        tb = "...(truncated)...\n" + tb[-MAX_TRACEBACK:]
+    if len(message) > MAX_TRACEBACK:
+        message = message[:MAX_TRACEBACK] + "...(truncated)"
+    error = {"stage": stage, "type": exc_type, "message": message, "traceback": tb}
+    for line in reversed(message.strip().splitlines()):
+        m = _CAUSE.match(line.strip())
+        if m:
+            if m.group(1) != exc_type:
+                error["cause"] = m.group(1)
+            break
+    if extra:
+        error.update(extra)
+    return {"v": PROTOCOL_VERSION, "id": req_id, "ok": False, "error": error}
+
+
+class StageError(Exception):
+    """An exception raised by user code or Helion, tagged with the stage it was raised in."""
+
+    def __init__(self, stage, exc):
+        super().__init__(str(exc))
+        self.stage = stage
+        self.exc = exc
+        self.tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+class BadRequest(Exception):
+    """A request that breaks the protocol (stage `protocol`)."""
+
+
+# --- imports (once) ---------------------------------------------------------------------------
+try:
+    import numpy as np
+    import torch
+    import helion
+    import helion.language  # noqa: F401
+    import helion.exc as helion_exc
+    from helion.runtime.kernel import Kernel as HelionKernel
+    from helion.runtime.pallas import launcher as helion_launcher
+    from helion._compiler import compile_environment as helion_compile_env
+    from helion._compiler import source_location as helion_source_location
+    from torch._inductor.codecache import PyCodeCache
+    import jax
+    import jaxlib
+    from jax.experimental import pallas as pl  # noqa: F401  (warm the import for Helion)
+    from jax.experimental.pallas import tpu as pltpu  # noqa: F401
+    from jax._src.mesh import AbstractDevice
+    from jax._src.pallas.mosaic import tpu_info as jax_tpu_info
+except BaseException as e:  # noqa: BLE001
+    send(error_response(0, "import", type(e).__name__, str(e), traceback.format_exc()))
+    sys.exit(3)
+
+TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "int32": torch.int32}
+TORCH_DTYPE_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
+ITEMSIZE = {"float32": 4, "bfloat16": 2, "int32": 4}
+# Raw views used to move bytes in and out (numpy has no bfloat16).
+RAW_VIEW = {torch.float32: torch.float32, torch.bfloat16: torch.int16, torch.int32: torch.int32}
+
+
+def abstract_tpu_mesh():
+    dev = AbstractDevice(device_kind=TPU_KIND, num_cores=1, platform="tpu")
+    return jax.sharding.AbstractMesh((1,), ("x",), abstract_device=dev)
+
+
+ABSTRACT_MESH = abstract_tpu_mesh()
+
+
+def _dist_version(name, fallback):
+    try:
+        from importlib import metadata
+
+        return metadata.version(name)
+    except Exception:  # noqa: BLE001
+        return fallback
+
+
+HELION_VERSION = _dist_version("helion", getattr(helion, "__version__", "unknown"))
+TORCH_VERSION = _dist_version("torch", torch.__version__)
+
+
+def tpu_devices():
+    try:
+        return [d for d in jax.devices() if d.platform == "tpu"]
+    except RuntimeError:
+        return []
+
+
+def probe_info():
+    try:
+        devices = [str(d) for d in jax.devices()]
+    except RuntimeError as e:
+        devices = ["<jax.devices() failed: %s>" % e]
+    return {
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "jax": jax.__version__,
+        "jaxlib": getattr(jaxlib, "__version__", "unknown"),
+        "devices": devices,
+        "tpu": bool(tpu_devices()),
+        "tpu_kind": TPU_KIND,
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "helion": HELION_VERSION,
+        "torch": TORCH_VERSION,
+    }
+
+
+# --- tensors on the wire ----------------------------------------------------------------------
+def decode_input(t):
+    if not isinstance(t, dict):
+        raise BadRequest("input is not an object")
+    name = t.get("dtype")
+    if name not in TORCH_DTYPES:
+        raise BadRequest("unknown dtype %r" % (name,))
+    shape = t.get("shape")
+    if not isinstance(shape, list) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+    ):
+        raise BadRequest("bad shape %r" % (shape,))
+    data = t.get("data", "")
+    if not isinstance(data, str):
+        raise BadRequest("data is not a string")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError as e:
+        raise BadRequest("data is not base64: %s" % e)
+    n = 1
+    for d in shape:
+        n *= d
+    if len(raw) != n * ITEMSIZE[name]:
+        raise BadRequest("%s%r needs %d bytes, got %d" % (name, shape, n * ITEMSIZE[name], len(raw)))
+    dtype = TORCH_DTYPES[name]
+    if n == 0:
+        return torch.empty(shape, dtype=dtype)
+    # bytearray: a private, writable copy (kernels may write their inputs); wire and hosts
+    # are little-endian.
+    flat = torch.frombuffer(bytearray(raw), dtype=RAW_VIEW[dtype])
+    return flat.view(dtype).reshape(shape).contiguous()
+
+
+def encode_output(x):
+    if not isinstance(x, torch.Tensor):
+        raise TypeError("kernel returned %s, not a tensor" % type(x).__name__)
+    name = TORCH_DTYPE_NAMES.get(x.dtype)
+    if name is None:
+        raise TypeError("kernel output has dtype %s; the protocol carries float32, bfloat16, int32" % x.dtype)
+    t = x.detach().to("cpu").contiguous()
+    data = t.view(RAW_VIEW[t.dtype]).numpy().tobytes() if t.numel() else b""
+    return {"dtype": name, "shape": list(t.shape), "data": base64.b64encode(data).decode("ascii")}
+
+
+def as_tuple(out):
+    if isinstance(out, (tuple, list)):
+        return tuple(out)
+    return (out,)
+
+
+# --- request validation -----------------------------------------------------------------------
+def parse_call(req, n_inputs):
+    call = req.get("call")
+    if not isinstance(call, dict):
+        raise BadRequest("call is not an object")
+    name = call.get("kernel")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise BadRequest("call.kernel is not a function name: %r" % (name,))
+    args = call.get("args", [])
+    if not isinstance(args, list):
+        raise BadRequest("call.args is not a list")
+    spec = []
+    for a in args:
+        if isinstance(a, dict) and len(a) == 1 and "input" in a:
+            i = a["input"]
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n_inputs:
+                raise BadRequest("call arg %r names no input (there are %d)" % (a, n_inputs))
+            spec.append(("input", i))
+        elif isinstance(a, dict) and len(a) == 1 and "int" in a:
+            n = a["int"]
+            if not isinstance(n, int) or isinstance(n, bool):
+                raise BadRequest("call arg %r is not an int" % (a,))
+            spec.append(("int", n))
+        else:
+            raise BadRequest("bad call arg %r (expected {\"input\": i} or {\"int\": n})" % (a,))
+    return name, spec
+
+
+# --- per-request isolation --------------------------------------------------------------------
+_counter = [0]
+
+
+class Case:
+    """The files, module and generated modules of one request; `close()` forgets them all."""
+
+    def __init__(self, source):
+        _counter[0] += 1
+        digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
+        self.dir = os.path.join(WORK_DIR, "r%d" % _counter[0])
+        os.makedirs(self.dir)
+        self.path = os.path.join(self.dir, "k_%s.py" % digest[:16])
+        with open(self.path, "w", encoding="utf-8") as f:
+            f.write(source)
+        self.module_name = "pallas_diff_helion_case_%d_%s" % (_counter[0], digest[:12])
+        self.module = None
+        self.pycode_start = len(PyCodeCache.modules)
+        self.generated_paths = []
+
+    def load(self):
+        spec = importlib.util.spec_from_file_location(self.module_name, self.path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[self.module_name] = module
+        self.module = module
+        spec.loader.exec_module(module)
+        return module
+
+    def new_generated_paths(self):
+        return [getattr(m, "__file__", None) for m in PyCodeCache.modules[self.pycode_start :]]
+
+    def close(self):
+        # Generated modules loaded while serving this request (torch's PyCodeCache keeps them
+        # forever, in memory, in sys.modules and on disk).
+        new = PyCodeCache.modules[self.pycode_start :]
+        del PyCodeCache.modules[self.pycode_start :]
+        for mod in new:
+            path = getattr(mod, "__file__", None)
+            if path is not None:
+                if PyCodeCache.modules_no_attr.get(path) is mod:
+                    del PyCodeCache.modules_no_attr[path]
+                PyCodeCache.linemaps.pop(path, None)
+                linecache.cache.pop(path, None)
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+            if sys.modules.get(mod.__name__) is mod:
+                del sys.modules[mod.__name__]
+        if self.module is not None:
+            for value in list(vars(self.module).values()):
+                if isinstance(value, HelionKernel):
+                    try:
+                        value.reset()
+                    except Exception:  # noqa: BLE001
+                        traceback.print_exc()
+        if sys.modules.get(self.module_name) is self.module:
+            del sys.modules[self.module_name]
+        self.module = None
+        linecache.cache.pop(self.path, None)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def reset_process_state(mode):
+    """Start every request from the same Helion/JAX state, whatever ran before."""
+    # Helion caches the VMEM budget process-wide on first use; which mode asked first would
+    # otherwise decide it for every later kernel.
+    helion_launcher._CACHED_VMEM_LIMIT_BYTES = None
+    if mode == "helion-pallas":
+        # Helion's interpret launcher registers TPU7x info as the "cpu" TPU kind on its first
+        # launch; do it up front so compile-time queries see the same as a warm CI process.
+        helion_launcher._ensure_cpu_tpu_info()
+    # A Helion context left active by an exception would poison the next bind.
+    if getattr(helion_compile_env.tls, "env", None) is not None:
+        print("helion_worker: clearing a leaked CompileEnvironment", file=sys.stderr)
+        helion_compile_env.tls.env = None
+    if getattr(helion_source_location.tls, "locations", None):
+        print("helion_worker: clearing leaked source locations", file=sys.stderr)
+        helion_source_location.tls.locations = []
+
+
+class EnvVars:
+    """Set environment variables for the duration of a request."""
+
+    def __init__(self, values):
+        self.values = values
+        self.saved = {}
+
+    def __enter__(self):
+        for k, v in self.values.items():
+            self.saved[k] = os.environ.get(k)
+            os.environ[k] = v
+
+    def __exit__(self, *args):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class _NullContext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *args):
+        return False
+
+
+# --- helion-tpu-lower: our launcher --------------------------------------------------------------
+def _spec_of(t):
+    return helion_launcher._jax_placeholder_for_tensor(t)
+
+
+class TpuLowerLauncher:
+    """Stands in for helion.runtime.default_pallas_launcher (the generated host code's `_launcher`).
+
+    It builds the pallas_call exactly as default_pallas_launcher's cache-miss path does for a
+    real TPU (`_pallas_compile_jit_fn` / `_pallas_compile_compact_jit_fn`, interpret=False),
+    exports it for TPU instead of calling it, and returns zero-filled results shaped like the
+    real launcher's so the host code can go on (a kernel may launch more than once).
+    """
+
+    def __init__(self):
+        self.launches = 0
+
+    def __call__(self, pallas_kernel, grid, *args, **kw):
+        L = helion_launcher
+        output_indices = kw.get("_output_indices") or []
+        if kw.get("_collective_id") is not None or kw.get("_uses_remote_copy"):
+            raise NotImplementedError("helion-tpu-lower does not lower distributed kernels")
+        spec_args = args
+        orig_output_tensors = {}
+        ds_pad_dims = kw.get("_ds_pad_dims")
+        if ds_pad_dims:
+            spec_args, orig_output_tensors = L._pallas_apply_ds_padding(args, output_indices, ds_pad_dims)
+        L._pallas_check_dtypes(spec_args)
+        placeholder = lambda a: L._pallas_torch_placeholder(a, interpret=False)  # noqa: E731
+        build_worklist = kw.get("_compact_build_worklist")
+        if build_worklist is not None:
+            result = L._pallas_compile_compact_jit_fn(
+                pallas_kernel,
+                spec_args,
+                _output_indices=output_indices,
+                _inplace_indices=kw.get("_inplace_indices"),
+                _block_spec_info=kw.get("_block_spec_info"),
+                _scratch_shapes=kw.get("_scratch_shapes"),
+                _smem_arg_indices=kw.get("_smem_arg_indices"),
+                _hbm_arg_indices=kw.get("_hbm_arg_indices"),
+                build_worklist=build_worklist,
+                offset_arg_indices=kw.get("_compact_offset_arg_indices") or [],
+                metadata_fields=kw.get("_compact_metadata_fields") or [],
+                owner_ref_pos=kw.get("_compact_owner_ref_pos", 0),
+                num_scalar_prefetch=kw.get("_compact_num_scalar_prefetch", 0),
+                aligned_arg_indices=kw.get("_compact_aligned_arg_indices") or [],
+                tile_start_ref_pos=kw.get("_compact_tile_start_ref_pos", 1),
+                compact_block=kw.get("_compact_block", 1),
+                ordered_aligned_arg_indices=kw.get("_compact_ordered_aligned_arg_indices") or [],
+                range_start_ref_pos=kw.get("_compact_range_start_ref_pos", -1),
+                ordered_window=kw.get("_compact_ordered_window", 0),
+                interpret=False,
+                placeholder_fn=placeholder,
+            )
+        else:
+            result = L._pallas_compile_jit_fn(
+                pallas_kernel,
+                grid,
+                spec_args,
+                _output_indices=output_indices,
+                _inplace_indices=kw.get("_inplace_indices"),
+                _block_spec_info=kw.get("_block_spec_info"),
+                _smem_arg_indices=kw.get("_smem_arg_indices"),
+                _scratch_shapes=kw.get("_scratch_shapes"),
+                _hbm_arg_indices=kw.get("_hbm_arg_indices"),
+                _matmul_dot_general=kw.get("_matmul_dot_general"),
+                _collective_id=None,
+                _use_low_level_scheduler=bool(kw.get("_use_low_level_scheduler", False)),
+                _grid_scalar_prefetch_arg_indices=kw.get("_grid_scalar_prefetch_arg_indices"),
+                interpret=False,
+                placeholder_fn=placeholder,
+            )
+        specs = [_spec_of(spec_args[i].contiguous()) for i in result.tensor_arg_indices]
+        jax.export.export(jax.jit(result.jit_fn), platforms=["tpu"])(*specs)
+        self.launches += 1
+        # What default_pallas_launcher would return, with zeros for the data.
+        results = tuple(torch.zeros(tuple(spec_args[i].shape), dtype=spec_args[i].dtype) for i in output_indices)
+        descriptors = L._pallas_output_only_descriptors(output_indices, result.arg_to_tensor_pos)
+        padded = L._pallas_padded_output_dims_by_arg(ds_pad_dims, set(output_indices)) if ds_pad_dims else {}
+        inplace_padded = [i for i in padded if i in result.arg_to_tensor_pos]
+        if not descriptors and not orig_output_tensors:
+            return None
+        return L._pallas_collect_outputs(
+            results, spec_args, descriptors, orig_output_tensors or None, padded, inplace_padded
+        )
+
+
+# --- running one case -------------------------------------------------------------------------
+class CaseError(Exception):
+    """A StageError plus what is known about the case when it failed."""
+
+    def __init__(self, stage_error, generated):
+        super().__init__(str(stage_error))
+        self.stage_error = stage_error
+        self.generated = generated
+
+
+class NoConfig(Exception):
+    """The kernel names no single config (Helion would autotune; pallas-diff does not)."""
+
+
+def _implicit_config(bound):
+    config = bound._implicit_config()
+    if config is None:
+        raise NoConfig("the kernel has no single config=; Helion would autotune, pallas-diff does not")
+    return config
+
+
+def run_case(case, mode, inputs, kernel_name, arg_spec):
+    generated = None
+    try:
+        module = case.load()
+    except BaseException as e:  # noqa: BLE001
+        raise CaseError(StageError("import", e), None)
+    kernel = getattr(module, kernel_name, None)
+    if not isinstance(kernel, HelionKernel):
+        e = AttributeError(
+            "the module defines no @helion.kernel function %r (found %s)"
+            % (kernel_name, type(kernel).__name__ if kernel is not None else "nothing")
+        )
+        raise CaseError(StageError("import", e), None)
+    args = tuple(inputs[v] if kind == "input" else v for kind, v in arg_spec)
+
+    if mode == "helion-eager":
+        try:
+            bound = kernel.bind(args)
+        except BaseException as e:  # noqa: BLE001
+            raise CaseError(StageError("trace", e), None)
+        try:
+            outs = as_tuple(bound(*args))
+            return {"outputs": [encode_output(o) for o in outs], "generated": None}
+        except BaseException as e:  # noqa: BLE001
+            raise CaseError(StageError("run", e), None)
+
+    try:
+        bound = kernel.bind(args)
+        config = _implicit_config(bound)
+        compiled = bound.compile_config(config, allow_print=False)
+    except BaseException as e:  # noqa: BLE001
+        raise CaseError(StageError("trace", e), None)
+    generated = read_generated(bound, config)
+
+    if mode == "helion-tpu-lower":
+        launcher = TpuLowerLauncher()
+        try:
+            compiled(*args, _launcher=launcher)
+        except BaseException as e:  # noqa: BLE001
+            raise CaseError(StageError("lower", e), generated)
+        return {"outputs": [], "lowered": True, "generated": generated}
+
+    try:
+        outs = as_tuple(compiled(*args))
+        encoded = [encode_output(o) for o in outs]
+    except BaseException as e:  # noqa: BLE001
+        raise CaseError(StageError("run", e), generated)
+    return {"outputs": encoded, "generated": generated}
+
+
+def read_generated(bound, config):
+    """The generated module's text, as compile_config wrote it (no second codegen)."""
+    try:
+        for key, path in bound._cache_path_map.items():
+            if key == config or len(bound._cache_path_map) == 1:
+                with open(path, encoding="utf-8") as f:
+                    return f.read()
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+    return None
+
+
+# --- error classification ---------------------------------------------------------------------
+_SRC_COMMENT = re.compile(r"#\s*src\[([^\]:]+):(\d+)(?:-\d+)?\]")
+
+
+def is_refusal(exc):
+    return isinstance(exc, helion_exc.Base) and not isinstance(exc, helion_exc.InternalError)
+
+
+def error_line(exc, case):
+    """The kernel file's line an exception is about, or None."""
+    if isinstance(exc, SyntaxError) and exc.filename == case.path and isinstance(exc.lineno, int):
+        return exc.lineno
+    loc = getattr(exc, "location", None)
+    if loc and getattr(loc, "filename", None) == case.path and isinstance(getattr(loc, "lineno", None), int):
+        return loc.lineno
+    message = str(exc)
+    for pat in (re.escape(case.path) + r"\"?(?::|, line )(\d+)", re.escape(os.path.basename(case.path)) + r":(\d+)"):
+        m = re.search(pat, message)
+        if m:
+            return int(m.group(1))
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and cause.__traceback__ is not None:
+        frames = frames + traceback.extract_tb(cause.__traceback__)
+    generated = set(p for p in case.new_generated_paths() if p)
+    base = os.path.basename(case.path)
+    for fr in reversed(frames):
+        if fr.filename == case.path:
+            return fr.lineno
+        if fr.filename in generated and fr.lineno:
+            line = _src_line_above(fr.filename, fr.lineno, base)
+            if line is not None:
+                return line
+    return None
+
+
+def _src_line_above(path, lineno, base):
+    """The user line of the nearest "# src[<base>:N]" comment at or above a generated line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for i in range(min(lineno, len(lines)) - 1, -1, -1):
+        m = _SRC_COMMENT.search(lines[i])
+        if m and m.group(1) == base:
+            return int(m.group(2))
+        if lines[i].startswith("def "):
+            break
+    return None
+
+
+def case_error_response(req_id, err, case):
+    se = err.stage_error
+    exc = se.exc
+    resp = error_response(
+        req_id,
+        se.stage,
+        type(exc).__name__,
+        str(exc),
+        se.tb,
+        extra={"refusal": is_refusal(exc), "line": error_line(exc, case)},
+    )
+    e = resp["error"]
+    if "cause" not in e and isinstance(exc, helion_exc.Base) and exc.__cause__ is not None:
+        name = type(exc.__cause__).__name__
+        if name != e["type"]:
+            e["cause"] = name
+    resp["generated"] = err.generated
+    return resp
+
+
+def handle_run(req_id, req):
+    start = time.perf_counter()
+    mode = req.get("mode")
+    case = None
+    try:
+        if mode not in MODES:
+            raise BadRequest("unknown mode %r (expected one of %s)" % (mode, ", ".join(MODES)))
+        source = req.get("source")
+        if not isinstance(source, str):
+            raise BadRequest("source is not a string")
+        inputs = req.get("inputs", [])
+        if not isinstance(inputs, list):
+            raise BadRequest("inputs is not a list")
+        tensors = [decode_input(t) for t in inputs]
+        kernel_name, arg_spec = parse_call(req, len(tensors))
+        reset_process_state(mode)
+        case = Case(source)
+        mesh = jax.sharding.use_abstract_mesh(ABSTRACT_MESH) if mode == "helion-tpu-lower" else _NullContext()
+        with EnvVars(MODE_ENV[mode]), mesh:
+            body = run_case(case, mode, tensors, kernel_name, arg_spec)
+        resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True, "outputs": body["outputs"], "cached": False}
+        if body.get("lowered"):
+            resp["lowered"] = True
+        resp["generated"] = body["generated"]
+    except CaseError as e:
+        resp = case_error_response(req_id, e, case)
+    except BadRequest as e:
+        resp = error_response(req_id, "protocol", "BadRequest", str(e))
+    except Exception as e:  # noqa: BLE001  (a worker bug: report it and keep serving)
+        resp = error_response(req_id, "protocol", type(e).__name__, str(e), traceback.format_exc())
+    finally:
+        if case is not None:
+            try:
+                case.close()
+            except Exception:  # noqa: BLE001
+                traceback.print_exc()
+        helion_launcher._CACHED_VMEM_LIMIT_BYTES = None
+    resp["seconds"] = time.perf_counter() - start
+    return resp
+
+
+def main():
+    send({"v": PROTOCOL_VERSION, "id": 0, "ok": True, "hello": probe_info()})
+    try:
+        for line in _requests:
+            line = line.strip()
+            if not line:
+                continue
+            req_id = None
+            try:
+                req = json.loads(line)
+                if not isinstance(req, dict):
+                    raise BadRequest("request is not a JSON object")
+                req_id = req.get("id")
+                if req.get("v") != PROTOCOL_VERSION:
+                    raise BadRequest("protocol version %r, this worker speaks %d" % (req.get("v"), PROTOCOL_VERSION))
+                op = req.get("op")
+                if op == "run":
+                    resp = handle_run(req_id, req)
+                elif op == "probe":
+                    resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True, "probe": probe_info()}
+                elif op == "shutdown":
+                    send({"v": PROTOCOL_VERSION, "id": req_id, "ok": True})
+                    return
+                else:
+                    raise BadRequest("unknown op %r" % (op,))
+            except (BadRequest, ValueError) as e:
+                resp = error_response(req_id, "protocol", type(e).__name__, str(e))
+            try:
+                send(resp)
+            except ValueError as e:
+                send(error_response(req_id, "protocol", type(e).__name__, str(e)))
+    finally:
+        shutil.rmtree(WORK_DIR, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -170,6 +170,7 @@ fn clone_report(r: &CaseReport) -> CaseReport {
         gap: r.gap.clone(),
         crash: r.crash.clone(),
         reference: r.reference.clone(),
+        eager_reference: r.eager_reference.clone(),
         engines: r.engines.clone(),
         mismatch: r.mismatch.clone(),
         known_issue: r.known_issue,

@@ -28,6 +28,10 @@ pub struct CaseReport {
     pub crash: Option<String>,
     /// The reference run.
     pub reference: EngineRun,
+    /// The reference tiled as Helion's ref eager mode tiles (one tile per config-driven
+    /// `hl.tile`; [`oracle::Tiling::HelionEager`]): what `helion-eager` is compared with. Present
+    /// only when that engine ran.
+    pub eager_reference: Option<EngineRun>,
     /// The engine runs, in the order given.
     pub engines: Vec<EngineRun>,
     /// The mismatch, for `mismatch`.
@@ -242,6 +246,17 @@ pub fn check_case_to(
         )
     };
     let reference_ok = reference.status.outputs().is_some();
+    // Helion's eager mode ignores the config's block sizes: its reference is tiled the same way.
+    let eager_reference = engines
+        .iter()
+        .any(|e| e.name() == tpu_runner::Mode::HelionEager.name())
+        .then(|| {
+            crate::engines::reference::Reference.run_tiled(
+                case,
+                &all_inputs,
+                oracle::Tiling::HelionEager,
+            )
+        });
     let runs: Vec<EngineRun> = engines
         .iter()
         .filter(|e| e.name() != "oracle")
@@ -276,6 +291,10 @@ pub fn check_case_to(
         mismatch,
         known_issue,
     } = classify(compiler_result, &reference, &runs, |e, r| {
+        let r = match &eager_reference {
+            Some(eager) if e.engine == tpu_runner::Mode::HelionEager.name() => eager,
+            Some(_) | None => r,
+        };
         let (got, want) = (e.status.outputs()?, r.status.outputs()?);
         compare::compare(&e.engine, &names, got, want)
             .err()
@@ -288,6 +307,7 @@ pub fn check_case_to(
         gap,
         crash,
         reference,
+        eager_reference,
         engines: runs,
         mismatch,
         known_issue,

@@ -381,7 +381,11 @@ impl Runtime<'_> {
                 None => 0,
             };
             let e = self.eval_index_int(&d.end, "a loop bound")?;
-            ranges.push((b, e, d.block));
+            let block = match d.block {
+                crate::plan::LoopBlock::Fixed(bs) => bs,
+                crate::plan::LoopBlock::WholeExtent => e.saturating_sub(b).max(1),
+            };
+            ranges.push((b, e, block));
         }
         let counts: Vec<i64> = ranges
             .iter()

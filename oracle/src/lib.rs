@@ -88,7 +88,7 @@ mod ty;
 pub use error::{EvalError, EvalErrorKind};
 pub use exec::{MAX_ITERATIONS, MAX_WORK};
 pub use output::{Output, OutputSummary, Outputs, Stats, fnv1a64};
-pub use plan::Plan;
+pub use plan::{Plan, Tiling};
 
 use compiler::ir::Case;
 
@@ -105,4 +105,14 @@ pub fn evaluate_with_inputs(
     inputs: &Result<Vec<compiler::tensor::Tensor>, compiler::ir::inputs::InputError>,
 ) -> Result<Outputs, EvalError> {
     Plan::compile_with_inputs(case, inputs)?.run()
+}
+
+/// [`evaluate_with_inputs`] tiling loops as `tiling` says ([`Tiling::HelionEager`] is what
+/// Helion's ref eager mode computes, the reference of engine `helion-eager`).
+pub fn evaluate_tiled(
+    case: &Case,
+    inputs: &Result<Vec<compiler::tensor::Tensor>, compiler::ir::inputs::InputError>,
+    tiling: Tiling,
+) -> Result<Outputs, EvalError> {
+    Plan::compile_tiled(case, inputs, tiling)?.run()
 }

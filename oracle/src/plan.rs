@@ -8,7 +8,7 @@
 
 use crate::error::{EvalError, EvalErrorKind as K, Res, err};
 use crate::ty::Ty;
-use compiler::ir::blocks::BlockTable;
+use compiler::ir::blocks::{BlockSource, BlockTable};
 use compiler::ir::hash::FastMap;
 use compiler::ir::inputs::InputError;
 use compiler::ir::scope::HostEnv;
@@ -116,7 +116,32 @@ pub(crate) struct CLoop {
 pub(crate) struct CDim {
     pub begin: Option<CExpr>,
     pub end: CExpr,
-    pub block: i64,
+    pub block: LoopBlock,
+}
+
+/// How a loop dimension steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LoopBlock {
+    /// By this block size.
+    Fixed(i64),
+    /// One tile spanning the whole extent (`end - begin`, at least 1): Helion's ref eager mode
+    /// for a config-driven `hl.tile` ([`Tiling::HelionEager`]).
+    WholeExtent,
+}
+
+/// Which block sizes the reference tiles loops with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tiling {
+    /// The compiled kernel's: the effective block sizes (config entries and `block_size=`,
+    /// raised to the TPU minimum; spec §1.1a). What every engine on our emitted module and
+    /// Helion's Pallas backend compute with.
+    #[default]
+    Effective,
+    /// Helion's ref eager mode (`HELION_INTERPRET=1`, engine `helion-eager`): a config-driven
+    /// `hl.tile` is one tile of its whole extent, whatever the config says; a fixed
+    /// `block_size=` is used as written (no TPU raising); grids step by 1
+    /// (`helion/language/loops.py`, the `@_decorators.ref(tile)` implementation, 1.5.1).
+    HelionEager,
 }
 
 /// A host storage every run starts from.
@@ -172,6 +197,15 @@ impl Plan {
         case: &Case,
         inputs: &Result<Vec<Tensor>, InputError>,
     ) -> Result<Plan, EvalError> {
+        Plan::compile_tiled(case, inputs, Tiling::Effective)
+    }
+
+    /// [`Plan::compile_with_inputs`] tiling loops as `tiling` says.
+    pub fn compile_tiled(
+        case: &Case,
+        inputs: &Result<Vec<Tensor>, InputError>,
+        tiling: Tiling,
+    ) -> Result<Plan, EvalError> {
         let host = HostEnv::of(case);
         let table = BlockTable::of(&case.kernel);
         let sizes = case.block_sizes_with(&table, &host, |e| host.eval_int(e));
@@ -181,6 +215,7 @@ impl Plan {
             table: &table,
             configured: &sizes.configured,
             eff: &sizes.effective,
+            tiling,
         };
         let (params, storages) = c.bind_params(case, inputs)?;
         let body = c.block(&case.kernel.body)?;
@@ -213,6 +248,7 @@ struct Compiler<'a> {
     table: &'a BlockTable,
     configured: &'a [i64],
     eff: &'a [i64],
+    tiling: Tiling,
 }
 
 impl Compiler<'_> {
@@ -369,6 +405,19 @@ impl Compiler<'_> {
                             ),
                         );
                     }
+                    let block = match (self.tiling, lp.kind, &self.table.blocks[id].source) {
+                        (Tiling::HelionEager, LoopKind::Tile, BlockSource::Config(_)) => {
+                            LoopBlock::WholeExtent
+                        }
+                        (Tiling::HelionEager, LoopKind::Tile, BlockSource::Fixed(_)) => {
+                            LoopBlock::Fixed(self.configured.get(id).copied().unwrap_or(block))
+                        }
+                        (Tiling::Effective, _, _)
+                        | (Tiling::HelionEager, LoopKind::Grid, _)
+                        | (Tiling::HelionEager, LoopKind::Tile, BlockSource::Grid) => {
+                            LoopBlock::Fixed(block)
+                        }
+                    };
                     dims.push(CDim {
                         begin: d.begin.as_ref().map(|b| self.expr(b)).transpose()?,
                         end: self.expr(&d.end)?,

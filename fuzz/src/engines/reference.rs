@@ -17,8 +17,18 @@ impl Reference {
         case: &Case,
         inputs: &Result<Vec<Tensor>, InputError>,
     ) -> EngineRun {
+        self.run_tiled(case, inputs, oracle::Tiling::Effective)
+    }
+
+    /// [`Reference::run_with_inputs`] tiling loops as `tiling` says.
+    pub fn run_tiled(
+        &self,
+        case: &Case,
+        inputs: &Result<Vec<Tensor>, InputError>,
+        tiling: oracle::Tiling,
+    ) -> EngineRun {
         let start = Instant::now();
-        let status = match oracle::evaluate_with_inputs(case, inputs) {
+        let status = match oracle::evaluate_tiled(case, inputs, tiling) {
             Ok(out) => EngineStatus::Outputs(out.outputs.into_iter().map(|o| o.tensor).collect()),
             Err(e) => EngineStatus::Invalid {
                 kind: format!("{:?}", e.kind),

@@ -11,31 +11,35 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// An I/O error with the path it happened on.
+///
+/// The OS message is part of `Display` and deliberately not exposed as `source()`: anyhow's
+/// `{:#}` prints the whole chain, so a source would print the OS message twice
+/// (`x.json: read: No such file or directory (os error 2): No such file or directory (os error 2)`).
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {what}: {source}", path.display())]
+#[error("{}: {what}: {error}", path.display())]
 pub struct IoError {
     /// The path.
     pub path: PathBuf,
     /// What was being done (`write`, `rename`, ...).
     pub what: &'static str,
-    /// The error.
-    pub source: std::io::Error,
+    /// The OS error.
+    pub error: std::io::Error,
 }
 
 impl IoError {
     /// An error of `what` on `path`.
-    pub fn new(path: &Path, what: &'static str, source: std::io::Error) -> IoError {
+    pub fn new(path: &Path, what: &'static str, error: std::io::Error) -> IoError {
         IoError {
             path: path.to_path_buf(),
             what,
-            source,
+            error,
         }
     }
 }
 
 impl From<IoError> for std::io::Error {
     fn from(e: IoError) -> std::io::Error {
-        std::io::Error::new(e.source.kind(), e.to_string())
+        std::io::Error::new(e.error.kind(), e.to_string())
     }
 }
 
@@ -166,5 +170,18 @@ mod tests {
             .filter(|n| n.starts_with('.'))
             .collect();
         assert!(leftovers.is_empty(), "temporaries left: {leftovers:?}");
+    }
+
+    #[test]
+    fn an_io_error_names_the_os_message_once() {
+        let t = tempfile::tempdir().unwrap();
+        let missing = t.path().join("absent.json");
+        let e = read_to_string(&missing).unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.starts_with(&format!("{}: read: ", missing.display())), "{shown}");
+        // An error chain printer (anyhow's `{:#}`) appends every source: there is none.
+        assert!(std::error::Error::source(&e).is_none(), "{shown}");
+        let os = std::fs::read_to_string(&missing).unwrap_err().to_string();
+        assert_eq!(shown.matches(&os).count(), 1, "{shown}");
     }
 }

@@ -52,13 +52,14 @@ pub enum SinkError {
     /// A finding directory could not be written.
     #[error(transparent)]
     Finding(#[from] FindingError),
-    /// The directory could not be created or listed.
-    #[error("{}: {source}", path.display())]
+    /// The directory could not be created or listed (the OS message is in `Display`, not
+    /// `source()`, so a `{:#}` chain prints it once).
+    #[error("{}: {error}", path.display())]
     Io {
         /// The directory.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -92,15 +93,15 @@ impl CorpusSink {
         reduce: Option<ReduceOptions>,
         versions: impl Into<Versions>,
     ) -> Result<CorpusSink, SinkError> {
-        std::fs::create_dir_all(root).map_err(|source| SinkError::Io {
+        std::fs::create_dir_all(root).map_err(|error| SinkError::Io {
             path: root.to_path_buf(),
-            source,
+            error,
         })?;
         let buckets = Buckets::load(root)?;
         let mut next_dir = 1;
-        let listing = std::fs::read_dir(root).map_err(|source| SinkError::Io {
+        let listing = std::fs::read_dir(root).map_err(|error| SinkError::Io {
             path: root.to_path_buf(),
-            source,
+            error,
         })?;
         for item in listing.flatten() {
             if let Some(n) = dir_number(&item.file_name().to_string_lossy()) {

@@ -178,7 +178,10 @@ mod tests {
         let missing = t.path().join("absent.json");
         let e = read_to_string(&missing).unwrap_err();
         let shown = e.to_string();
-        assert!(shown.starts_with(&format!("{}: read: ", missing.display())), "{shown}");
+        assert!(
+            shown.starts_with(&format!("{}: read: ", missing.display())),
+            "{shown}"
+        );
         // An error chain printer (anyhow's `{:#}`) appends every source: there is none.
         assert!(std::error::Error::source(&e).is_none(), "{shown}");
         let os = std::fs::read_to_string(&missing).unwrap_err().to_string();

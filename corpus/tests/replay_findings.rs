@@ -1,0 +1,123 @@
+//! `replay` of a findings directory, without JAX: which directories replay (a corpus, a
+//! findings directory, one finding directory) and which are errors (missing, a file, empty,
+//! mixed); a finding that still shows its signature passes, one that no longer does says so.
+
+use compiler::compile::CodegenOptions;
+use compiler::expectations::load_spec_kernels;
+use compiler::faults::{Fault, FaultSet};
+use fuzz::check::check_case;
+use fuzz::engines::Engine;
+use pallas_diff_corpus::entry::default_dir;
+use pallas_diff_corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
+use pallas_diff_corpus::replay::{Source, SourceError, TrialResult, open_source, replay_finding};
+use std::path::Path;
+use std::sync::Arc;
+
+fn d12_faulty() -> CodegenOptions {
+    CodegenOptions {
+        faults: FaultSet::only(Fault::D12TailClampedBeforeMask),
+        ..CodegenOptions::default()
+    }
+}
+
+fn sim() -> Arc<dyn Engine> {
+    let mut v = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+    Arc::from(v.remove(0))
+}
+
+/// The d12 spec kernel under the d12 fault: a `pallas-sim` mismatch.
+fn d12_finding() -> Finding {
+    let case = load_spec_kernels()
+        .unwrap()
+        .into_iter()
+        .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
+        .unwrap()
+        .case;
+    let engines: Vec<Box<dyn Engine>> = fuzz::engines::build(&["pallas-sim".into()], None).unwrap();
+    let report = check_case(&case, &engines, &d12_faulty());
+    assert_eq!(report.outcome.name(), "mismatch", "{:?}", report.engines);
+    Finding::new(
+        &case,
+        &report,
+        &d12_faulty(),
+        Versions::this_build(),
+        FindingProvenance::default(),
+    )
+}
+
+fn findings(dir: &Path) -> Vec<pallas_diff_corpus::replay::LoadedFinding> {
+    match open_source(dir).unwrap() {
+        Source::Findings(f) => f,
+        Source::Corpus(c) => panic!("a corpus of {} entries", c.entries.len()),
+    }
+}
+
+#[test]
+fn missing_empty_and_mixed_directories_are_errors() {
+    let t = tempfile::tempdir().unwrap();
+    let missing = t.path().join("nope");
+    assert!(matches!(
+        open_source(&missing),
+        Err(SourceError::Missing(_))
+    ));
+    let file = t.path().join("file.json");
+    std::fs::write(&file, "{}").unwrap();
+    assert!(matches!(
+        open_source(&file),
+        Err(SourceError::NotADirectory(_))
+    ));
+    let empty = t.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let e = open_source(&empty).unwrap_err();
+    assert!(matches!(e, SourceError::Empty(_)), "{e}");
+    assert!(e.to_string().contains("nothing to replay"), "{e}");
+    // A findings directory whose findings were removed: only the index is left.
+    std::fs::write(empty.join("buckets.json"), "{}").unwrap();
+    assert!(matches!(open_source(&empty), Err(SourceError::Empty(_))));
+    // Entries and findings side by side.
+    let mixed = t.path().join("mixed");
+    write_finding_dir(&mixed.join("0001-mismatch-pallas-sim"), &d12_finding()).unwrap();
+    let stem = "0003-d12-tail-run-masked-not-clamped";
+    std::fs::copy(
+        default_dir().join(format!("{stem}.json")),
+        mixed.join(format!("{stem}.json")),
+    )
+    .unwrap();
+    let e = open_source(&mixed).unwrap_err();
+    assert!(matches!(e, SourceError::Mixed { .. }), "{e}");
+    assert!(e.to_string().contains("0001-mismatch-pallas-sim"), "{e}");
+    // The real corpus is a corpus.
+    assert!(matches!(open_source(&default_dir()), Ok(Source::Corpus(c)) if !c.entries.is_empty()));
+}
+
+#[test]
+fn a_finding_replays_while_its_signature_holds() {
+    let t = tempfile::tempdir().unwrap();
+    let f = d12_finding();
+    write_finding_dir(&t.path().join("0001-mismatch-pallas-sim"), &f).unwrap();
+    // Hidden temporaries of an interrupted write are not findings.
+    std::fs::create_dir(t.path().join(".0002-x.tmp-1-1")).unwrap();
+    std::fs::write(t.path().join("buckets.json"), "{}").unwrap();
+    let all = findings(t.path());
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].trial_name(), "pallas-sim/0001-mismatch-pallas-sim");
+    assert_eq!(replay_finding(&all[0], Some(&sim())), TrialResult::Pass);
+    // One finding directory replays on its own.
+    let one = findings(&t.path().join("0001-mismatch-pallas-sim"));
+    assert_eq!(one.len(), 1);
+
+    // Without the fault the same case agrees: the finding no longer reproduces, and says so.
+    let mut fixed = f.clone();
+    fixed.meta.codegen.faults.clear();
+    write_finding_dir(&t.path().join("0002-mismatch-pallas-sim"), &fixed).unwrap();
+    let all = findings(t.path());
+    assert_eq!(all.len(), 2);
+    let TrialResult::Fail { message, .. } = replay_finding(&all[1], Some(&sim())) else {
+        panic!("a finding that no longer reproduces passed");
+    };
+    assert!(
+        message.contains("no longer reproduces: pallas-sim now agrees with the reference"),
+        "{message}"
+    );
+    assert!(message.contains(&f.meta.key), "{message}");
+}

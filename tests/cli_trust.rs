@@ -1,0 +1,171 @@
+//! The built `pallas-diff` binary on runs that must not pass silently or mislead, without JAX
+//! (`PALLAS_DIFF_PYTHON` points at no interpreter, so nothing can provision one): `replay` of a
+//! missing or empty directory, of a selection with no trial, of a findings directory; `hunt`'s
+//! exit code and reproducers; `reduce` into a new directory (or in place, keeping the original)
+//! with the cross-check kept; `report` of an injected fault; `corpus add`.
+
+use compiler::compile::CodegenOptions;
+use compiler::expectations::load_spec_kernels;
+use compiler::faults::{Fault, FaultSet};
+use corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
+use fuzz::check::check_case;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one run of the binary did.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `pallas-diff args` in `cwd` with no Python to provision JAX with.
+fn run_in(cwd: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_pallas-diff"))
+        .args(args)
+        .current_dir(cwd)
+        .env("PALLAS_DIFF_PYTHON", "/nonexistent/python-for-tests")
+        .output()
+        .expect("run pallas-diff");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn run(args: &[&str]) -> Run {
+    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+}
+
+/// A fresh scratch directory under the target dir, named for the test.
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-trust-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn d12_options() -> CodegenOptions {
+    CodegenOptions {
+        faults: FaultSet::only(Fault::D12TailClampedBeforeMask),
+        ..CodegenOptions::default()
+    }
+}
+
+/// The d12 spec kernel under the d12 fault, a `pallas-sim` mismatch, as a finding directory.
+fn d12_finding(dir: &Path) -> Finding {
+    let case = load_spec_kernels()
+        .unwrap()
+        .into_iter()
+        .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
+        .unwrap()
+        .case;
+    let engines = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+    let report = check_case(&case, &engines, &d12_options());
+    assert_eq!(report.outcome.name(), "mismatch", "{:?}", report.engines);
+    let f = Finding::new(
+        &case,
+        &report,
+        &d12_options(),
+        Versions::this_build(),
+        FindingProvenance::default(),
+    );
+    write_finding_dir(dir, &f).unwrap();
+    f
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn replay_of_nothing_is_an_error_saying_which() {
+    let t = scratch("replay-nothing");
+    let r = run(&["replay", s(&t.join("absent"))]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("absent: no such directory"), "{r:?}");
+    let r = run(&["replay", s(&t)]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("nothing to replay"), "{r:?}");
+    let r = run(&[
+        "replay",
+        "--engines",
+        "pallas-sim",
+        "--filter",
+        "no-such-trial",
+    ]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("--filter `no-such-trial` matches none of the"),
+        "{r:?}"
+    );
+    let r = run(&["replay", "--engines", "pallas-nope"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("unknown engine `pallas-nope`"), "{r:?}");
+}
+
+#[test]
+fn replay_takes_the_in_process_engine() {
+    let r = run(&["replay", "--engines", "pallas-sim", "--filter", "0003-"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("ok       pallas-sim/0003-d12-tail-run-masked-not-clamped"),
+        "{r:?}"
+    );
+    assert!(r.stdout.contains("2 passed, 0 failed, 0 ignored"), "{r:?}");
+}
+
+#[test]
+fn replay_of_a_findings_directory_checks_each_finding() {
+    let t = scratch("replay-findings");
+    let f = d12_finding(&t.join("0001-mismatch-pallas-sim"));
+    let r = run(&["replay", s(&t)]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("ok       pallas-sim/0001-mismatch-pallas-sim"),
+        "{r:?}"
+    );
+    // Recorded without the fault, the case agrees: the finding no longer reproduces (exit 3).
+    let mut fixed = f.clone();
+    fixed.meta.codegen.faults.clear();
+    write_finding_dir(&t.join("0002-mismatch-pallas-sim"), &fixed).unwrap();
+    let r = run(&["replay", s(&t)]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("FAILED   pallas-sim/0002-mismatch-pallas-sim"),
+        "{r:?}"
+    );
+    assert!(r.stdout.contains("no longer reproduces"), "{r:?}");
+    // Engines that saw none of them leave nothing to replay; bless has nothing to rewrite.
+    let r = run(&["replay", s(&t), "--engines", "pallas-interpret"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("was seen by --engines pallas-interpret"),
+        "{r:?}"
+    );
+    let r = run(&["replay", s(&t), "--bless"]);
+    assert_eq!(r.code, 2, "{r:?}");
+}
+
+#[test]
+fn a_missing_file_names_its_os_error_once() {
+    let t = scratch("missing-file");
+    let r = run(&["report", s(&t.join("absent"))]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(r.stderr.matches("(os error").count(), 1, "{r:?}");
+}

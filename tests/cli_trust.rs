@@ -169,3 +169,61 @@ fn a_missing_file_names_its_os_error_once() {
     assert_eq!(r.code, 2, "{r:?}");
     assert_eq!(r.stderr.matches("(os error").count(), 1, "{r:?}");
 }
+
+#[test]
+fn hunt_exits_4_when_a_fault_is_not_detected_and_writes_under_target() {
+    let t = scratch("hunt");
+    let target = t.join("tgt");
+    let hunt = |cases: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pallas-diff"))
+            .args(["hunt", "--inject", "d12", "--repeat", "1", "--cases", cases])
+            .args(["--reduce-time", "3s", "--jobs", "2"])
+            .current_dir(&t)
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    // One case is not enough to meet d12: a generator gap, exit 4 (not 3, "finding").
+    let r = hunt("1");
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(
+        r.stderr.contains("not detected in every repetition"),
+        "{r:?}"
+    );
+    // Enough cases: detected, exit 0; the reproducer is under the target dir and names its fault.
+    let r = hunt("3000");
+    assert_eq!(r.code, 0, "{r:?}");
+    let dir = target.join("pallas-diff-hunt");
+    let script = std::fs::read_to_string(dir.join("d12-tail-clamped-before-mask-0.py")).unwrap();
+    let line = script
+        .lines()
+        .find_map(|l| l.strip_prefix("# reproduce with: "))
+        .unwrap_or_else(|| panic!("no reproduce line:\n{script}"))
+        .to_string();
+    assert!(
+        line.contains("--inject d12-tail-clamped-before-mask --engines oracle,pallas-sim"),
+        "{line}"
+    );
+    assert!(r.stdout.contains(&line), "{r:?}");
+    let index = std::fs::read_to_string(dir.join("hunt.json")).unwrap();
+    assert!(index.contains(&line), "{index}");
+    assert!(!t.join("hunt").exists(), "a ./hunt directory was written");
+    // The line it prints shows the finding; without the fault the case agrees.
+    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let r = run(&args);
+    assert_eq!(r.code, 3, "{r:?}");
+    let r = run(&[args[0], args[1], "--engines", "oracle,pallas-sim"]);
+    assert!(r.stdout.starts_with("outcome: agree"), "{r:?}");
+    // The help says what 4 means.
+    let r = run(&["hunt", "--help"]);
+    assert!(
+        r.stdout
+            .contains("4  some fault was not detected in some repetition"),
+        "{r:?}"
+    );
+}

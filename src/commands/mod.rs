@@ -104,7 +104,7 @@ enum Command {
     Fuzz(Box<fuzz::Args>),
     /// Measure how fast campaigns find each injected historical defect.
     #[command(
-        after_help = "Exit codes:\n  0  every fault detected in every repetition\n  1  internal error\n  2  invalid input\n  3  some fault was missed in some repetition (a generator gap)"
+        after_help = "Exit codes:\n  0  every fault detected in every repetition\n  1  internal error\n  2  invalid input\n  4  some fault was not detected in some repetition (a generator gap; not a finding)\n  130  interrupted (Ctrl-C)"
     )]
     Hunt(Box<hunt::Args>),
     /// Time every stage of the in-process pipeline and the differential loop (cases/s).

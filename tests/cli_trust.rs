@@ -7,7 +7,10 @@
 use compiler::compile::CodegenOptions;
 use compiler::expectations::load_spec_kernels;
 use compiler::faults::{Fault, FaultSet};
-use corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
+use corpus::finding::{
+    CrossCheckRecord, CrossCheckResult, Finding, FindingProvenance, Versions, write_finding_dir,
+};
+use corpus::signature::{Buckets, CostRecord};
 use fuzz::check::check_case;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -167,6 +170,11 @@ fn a_missing_file_names_its_os_error_once() {
     let t = scratch("missing-file");
     let r = run(&["report", s(&t.join("absent"))]);
     assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("absent does not exist"), "{r:?}");
+    // A directory without meta.json: the file is named, with the OS message once.
+    let r = run(&["report", s(&t)]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("meta.json: read: "), "{r:?}");
     assert_eq!(r.stderr.matches("(os error").count(), 1, "{r:?}");
 }
 
@@ -225,5 +233,146 @@ fn hunt_exits_4_when_a_fault_is_not_detected_and_writes_under_target() {
         r.stdout
             .contains("4  some fault was not detected in some repetition"),
         "{r:?}"
+    );
+}
+
+/// A findings directory holding the d12 finding with a cross-check by `engines`, indexed in
+/// `buckets.json`; returns the finding's directory.
+fn cross_checked_d12(root: &Path, engines: &[&str]) -> PathBuf {
+    let dir = root.join("0001-mismatch-pallas-sim");
+    let mut f = d12_finding(&dir);
+    let record = CrossCheckRecord {
+        engines: engines.iter().map(|e| e.to_string()).collect(),
+        outcome: "mismatch".into(),
+        result: CrossCheckResult::Reproduced,
+        detail: Some("pallas-tpu-interpret: values".into()),
+        of_unreduced_case: None,
+    };
+    f.log.push_str(&record.log_text());
+    f.meta.cross_check = Some(record);
+    write_finding_dir(&dir, &f).unwrap();
+    let mut buckets = Buckets::default();
+    buckets.record(
+        &f.meta.signature,
+        CostRecord::of(&f.case),
+        "0001-mismatch-pallas-sim",
+    );
+    buckets.save(root).unwrap();
+    dir
+}
+
+#[test]
+fn reduce_writes_a_new_directory_and_keeps_the_cross_check() {
+    let t = scratch("reduce-new");
+    let dir = cross_checked_d12(&t, &["pallas-tpu-interpret"]);
+    let before = std::fs::read(dir.join("meta.json")).unwrap();
+    let r = run(&["reduce", s(&dir), "--time", "20s"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = t.join("0001-mismatch-pallas-sim-reduced");
+    assert!(
+        r.stdout.contains(&format!("written to {}", out.display())),
+        "{r:?}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("meta.json")).unwrap(),
+        before,
+        "the original changed"
+    );
+    let reduced = Finding::load(&out).unwrap();
+    assert!(reduced.meta.reduction.is_some());
+    // JAX cannot start here: the unreduced case's cross-check is kept, and says so.
+    let cc = reduced.meta.cross_check.as_ref().expect("cross-check lost");
+    assert_eq!(cc.result, CrossCheckResult::Reproduced);
+    let why = cc
+        .of_unreduced_case
+        .as_deref()
+        .expect("not marked as the unreduced case's");
+    assert!(why.contains("cannot start JAX workers"), "{why}");
+    assert!(
+        reduced.log.contains("of the unreduced case"),
+        "{}",
+        reduced.log
+    );
+    assert!(r.stdout.contains("kept from the unreduced case"), "{r:?}");
+    // The bucket now points at the reduced directory.
+    let buckets = Buckets::load(&t).unwrap();
+    assert_eq!(
+        buckets.find(&reduced.meta.key).map(|b| b.dir.as_str()),
+        Some("0001-mismatch-pallas-sim-reduced")
+    );
+    // The report says which case the cross-check was of.
+    let r = run(&["report", s(&out)]);
+    assert!(r.stdout.contains("of the case before reduction"), "{r:?}");
+    // Reducing again into the same place is refused rather than overwriting.
+    let r = run(&["reduce", s(&dir), "--time", "5s"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("exists"), "{r:?}");
+}
+
+#[test]
+fn reduce_in_place_keeps_the_first_original() {
+    let t = scratch("reduce-in-place");
+    let dir = cross_checked_d12(&t, &["pallas-tpu-interpret"]);
+    let first = std::fs::read(dir.join("meta.json")).unwrap();
+    let r = run(&[
+        "reduce",
+        s(&dir),
+        "--in-place",
+        "--no-cross-check",
+        "--time",
+        "20s",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        std::fs::read(dir.join("original/meta.json")).unwrap(),
+        first
+    );
+    assert!(Finding::load(&dir.join("original")).is_ok());
+    let reduced = Finding::load(&dir).unwrap();
+    let cc = reduced.meta.cross_check.as_ref().expect("cross-check lost");
+    assert_eq!(cc.of_unreduced_case.as_deref(), Some("--no-cross-check"));
+    // Again: `original/` stays the finding as first filed.
+    let r = run(&[
+        "reduce",
+        s(&dir),
+        "--in-place",
+        "--no-cross-check",
+        "--time",
+        "5s",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        std::fs::read(dir.join("original/meta.json")).unwrap(),
+        first
+    );
+    assert!(!dir.join("original/original").exists());
+}
+
+#[test]
+fn reduce_reruns_the_cross_check_on_the_reduced_case() {
+    // `pallas-sim` stands in for the JAX engines a campaign cross-checks with (they need
+    // Python): the point is that the record is of the reduced case, from the same engines.
+    let t = scratch("reduce-rerun");
+    let dir = cross_checked_d12(&t, &["pallas-sim"]);
+    let out = scratch("reduce-rerun-out").join("0001-reduced");
+    let r = run(&["reduce", s(&dir), "--out", s(&out), "--time", "20s"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let reduced = Finding::load(&out).unwrap();
+    let cc = reduced.meta.cross_check.as_ref().expect("cross-check lost");
+    assert_eq!(cc.of_unreduced_case, None, "{cc:?}");
+    assert_eq!(cc.engines, ["pallas-sim"]);
+    assert_eq!(cc.result, CrossCheckResult::Reproduced, "{cc:?}");
+    assert!(
+        reduced
+            .log
+            .contains("cross-check (pallas-sim): mismatch: reproduced"),
+        "{}",
+        reduced.log
+    );
+    // Outside the findings directory: its index still points at the original.
+    let buckets = Buckets::load(&t).unwrap();
+    assert_eq!(
+        buckets.buckets.values().next().map(|b| b.dir.as_str()),
+        Some("0001-mismatch-pallas-sim")
     );
 }

@@ -99,9 +99,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
 }
 
 /// Writes a directory of files atomically: `files` (name, bytes) are written into a temporary
-/// directory next to `dir`, fsynced, and the directory is renamed into place. An existing `dir`
-/// is replaced: renamed aside first, then removed, so at every instant `dir` is either the old
-/// complete directory or the new complete one (or, for the instant between the two renames,
+/// directory next to `dir`, fsynced, and the directory is renamed into place. A name may be a
+/// relative path (`original/meta.json`): its sub-directories are created inside. An existing
+/// `dir` is replaced: renamed aside first, then removed, so at every instant `dir` is either the
+/// old complete directory or the new complete one (or, for the instant between the two renames,
 /// absent).
 pub fn write_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), IoError> {
     let parent = parent_of(dir);
@@ -110,7 +111,24 @@ pub fn write_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), IoErr
     let build = || -> Result<(), IoError> {
         fs::create_dir(&tmp).map_err(|e| IoError::new(&tmp, "create directory", e))?;
         for (name, bytes) in files {
-            write_synced(&tmp.join(name), bytes)?;
+            let rel = Path::new(name);
+            let inside = rel
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !inside {
+                let e = std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "a file of the directory must be a relative path inside it",
+                );
+                return Err(IoError::new(rel, "write", e));
+            }
+            let path = tmp.join(rel);
+            let sub = parent_of(&path);
+            fs::create_dir_all(sub).map_err(|e| IoError::new(sub, "create directory", e))?;
+            write_synced(&path, bytes)?;
+            if sub != tmp {
+                sync_dir(sub);
+            }
         }
         sync_dir(&tmp);
         Ok(())
@@ -138,6 +156,40 @@ pub fn write_dir_atomic(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), IoErr
         let _ = fs::remove_dir_all(old);
     }
     Ok(())
+}
+
+/// Every file under `dir`, as (path relative to `dir` with `/` separators, bytes), sorted: what
+/// [`write_dir_atomic`] takes, to carry a directory's files into a new one.
+pub fn read_tree(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, IoError> {
+    fn walk(root: &Path, rel: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), IoError> {
+        let here = if rel.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(rel)
+        };
+        let listing = fs::read_dir(&here).map_err(|e| IoError::new(&here, "list", e))?;
+        for item in listing {
+            let item = item.map_err(|e| IoError::new(&here, "list", e))?;
+            let name = item.file_name().to_string_lossy().into_owned();
+            let child = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            let path = item.path();
+            if path.is_dir() {
+                walk(root, &child, out)?;
+            } else {
+                let bytes = fs::read(&path).map_err(|e| IoError::new(&path, "read", e))?;
+                out.push((child, bytes));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, "", &mut out)?;
+    out.sort();
+    Ok(out)
 }
 
 /// Reads a file to a string, naming it in the error.
@@ -170,6 +222,29 @@ mod tests {
             .filter(|n| n.starts_with('.'))
             .collect();
         assert!(leftovers.is_empty(), "temporaries left: {leftovers:?}");
+    }
+
+    #[test]
+    fn a_directory_carries_sub_directories_and_refuses_paths_outside() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("finding");
+        write_dir_atomic(&d, &[("meta.json", b"new"), ("original/meta.json", b"old")]).unwrap();
+        assert_eq!(
+            fs::read_to_string(d.join("original/meta.json")).unwrap(),
+            "old"
+        );
+        assert_eq!(
+            read_tree(&d).unwrap(),
+            vec![
+                ("meta.json".to_string(), b"new".to_vec()),
+                ("original/meta.json".to_string(), b"old".to_vec()),
+            ]
+        );
+        for bad in ["../escape", "/abs"] {
+            assert!(write_dir_atomic(&d, &[(bad, b"x")]).is_err(), "{bad}");
+        }
+        assert_eq!(fs::read_to_string(d.join("meta.json")).unwrap(), "new");
+        assert!(!t.path().join("escape").exists());
     }
 
     #[test]

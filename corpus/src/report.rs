@@ -147,8 +147,14 @@ pub fn markdown(f: &Finding) -> String {
     if let Some(c) = &m.cross_check {
         let _ = writeln!(
             out,
-            "Cross-check on {}: {} ({}).{}\n",
+            "Cross-check on {}{}: {} ({}).{}\n",
             c.engines.join(", "),
+            c.of_unreduced_case
+                .as_ref()
+                .map(|why| format!(
+                    ", of the case before reduction (not re-run on this one: {why})"
+                ))
+                .unwrap_or_default(),
             c.result.name(),
             c.outcome,
             c.result

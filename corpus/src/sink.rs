@@ -141,16 +141,11 @@ impl CorpusSink {
             return None;
         }
         let original = outcome_by_name(&finding.meta.outcome)?;
-        let engines: Vec<Box<dyn Engine>> = self
-            .cross_check_engines
-            .iter()
-            .map(|e| Box::new(SharedEngine(e.clone())) as Box<dyn Engine>)
-            .collect();
-        let report = check_case(&finding.case, &engines, &self.codegen);
-        Some(CrossCheckRecord::of(
-            engines.iter().map(|e| e.name().to_string()).collect(),
+        Some(cross_check_case(
+            &finding.case,
             original,
-            &report,
+            &self.cross_check_engines,
+            &self.codegen,
         ))
     }
 
@@ -302,6 +297,27 @@ impl CorpusSink {
         state.buckets.save(&self.root)?;
         Ok(Filed::Duplicate)
     }
+}
+
+/// Runs `case` (a finding's, outcome `original`) on the cross-check `engines` and records
+/// what they say: the campaign's check of a new in-process finding, and `pallas-diff reduce`'s
+/// re-run of it on the reduced case.
+pub fn cross_check_case(
+    case: &Case,
+    original: fuzz::outcome::Outcome,
+    engines: &[Arc<dyn Engine>],
+    codegen: &CodegenOptions,
+) -> CrossCheckRecord {
+    let engines: Vec<Box<dyn Engine>> = engines
+        .iter()
+        .map(|e| Box::new(SharedEngine(e.clone())) as Box<dyn Engine>)
+        .collect();
+    let report = check_case(case, &engines, codegen);
+    CrossCheckRecord::of(
+        engines.iter().map(|e| e.name().to_string()).collect(),
+        original,
+        &report,
+    )
 }
 
 impl FindingSink for CorpusSink {

@@ -303,6 +303,11 @@ fn reduce_writes_a_new_directory_and_keeps_the_cross_check() {
     // The report says which case the cross-check was of.
     let r = run(&["report", s(&out)]);
     assert!(r.stdout.contains("of the case before reduction"), "{r:?}");
+    assert!(
+        r.stdout
+            .contains("> **Injected fault: d12-tail-clamped-before-mask.**"),
+        "{r:?}"
+    );
     // Reducing again into the same place is refused rather than overwriting.
     let r = run(&["reduce", s(&dir), "--time", "5s"]);
     assert_eq!(r.code, 2, "{r:?}");

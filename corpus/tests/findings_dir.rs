@@ -1,6 +1,8 @@
-//! `replay` of a findings directory, without JAX: which directories replay (a corpus, a
-//! findings directory, one finding directory) and which are errors (missing, a file, empty,
-//! mixed); a finding that still shows its signature passes, one that no longer does says so.
+//! Findings directories without JAX. Replay: which directories replay (a corpus, a findings
+//! directory, one finding directory) and which are errors (missing, a file, empty, mixed); a
+//! finding that still shows its signature passes, one that no longer does says so. Reports: a
+//! finding made with an injected fault says so first, and only one without claims the case
+//! script shows it in real Helion.
 
 use compiler::compile::CodegenOptions;
 use compiler::expectations::load_spec_kernels;
@@ -10,6 +12,7 @@ use fuzz::engines::Engine;
 use pallas_diff_corpus::entry::default_dir;
 use pallas_diff_corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
 use pallas_diff_corpus::replay::{Source, SourceError, TrialResult, open_source, replay_finding};
+use pallas_diff_corpus::report::{Repro, markdown, repro_of};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -120,4 +123,41 @@ fn a_finding_replays_while_its_signature_holds() {
         "{message}"
     );
     assert!(message.contains(&f.meta.key), "{message}");
+}
+
+#[test]
+fn a_report_states_its_injected_fault_first() {
+    let f = d12_finding();
+    let md = markdown(&f);
+    let banner = md.lines().nth(2).unwrap_or_default();
+    assert!(
+        banner.starts_with("> **Injected fault: d12-tail-clamped-before-mask.** This finding is in pallas-diff's model with a reintroduced defect, not in Helion"),
+        "{md}"
+    );
+    assert!(
+        banner.contains("`pallas-diff check case.py --inject d12-tail-clamped-before-mask --engines oracle,pallas-sim`"),
+        "{banner}"
+    );
+    assert!(!md.contains("Runs unchanged in real Helion"), "{md}");
+    assert!(
+        md.contains("injected faults: d12-tail-clamped-before-mask"),
+        "{md}"
+    );
+    let Repro::Script(script) = repro_of(&f) else {
+        panic!("no repro");
+    };
+    assert!(
+        script
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("with injected fault d12-tail-clamped-before-mask"),
+        "{script}"
+    );
+    // Nothing injected: no banner, and the script is said to run in Helion unchanged.
+    let mut clean = f.clone();
+    clean.meta.codegen.faults.clear();
+    let md = markdown(&clean);
+    assert!(!md.contains("Injected fault"), "{md}");
+    assert!(md.contains("Runs unchanged in real Helion"), "{md}");
 }

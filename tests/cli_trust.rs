@@ -381,3 +381,54 @@ fn reduce_reruns_the_cross_check_on_the_reduced_case() {
         Some("0001-mismatch-pallas-sim")
     );
 }
+
+#[test]
+fn corpus_add_promotes_a_finding_and_refuses_an_injected_fault_by_default() {
+    let t = scratch("corpus-add");
+    let dir = t.join("findings/0001-mismatch-pallas-sim");
+    d12_finding(&dir);
+    let cases = t.join("cases");
+    let r = run(&["corpus", "add", s(&dir), "--corpus", s(&cases)]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("made with injected fault d12-tail-clamped-before-mask"),
+        "{r:?}"
+    );
+    assert!(!cases.exists(), "written although refused");
+    let r = run(&[
+        "corpus",
+        "add",
+        s(&dir),
+        "--corpus",
+        s(&cases),
+        "--allow-fault",
+        "--name",
+        "d12-detected",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let path = cases.join("0001-d12-detected.json");
+    assert!(
+        r.stdout.starts_with(&format!("added {}\n", path.display())),
+        "{r:?}"
+    );
+    assert!(path.exists() && path.with_extension("py").exists());
+    // The new entry replays as recorded.
+    let r = run(&["replay", s(&cases), "--engines", "pallas-sim"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("2 passed, 0 failed, 0 ignored"), "{r:?}");
+    let r = run(&[
+        "corpus",
+        "add",
+        s(&dir),
+        "--corpus",
+        s(&cases),
+        "--allow-fault",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("already in the corpus: 0001-d12-detected"),
+        "{r:?}"
+    );
+}

@@ -161,3 +161,72 @@ fn a_report_states_its_injected_fault_first() {
     assert!(!md.contains("Injected fault"), "{md}");
     assert!(md.contains("Runs unchanged in real Helion"), "{md}");
 }
+
+#[test]
+fn a_finding_joins_the_corpus_only_as_it_replays() {
+    use pallas_diff_corpus::entry::Corpus;
+    use pallas_diff_corpus::promote::{PromoteError, Promoted, Promotion, promote};
+    use pallas_diff_corpus::replay::{LoadedFinding, check_reference, replay_engine};
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("findings/0001-mismatch-pallas-sim");
+    let f = d12_finding();
+    write_finding_dir(&dir, &f).unwrap();
+    let loaded = LoadedFinding {
+        dir: dir.clone(),
+        finding: f.clone(),
+    };
+    let cases = t.path().join("cases");
+    let mut corpus = Corpus::load(&cases).unwrap();
+    let engines = [sim()];
+    // An injected fault is refused unless allowed.
+    let e = promote(&mut corpus, &loaded, &engines, &Promotion::default()).unwrap_err();
+    assert!(matches!(e, PromoteError::InjectedFault { .. }), "{e}");
+    assert!(e.to_string().contains("--allow-fault"), "{e}");
+    // A name must be a slug.
+    let bad = Promotion {
+        name: Some("Not A Slug"),
+        allow_fault: true,
+        ..Promotion::default()
+    };
+    let e = promote(&mut corpus, &loaded, &engines, &bad).unwrap_err();
+    assert!(matches!(e, PromoteError::BadName(..)), "{e}");
+    // Allowed: the entry replays under the fault, and its note says what it pins.
+    let how = Promotion {
+        name: Some("d12-detected"),
+        allow_fault: true,
+        ..Promotion::default()
+    };
+    let Promoted::New { path, entry } = promote(&mut corpus, &loaded, &engines, &how).unwrap()
+    else {
+        panic!("not added");
+    };
+    assert_eq!(path, cases.join("0001-d12-detected.json"));
+    assert_eq!(entry.codegen.faults, ["d12-tail-clamped-before-mask"]);
+    assert!(
+        entry.notes.iter().any(|n| n.contains("not a Helion bug")),
+        "{:?}",
+        entry.notes
+    );
+    assert_eq!(
+        entry.expected("pallas-sim").map(|e| e.to_string()),
+        Some(format!("finding:{}", f.meta.key))
+    );
+    let back = Corpus::load(&cases).unwrap();
+    assert_eq!(back.entries.len(), 1);
+    assert_eq!(check_reference(&back.entries[0]), TrialResult::Pass);
+    assert_eq!(
+        replay_engine(&back.entries[0].entry, &sim()),
+        TrialResult::Pass
+    );
+    // Twice: the entry that expects it is named, nothing is added.
+    assert_eq!(
+        promote(&mut corpus, &loaded, &engines, &how).unwrap(),
+        Promoted::Existing("0001-d12-detected".into())
+    );
+    // A finding that no longer reproduces has nothing to pin.
+    let mut gone = loaded.clone();
+    gone.finding.meta.codegen.faults.clear();
+    let e = promote(&mut corpus, &gone, &engines, &Promotion::default()).unwrap_err();
+    assert!(matches!(e, PromoteError::NotReproduced { .. }), "{e}");
+    assert!(e.to_string().contains("gives `agree"), "{e}");
+}

@@ -2,6 +2,7 @@
 
 mod bench;
 pub mod check;
+mod corpus;
 mod emit;
 mod eval;
 mod fuzz;
@@ -122,6 +123,9 @@ enum Command {
     /// Print a finding directory as a Markdown bug report with a standalone repro.py.
     #[command(after_help = EXIT_CODES)]
     Report(report::Args),
+    /// The regression corpus: `corpus add FINDING` promotes a finding into it.
+    #[command(after_help = EXIT_CODES)]
+    Corpus(corpus::Args),
 }
 
 /// Runs a parsed command line.
@@ -139,6 +143,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Replay(a) => replay::run(a),
         Command::Reduce(a) => reduce::run(a),
         Command::Report(a) => report::run(a),
+        Command::Corpus(a) => corpus::run(a),
     }
 }
 

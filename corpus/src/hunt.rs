@@ -233,6 +233,10 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
     std::fs::create_dir_all(&cfg.out)?;
     let mut rows = Vec::new();
     for (fi, &fault) in cfg.faults.iter().enumerate() {
+        #[allow(
+            clippy::needless_update,
+            reason = "CodegenOptions is growing: the update keeps this compiling"
+        )]
         let faulty = CodegenOptions {
             poison_padding: cfg.poison_padding,
             faults: FaultSet::only(fault),

@@ -321,6 +321,10 @@ pub struct CrossCheckRecord {
     /// The engine that decided, with its mismatch or error, when there is one.
     #[serde(default)]
     pub detail: Option<String>,
+    /// Set when this is the cross-check of the case *before* reduction, kept because it could
+    /// not be re-run on the reduced case: why (`pallas-diff reduce` re-runs it when it can).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of_unreduced_case: Option<String>,
 }
 
 /// What a cross-check found.
@@ -387,14 +391,28 @@ impl CrossCheckRecord {
             outcome: report.outcome.name().to_string(),
             result,
             detail,
+            of_unreduced_case: None,
+        }
+    }
+
+    /// This record, kept for a reduced case it was not re-run on (`why`).
+    pub fn kept_for_reduced(&self, why: impl Into<String>) -> CrossCheckRecord {
+        CrossCheckRecord {
+            of_unreduced_case: Some(why.into()),
+            ..self.clone()
         }
     }
 
     /// The lines `log.txt` ends with.
     pub fn log_text(&self) -> String {
         let mut out = format!(
-            "\ncross-check ({}): {}: {}",
+            "\ncross-check ({}){}: {}: {}",
             self.engines.join(", "),
+            match &self.of_unreduced_case {
+                Some(why) =>
+                    format!(" of the unreduced case (not re-run on the reduced one: {why})"),
+                None => String::new(),
+            },
             self.outcome,
             self.result.name()
         );

@@ -12,6 +12,11 @@
 //! be a finding the fault causes. That keeps the few JAX workers on the cases that matter, and
 //! lets the hunt check "clean without the fault" and reduce with the JAX engines too (reduction
 //! candidates the fault does not change are decided in-process, the rest by JAX in parallel).
+//!
+//! Every reproducer says what it needs: the script opens with comments naming the injected fault
+//! and the `pallas-diff check ... --inject <fault>` line that shows it (without the fault the
+//! case agrees: it is a defect of pallas-diff's model, not of Helion), and `hunt.json` in the
+//! output directory lists every reproducer with that line ([`Reproducer`]).
 
 use crate::minimize::kernel_body_lines;
 use crate::reduce::{Budget, Screen, reduce_staged};
@@ -53,7 +58,7 @@ pub struct HuntConfig {
     pub jax_threads: usize,
     /// Generator configuration.
     pub generator: GenConfig,
-    /// Where reduced case scripts go (`<fault>-<k>.py`).
+    /// Where reduced case scripts go (`<fault>-<k>.py`, and `hunt.json`).
     pub out: PathBuf,
     /// Padding policy.
     pub poison_padding: bool,
@@ -78,6 +83,47 @@ pub struct HuntRow {
     pub signature: Option<String>,
     /// The first reduced case script.
     pub case: Option<PathBuf>,
+    /// How to show the first reproducer ([`Reproducer::reproduce`]).
+    pub reproduce: Option<String>,
+    /// Every reproducer written, one per detecting seed.
+    pub reproducers: Vec<Reproducer>,
+}
+
+/// One reduced reproducer of a fault.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reproducer {
+    /// The seed index (`k` of `<fault>-<k>.py`).
+    pub seed: usize,
+    /// The case script.
+    pub path: PathBuf,
+    /// The injected fault it needs.
+    pub fault: String,
+    /// The engine that detected it (none: the compiler).
+    pub engine: Option<String>,
+    /// Its signature (of the unreduced detection).
+    pub signature: String,
+    /// Cases to detection.
+    pub cases: u64,
+    /// Seconds to detection.
+    pub seconds: f64,
+    /// Kernel-body lines after reduction.
+    pub body_lines: usize,
+    /// The command that shows the finding: `pallas-diff check <path> --inject <fault>
+    /// --engines oracle,<engine>`.
+    pub reproduce: String,
+}
+
+/// The `pallas-diff check` command line that shows a reproducer's finding.
+pub fn reproduce_command(path: &Path, fault: Fault, engine: Option<&str>) -> String {
+    let engines = match engine {
+        Some(e) if e != "oracle" => format!("oracle,{e}"),
+        _ => "oracle".to_string(),
+    };
+    format!(
+        "pallas-diff check {} --inject {} --engines {engines}",
+        path.display(),
+        fault.name()
+    )
 }
 
 /// A JAX engine that runs only where the hunted fault changes the emitted module (see the
@@ -189,18 +235,23 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
     std::fs::create_dir_all(&cfg.out)?;
     let mut rows = Vec::new();
     for (fi, &fault) in cfg.faults.iter().enumerate() {
+        #[allow(
+            clippy::needless_update,
+            reason = "CodegenOptions is growing: the update keeps this compiling"
+        )]
         let faulty = CodegenOptions {
             poison_padding: cfg.poison_padding,
             faults: FaultSet::only(fault),
+            ..CodegenOptions::default()
         };
         let clean = CodegenOptions {
-            poison_padding: cfg.poison_padding,
             faults: FaultSet::NONE,
+            ..faulty
         };
         let mut cases = Vec::new();
         let mut seconds = Vec::new();
         let mut lines = Vec::new();
-        let mut first: Option<(String, PathBuf)> = None;
+        let mut reproducers: Vec<Reproducer> = Vec::new();
         for k in 0..cfg.repeat {
             let (in_process, jax) = (cfg.engines)();
             let jax = FaultGate::wrap(jax, clean, faulty);
@@ -273,16 +324,26 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
             let body = kernel_body_lines(&reduced);
             lines.push(body);
             let path = cfg.out.join(format!("{}-{k}.py", fault.name()));
-            write_script(&path, &reduced)?;
+            let reproduce = reproduce_command(&path, fault, sig.engine.as_deref());
+            write_script(&path, &reduced, fault, &sig.key(), &reproduce)?;
             progress(&format!(
-                "{fault} seed {k}: detected after {} cases in {:.1} s; reduced to {body} body lines ({})",
+                "{fault} seed {k}: detected after {} cases in {:.1} s; reduced to {body} body lines ({}): {}",
                 summary.stats.cases,
                 summary.seconds,
-                sig.key()
+                sig.key(),
+                path.display()
             ));
-            if first.is_none() {
-                first = Some((sig.key(), path));
-            }
+            reproducers.push(Reproducer {
+                seed: k,
+                path,
+                fault: fault.name().to_string(),
+                engine: sig.engine.clone(),
+                signature: sig.key(),
+                cases: summary.stats.cases,
+                seconds: summary.seconds,
+                body_lines: body,
+                reproduce,
+            });
         }
         rows.push(HuntRow {
             fault: fault.name().to_string(),
@@ -291,17 +352,46 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
             median_cases: median(cases),
             median_seconds: median(seconds),
             reduced_lines: lines.iter().copied().max(),
-            signature: first.as_ref().map(|f| f.0.clone()),
-            case: first.map(|f| f.1),
+            signature: reproducers.first().map(|r| r.signature.clone()),
+            case: reproducers.first().map(|r| r.path.clone()),
+            reproduce: reproducers.first().map(|r| r.reproduce.clone()),
+            reproducers,
         });
+        // After every fault, so an interrupted hunt still leaves the index of what it wrote.
+        let index = crate::json::to_string_of(&rows).map_err(std::io::Error::other)?;
+        crate::fsio::write_atomic(&cfg.out.join("hunt.json"), index.as_bytes())?;
     }
     Ok(rows)
 }
 
-fn write_script(path: &Path, case: &Case) -> std::io::Result<()> {
+/// The reproducer's header: the script finds nothing without the fault, so it says which one.
+fn script_header(fault: Fault, key: &str, reproduce: &str) -> String {
+    format!(
+        "# pallas-diff hunt: a reproducer of the injected fault `{}`:\n\
+         #   {}.\n\
+         # It shows `{key}` only with that fault injected into pallas-diff's model of the\n\
+         # lowering; real Helion has no such defect and should agree with the reference.\n\
+         # reproduce with: {reproduce}\n",
+        fault.name(),
+        fault.summary()
+    )
+}
+
+fn write_script(
+    path: &Path,
+    case: &Case,
+    fault: Fault,
+    key: &str,
+    reproduce: &str,
+) -> std::io::Result<()> {
     let case = compiler::render::spell_out_inputs(case).unwrap_or_else(|_| case.clone());
-    crate::fsio::write_atomic(path, compiler::render::render_case(&case).as_bytes())
-        .map_err(|e| std::io::Error::other(e.to_string()))
+    let text = format!(
+        "{}{}",
+        script_header(fault, key, reproduce),
+        compiler::render::render_case(&case)
+    );
+    crate::fsio::write_atomic(path, text.as_bytes())?;
+    Ok(())
 }
 
 /// The hunt table.
@@ -323,4 +413,61 @@ pub fn table(rows: &[HuntRow]) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compiler::frontend::parse_case;
+    use compiler::render::render_case;
+
+    #[test]
+    fn a_reproducer_names_its_fault_and_still_parses_as_the_case() {
+        let case = compiler::expectations::load_spec_kernels()
+            .unwrap()
+            .into_iter()
+            .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
+            .unwrap()
+            .case;
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("d12-tail-clamped-before-mask-0.py");
+        let fault = Fault::D12TailClampedBeforeMask;
+        let reproduce = reproduce_command(&path, fault, Some("pallas-sim"));
+        assert_eq!(
+            reproduce,
+            format!(
+                "pallas-diff check {} --inject d12-tail-clamped-before-mask --engines oracle,pallas-sim",
+                path.display()
+            )
+        );
+        write_script(
+            &path,
+            &case,
+            fault,
+            "mismatch/pallas-sim/values",
+            &reproduce,
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with(
+                "# pallas-diff hunt: a reproducer of the injected fault `d12-tail-clamped-before-mask`:\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("# reproduce with: {reproduce}\n")),
+            "{text}"
+        );
+        let back = parse_case(&text, "repro.py").unwrap();
+        let spelled = compiler::render::spell_out_inputs(&case).unwrap();
+        assert_eq!(render_case(&back), render_case(&spelled));
+        assert_eq!(
+            reproduce_command(&path, fault, None),
+            format!(
+                "pallas-diff check {} --inject d12-tail-clamped-before-mask --engines oracle",
+                path.display()
+            )
+        );
+    }
 }

@@ -12,7 +12,10 @@
 //!   in-process findings, one directory per bucket);
 //! * [`entry`]: the corpus format (`corpus/cases/<id>-<slug>.json` and `.py`) and
 //!   [`entry::Corpus::add_finding`];
-//! * [`replay`]: one trial per entry × engine, and bless;
+//! * [`replay`]: one trial per entry × engine (or per finding of a findings directory), and
+//!   bless;
+//! * [`promote`]: a finding into the corpus, its expectations blessed from a run now
+//!   (`pallas-diff corpus add`);
 //! * [`spec`]: seeding the corpus from the spec kernels, cross-checked against their headers;
 //! * [`report`] and [`repro`]: Markdown bug reports and standalone `repro.py` files;
 //! * [`hunt`]: how fast campaigns find each injected historical defect (`pallas-diff hunt`);
@@ -24,6 +27,7 @@ pub mod fsio;
 pub mod hunt;
 pub mod json;
 pub mod minimize;
+pub mod promote;
 pub mod reduce;
 pub mod replay;
 pub mod report;

@@ -1,5 +1,5 @@
-//! Replaying the corpus: one trial per entry × engine, shared by `pallas-diff replay` and the
-//! `replay` test target.
+//! Replaying the corpus, or a findings directory: one trial per entry × engine (or per
+//! finding), shared by `pallas-diff replay` and the `replay` test target.
 //!
 //! Trials are named `<engine>/<id>-<slug>`. The `oracle` trial needs no Python: it checks the
 //! compile-level outcome (verdict; the reference accepts or refuses the case), the stored
@@ -10,20 +10,29 @@
 //!
 //! A failing trial carries the [`Update`] that would make it pass; [`bless`] applies updates to
 //! the entry files and says what changed.
+//!
+//! A findings directory (what `pallas-diff fuzz` writes: one sub-directory with `meta.json` per
+//! finding) replays too ([`open_source`] tells the two apart): one trial per finding,
+//! `<engine>/<dir>` (`oracle/<dir>` for a finding no engine decided, e.g. a compiler crash),
+//! which runs the finding's case with its engine alone, under its codegen options (injected
+//! faults included), and passes while the recorded signature still holds
+//! ([`replay_finding`]). A finding has nothing to bless: its expectation is what it recorded.
 
 use crate::entry::{
     ANY_ENGINE, Corpus, CorpusError, Entry, Expected, LoadedEntry, Reference, VerdictRecord,
     star_expectation,
 };
-use crate::fsio;
+use crate::finding::{Finding, FindingError};
+use crate::fsio::{self, IoError};
 use crate::minimize::SharedEngine;
+use crate::signature::{BUCKETS_FILE, signature};
 use compiler::compile::CodegenOptions;
 use compiler::ir::Case;
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::{Engine, EngineStatus};
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The engine name of the reference trial.
@@ -362,4 +371,207 @@ pub fn summary(results: &[(String, TrialResult)]) -> String {
     let mut s = String::new();
     let _ = write!(s, "{pass} passed, {fail} failed, {ignored} ignored");
     s
+}
+
+/// A finding directory, loaded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadedFinding {
+    /// The directory.
+    pub dir: PathBuf,
+    /// What it holds.
+    pub finding: Finding,
+}
+
+impl LoadedFinding {
+    /// The directory's own name (the trial name's suffix).
+    pub fn name(&self) -> String {
+        self.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.dir.display().to_string())
+    }
+
+    /// The engine a replay runs: the one the signature names; `None` for a finding decided
+    /// before any engine ran (compiler crash), replayed as an `oracle` trial.
+    pub fn engine(&self) -> Option<&str> {
+        self.finding.meta.signature.engine.as_deref()
+    }
+
+    /// `<engine>/<dir>`.
+    pub fn trial_name(&self) -> String {
+        format!("{}/{}", self.engine().unwrap_or(ORACLE), self.name())
+    }
+}
+
+/// What a directory given to `replay` holds.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A regression corpus (`<id>-<slug>.json` entries).
+    Corpus(Corpus),
+    /// Finding directories: a findings directory's, sorted by name, or one finding directory.
+    Findings(Vec<LoadedFinding>),
+}
+
+/// Why a directory cannot be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// It does not exist.
+    #[error("{}: no such directory", .0.display())]
+    Missing(PathBuf),
+    /// It is a file.
+    #[error("{}: not a directory (give a corpus directory, a findings directory or a finding directory)", .0.display())]
+    NotADirectory(PathBuf),
+    /// It holds neither entries nor findings.
+    #[error(
+        "{}: nothing to replay: no corpus entries (`<id>-<slug>.json`) and no finding directories (`<dir>/meta.json`)",
+        .0.display()
+    )]
+    Empty(PathBuf),
+    /// It holds both (replay would have to guess which one was meant).
+    #[error(
+        "{}: holds corpus entries (e.g. {entry}) and finding directories (e.g. {finding}/); replay them from separate directories",
+        path.display()
+    )]
+    Mixed {
+        /// The directory.
+        path: PathBuf,
+        /// One entry file's name.
+        entry: String,
+        /// One finding directory's name.
+        finding: String,
+    },
+    /// It could not be listed.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// A corpus file is not a valid entry.
+    #[error(transparent)]
+    Corpus(#[from] CorpusError),
+    /// A finding directory cannot be read.
+    #[error(transparent)]
+    Finding(#[from] FindingError),
+}
+
+fn hidden(p: &Path) -> bool {
+    p.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+}
+
+/// Opens a directory for replay: a finding directory (it has `meta.json`), a findings directory
+/// (sub-directories with `meta.json`; `buckets.json` and hidden temporaries are skipped), or a
+/// regression corpus (`*.json` entries). All or nothing: the first unreadable entry or finding
+/// is the error. A missing or empty directory is an error, never an empty replay.
+pub fn open_source(dir: &Path) -> Result<Source, SourceError> {
+    if !dir.exists() {
+        return Err(SourceError::Missing(dir.to_path_buf()));
+    }
+    if !dir.is_dir() {
+        return Err(SourceError::NotADirectory(dir.to_path_buf()));
+    }
+    if dir.join("meta.json").is_file() {
+        let finding = Finding::load(dir)?;
+        return Ok(Source::Findings(vec![LoadedFinding {
+            dir: dir.to_path_buf(),
+            finding,
+        }]));
+    }
+    let listing = std::fs::read_dir(dir).map_err(|e| IoError::new(dir, "list", e))?;
+    let mut entries = Vec::new();
+    let mut findings = Vec::new();
+    for item in listing {
+        let p = item.map_err(|e| IoError::new(dir, "list", e))?.path();
+        if hidden(&p) {
+            continue;
+        }
+        if p.is_dir() && p.join("meta.json").is_file() {
+            findings.push(p);
+        } else if p.extension().is_some_and(|e| e == "json")
+            && p.file_name().is_some_and(|n| n != BUCKETS_FILE)
+        {
+            entries.push(p);
+        }
+    }
+    entries.sort();
+    findings.sort();
+    let file_name = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    match (entries.first(), findings.first()) {
+        (None, None) => Err(SourceError::Empty(dir.to_path_buf())),
+        (Some(e), Some(f)) => Err(SourceError::Mixed {
+            path: dir.to_path_buf(),
+            entry: file_name(e),
+            finding: file_name(f),
+        }),
+        (Some(_), None) => Ok(Source::Corpus(Corpus::load(dir)?)),
+        (None, Some(_)) => findings
+            .into_iter()
+            .map(|d| {
+                Ok(LoadedFinding {
+                    finding: Finding::load(&d)?,
+                    dir: d,
+                })
+            })
+            .collect::<Result<Vec<_>, SourceError>>()
+            .map(Source::Findings),
+    }
+}
+
+/// Replays a finding: its case under its codegen options, checked with `engine` alone (the
+/// engine its signature names; none for a compile-level finding). Passes while the recorded
+/// signature holds ([`crate::signature::Signature::holds_for`], as reduction keeps it); an
+/// engine that cannot run here is an ignored trial with the reason.
+pub fn replay_finding(f: &LoadedFinding, engine: Option<&Arc<dyn Engine>>) -> TrialResult {
+    let meta = &f.finding.meta;
+    let name = f.name();
+    let codegen = match meta.codegen.options() {
+        Ok(c) => c,
+        Err(e) => {
+            return TrialResult::Fail {
+                message: format!("{name}: codegen options of meta.json: {e}"),
+                updates: vec![],
+            };
+        }
+    };
+    let engines: Vec<Box<dyn Engine>> = engine.map(boxed).into_iter().collect();
+    let report = check_case(&f.finding.case, &engines, &codegen);
+    if let Some(reason) = report.engines.iter().find_map(|r| match &r.status {
+        EngineStatus::Unavailable(reason) => {
+            Some(format!("{} is not available here: {reason}", r.engine))
+        }
+        _ => None,
+    }) {
+        return TrialResult::Ignored(reason);
+    }
+    let now = signature(&f.finding.case, &report);
+    if meta.signature.holds_for(&now) {
+        return TrialResult::Pass;
+    }
+    let faults = if meta.codegen.faults.is_empty() {
+        String::new()
+    } else {
+        format!(" (with injected fault {})", meta.codegen.faults.join(", "))
+    };
+    let who = engine.map_or("the compiler".to_string(), |e| e.name().to_string());
+    let message = if report.outcome == fuzz::outcome::Outcome::Agree {
+        format!(
+            "{name}: no longer reproduces: {who} now agrees with the reference{faults}; the finding recorded `{}` (fixed? then it can go)",
+            meta.key
+        )
+    } else {
+        format!(
+            "{name}: no longer reproduces as recorded{faults}: recorded `{}`, now `{}`{}",
+            meta.key,
+            now.key(),
+            Some(detail(&report))
+                .filter(|d| !d.is_empty())
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default()
+        )
+    };
+    TrialResult::Fail {
+        message,
+        updates: vec![],
+    }
 }

@@ -4,6 +4,11 @@
 //! Helion); the emitted Pallas module; the reference against the engine at the first differing
 //! elements; the verdict and rule; the engines and versions; and the standalone `repro.py`
 //! ([`crate::repro`]) that needs only JAX and NumPy.
+//!
+//! A finding made with injected faults (`meta.json` `codegen.faults`, `--inject`) is a defect of
+//! pallas-diff's model, not of Helion: the report says so first, names the `--inject` line that
+//! shows it, and claims the case script runs unchanged in real Helion only when nothing was
+//! injected.
 
 use crate::entry::NamedTensor;
 use crate::finding::Finding;
@@ -47,6 +52,41 @@ pub fn reference_outputs(f: &Finding) -> Result<Vec<NamedTensor>, String> {
     }
 }
 
+/// The injected faults of a finding, each with what it does (a name this build does not know
+/// is given alone).
+pub fn injected_faults(f: &Finding) -> Vec<(String, Option<&'static str>)> {
+    f.meta
+        .codegen
+        .faults
+        .iter()
+        .map(|name| {
+            let summary = compiler::faults::FaultSet::parse(name)
+                .ok()
+                .and_then(|set| set.iter().next())
+                .map(|fault| fault.summary());
+            (name.clone(), summary)
+        })
+        .collect()
+}
+
+/// The `--inject` value that reintroduces the finding's faults, if any.
+fn inject_flag(f: &Finding) -> Option<String> {
+    (!f.meta.codegen.faults.is_empty()).then(|| f.meta.codegen.faults.join(","))
+}
+
+/// The `pallas-diff check` line that shows a finding made with injected faults, run in its
+/// directory; `None` when nothing was injected.
+pub fn check_command(f: &Finding) -> Option<String> {
+    let flag = inject_flag(f)?;
+    let engines = match f.meta.decided_by.as_deref() {
+        Some(e) if e != "oracle" => format!("oracle,{e}"),
+        _ => "oracle".to_string(),
+    };
+    Some(format!(
+        "pallas-diff check case.py --inject {flag} --engines {engines}"
+    ))
+}
+
 /// The finding's `repro.py`, or why there is none (no module, an in-process engine, an invalid
 /// case).
 pub fn repro_of(f: &Finding) -> Repro {
@@ -73,7 +113,14 @@ pub fn repro_of(f: &Finding) -> Repro {
         Ok(e) => e,
         Err(why) => return Repro::None(format!("the reference refuses the case: {why}")),
     };
-    match repro_py(&f.case, module, mode, &expected, &summary(f)) {
+    let title = match inject_flag(f) {
+        Some(faults) => format!(
+            "{} [with injected fault {faults}: a defect of pallas-diff's model, not of Helion]",
+            summary(f)
+        ),
+        None => summary(f),
+    };
+    match repro_py(&f.case, module, mode, &expected, &title) {
         Ok(s) => Repro::Script(s),
         Err(ReproError::Inputs(why)) => Repro::None(why),
     }
@@ -143,12 +190,34 @@ pub fn markdown(f: &Finding) -> String {
     let m = &f.meta;
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", summary(f));
+    let faults = injected_faults(f);
+    if let Some(check) = check_command(f) {
+        let names: Vec<&str> = faults.iter().map(|(n, _)| n.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "> **Injected fault{}: {}.** This finding is in pallas-diff's model with a reintroduced defect, not in Helion; `{check}` (in the finding's directory) shows it, and real Helion, which has no such defect, should agree with the reference. Do not file it upstream.",
+            if faults.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        );
+        for (name, summary) in &faults {
+            if let Some(summary) = summary {
+                let _ = writeln!(out, ">\n> `{name}`: {summary}.");
+            }
+        }
+        out.push('\n');
+    }
     let _ = writeln!(out, "Signature: `{}`\n", m.key);
     if let Some(c) = &m.cross_check {
         let _ = writeln!(
             out,
-            "Cross-check on {}: {} ({}).{}\n",
+            "Cross-check on {}{}: {} ({}).{}\n",
             c.engines.join(", "),
+            c.of_unreduced_case
+                .as_ref()
+                .map(|why| format!(
+                    ", of the case before reduction (not re-run on this one: {why})"
+                ))
+                .unwrap_or_default(),
             c.result.name(),
             c.outcome,
             c.result
@@ -174,9 +243,17 @@ pub fn markdown(f: &Finding) -> String {
         );
     }
     out.push_str("## Case script (Helion)\n\n");
-    out.push_str(
-        "Runs in real Helion with `HELION_BACKEND=pallas HELION_PALLAS_INTERPRET=1`; inputs are spelled out.\n\n",
-    );
+    match inject_flag(f) {
+        None => out.push_str(
+            "Runs unchanged in real Helion with `HELION_BACKEND=pallas HELION_PALLAS_INTERPRET=1`; inputs are spelled out.\n\n",
+        ),
+        Some(flag) => {
+            let _ = writeln!(
+                out,
+                "Inputs are spelled out. The finding needs `--inject {flag}` (pallas-diff only): real Helion runs this script without the fault and should agree with the reference.\n"
+            );
+        }
+    }
     let script = spell_out_inputs(&f.case)
         .map(|c| render_case(&c))
         .unwrap_or_else(|_| render_case(&f.case));
@@ -184,6 +261,12 @@ pub fn markdown(f: &Finding) -> String {
     out.push_str("## Emitted Pallas module\n\n");
     match &f.emitted {
         Some(src) => {
+            if let Some(flag) = inject_flag(f) {
+                let _ = writeln!(
+                    out,
+                    "Emitted by pallas-diff's model with `{flag}` injected: not what Helion emits.\n"
+                );
+            }
             let _ = writeln!(out, "```python\n{}```\n", ensure_newline(src));
         }
         None => out.push_str("No module: the compiler produced none.\n\n"),
@@ -269,7 +352,7 @@ pub fn markdown(f: &Finding) -> String {
     let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
     let _ = writeln!(
         out,
-        "\npallas-diff {} (case format {}); python {}, jax {}, jaxlib {}; TPU kind {}; devices {}; codegen poison_padding={}.\n",
+        "\npallas-diff {} (case format {}); python {}, jax {}, jaxlib {}; TPU kind {}; devices {}; codegen poison_padding={}, injected faults: {}.\n",
         v.pallas_diff,
         v.case_format,
         opt(&v.python),
@@ -281,12 +364,19 @@ pub fn markdown(f: &Finding) -> String {
         } else {
             v.devices.join(", ")
         },
-        m.codegen.poison_padding
+        m.codegen.poison_padding,
+        inject_flag(f).unwrap_or_else(|| "none".into())
     );
     out.push_str("## Standalone reproducer (`repro.py`)\n\n");
     match repro_of(f) {
         Repro::Script(s) => {
             out.push_str("Needs only JAX and NumPy: fails while the bug is present, prints OK once fixed.\n\n");
+            if let Some(flag) = inject_flag(f) {
+                let _ = writeln!(
+                    out,
+                    "The module in it was emitted with `{flag}` injected: it reproduces the model's defect, not a Helion one.\n"
+                );
+            }
             if m.decided_by.as_deref() == Some(fuzz::engines::sim::NAME) {
                 out.push_str("`pallas-sim` models JAX's TPU interpreter; this runs the module there. If it passes, the finding is a divergence of `pallas-sim`, not of the module.\n\n");
             }

@@ -52,13 +52,14 @@ pub enum SinkError {
     /// A finding directory could not be written.
     #[error(transparent)]
     Finding(#[from] FindingError),
-    /// The directory could not be created or listed.
-    #[error("{}: {source}", path.display())]
+    /// The directory could not be created or listed (the OS message is in `Display`, not
+    /// `source()`, so a `{:#}` chain prints it once).
+    #[error("{}: {error}", path.display())]
     Io {
         /// The directory.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -92,15 +93,15 @@ impl CorpusSink {
         reduce: Option<ReduceOptions>,
         versions: impl Into<Versions>,
     ) -> Result<CorpusSink, SinkError> {
-        std::fs::create_dir_all(root).map_err(|source| SinkError::Io {
+        std::fs::create_dir_all(root).map_err(|error| SinkError::Io {
             path: root.to_path_buf(),
-            source,
+            error,
         })?;
         let buckets = Buckets::load(root)?;
         let mut next_dir = 1;
-        let listing = std::fs::read_dir(root).map_err(|source| SinkError::Io {
+        let listing = std::fs::read_dir(root).map_err(|error| SinkError::Io {
             path: root.to_path_buf(),
-            source,
+            error,
         })?;
         for item in listing.flatten() {
             if let Some(n) = dir_number(&item.file_name().to_string_lossy()) {
@@ -140,16 +141,11 @@ impl CorpusSink {
             return None;
         }
         let original = outcome_by_name(&finding.meta.outcome)?;
-        let engines: Vec<Box<dyn Engine>> = self
-            .cross_check_engines
-            .iter()
-            .map(|e| Box::new(SharedEngine(e.clone())) as Box<dyn Engine>)
-            .collect();
-        let report = check_case(&finding.case, &engines, &self.codegen);
-        Some(CrossCheckRecord::of(
-            engines.iter().map(|e| e.name().to_string()).collect(),
+        Some(cross_check_case(
+            &finding.case,
             original,
-            &report,
+            &self.cross_check_engines,
+            &self.codegen,
         ))
     }
 
@@ -301,6 +297,27 @@ impl CorpusSink {
         state.buckets.save(&self.root)?;
         Ok(Filed::Duplicate)
     }
+}
+
+/// Runs `case` (a finding's, outcome `original`) on the cross-check `engines` and records
+/// what they say: the campaign's check of a new in-process finding, and `pallas-diff reduce`'s
+/// re-run of it on the reduced case.
+pub fn cross_check_case(
+    case: &Case,
+    original: fuzz::outcome::Outcome,
+    engines: &[Arc<dyn Engine>],
+    codegen: &CodegenOptions,
+) -> CrossCheckRecord {
+    let engines: Vec<Box<dyn Engine>> = engines
+        .iter()
+        .map(|e| Box::new(SharedEngine(e.clone())) as Box<dyn Engine>)
+        .collect();
+    let report = check_case(case, &engines, codegen);
+    CrossCheckRecord::of(
+        engines.iter().map(|e| e.name().to_string()).collect(),
+        original,
+        &report,
+    )
 }
 
 impl FindingSink for CorpusSink {

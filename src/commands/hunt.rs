@@ -1,5 +1,10 @@
 //! `pallas-diff hunt`: is the harness able to find the historical defects? For each injected
 //! fault and K seeds, a campaign from an empty corpus until the first finding the fault causes.
+//!
+//! Exit 0 when every fault was detected in every repetition, 4 ([`Exit::Undetected`]) when one
+//! was not (a generator gap: not a finding, which is what 3 means elsewhere). Reproducers go to
+//! `--out`, by default `target/pallas-diff-hunt` (a build directory, ignored by git), each with
+//! the `--inject` line that shows it.
 
 use super::check::start_pool;
 use super::fuzz::parse_duration;
@@ -8,7 +13,7 @@ use compiler::faults::{Fault, FaultSet};
 use corpus::hunt::{HuntConfig, hunt, table};
 use fuzz::engines;
 use fuzz::generators::{GenConfig, GenConfigOverrides};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Arguments of `hunt`.
@@ -32,9 +37,11 @@ pub struct Args {
     /// Print a JSON list instead of a table.
     #[arg(long)]
     json: bool,
-    /// Where the reduced reproducers go.
-    #[arg(long, default_value = "hunt")]
-    out: PathBuf,
+    /// Where the reduced reproducers and `hunt.json` go (default: `target/pallas-diff-hunt` of
+    /// `$CARGO_TARGET_DIR`, else of this workspace when built from it, else of the current
+    /// directory).
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// Reduction budget per detection.
     #[arg(long, value_parser = parse_duration, default_value = "20s")]
     reduce_time: Duration,
@@ -49,7 +56,23 @@ pub struct Args {
     generator: GenConfigOverrides,
 }
 
+/// The default output directory: under a cargo target directory, which git ignores (a hunt's
+/// reproducers are build products, not sources).
+fn default_out() -> PathBuf {
+    const NAME: &str = "pallas-diff-hunt";
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(t).join(NAME);
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    if workspace.is_dir() {
+        workspace.join(NAME)
+    } else {
+        Path::new("target").join(NAME)
+    }
+}
+
 pub fn run(args: Args) -> Result<Exit, CliError> {
+    let out = args.out.clone().unwrap_or_else(default_out);
     let faults: Vec<Fault> = args.inject.iter().collect();
     if faults.is_empty() {
         return Err(CliError::Input(anyhow::anyhow!("--inject names no fault")));
@@ -88,7 +111,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         jobs: args.jobs.unwrap_or(cores),
         jax_threads: jax_workers,
         generator: args.generator.apply(GenConfig::default()),
-        out: args.out.clone(),
+        out: out.clone(),
         poison_padding: args.poison_padding,
     };
     let rows = hunt(&cfg, &|line| eprintln!("{line}"))
@@ -100,7 +123,25 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         );
     } else {
         print!("{}", table(&rows));
+        for r in &rows {
+            if let Some(cmd) = &r.reproduce {
+                println!("{}: {cmd}", r.fault);
+            }
+        }
+        println!(
+            "reproducers and hunt.json in {} (each script names the fault it needs)",
+            out.display()
+        );
     }
-    let missed = rows.iter().any(|r| r.detected < r.repeats);
-    Ok(if missed { Exit::Finding } else { Exit::Ok })
+    let missed: Vec<String> = rows
+        .iter()
+        .filter(|r| r.detected < r.repeats)
+        .map(|r| format!("{} ({}/{})", r.fault, r.detected, r.repeats))
+        .collect();
+    if missed.is_empty() {
+        Ok(Exit::Ok)
+    } else {
+        eprintln!("not detected in every repetition: {}", missed.join(", "));
+        Ok(Exit::Undetected)
+    }
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 pub mod check;
+mod corpus;
 mod emit;
 mod eval;
 mod fuzz;
@@ -105,7 +106,7 @@ enum Command {
     Fuzz(Box<fuzz::Args>),
     /// Measure how fast campaigns find each injected historical defect.
     #[command(
-        after_help = "Exit codes:\n  0  every fault detected in every repetition\n  1  internal error\n  2  invalid input\n  3  some fault was missed in some repetition (a generator gap)"
+        after_help = "Exit codes:\n  0  every fault detected in every repetition\n  1  internal error\n  2  invalid input\n  4  some fault was not detected in some repetition (a generator gap; not a finding)\n  130  interrupted (Ctrl-C)"
     )]
     Hunt(Box<hunt::Args>),
     /// Time every stage of the in-process pipeline and the differential loop (cases/s).
@@ -126,6 +127,9 @@ enum Command {
     /// Print a finding directory as a Markdown bug report with a standalone repro.py.
     #[command(after_help = EXIT_CODES)]
     Report(report::Args),
+    /// The regression corpus: `corpus add FINDING` promotes a finding into it.
+    #[command(after_help = EXIT_CODES)]
+    Corpus(corpus::Args),
 }
 
 /// Runs a parsed command line.
@@ -144,6 +148,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Replay(a) => replay::run(a),
         Command::Reduce(a) => reduce::run(a),
         Command::Report(a) => report::run(a),
+        Command::Corpus(a) => corpus::run(a),
     }
 }
 

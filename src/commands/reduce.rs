@@ -1,16 +1,30 @@
-//! `pallas-diff reduce FINDING_DIR [--time DUR]`: shrink a finding's case while its signature
-//! holds, running only the engine that saw it (JAX only for a JAX engine's finding), and write
-//! the reduced finding back into the directory (atomically). The findings directory's
-//! `buckets.json`, when there is one, follows the finding's (possibly finer) signature.
+//! `pallas-diff reduce FINDING_DIR [--out DIR | --in-place] [--time DUR]`: shrink a finding's
+//! case while its signature holds, running only the engine that saw it (JAX only for a JAX
+//! engine's finding).
+//!
+//! The original is never lost: the reduced finding goes to a new directory (`--out`, default
+//! `<FINDING_DIR>-reduced`, refused if it exists), or with `--in-place` replaces the directory
+//! with the original's files kept in `original/` (the first original, when reduced in place
+//! again). Either way it is built in a temporary directory and renamed into place.
+//!
+//! A finding with a JAX cross-check (`meta.json` `cross_check`) keeps one: it is re-run on the
+//! reduced case with the same engines, or, when they cannot run here (or `--no-cross-check`),
+//! the original's is kept and marked as the unreduced case's. The findings directory's
+//! `buckets.json`, when the result stays in it, follows the finding's (possibly finer)
+//! signature and points at the reduced directory.
 
 use super::check::start_pool;
+use super::report::load_finding;
 use super::{CliError, Exit};
 use anyhow::Context;
-use corpus::finding::{Finding, ReductionRecord, Versions, write_finding_dir};
+use corpus::finding::{CrossCheckRecord, Finding, ReductionRecord, Versions, write_finding_dir};
+use corpus::fsio::{read_tree, write_dir_atomic};
 use corpus::minimize::{reduce_finding, shared};
 use corpus::reduce::Budget;
-use corpus::signature::{BUCKETS_FILE, Buckets, CostRecord};
-use std::path::PathBuf;
+use corpus::signature::{BUCKETS_FILE, Buckets, CostRecord, outcome_by_name};
+use corpus::sink::cross_check_case;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Arguments of `reduce`.
@@ -18,6 +32,16 @@ use std::time::Duration;
 pub struct Args {
     /// The finding directory.
     finding: PathBuf,
+    /// Where the reduced finding goes (default: `<FINDING>-reduced` next to it).
+    #[arg(long, conflicts_with = "in_place")]
+    out: Option<PathBuf>,
+    /// Replace the finding directory, keeping its files in `<FINDING>/original/`.
+    #[arg(long)]
+    in_place: bool,
+    /// Do not re-run a JAX cross-check on the reduced case: keep the original's, marked as of
+    /// the unreduced case (needs no Python).
+    #[arg(long)]
+    no_cross_check: bool,
     /// Wall-clock budget (`90`, `30s`, `2m`).
     #[arg(long, value_parser = parse_duration, default_value = "60s")]
     time: Duration,
@@ -52,19 +76,94 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+fn input(e: impl Into<anyhow::Error>) -> CliError {
+    CliError::Input(e.into())
+}
+
+/// `<dir>-reduced`, next to `dir`.
+fn default_out(dir: &Path) -> Result<PathBuf, CliError> {
+    let named = match dir.file_name() {
+        Some(_) => dir.to_path_buf(),
+        // `.` or `..`: name it by what it is.
+        None => std::fs::canonicalize(dir)
+            .with_context(|| format!("cannot resolve '{}'", dir.display()))?,
+    };
+    let name = named
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            input(anyhow::anyhow!(
+                "{}: name an output with --out",
+                dir.display()
+            ))
+        })?;
+    Ok(named.with_file_name(format!("{name}-reduced")))
+}
+
+/// The findings directory `path` lies in, when it is the one holding `finding`'s directory.
+fn same_parent(finding: &Path, path: &Path) -> Option<PathBuf> {
+    let canon = |p: &Path| {
+        let parent = match p.parent() {
+            Some(q) if !q.as_os_str().is_empty() => q.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::canonicalize(parent).ok()
+    };
+    let a = canon(finding)?;
+    (canon(path)? == a).then_some(a)
+}
+
+/// The cross-check of the reduced finding: re-run with the original's engines, or the
+/// original's kept (marked) with the reason it was not.
+fn cross_check(
+    args: &Args,
+    original: &CrossCheckRecord,
+    reduced: &Finding,
+    codegen: &compiler::compile::CodegenOptions,
+    pool: Option<Arc<tpu_runner::Pool>>,
+) -> CrossCheckRecord {
+    if args.no_cross_check {
+        return original.kept_for_reduced("--no-cross-check");
+    }
+    let Some(outcome) = outcome_by_name(&reduced.meta.outcome) else {
+        return original.kept_for_reduced(format!("unknown outcome `{}`", reduced.meta.outcome));
+    };
+    let pool = match pool {
+        Some(p) => Some(p),
+        None => match start_pool(&original.engines, args.jobs.clamp(1, 2), args.timeout) {
+            Ok(p) => p,
+            Err(e) => return original.kept_for_reduced(e.to_string()),
+        },
+    };
+    match fuzz::engines::build(&original.engines, pool) {
+        Ok(engines) => cross_check_case(&reduced.case, outcome, &shared(engines), codegen),
+        Err(e) => original.kept_for_reduced(e.to_string()),
+    }
+}
+
 pub fn run(args: Args) -> Result<Exit, CliError> {
     let dir = &args.finding;
-    let finding = Finding::load(dir).map_err(|e| CliError::Input(e.into()))?;
+    let finding = load_finding(dir)?;
+    let dest = if args.in_place {
+        dir.clone()
+    } else {
+        args.out.clone().map_or_else(|| default_out(dir), Ok)?
+    };
+    if !args.in_place && dest.exists() {
+        return Err(input(anyhow::anyhow!(
+            "{} exists: remove it, name another directory with --out, or reduce with --in-place",
+            dest.display()
+        )));
+    }
     let sig = finding.meta.signature.clone();
     let names: Vec<String> = sig.engine.iter().cloned().collect();
     let pool = start_pool(&names, args.jobs.clamp(1, 2), args.timeout)?;
-    let engines =
-        fuzz::engines::build(&names, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
+    let engines = fuzz::engines::build(&names, pool.clone()).map_err(input)?;
     let codegen = finding
         .meta
         .codegen
         .options()
-        .map_err(|e| CliError::Input(anyhow::anyhow!("{}: {e}", dir.display())))?;
+        .map_err(|e| input(anyhow::anyhow!("{}: {e}", dir.display())))?;
     let budget = Budget {
         attempts: args.attempts,
         time: args.time,
@@ -77,7 +176,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         args.jobs,
         &codegen,
     )
-    .map_err(|e| CliError::Input(anyhow::anyhow!("{}: {e}", dir.display())))?;
+    .map_err(|e| input(anyhow::anyhow!("{}: {e}", dir.display())))?;
     let versions = pool
         .as_ref()
         .map(|p| Versions::from(p.availability()))
@@ -113,7 +212,31 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         seconds: r.seconds,
         exhausted: r.exhausted,
     });
-    write_finding_dir(dir, &reduced).map_err(|e| CliError::Internal(e.into()))?;
+    let mut cross_check_line = None;
+    if let Some(original) = &finding.meta.cross_check {
+        let record = cross_check(&args, original, &reduced, &codegen, pool.clone());
+        cross_check_line = Some(match &record.of_unreduced_case {
+            None => format!(
+                "cross-check ({}) of the reduced case: {}: {}",
+                record.engines.join(", "),
+                record.outcome,
+                record.result.name()
+            ),
+            Some(why) => format!(
+                "cross-check ({}) kept from the unreduced case ({}: {}): not re-run: {why}",
+                record.engines.join(", "),
+                record.outcome,
+                record.result.name()
+            ),
+        });
+        reduced.log.push_str(&record.log_text());
+        reduced.meta.cross_check = Some(record);
+    }
+    if args.in_place {
+        write_in_place(dir, &reduced)?;
+    } else {
+        write_finding_dir(&dest, &reduced).map_err(|e| CliError::Internal(e.into()))?;
+    }
     println!(
         "reduced {}: {} -> {} kernel-body lines in {:.1}s ({} attempts, {} steps, {} engine runs, {} from the memo{})",
         dir.display(),
@@ -130,11 +253,38 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             "; fixpoint"
         }
     );
+    if args.in_place {
+        println!(
+            "written in place; the original's files are in {}",
+            dir.join("original").display()
+        );
+    } else {
+        println!(
+            "written to {} ({} is unchanged)",
+            dest.display(),
+            dir.display()
+        );
+    }
     println!("signature: {}", r.signature.key());
-    if let Some(parent) = dir.parent().filter(|p| p.join(BUCKETS_FILE).exists()) {
-        let mut buckets = Buckets::load(parent).map_err(|e| CliError::Input(e.into()))?;
+    if let Some(line) = cross_check_line {
+        println!("{line}");
+    }
+    if let Some(parent) = same_parent(dir, &dest).filter(|p| p.join(BUCKETS_FILE).exists()) {
+        let mut buckets = Buckets::load(&parent).map_err(input)?;
         if let Some(done) = buckets.rekey(&sig.key(), &r.signature, CostRecord::of(&r.case)) {
-            buckets.save(parent).context("cannot update buckets.json")?;
+            let dest_name = dest
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // The bucket's directory holds its smallest case: the reduced one, when it is.
+            if done.smaller
+                && let Some(b) = buckets.buckets.get_mut(&r.signature.key())
+            {
+                b.dir = dest_name;
+            }
+            buckets
+                .save(&parent)
+                .context("cannot update buckets.json")?;
             if let Some(away) = done.merged_away {
                 println!(
                     "the reduced finding is a known bucket ({}): {} is now a duplicate of it",
@@ -145,4 +295,29 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         }
     }
     Ok(Exit::Ok)
+}
+
+/// Replaces `dir` with `reduced`, atomically, keeping the files it held in `dir/original/`
+/// (or, when `dir` was reduced in place before, the `original/` it already has: the finding as
+/// it was first filed).
+fn write_in_place(dir: &Path, reduced: &Finding) -> Result<(), CliError> {
+    let old = read_tree(dir).map_err(|e| CliError::Internal(e.into()))?;
+    let had_original = old.iter().any(|(p, _)| p.starts_with("original/"));
+    let mut files: Vec<(String, Vec<u8>)> = reduced
+        .files()
+        .into_iter()
+        .map(|(n, s)| (n.to_string(), s.into_bytes()))
+        .collect();
+    for (path, bytes) in old {
+        if !had_original {
+            files.push((format!("original/{path}"), bytes));
+        } else if path.starts_with("original/") {
+            files.push((path, bytes));
+        }
+    }
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    write_dir_atomic(dir, &refs).map_err(|e| CliError::Internal(e.into()))
 }

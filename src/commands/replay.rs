@@ -1,30 +1,49 @@
 //! `pallas-diff replay [DIR] [--engines a,b] [--bless]`: replay the regression corpus, one trial
-//! per entry × engine (`<engine>/<id>-<slug>`), in parallel threads over a pool of JAX workers.
-//! A corrupt corpus file is invalid input (exit 2) naming the file, line and column; a failing
-//! trial exits 3; `--bless` records what happens now in the entries and prints every change.
+//! per entry × engine (`<engine>/<id>-<slug>`), or a findings directory, one trial per finding
+//! (`<engine>/<dir>`: does its recorded signature still hold?), in parallel threads over a pool
+//! of JAX workers.
+//!
+//! Nothing passes silently: a missing or empty directory, a selection (`--filter`, `--engines`)
+//! that leaves no trial, and a run whose every trial was ignored are invalid input (exit 2)
+//! saying which; every ignored trial prints its reason. A corrupt corpus or finding file is
+//! invalid input naming the file, line and column; a failing trial exits 3; `--bless` records
+//! what happens now in the corpus entries and prints every change.
 
 use super::check::start_pool;
 use super::{CliError, Exit};
 use anyhow::Context;
 use corpus::entry::{Corpus, default_dir};
-use corpus::replay::{ORACLE, TrialResult, Update, bless, check_reference, replay_engine, trials};
-use fuzz::engines::Engine;
-use std::path::PathBuf;
+use corpus::replay::{
+    LoadedFinding, ORACLE, Source, TrialResult, Update, bless, check_reference, open_source,
+    replay_engine, replay_finding, trials,
+};
+use fuzz::engines::{self, BuildError, Engine};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+/// The engines a corpus replays when `--engines` is not given.
+const CORPUS_ENGINES: [&str; 4] = [
+    "pallas-interpret",
+    "pallas-tpu-interpret",
+    "pallas-tpu-lower",
+    "pallas-tpu",
+];
 
 /// Arguments of `replay`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The corpus directory (default: this workspace's `corpus/cases`).
+    /// A corpus directory (default: this workspace's `corpus/cases`), a findings directory
+    /// (`pallas-diff fuzz --out`), or one finding directory.
     dir: Option<PathBuf>,
-    /// JAX engines to replay besides the reference trial (`oracle`, always run).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "pallas-interpret,pallas-tpu-interpret,pallas-tpu-lower,pallas-tpu"
-    )]
-    engines: Vec<String>,
-    /// Rewrite the expectations of failing trials to what happens now, and print the changes.
+    /// Engines to replay besides the reference trial (`oracle`, always run): any engine
+    /// `check` takes, `pallas-sim` included. Default for a corpus: pallas-interpret,
+    /// pallas-tpu-interpret, pallas-tpu-lower, pallas-tpu. For findings: each finding's own
+    /// engine; given, only the findings those engines saw replay.
+    #[arg(long, value_delimiter = ',')]
+    engines: Option<Vec<String>>,
+    /// Rewrite the expectations of failing corpus trials to what happens now, and print the
+    /// changes (a corpus only: a finding's expectation is what it recorded).
     #[arg(long)]
     bless: bool,
     /// Trials run at once; the JAX pool has this many workers (at most 2).
@@ -41,112 +60,162 @@ pub struct Args {
 /// An engine, or why it cannot run here.
 type EngineOrReason = Result<Arc<dyn Engine>, String>;
 
-pub fn run(args: Args) -> Result<Exit, CliError> {
-    let dir = args.dir.clone().unwrap_or_else(default_dir);
-    let corpus = Corpus::load(&dir).map_err(|e| CliError::Input(e.into()))?;
-    for n in &args.engines {
-        if n != ORACLE && n.parse::<tpu_runner::Mode>().is_err() {
-            return Err(CliError::Input(anyhow::anyhow!(
-                "unknown engine `{n}` (known: {})",
-                fuzz::engines::ENGINE_NAMES.join(", ")
-            )));
+fn input(e: impl Into<anyhow::Error>) -> CliError {
+    CliError::Input(e.into())
+}
+
+/// Refuses names `fuzz::engines::build` does not know, before any pool starts.
+fn check_names(names: &[String]) -> Result<(), CliError> {
+    for n in names {
+        if let Err(e @ BuildError::Unknown(_)) = engines::build(std::slice::from_ref(n), None) {
+            return Err(input(e));
         }
     }
-    let mut specs = trials(&corpus, &args.engines);
-    if let Some(f) = &args.filter {
-        specs.retain(|t| t.name.contains(f.as_str()));
-    }
-    let jax_needed: Vec<String> = specs
-        .iter()
-        .filter(|t| t.engine != ORACLE)
-        .map(|t| t.engine.clone())
-        .collect();
-    let pool = start_pool(&jax_needed, args.jobs.clamp(1, 2), args.timeout)?;
-    let mut engines: Vec<(String, EngineOrReason)> = Vec::new();
-    for name in args.engines.iter().filter(|n| *n != ORACLE) {
-        let mode: tpu_runner::Mode = name
-            .parse()
-            .map_err(|e| CliError::Input(anyhow::anyhow!("{e}")))?;
-        let engine = match &pool {
-            None => Err("no JAX pool".to_string()),
-            Some(p) if mode == tpu_runner::Mode::PallasTpu && !p.availability().tpu => {
-                Err(format!(
-                    "no TPU here (jax.devices() = {:?})",
-                    p.availability().devices
-                ))
-            }
-            Some(p) => {
-                Ok(Arc::new(fuzz::engines::jax::Jax::new(mode, p.clone())) as Arc<dyn Engine>)
-            }
+    Ok(())
+}
+
+/// Builds every engine of `names` (the reference excluded: its trials need none), or the reason
+/// it cannot run here. JAX engines share one pool, started only when one is named.
+fn build_engines(
+    names: &[String],
+    jobs: usize,
+    timeout: u64,
+) -> Result<BTreeMap<String, EngineOrReason>, CliError> {
+    let names: Vec<String> = names.iter().filter(|n| *n != ORACLE).cloned().collect();
+    let pool = start_pool(&names, jobs.clamp(1, 2), timeout)?;
+    let mut out = BTreeMap::new();
+    for name in names {
+        let engine = match engines::build(std::slice::from_ref(&name), pool.clone()) {
+            Ok(mut built) => match (&pool, name.parse::<tpu_runner::Mode>()) {
+                // Known before any trial: one reason per trial instead of a run each.
+                (Some(p), Ok(tpu_runner::Mode::PallasTpu)) if !p.availability().tpu => {
+                    Err(format!(
+                        "no TPU here (jax.devices() = {:?})",
+                        p.availability().devices
+                    ))
+                }
+                _ => Ok(Arc::from(built.remove(0))),
+            },
+            Err(e @ BuildError::Unknown(_)) => return Err(input(e)),
+            Err(e) => Err(e.to_string()),
         };
-        engines.push((name.clone(), engine));
+        out.insert(name, engine);
     }
+    Ok(out)
+}
+
+/// Runs the trials `names` on `jobs` threads, printing one line per trial as it ends (an
+/// ignored trial with its reason); the results in trial order.
+fn run_trials(
+    names: &[String],
+    jobs: usize,
+    run: impl Fn(usize) -> TrialResult + Sync,
+) -> Vec<TrialResult> {
     let next = Mutex::new(0usize);
-    let results: Mutex<Vec<(usize, String, TrialResult)>> = Mutex::new(Vec::new());
-    let start = std::time::Instant::now();
+    let results: Mutex<Vec<(usize, TrialResult)>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
-        for _ in 0..args.jobs.max(1) {
+        for _ in 0..jobs.max(1) {
             s.spawn(|| {
                 loop {
                     let i = {
-                        let mut n = next.lock().expect("queue lock");
+                        let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
                         *n += 1;
                         *n - 1
                     };
-                    let Some(spec) = specs.get(i) else { break };
-                    let loaded = &corpus.entries[spec.entry];
-                    let result = if spec.engine == ORACLE {
-                        check_reference(loaded)
-                    } else {
-                        match engines.iter().find(|(n, _)| *n == spec.engine) {
-                            Some((_, Ok(e))) => replay_engine(&loaded.entry, e),
-                            Some((_, Err(why))) => TrialResult::Ignored(why.clone()),
-                            None => TrialResult::Ignored("engine not selected".into()),
-                        }
-                    };
-                    let line = match &result {
-                        TrialResult::Pass => "ok",
-                        TrialResult::Ignored(_) => "ignored",
-                        TrialResult::Fail { .. } => "FAILED",
-                    };
-                    println!("{line:<8} {}", spec.name);
+                    let Some(name) = names.get(i) else { break };
+                    let result = run(i);
+                    match &result {
+                        TrialResult::Pass => println!("ok       {name}"),
+                        TrialResult::Ignored(why) => println!("ignored  {name}: {why}"),
+                        TrialResult::Fail { .. } => println!("FAILED   {name}"),
+                    }
                     results
                         .lock()
-                        .expect("results lock")
-                        .push((i, spec.name.clone(), result));
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((i, result));
                 }
             });
         }
     });
-    let mut results = results.into_inner().expect("results lock");
-    results.sort_by_key(|(i, _, _)| *i);
-    let named: Vec<(String, TrialResult)> = results
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Keeps the trials whose name contains `filter`; none left is an error naming the filter.
+fn apply_filter<T>(
+    items: &mut Vec<T>,
+    name: impl Fn(&T) -> String,
+    filter: Option<&str>,
+    dir: &Path,
+) -> Result<(), CliError> {
+    let Some(f) = filter else { return Ok(()) };
+    let before = items.len();
+    let example = items.first().map(&name).unwrap_or_default();
+    items.retain(|t| name(t).contains(f));
+    if items.is_empty() {
+        return Err(input(anyhow::anyhow!(
+            "--filter `{f}` matches none of the {before} trial(s) of {} (names look like `{example}`)",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+pub fn run(args: Args) -> Result<Exit, CliError> {
+    let dir = args.dir.clone().unwrap_or_else(default_dir);
+    if let Some(names) = &args.engines {
+        check_names(names)?;
+    }
+    match open_source(&dir).map_err(input)? {
+        Source::Corpus(corpus) => replay_corpus(&args, &dir, &corpus),
+        Source::Findings(findings) => replay_findings(&args, &dir, findings),
+    }
+}
+
+fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliError> {
+    let names: Vec<String> = args
+        .engines
+        .clone()
+        .unwrap_or_else(|| CORPUS_ENGINES.map(String::from).to_vec());
+    let mut specs = trials(corpus, &names);
+    apply_filter(&mut specs, |t| t.name.clone(), args.filter.as_deref(), dir)?;
+    // Only engines some selected trial needs: a filter on one engine starts no JAX for others.
+    let needed: Vec<String> = names
         .iter()
-        .map(|(_, n, r)| (n.clone(), r.clone()))
+        .filter(|n| specs.iter().any(|t| &t.engine == *n))
+        .cloned()
         .collect();
+    let engines = build_engines(&needed, args.jobs, args.timeout)?;
+    let start = std::time::Instant::now();
+    let trial_names: Vec<String> = specs.iter().map(|t| t.name.clone()).collect();
+    let results = run_trials(&trial_names, args.jobs, |i| {
+        let spec = &specs[i];
+        let loaded = &corpus.entries[spec.entry];
+        if spec.engine == ORACLE {
+            return check_reference(loaded);
+        }
+        match engines.get(&spec.engine) {
+            Some(Ok(e)) => replay_engine(&loaded.entry, e),
+            Some(Err(why)) => TrialResult::Ignored(why.clone()),
+            None => TrialResult::Ignored(format!("{} was not built", spec.engine)),
+        }
+    });
     let mut updates: Vec<(PathBuf, Update)> = Vec::new();
-    let mut failed = 0;
-    for (i, name, r) in &results {
-        let spec = &specs[*i];
+    for (spec, r) in specs.iter().zip(&results) {
         if let TrialResult::Fail {
             message,
             updates: u,
         } = r
         {
-            failed += 1;
             if !args.bless {
-                println!("\n---- {name} ----\n{message}");
+                println!("\n---- {} ----\n{message}", spec.name);
             }
             let path = corpus.entries[spec.entry].path.clone();
             updates.extend(u.iter().cloned().map(|x| (path.clone(), x)));
         }
     }
-    println!(
-        "\nreplay of {}: {} in {:.1}s",
-        dir.display(),
-        corpus::replay::summary(&named),
-        start.elapsed().as_secs_f64()
-    );
+    let exit = finish(dir, &trial_names, &results, start, args.bless)?;
     if args.bless {
         let changes = bless(&updates).context("bless failed")?;
         if changes.is_empty() {
@@ -157,7 +226,111 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                 println!("  {c}");
             }
         }
-        return Ok(Exit::Ok);
     }
-    Ok(if failed > 0 { Exit::Finding } else { Exit::Ok })
+    Ok(exit)
+}
+
+fn replay_findings(
+    args: &Args,
+    dir: &Path,
+    mut findings: Vec<LoadedFinding>,
+) -> Result<Exit, CliError> {
+    if args.bless {
+        return Err(input(anyhow::anyhow!(
+            "{}: --bless rewrites corpus entries; a finding's expectation is what its meta.json recorded (promote one with `pallas-diff corpus add FINDING`)",
+            dir.display()
+        )));
+    }
+    if let Some(selected) = &args.engines {
+        let before = findings.len();
+        let mut seen: Vec<String> = findings
+            .iter()
+            .map(|f| f.engine().unwrap_or(ORACLE).to_string())
+            .collect();
+        seen.sort();
+        seen.dedup();
+        // A finding no engine decided (a compiler crash) replays whatever the selection.
+        findings.retain(|f| f.engine().is_none_or(|e| selected.iter().any(|s| s == e)));
+        if findings.is_empty() {
+            return Err(input(anyhow::anyhow!(
+                "none of the {before} finding(s) in {} was seen by --engines {} (they were seen by {})",
+                dir.display(),
+                selected.join(","),
+                seen.join(", ")
+            )));
+        }
+        if findings.len() < before {
+            println!(
+                "not replayed: {} finding(s) of engines not in --engines {}",
+                before - findings.len(),
+                selected.join(",")
+            );
+        }
+    }
+    apply_filter(
+        &mut findings,
+        LoadedFinding::trial_name,
+        args.filter.as_deref(),
+        dir,
+    )?;
+    let mut needed: Vec<String> = findings
+        .iter()
+        .filter_map(|f| f.engine().map(str::to_string))
+        .collect();
+    needed.sort();
+    needed.dedup();
+    // A finding written by another build may name an engine this one does not have.
+    check_names(&needed)?;
+    let engines = build_engines(&needed, args.jobs, args.timeout)?;
+    let start = std::time::Instant::now();
+    let trial_names: Vec<String> = findings.iter().map(LoadedFinding::trial_name).collect();
+    let results = run_trials(&trial_names, args.jobs, |i| {
+        let f = &findings[i];
+        match f.engine() {
+            None => replay_finding(f, None),
+            Some(name) => match engines.get(name) {
+                Some(Ok(e)) => replay_finding(f, Some(e)),
+                Some(Err(why)) => TrialResult::Ignored(why.clone()),
+                None => TrialResult::Ignored(format!("{name} was not built")),
+            },
+        }
+    });
+    for (name, r) in trial_names.iter().zip(&results) {
+        if let TrialResult::Fail { message, .. } = r {
+            println!("\n---- {name} ----\n{message}");
+        }
+    }
+    finish(dir, &trial_names, &results, start, false)
+}
+
+/// Prints the summary line; the exit code: 3 when a trial failed (0 under bless, which records
+/// it); an error when every trial was ignored, since then nothing was checked.
+fn finish(
+    dir: &Path,
+    names: &[String],
+    results: &[TrialResult],
+    start: std::time::Instant,
+    bless: bool,
+) -> Result<Exit, CliError> {
+    let named: Vec<(String, TrialResult)> = names.iter().cloned().zip(results.to_vec()).collect();
+    println!(
+        "\nreplay of {}: {} in {:.1}s",
+        dir.display(),
+        corpus::replay::summary(&named),
+        start.elapsed().as_secs_f64()
+    );
+    if results.iter().all(|r| matches!(r, TrialResult::Ignored(_))) {
+        return Err(input(anyhow::anyhow!(
+            "every one of the {} trial(s) was ignored (reasons above): nothing was checked",
+            results.len()
+        )));
+    }
+    let failed = results
+        .iter()
+        .any(|r| matches!(r, TrialResult::Fail { .. }));
+    Ok(if failed && !bless {
+        Exit::Finding
+    } else {
+        Exit::Ok
+    })
 }

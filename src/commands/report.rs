@@ -6,7 +6,7 @@ use super::{CliError, Exit};
 use anyhow::Context;
 use corpus::finding::Finding;
 use corpus::report::{Repro, markdown, repro_of};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `report`.
 #[derive(Debug, clap::Args)]
@@ -18,8 +18,24 @@ pub struct Args {
     repro: Option<PathBuf>,
 }
 
+/// Loads a finding directory; a path that is not one says so before naming a missing file.
+pub fn load_finding(dir: &Path) -> Result<Finding, CliError> {
+    if !dir.is_dir() {
+        let what = if dir.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return Err(CliError::Input(anyhow::anyhow!(
+            "{} {what} (a finding directory holds meta.json, case.json, case.py, emitted.py and log.txt)",
+            dir.display()
+        )));
+    }
+    Finding::load(dir).map_err(|e| CliError::Input(e.into()))
+}
+
 pub fn run(args: Args) -> Result<Exit, CliError> {
-    let finding = Finding::load(&args.finding).map_err(|e| CliError::Input(e.into()))?;
+    let finding = load_finding(&args.finding)?;
     print!("{}", markdown(&finding));
     if let Some(path) = &args.repro {
         match repro_of(&finding) {

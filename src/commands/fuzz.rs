@@ -223,10 +223,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         engines::build(&output_engines, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
     let sink = corpus::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions)
         .map_err(|e| {
-            CliError::Internal(anyhow::anyhow!(
-                "cannot open findings directory '{}': {e}",
-                args.out.display()
-            ))
+            CliError::Internal(anyhow::anyhow!("cannot open the findings directory: {e}"))
         })?
         .with_cross_check(corpus::minimize::shared(cross_check));
     let stop = STOP

@@ -118,10 +118,12 @@ enum Command {
     /// Install the JAX venv, and with --helion the opt-in Helion environment (~6 GB).
     #[command(after_help = EXIT_CODES)]
     Provision(provision::Args),
-    /// Replay the regression corpus (one trial per entry x engine); --bless records outcomes.
+    /// Replay the regression corpus (one trial per entry x engine; --bless records outcomes),
+    /// or a findings directory (each finding must still reproduce).
     #[command(after_help = EXIT_CODES)]
     Replay(replay::Args),
-    /// Reduce a finding directory's case while its signature holds.
+    /// Reduce a finding's case while its signature holds, into a new directory (or --in-place,
+    /// keeping the original); a JAX cross-check is re-run on the reduced case.
     #[command(after_help = EXIT_CODES)]
     Reduce(reduce::Args),
     /// Print a finding directory as a Markdown bug report with a standalone repro.py.

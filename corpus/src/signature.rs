@@ -387,15 +387,20 @@ pub fn panic_site(crash: &str) -> String {
     format!("{file}: {normalized}")
 }
 
-/// A message's first line with the parts that vary between cases of one cause replaced: runs
-/// of digits by `N`, quoted text by `'…'`, Helion's symbol names (`u2`, `s0`) by `uN`/`sN`.
-/// At most 120 characters.
+/// A message's first line with the parts that vary between cases of one cause replaced: file
+/// paths (the worker's temporary kernel files) by `<path>`, runs of digits by `N`, quoted text
+/// by `'…'` (so Helion's symbol names `u2`, `s0` become `uN`, `sN`). At most 120 characters.
 pub fn normalize_message(message: &str) -> String {
     let first = message
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
+    let first: Vec<&str> = first
+        .split(' ')
+        .map(|w| if w.contains('/') { "<path>" } else { w })
+        .collect();
+    let first = first.join(" ");
     let mut out = String::new();
     let mut quote: Option<char> = None;
     for c in first.chars() {
@@ -787,6 +792,28 @@ pub struct Rekeyed {
 mod tests {
     use super::*;
     use compiler::frontend::parse_case;
+
+    #[test]
+    fn helion_messages_normalize_to_one_cause() {
+        let a = "Backend 'pallas' does not support: the selector at /tmp/p-1/r3/k_ab12.py:19 is not an unshifted tile run\nWhile processing:";
+        let b = "Backend 'pallas' does not support: the selector at /tmp/p-9/r7/k_ff00.py:23 is not an unshifted tile run";
+        assert_eq!(normalize_message(a), normalize_message(b));
+        assert_eq!(
+            normalize_message("Expected ndim=3, but got ndim=2 (LHS shape: (u2, 2, 128))"),
+            "Expected ndim=N, but got ndim=N (LHS shape: (uN, N, N))"
+        );
+        assert_eq!(normalize_message("InternalError: 'x' 'y'"), "InternalError: '…' '…'");
+    }
+
+    #[test]
+    fn the_raising_frame_is_the_innermost_one_inside_helion() {
+        let tb = "Traceback (most recent call last):\n  File \"/w/helion_worker.py\", line 400, in run\n    k(*args)\n  File \"/v/lib/python3.11/site-packages/helion/_compiler/device_ir.py\", line 12, in lower\n    x\n  File \"/v/lib/python3.11/site-packages/helion/_compiler/indexing_strategy.py\", line 88, in compute_shape\n    assert False\n  File \"/tmp/k_1.py\", line 17, in k\nAssertionError: invalid subscript";
+        assert_eq!(
+            raising_frame(tb),
+            "helion/_compiler/indexing_strategy.py:compute_shape"
+        );
+        assert_eq!(raising_frame("no frames"), "?");
+    }
 
     fn case(body: &str) -> Case {
         let src = format!(

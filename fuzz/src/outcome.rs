@@ -337,3 +337,145 @@ pub fn classify(
     }
     plain(Outcome::Agree, None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compiler::tensor::{DType, Tensor};
+
+    fn run(engine: &str, status: EngineStatus) -> EngineRun {
+        EngineRun::instant(engine, status)
+    }
+
+    fn outputs(v: f64) -> EngineStatus {
+        EngineStatus::Outputs(vec![Tensor::new(DType::Float32, vec![1], vec![v])])
+    }
+
+    fn refused(class: &str) -> EngineStatus {
+        EngineStatus::Refused {
+            class: class.into(),
+            message: "m".into(),
+            line: Some(3),
+        }
+    }
+
+    fn differ(e: &EngineRun, r: &EngineRun) -> Option<Mismatch> {
+        let (a, b) = (e.status.outputs()?, r.status.outputs()?);
+        (a != b).then(|| {
+            crate::compare::compare(&e.engine, &["out".into()], a, b)
+                .expect_err("they differ")
+                .as_ref()
+                .clone()
+        })
+    }
+
+    fn classify_one(
+        compiler: CompilerResult,
+        reference: EngineStatus,
+        helion: EngineStatus,
+    ) -> Outcome {
+        let reference = run("oracle", reference);
+        classify(
+            compiler,
+            &reference,
+            &[run("helion-pallas", helion)],
+            differ,
+        )
+        .outcome
+    }
+
+    #[test]
+    fn helion_verdicts_are_compared_by_class() {
+        let rejected = CompilerResult::Rejected(ErrorClass::InvalidIndexingType);
+        assert!(verdicts_agree(rejected, Err("InvalidIndexingType")));
+        assert!(!verdicts_agree(rejected, Err("BackendUnsupported")));
+        assert!(!verdicts_agree(rejected, Ok(())));
+        assert!(!verdicts_agree(
+            CompilerResult::Lowered,
+            Err("InvalidConfig")
+        ));
+        assert!(verdicts_agree(CompilerResult::Gap, Ok(())));
+        // Our tracing-error rules stand for Helion's other tracing refusals, not the four.
+        let tracing = CompilerResult::Rejected(ErrorClass::TracingError);
+        assert!(verdicts_agree(tracing, Err("RankMismatch")));
+        assert!(!verdicts_agree(tracing, Err("InvalidConfig")));
+    }
+
+    #[test]
+    fn helion_findings_are_classified_before_our_verdict() {
+        let crash = EngineStatus::KernelError {
+            stage: tpu_runner::Stage::Trace,
+            kind: "InternalError".into(),
+            message: "AssertionError: invalid subscript".into(),
+            traceback: String::new(),
+        };
+        assert_eq!(
+            classify_one(CompilerResult::Lowered, outputs(1.0), crash),
+            Outcome::HelionCrash
+        );
+        assert_eq!(
+            classify_one(CompilerResult::Lowered, outputs(1.0), outputs(2.0)),
+            Outcome::Mismatch
+        );
+        assert_eq!(
+            classify_one(
+                CompilerResult::Lowered,
+                outputs(1.0),
+                refused("InvalidConfig")
+            ),
+            Outcome::VerdictMismatch
+        );
+        let rejected = CompilerResult::Rejected(ErrorClass::BackendUnsupported);
+        assert_eq!(
+            classify_one(rejected, outputs(1.0), refused("BackendUnsupported")),
+            Outcome::Rejected
+        );
+        // Helion lowering a case we refuse, with the right values, is a fidelity finding.
+        assert_eq!(
+            classify_one(rejected, outputs(1.0), outputs(1.0)),
+            Outcome::VerdictMismatch
+        );
+        let out_of_range = EngineStatus::Invalid {
+            kind: "IndexOutOfRange".into(),
+            span: compiler::ir::Span::default(),
+            message: "index 9 is out of bounds".into(),
+        };
+        assert_eq!(
+            classify_one(CompilerResult::Lowered, out_of_range.clone(), outputs(1.0)),
+            Outcome::HelionAcceptsInvalid
+        );
+        // Both refusing an invalid case is no finding.
+        assert_eq!(
+            classify_one(rejected, out_of_range, refused("BackendUnsupported")),
+            Outcome::InvalidCase
+        );
+    }
+
+    #[test]
+    fn eager_mode_decides_no_verdict_and_no_accepted_invalid() {
+        let reference = run(
+            "oracle",
+            EngineStatus::Invalid {
+                kind: "IndexOutOfRange".into(),
+                span: compiler::ir::Span::default(),
+                message: "m".into(),
+            },
+        );
+        let eager = run("helion-eager", outputs(1.0));
+        let c = classify(
+            CompilerResult::Rejected(ErrorClass::BackendUnsupported),
+            &reference,
+            &[eager],
+            differ,
+        );
+        assert_eq!(c.outcome, Outcome::InvalidCase);
+    }
+
+    #[test]
+    fn every_outcome_has_a_distinct_name() {
+        let mut names: Vec<&str> = Outcome::ALL.iter().map(|o| o.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Outcome::ALL.len());
+    }
+}

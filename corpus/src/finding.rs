@@ -60,6 +60,28 @@ pub struct Versions {
     /// `jax.devices()`.
     #[serde(default)]
     pub devices: Vec<String>,
+    /// `helion.__version__`, when a Helion engine ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helion: Option<String>,
+    /// `torch.__version__` of the Helion environment, when a Helion engine ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch: Option<String>,
+    /// The Helion environment's JAX, when a Helion engine ran (it may differ from the JAX
+    /// engines' `jax`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helion_jax: Option<String>,
+}
+
+impl Versions {
+    /// These versions plus the Helion worker's report (`None`: no Helion engine ran).
+    pub fn with_helion(mut self, helion: Option<&tpu_runner::Availability>) -> Versions {
+        if let Some(h) = helion {
+            self.helion = h.helion.clone();
+            self.torch = h.torch.clone();
+            self.helion_jax = Some(h.jax_version.clone());
+        }
+        self
+    }
 }
 
 impl Versions {
@@ -669,6 +691,14 @@ pub fn log_text(report: &CaseReport) -> String {
             let _ = writeln!(
                 out,
                 "\n{} failed at {stage}: {kind}\n{message}\n{traceback}",
+                e.engine
+            );
+        }
+        // Helion's own module is what an upstream report quotes next to the case script.
+        if let Some(g) = &e.generated {
+            let _ = writeln!(
+                out,
+                "\n{}: the Pallas module Helion generated:\n{g}",
                 e.engine
             );
         }

@@ -367,6 +367,20 @@ pub fn markdown(f: &Finding) -> String {
         m.codegen.poison_padding,
         inject_flag(f).unwrap_or_else(|| "none".into())
     );
+    if m.decided_by
+        .as_deref()
+        .is_some_and(fuzz::engines::is_helion)
+    {
+        let _ = writeln!(
+            out,
+            "## Helion\n\nDecided by real Helion ({}): helion {}, torch {}, jax {}. The case script above is what Helion ran (`HELION_BACKEND=pallas HELION_PALLAS_INTERPRET=1 python case.py` for `helion-pallas`, `HELION_INTERPRET=1` for `helion-eager`); its traceback and the module Helion generated are in the log:\n\n```text\n{}```\n",
+            m.decided_by.as_deref().unwrap_or_default(),
+            opt(&v.helion),
+            opt(&v.torch),
+            opt(&v.helion_jax),
+            ensure_newline(&f.log)
+        );
+    }
     out.push_str("## Standalone reproducer (`repro.py`)\n\n");
     match repro_of(f) {
         Repro::Script(s) => {

@@ -802,7 +802,10 @@ mod tests {
             normalize_message("Expected ndim=3, but got ndim=2 (LHS shape: (u2, 2, 128))"),
             "Expected ndim=N, but got ndim=N (LHS shape: (uN, N, N))"
         );
-        assert_eq!(normalize_message("InternalError: 'x' 'y'"), "InternalError: '…' '…'");
+        assert_eq!(
+            normalize_message("InternalError: 'x' 'y'"),
+            "InternalError: '…' '…'"
+        );
     }
 
     #[test]

@@ -435,8 +435,18 @@ pub fn normalize_message(message: &str) -> String {
 /// `package/path.py:function`, from a Python traceback; `?` when there is none. Frames of the
 /// kernel file and of pallas-diff's worker are skipped: they do not say where Helion broke.
 pub fn raising_frame(traceback: &str) -> String {
+    // In a chained traceback the first part is the original exception (Helion's InternalError
+    // wraps it and is printed after "The above exception was the direct cause ...").
+    let original = [
+        "The above exception was the direct cause",
+        "During handling of the above",
+    ]
+    .iter()
+    .filter_map(|sep| traceback.find(sep))
+    .min()
+    .map_or(traceback, |i| &traceback[..i]);
     let mut found = None;
-    for line in traceback.lines() {
+    for line in original.lines() {
         let line = line.trim();
         let Some(rest) = line.strip_prefix("File \"") else {
             continue;
@@ -816,6 +826,13 @@ mod tests {
             "helion/_compiler/indexing_strategy.py:compute_shape"
         );
         assert_eq!(raising_frame("no frames"), "?");
+        let chained = format!(
+            "{tb}\n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File \"/v/site-packages/helion/_compiler/type_propagation.py\", line 255, in visit\nInternalError: x"
+        );
+        assert_eq!(
+            raising_frame(&chained),
+            "helion/_compiler/indexing_strategy.py:compute_shape"
+        );
     }
 
     fn case(body: &str) -> Case {

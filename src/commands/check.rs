@@ -183,6 +183,22 @@ pub fn start_pool(
     Ok(Some(Arc::new(pool)))
 }
 
+/// Starts the pools (JAX, Helion) that engines `names` need, `workers` each (provisioning on
+/// first use); a failure is an error (exit 1) naming the environment.
+pub fn start_pools(names: &[String], workers: usize, timeout: u64) -> Result<Pools, CliError> {
+    let mut pools = Pools {
+        jax: start_pool(names, workers, timeout)?,
+        helion: None,
+    };
+    if engines::runtimes_needed(names).contains(&Runtime::Helion) {
+        pools.helion = Some(
+            start_runtime(Runtime::Helion, workers, timeout)
+                .map_err(|e| CliError::Internal(anyhow::anyhow!(e)))?,
+        );
+    }
+    Ok(pools)
+}
+
 /// The JSON form of a report (the `check --json` contract).
 pub fn report_json(r: &CaseReport) -> serde_json::Value {
     let verdict = match &r.verdict {

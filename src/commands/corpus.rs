@@ -3,7 +3,7 @@
 //! (`corpus::promote`), and print the new entry's path. A finding made with an injected fault is
 //! refused unless `--allow-fault` (the entry then replays under the fault, and says why).
 
-use super::check::start_pool;
+use super::check::start_pools;
 use super::report::load_finding;
 use super::{CliError, Exit};
 use ::corpus::entry::{Corpus, default_dir};
@@ -98,8 +98,8 @@ fn add(args: AddArgs) -> Result<Exit, CliError> {
     names.dedup();
     let dir = args.corpus.clone().unwrap_or_else(default_dir);
     let mut corpus = Corpus::load(&dir).map_err(input)?;
-    let pool = start_pool(&names, 1, args.timeout)?;
-    let engines = fuzz::engines::build(&names, pool).map_err(input)?;
+    let pools = start_pools(&names, 1, args.timeout)?;
+    let engines = fuzz::engines::build_with(&names, &pools).map_err(input)?;
     let how = Promotion {
         name: args.name.as_deref(),
         title: args.title.as_deref(),

@@ -13,7 +13,7 @@
 //! `buckets.json`, when the result stays in it, follows the finding's (possibly finer)
 //! signature and points at the reduced directory.
 
-use super::check::start_pool;
+use super::check::{start_pool, start_pools};
 use super::report::load_finding;
 use super::{CliError, Exit};
 use anyhow::Context;
@@ -157,8 +157,9 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     }
     let sig = finding.meta.signature.clone();
     let names: Vec<String> = sig.engine.iter().cloned().collect();
-    let pool = start_pool(&names, args.jobs.clamp(1, 2), args.timeout)?;
-    let engines = fuzz::engines::build(&names, pool.clone()).map_err(input)?;
+    let pools = start_pools(&names, args.jobs.clamp(1, 2), args.timeout)?;
+    let pool = pools.jax.clone();
+    let engines = fuzz::engines::build_with(&names, &pools).map_err(input)?;
     let codegen = finding
         .meta
         .codegen

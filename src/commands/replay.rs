@@ -9,7 +9,7 @@
 //! invalid input naming the file, line and column; a failing trial exits 3; `--bless` records
 //! what happens now in the corpus entries and prints every change.
 
-use super::check::start_pool;
+use super::check::start_pools;
 use super::{CliError, Exit};
 use anyhow::Context;
 use corpus::entry::{Corpus, default_dir};
@@ -82,11 +82,11 @@ fn build_engines(
     timeout: u64,
 ) -> Result<BTreeMap<String, EngineOrReason>, CliError> {
     let names: Vec<String> = names.iter().filter(|n| *n != ORACLE).cloned().collect();
-    let pool = start_pool(&names, jobs.clamp(1, 2), timeout)?;
+    let pools = start_pools(&names, jobs.clamp(1, 2), timeout)?;
     let mut out = BTreeMap::new();
     for name in names {
-        let engine = match engines::build(std::slice::from_ref(&name), pool.clone()) {
-            Ok(mut built) => match (&pool, name.parse::<tpu_runner::Mode>()) {
+        let engine = match engines::build_with(std::slice::from_ref(&name), &pools) {
+            Ok(mut built) => match (&pools.jax, name.parse::<tpu_runner::Mode>()) {
                 // Known before any trial: one reason per trial instead of a run each.
                 (Some(p), Ok(tpu_runner::Mode::PallasTpu)) if !p.availability().tpu => {
                     Err(format!(

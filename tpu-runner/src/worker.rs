@@ -36,9 +36,16 @@ pub const PINNED_XLA_CPU_ISA: &str = "AVX2";
 /// The `XLA_FLAGS` a worker runs with: the caller's, plus the ISA pin on x86-64 unless they
 /// already choose an ISA.
 pub fn worker_xla_flags() -> String {
-    let own = std::env::var("XLA_FLAGS").unwrap_or_default();
-    if !cfg!(target_arch = "x86_64") || own.contains("xla_cpu_max_isa") {
-        return own;
+    xla_flags_with(
+        &std::env::var("XLA_FLAGS").unwrap_or_default(),
+        cfg!(target_arch = "x86_64"),
+    )
+}
+
+/// [`worker_xla_flags`] for the caller's flags `own` on an x86-64 host or not.
+fn xla_flags_with(own: &str, x86_64: bool) -> String {
+    if !x86_64 || own.contains("xla_cpu_max_isa") {
+        return own.to_string();
     }
     let pin = format!("--xla_cpu_max_isa={PINNED_XLA_CPU_ISA}");
     if own.trim().is_empty() {
@@ -47,6 +54,7 @@ pub fn worker_xla_flags() -> String {
         format!("{own} {pin}")
     }
 }
+
 
 /// Bytes of stderr kept per worker.
 pub const STDERR_TAIL_BYTES: usize = 4096;
@@ -416,5 +424,25 @@ impl std::fmt::Debug for Worker {
             .field("healthy", &self.healthy)
             .field("next_id", &self.next_id)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xla_flags_with;
+
+    #[test]
+    fn workers_pin_the_vector_isa_unless_the_user_chose_one() {
+        assert_eq!(xla_flags_with("", true), "--xla_cpu_max_isa=AVX2");
+        assert_eq!(
+            xla_flags_with("--xla_dump_to=/tmp/d", true),
+            "--xla_dump_to=/tmp/d --xla_cpu_max_isa=AVX2"
+        );
+        assert_eq!(
+            xla_flags_with("--xla_cpu_max_isa=SSE4_2", true),
+            "--xla_cpu_max_isa=SSE4_2"
+        );
+        // Other architectures have no such order to pin; the flags pass through.
+        assert_eq!(xla_flags_with("--xla_dump_to=/d", false), "--xla_dump_to=/d");
     }
 }

@@ -66,6 +66,22 @@ pub enum SinkError {
 struct State {
     buckets: Buckets,
     next_dir: u32,
+    filed: Vec<NewFinding>,
+}
+
+/// A finding this sink wrote into a new directory, for the campaign summary.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct NewFinding {
+    /// The directory.
+    pub dir: PathBuf,
+    /// The outcome (kebab id).
+    pub outcome: String,
+    /// The engine that decided it, if any.
+    pub engine: Option<String>,
+    /// Its signature key.
+    pub signature: String,
+    /// `None` when it was reduced; otherwise why not.
+    pub not_reduced: Option<String>,
 }
 
 /// A findings directory that deduplicates, optionally reduces, and writes findings.
@@ -110,7 +126,11 @@ impl CorpusSink {
         }
         Ok(CorpusSink {
             root: root.to_path_buf(),
-            state: Mutex::new(State { buckets, next_dir }),
+            state: Mutex::new(State {
+                buckets,
+                next_dir,
+                filed: Vec::new(),
+            }),
             codegen,
             reduce,
             versions: versions.into(),
@@ -161,6 +181,15 @@ impl CorpusSink {
         }
     }
 
+    /// The findings written into new directories by this sink so far, in filing order.
+    pub fn new_findings(&self) -> Vec<NewFinding> {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .filed
+            .clone()
+    }
+
     /// The findings directory.
     pub fn root(&self) -> &Path {
         &self.root
@@ -201,12 +230,20 @@ impl CorpusSink {
             self.versions.clone(),
             provenance.clone(),
         );
-        if let Some(opts) = &self.reduce
-            && raw
-                .engine
-                .as_ref()
-                .is_none_or(|n| opts.engines.iter().any(|e| e.name() == n))
-            && let Ok(r) = reduce_finding(
+        let reduction = match &self.reduce {
+            None => Err("reduction is off (--no-reduce)".to_string()),
+            Some(opts)
+                if !raw
+                    .engine
+                    .as_ref()
+                    .is_none_or(|n| opts.engines.iter().any(|e| e.name() == n)) =>
+            {
+                Err(format!(
+                    "the reducer cannot run engine {}",
+                    raw.engine.as_deref().unwrap_or("?")
+                ))
+            }
+            Some(opts) => reduce_finding(
                 case,
                 &raw,
                 &opts.engines,
@@ -214,7 +251,10 @@ impl CorpusSink {
                 opts.jobs,
                 &self.codegen,
             )
-        {
+            .map_err(|e| format!("the reducer gave up: {e}")),
+        };
+        let mut not_reduced = reduction.as_ref().err().cloned();
+        if let Ok(r) = reduction {
             let reduced_key = r.signature.key();
             if reduced_key != raw.key() && state.buckets.find(&reduced_key).is_some() {
                 // It reduced into a known bucket: count it there, remember the raw key.
@@ -249,6 +289,7 @@ impl CorpusSink {
                 exhausted: r.exhausted,
             });
             finding = reduced;
+            not_reduced = None;
         }
         let sig = finding.meta.signature.clone();
         let dir_name = if sig.key() == raw.key() {
@@ -268,6 +309,13 @@ impl CorpusSink {
             b.aliases.insert(raw.key());
         }
         state.buckets.save(&self.root)?;
+        state.filed.push(NewFinding {
+            dir: self.root.join(&dir_name),
+            outcome: finding.meta.outcome.clone(),
+            engine: finding.meta.decided_by.clone(),
+            signature: sig.key(),
+            not_reduced,
+        });
         Ok(Filed::New(self.root.join(dir_name)))
     }
 

@@ -259,6 +259,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .map(|(n, why)| serde_json::json!({"engine": n, "reason": why}))
         .collect();
     let helion_agreement = summary.stats.helion_agreement();
+    let new_findings = sink.new_findings();
     if args.json {
         let json = serde_json::json!({
             "seed": args.seed,
@@ -273,6 +274,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                 "by_verdict": summary.stats.helion_verdicts,
                 "by_index_form": summary.stats.helion_verdicts_by_form,
             })),
+            "new_findings": new_findings,
             "cases": summary.stats.cases,
             "seconds": summary.seconds,
             "outcomes": summary.stats.outcomes,
@@ -311,6 +313,22 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                 "{} new in-process finding(s) NOT reproduced by the JAX engines (meta.json `cross_check`)",
                 sink.not_reproduced()
             );
+        }
+        if !new_findings.is_empty() {
+            println!("\nnew findings ({}):", new_findings.len());
+            for f in &new_findings {
+                println!(
+                    "  {}  {} {}  {}  {}",
+                    f.dir.display(),
+                    f.outcome,
+                    f.engine.as_deref().unwrap_or("-"),
+                    f.signature,
+                    match &f.not_reduced {
+                        None => "reduced".to_string(),
+                        Some(why) => format!("not reduced: {why}"),
+                    }
+                );
+            }
         }
         println!("findings in {}", args.out.display());
     }

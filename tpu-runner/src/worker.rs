@@ -55,7 +55,6 @@ fn xla_flags_with(own: &str, x86_64: bool) -> String {
     }
 }
 
-
 /// Bytes of stderr kept per worker.
 pub const STDERR_TAIL_BYTES: usize = 4096;
 
@@ -443,6 +442,9 @@ mod tests {
             "--xla_cpu_max_isa=SSE4_2"
         );
         // Other architectures have no such order to pin; the flags pass through.
-        assert_eq!(xla_flags_with("--xla_dump_to=/d", false), "--xla_dump_to=/d");
+        assert_eq!(
+            xla_flags_with("--xla_dump_to=/d", false),
+            "--xla_dump_to=/d"
+        );
     }
 }

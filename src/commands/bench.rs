@@ -42,6 +42,10 @@ pub struct Args {
     /// Print the table as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Instead: the helion-pallas engine beside a plain Python loop through Helion on this many
+    /// generated cases (needs the Helion environment).
+    #[arg(long, value_name = "CASES")]
+    helion: Option<u64>,
 }
 
 /// The stages of one case, in pipeline order.
@@ -220,6 +224,9 @@ fn differential_loop(args: &Args) -> Result<(LoopRow, u64), CliError> {
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
+    if let Some(n) = args.helion {
+        return super::bench_helion::run(n, args.seed, args.json);
+    }
     if args.cases == 0 || args.rounds == 0 {
         return Err(CliError::Input(anyhow::anyhow!(
             "--cases and --rounds must be at least 1"

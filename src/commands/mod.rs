@@ -1,6 +1,7 @@
 //! Subcommands and the exit-code contract.
 
 mod bench;
+mod bench_helion;
 pub mod check;
 mod corpus;
 mod emit;

@@ -259,6 +259,11 @@ rules! {
     /// `unroll` with a loop bound that is not static nor an enclosing `tile.end`.
     ConfigUnrollDynamicBounds = "config.unroll-dynamic-bounds", InvalidConfig,
         "pallas_loop_type='unroll' requires static inner-loop bounds, an enclosing Tile.end bound, or pallas_worklist_grouping in (1, 2).";
+    /// A config-driven block size that is not a power of two (Helion 1.5.1,
+    /// `_PowerOfTwoBlockIdItem._normalize` at config normalization, after tracing and before
+    /// planning: delta D-1.5.1-09). A fixed `block_size=` is not checked.
+    ConfigBlockSizeNotPowerOfTwo = "config.block-size-not-power-of-two", InvalidConfig,
+        "config[block_sizes][{index}] must be a power of two, got {value}";
     /// `pallas_worklist_grouping=2` variants are not modelled (a documented gap).
     ConfigWorklistGroupingUnsupported = "config.worklist-grouping-unsupported", InvalidConfig,
         "pallas_worklist_grouping={grouping} is not modelled by pallas-diff (compact-worklist variants are a documented gap)";

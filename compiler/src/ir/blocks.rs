@@ -1,5 +1,6 @@
 //! Block ids: which loop dimension has which id, where its block size comes from, and the
-//! effective block sizes after Helion's TPU alignment normalization (spec §1.1a).
+//! effective block sizes after Helion 1.5.1's normalization (`adjust_block_size_constraints`
+//! and `BlockSizeSpec._normalize`; deltas D-1.5.1-07 and D-1.5.1-08, which replace spec §1.1a).
 //!
 //! Helion registers one block id per `hl.tile`/`hl.grid` dimension in program order (a
 //! pre-order walk of the kernel body). Tile dimensions without `block_size=` are
@@ -145,6 +146,9 @@ pub struct BlockSizes {
     pub effective: Vec<i64>,
 }
 
+/// The size hint Helion gives a data-dependent loop extent (`hl.tile(live)`): D-1.5.1-07.
+pub const DATA_DEPENDENT_EXTENT_HINT: i64 = 8192;
+
 impl Case {
     /// The configured and effective block size of every block id. `fixed` evaluates a
     /// `block_size=` expression (int literals or int parameters); `None` means unknown and is
@@ -160,6 +164,15 @@ impl Case {
     /// costs a walk and a few allocations per name, and the in-process campaign built each of
     /// them three to five times per case (perf, 2026-11-30: `HostEnv::of` 3.9% and
     /// `block_sizes` 3.7% of the campaign's samples).
+    ///
+    /// Helion 1.5.1 raises only *config-driven* blocks, and only to
+    /// `min(requirement, next_power_of_2(extent hint))` (D-1.5.1-07): the requirement is the
+    /// largest TPU alignment of a tensor dim the tile indexes bare (`x[tile, :]`), at least 2
+    /// when the kernel uses `tile.index` (a `[block]` device tensor, D-1.5.1-08), and the hint
+    /// is the loop's static extent, [`DATA_DEPENDENT_EXTENT_HINT`] for a data-dependent one.
+    /// A minimum then propagates to the config-driven loop bounding this one (`hl.tile(live)`
+    /// with `live = outer.end - outer.begin`, or `hl.tile(outer.block_size)`), one pass in
+    /// registration order. A fixed `block_size=` is used as written.
     pub fn block_sizes_with(
         &self,
         table: &BlockTable,
@@ -175,28 +188,190 @@ impl Case {
                 BlockSource::Config(k) => self.config.block_sizes.get(*k).copied().unwrap_or(0),
             })
             .collect();
-        let mut effective = configured.clone();
+        let n = table.blocks.len();
+        let mut requirement = vec![1i64; n];
         // Shapes and bitwidths of the host tensors (by kernel-side name) give the alignment rule.
-        let mut raise = |bid: BlockId, tensor: &str, dim: usize| {
+        visit_tile_indexed_dims(&self.kernel, table, &mut |bid, tensor, dim| {
             let Some(t) = host.tensors.get(tensor) else {
                 return;
             };
-            let Some(&extent) = t.shape.get(dim) else {
-                return;
-            };
-            let align = required_alignment(t.shape.len(), dim, t.dtype.bitwidth());
-            let min = minimum_block(extent as i64, align);
-            if matches!(table.blocks[bid].source, BlockSource::Grid) {
+            if dim >= t.shape.len() {
                 return;
             }
-            effective[bid] = effective[bid].max(min);
-        };
-        visit_tile_indexed_dims(&self.kernel, table, &mut raise);
+            let align = required_alignment(t.shape.len(), dim, t.dtype.bitwidth().min(32));
+            requirement[bid] = requirement[bid].max(align);
+        });
+        let loops = loop_facts(&self.kernel, table, host);
+        for &bid in &loops.index_used {
+            requirement[bid] = requirement[bid].max(2);
+        }
+        let mut minimum: Vec<i64> = (0..n)
+            .map(|bid| {
+                let hint = loops.extent_hint.get(bid).copied().flatten();
+                let hint = hint.unwrap_or(DATA_DEPENDENT_EXTENT_HINT).max(1);
+                requirement[bid].min((hint as u64).next_power_of_two() as i64)
+            })
+            .collect();
+        let is_config = |bid: usize| matches!(table.blocks[bid].source, BlockSource::Config(_));
+        for bid in 0..n {
+            if let Some(outer) = loops.bounded_by.get(bid).copied().flatten()
+                && is_config(bid)
+                && is_config(outer)
+            {
+                minimum[outer] = minimum[outer].max(minimum[bid]);
+            }
+        }
+        let effective = (0..n)
+            .map(|bid| {
+                if is_config(bid) && configured[bid] > 0 {
+                    configured[bid].max(minimum[bid])
+                } else {
+                    configured[bid]
+                }
+            })
+            .collect();
         BlockSizes {
             configured,
             effective,
         }
     }
+}
+
+/// What the normalization needs to know about each block id's loop.
+struct LoopFacts {
+    /// The loop extent's static value (`end - begin`), when it has one.
+    extent_hint: Vec<Option<i64>>,
+    /// The enclosing block whose live extent (`outer.end - outer.begin`, possibly through a
+    /// name) or block size bounds this loop.
+    bounded_by: Vec<Option<BlockId>>,
+    /// Block ids whose `tile.index` the kernel uses (dead statements included, as Helion
+    /// registers every traced tensor before dead-code elimination).
+    index_used: Vec<BlockId>,
+}
+
+fn loop_facts(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> LoopFacts {
+    let n = table.blocks.len();
+    let mut facts = LoopFacts {
+        extent_hint: vec![None; n],
+        bounded_by: vec![None; n],
+        index_used: Vec::new(),
+    };
+    // Names bound once to an int expression (`live = outer.end - outer.begin`).
+    let mut bound: FastMap<String, Expr> = FastMap::default();
+    super::walk::each_stmt(&kernel.body, &mut |s| {
+        if let StmtKind::Assign { target, value } = &s.kind {
+            bound.entry(target.clone()).or_insert_with(|| value.clone());
+        }
+    });
+    fn resolve<'a>(e: &'a Expr, bound: &'a FastMap<String, Expr>) -> &'a Expr {
+        let mut e = e;
+        for _ in 0..8 {
+            match &e.kind {
+                ExprKind::Name(n) => match bound.get(n) {
+                    Some(v) => e = v,
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        e
+    }
+    fn bounding_tile(e: &Expr, bound: &FastMap<String, Expr>) -> Option<String> {
+        match &resolve(e, bound).kind {
+            ExprKind::TileAttr {
+                tile,
+                attr: super::TileAttr::BlockSize,
+            } => Some(tile.clone()),
+            ExprKind::Binary {
+                op: super::BinOp::Sub,
+                lhs,
+                rhs,
+            } => match (&resolve(lhs, bound).kind, &resolve(rhs, bound).kind) {
+                (
+                    ExprKind::TileAttr {
+                        tile: a,
+                        attr: super::TileAttr::End,
+                    },
+                    ExprKind::TileAttr {
+                        tile: b,
+                        attr: super::TileAttr::Begin,
+                    },
+                ) if a == b => Some(a.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    fn walk(
+        body: &[Stmt],
+        table: &BlockTable,
+        host: &HostEnv,
+        bound: &FastMap<String, Expr>,
+        tiles: &mut FastMap<String, BlockId>,
+        facts: &mut LoopFacts,
+    ) {
+        for stmt in body {
+            super::walk::stmt_exprs(stmt, &mut |e| {
+                super::walk::each_expr(e, &mut |x| {
+                    if let ExprKind::TileAttr {
+                        tile,
+                        attr: super::TileAttr::Index,
+                    } = &x.kind
+                        && let Some(&bid) = tiles.get(tile)
+                        && !facts.index_used.contains(&bid)
+                    {
+                        facts.index_used.push(bid);
+                    }
+                });
+            });
+            match &stmt.kind {
+                StmtKind::For(lp) => {
+                    let saved = tiles.clone();
+                    for ((var, dim), &id) in lp.vars.iter().zip(&lp.dims).zip(table.loop_ids(lp)) {
+                        let begin = match &dim.begin {
+                            Some(b) => host.eval_int(b),
+                            None => Some(0),
+                        };
+                        facts.extent_hint[id] = begin
+                            .zip(host.eval_int(&dim.end))
+                            .map(|(b, e)| e.saturating_sub(b));
+                        if dim.begin.is_none()
+                            && let Some(outer) = bounding_tile(&dim.end, bound)
+                        {
+                            facts.bounded_by[id] = tiles.get(&outer).copied();
+                        }
+                        if lp.kind == LoopKind::Tile {
+                            tiles.insert(var.clone(), id);
+                        }
+                    }
+                    walk(&lp.body, table, host, bound, tiles, facts);
+                    *tiles = saved;
+                }
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    walk(then_body, table, host, bound, tiles, facts);
+                    walk(else_body, table, host, bound, tiles, facts);
+                }
+                StmtKind::Assign { .. }
+                | StmtKind::AugAssign { .. }
+                | StmtKind::Store { .. }
+                | StmtKind::Atomic { .. }
+                | StmtKind::Return(_) => {}
+            }
+        }
+    }
+    walk(
+        &kernel.body,
+        table,
+        host,
+        &bound,
+        &mut FastMap::default(),
+        &mut facts,
+    );
+    facts
 }
 
 /// Calls `f(block_id, tensor, dim)` for every load/store/atomic index entry that is a bare tile

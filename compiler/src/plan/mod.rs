@@ -179,6 +179,20 @@ pub fn plan(case: &Case, types: &Types) -> Result<Plan, Rejection> {
 
 /// [`plan`] with injected faults (spec §4 defects reintroduced, see [`crate::faults`]).
 pub fn plan_with_faults(case: &Case, types: &Types, faults: FaultSet) -> Result<Plan, Rejection> {
+    // Config normalization comes between tracing and planning (D-1.5.1-09).
+    if let Some((index, &value)) = case
+        .config
+        .block_sizes
+        .iter()
+        .enumerate()
+        .find(|(_, b)| !(**b > 0 && (**b as u64).is_power_of_two()))
+    {
+        return Err(Rejection::new(
+            Rule::ConfigBlockSizeNotPowerOfTwo,
+            case.kernel.span,
+            &[("index", &index.to_string()), ("value", &value.to_string())],
+        ));
+    }
     match case.config.worklist_grouping {
         None | Some(0) | Some(1) => {}
         Some(g) => {

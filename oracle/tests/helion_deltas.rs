@@ -1,0 +1,111 @@
+//! The examples of `shared/spec/helion-1.5.1-deltas.md` that change block sizes or verdicts,
+//! each with the value (or verdict) Helion 1.5.1 gave when it was run: the reference and the
+//! compiler must both follow 1.5.1 (D-1.5.1-07 normalization, D-1.5.1-08 minimum 2,
+//! D-1.5.1-09 power-of-two config blocks).
+
+use compiler::compile::{CodegenOptions, compile};
+use compiler::frontend::parse_case;
+use compiler::verdict::{Rule, Verdict};
+
+/// The S3 skeleton: row r of the `[n, 2, 128]` input holds 2^r; `body` is indented 8 spaces.
+fn s3(config: &str, n: usize, body: &str) -> String {
+    let rows: Vec<String> = (0..n)
+        .map(|r| format!("{:.1}", (1u64 << r) as f64))
+        .collect();
+    format!(
+        "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(\n    backend=\"pallas\",\n    static_shapes=True,\n    config=helion.Config({config}),\n)\n\
+         def k(x: torch.Tensor) -> torch.Tensor:\n    out = torch.zeros([1, 2, 128], dtype=torch.float32)\n\
+         \x20   for request in hl.grid(1):\n        acc = hl.zeros([2, 128], dtype=torch.float32)\n{body}\n\
+         \x20       out[request, :, :] = acc\n    return out\n\n\n\
+         x = torch.tensor([{}]).reshape({n}, 1, 1).expand({n}, 2, 128).contiguous()\nk(x)\n",
+        rows.join(", ")
+    )
+}
+
+/// The S2 skeleton: row r of the `[n, 128]` input holds r + 1.
+fn s2(config: &str, n: usize, body: &str) -> String {
+    let rows: Vec<String> = (0..n).map(|r| format!("{:.1}", (r + 1) as f64)).collect();
+    format!(
+        "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(\n    backend=\"pallas\",\n    static_shapes=True,\n    config=helion.Config({config}),\n)\n\
+         def k(x: torch.Tensor) -> torch.Tensor:\n    out = torch.zeros([1, 128], dtype=torch.float32)\n\
+         \x20   for request in hl.grid(1):\n        acc = hl.zeros([128], dtype=torch.float32)\n{body}\n\
+         \x20       out[request, :] = acc\n    return out\n\n\n\
+         x = torch.tensor([{}]).reshape({n}, 1).expand({n}, 128).contiguous()\nk(x)\n",
+        rows.join(", ")
+    )
+}
+
+/// Every output element of the case, which the examples make all equal.
+fn value(script: &str) -> f64 {
+    let case = parse_case(script, "k.py").unwrap_or_else(|e| panic!("{e}\n{script}"));
+    let out = pallas_diff_oracle::evaluate(&case).unwrap_or_else(|e| panic!("{e}\n{script}"));
+    let t = &out.outputs[0].tensor;
+    let v = t.values[0];
+    assert!(t.values.iter().all(|&x| x == v), "not uniform:\n{script}");
+    v
+}
+
+fn verdict(script: &str) -> Verdict {
+    let case = parse_case(script, "k.py").unwrap_or_else(|e| panic!("{e}\n{script}"));
+    compile(&case, &CodegenOptions::default()).verdict
+}
+
+const F: &str = "block_sizes=[], pallas_loop_type=\"fori_loop\"";
+
+#[test]
+fn d07_a_fixed_block_size_is_never_raised() {
+    // fixed_block_kept: Helion keeps block 4 (2 tiles) -> 38.0; raising it to 8 gives 37.0.
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            acc = acc + x[outer, :].sum(dim=0) + 1.0";
+    assert_eq!(value(&s2(F, 8, body)), 38.0);
+}
+
+#[test]
+fn d07_the_minimum_is_capped_by_the_loop_extent() {
+    // norm_uses_extent: block min(8, next_pow2(3)) = 4 -> 10.0 (block 8 would give 14.0).
+    let body = "        for outer in hl.tile(3):\n            acc = acc + x[outer, :].sum(dim=0) + outer.block_size";
+    let config = "block_sizes=[1], pallas_loop_type=\"fori_loop\"";
+    assert_eq!(value(&s2(config, 16, body)), 10.0);
+}
+
+#[test]
+fn d08_tile_index_needs_a_block_of_at_least_two_propagated_outward() {
+    let inner = "            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live):\n                acc = acc + x_block[local.index, :, :].sum(dim=0) + 1.0";
+    let config = |b: &str| format!("block_sizes=[{b}], pallas_loop_type=\"fori_loop\"");
+    // min2_inner: inner block 2 -> 66.0 (the configured 1 gives 69.0).
+    let body = format!("        for outer in hl.tile(x.size(0), block_size=4):\n{inner}");
+    assert_eq!(value(&s3(&config("1"), 6, &body)), 66.0);
+    // min2_outer: both config-driven; the inner minimum 2 raises the outer to 2 -> 34.0.
+    let body = format!("        for outer in hl.tile(x.size(0)):\n{inner}");
+    assert_eq!(value(&s3(&config("1, 1"), 5, &body)), 34.0);
+    // min2_fixed_outer: the fixed outer block stays 2 -> 34.0.
+    let body = format!("        for outer in hl.tile(x.size(0), block_size=2):\n{inner}");
+    assert_eq!(value(&s3(&config("1"), 5, &body)), 34.0);
+    // min2_none: no `local.index`, no minimum -> 69.0.
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live):\n                acc = acc + x_block[local.begin, :, :] + 1.0";
+    assert_eq!(value(&s3(&config("1"), 6, body)), 69.0);
+}
+
+#[test]
+fn d09_config_blocks_must_be_powers_of_two() {
+    let body = "        for outer in hl.tile(x.size(0)):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :]";
+    let v = verdict(&s3(
+        "block_sizes=[3], pallas_loop_type=\"fori_loop\"",
+        9,
+        body,
+    ));
+    let Verdict::Rejected(r) = v else {
+        panic!("{v:?}")
+    };
+    assert_eq!(r.rule, Rule::ConfigBlockSizeNotPowerOfTwo);
+    assert_eq!(
+        r.message,
+        "config[block_sizes][0] must be a power of two, got 3"
+    );
+    // A fixed block_size=3 is not checked: it lowers -> 511.0.
+    let fixed = body.replace("hl.tile(x.size(0))", "hl.tile(x.size(0), block_size=3)");
+    let script = s3(F, 9, &fixed);
+    assert_eq!(verdict(&script), Verdict::Lowered);
+    assert_eq!(value(&script), 511.0);
+}

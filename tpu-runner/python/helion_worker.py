@@ -5,7 +5,7 @@ line, one response per line). The Rust side is src/protocol.rs.
 
 On start the worker imports torch, helion, helion.language and JAX once and writes a hello line:
     {"v":1,"id":0,"ok":true,"hello":{"python","python_executable","jax","jaxlib","devices",
-                                     "tpu","tpu_kind","helion","torch"}}
+                                     "tpu","tpu_kind","xla_flags","helion","torch"}}
 or, when an import fails,
     {"v":1,"id":0,"ok":false,"error":{"stage":"import",...}}  and exits with status 3.
 
@@ -37,9 +37,11 @@ Responses:
       (helion-tpu-lower: "outputs":[] and "lowered":true)
     {"v":1,"id":N,"ok":false,"seconds":s,"generated":<str|null>,
      "error":{"stage","type","message","traceback","cause"?,"refusal","line"}}
-Stages: import (executing the source), trace (Helion's bind, config normalization, planning,
-codegen and loading the generated module), lower (helion-tpu-lower: everything after codegen),
-run (calling the compiled kernel, converting outputs), protocol (a malformed request).
+Stages: import (executing the source, finding the kernel), trace (Helion's bind, config
+normalization, planning, codegen and loading the generated module; helion-eager: bind only),
+lower (helion-tpu-lower: everything after codegen, i.e. the host code, building the pallas_call,
+jax.export), run (calling the compiled kernel or, helion-eager, the kernel body; converting
+outputs), protocol (a malformed request).
 `refusal` is true exactly for Helion's own errors (helion.exc.Base) other than its
 internal-error wrapper helion.exc.InternalError. `line` is the kernel file's line the error is
 about: Helion's error location, else a "<kernel file>:N" in the message, else the innermost
@@ -48,12 +50,16 @@ traceback frame in the kernel file (or in Helion's generated module, mapped thro
 
 Each request writes the source to a fresh file <tmp>/r<counter>/k_<sha256[:16]>.py, imports it
 as a fresh module and drops it afterwards, together with the generated modules torch's
-PyCodeCache loaded for it, so nothing of one case leaks into the next.
+PyCodeCache loaded for it, torch.fx's generated code and torch's memo caches (fake-tensor
+dispatch, ShapeEnv), so nothing of one case leaks into the next and memory stays flat. Helion's
+process-wide VMEM budget cache is reset per request and, for helion-pallas, the "cpu" TPU-info
+entry Helion's interpret launcher registers (TPU7x) is registered up front.
 
 Nothing user code prints reaches the protocol stream: fds 0 and 1 are duplicated for the
 protocol, then fd 1 is pointed at stderr and fd 0 at /dev/null (as in worker.py).
 """
 
+import atexit
 import base64
 import hashlib
 import importlib.util
@@ -75,10 +81,13 @@ TPU_KIND = os.environ.get("PALLAS_DIFF_TPU_KIND", "TPU v5e")
 MAX_TRACEBACK = 16000
 MODES = ("helion-pallas", "helion-eager", "helion-tpu-lower")
 # Environment each mode runs under (set before the module executes, kept during the call).
+# (Helion reads these in Settings(), i.e. when @helion.kernel runs, and the launcher reads
+# HELION_PALLAS_INTERPRET at call time when the generated code does not pass _pallas_interpret.)
+_COMMON_ENV = {"HELION_BACKEND": "pallas", "HELION_PRINT_OUTPUT_CODE": "0", "HELION_FORCE_AUTOTUNE": "0"}
 MODE_ENV = {
-    "helion-pallas": {"HELION_BACKEND": "pallas", "HELION_PALLAS_INTERPRET": "1", "HELION_INTERPRET": "0"},
-    "helion-eager": {"HELION_BACKEND": "pallas", "HELION_PALLAS_INTERPRET": "0", "HELION_INTERPRET": "1"},
-    "helion-tpu-lower": {"HELION_BACKEND": "pallas", "HELION_PALLAS_INTERPRET": "0", "HELION_INTERPRET": "0"},
+    "helion-pallas": dict(_COMMON_ENV, HELION_PALLAS_INTERPRET="1", HELION_INTERPRET="0"),
+    "helion-eager": dict(_COMMON_ENV, HELION_PALLAS_INTERPRET="0", HELION_INTERPRET="1"),
+    "helion-tpu-lower": dict(_COMMON_ENV, HELION_PALLAS_INTERPRET="0", HELION_INTERPRET="0"),
 }
 
 # --- protocol streams: private copies of fds 0 and 1. User code sees /dev/null as stdin and
@@ -95,6 +104,7 @@ sys.stdin = open(os.devnull)  # noqa: SIM115
 # Per-worker scratch: kernel files and torch inductor's code cache (Helion's generated modules),
 # so the worker can delete what each request wrote without touching anyone else's files.
 WORK_DIR = tempfile.mkdtemp(prefix="pallas-diff-helion-")
+atexit.register(shutil.rmtree, WORK_DIR, True)
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(WORK_DIR, "inductor")
 os.environ.pop("TRITON_INTERPRET", None)  # HELION_INTERPRET=1 refuses to run next to it
 
@@ -142,7 +152,6 @@ class BadRequest(Exception):
 
 # --- imports (once) ---------------------------------------------------------------------------
 try:
-    import numpy as np
     import torch
     import helion
     import helion.language  # noqa: F401
@@ -152,12 +161,13 @@ try:
     from helion._compiler import compile_environment as helion_compile_env
     from helion._compiler import source_location as helion_source_location
     from torch._inductor.codecache import PyCodeCache
+    from torch.fx import graph_module as torch_fx_graph_module
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
     import jax
     import jaxlib
     from jax.experimental import pallas as pl  # noqa: F401  (warm the import for Helion)
     from jax.experimental.pallas import tpu as pltpu  # noqa: F401
     from jax._src.mesh import AbstractDevice
-    from jax._src.pallas.mosaic import tpu_info as jax_tpu_info
 except BaseException as e:  # noqa: BLE001
     send(error_response(0, "import", type(e).__name__, str(e), traceback.format_exc()))
     sys.exit(3)
@@ -312,7 +322,7 @@ class Case:
         self.module_name = "pallas_diff_helion_case_%d_%s" % (_counter[0], digest[:12])
         self.module = None
         self.pycode_start = len(PyCodeCache.modules)
-        self.generated_paths = []
+        self.fx_start = len(_fx_eval_cache())
 
     def load(self):
         spec = importlib.util.spec_from_file_location(self.module_name, self.path)
@@ -343,6 +353,11 @@ class Case:
                     pass
             if sys.modules.get(mod.__name__) is mod:
                 del sys.modules[mod.__name__]
+        # Code torch.fx generated for Helion's graphs ("<eval_with_key>.N", kept forever).
+        fx_cache = _fx_eval_cache()
+        for key in list(fx_cache)[self.fx_start :]:
+            del fx_cache[key]
+            linecache.cache.pop(key, None)
         if self.module is not None:
             for value in list(vars(self.module).values()):
                 if isinstance(value, HelionKernel):
@@ -355,6 +370,12 @@ class Case:
         self.module = None
         linecache.cache.pop(self.path, None)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _fx_eval_cache():
+    loader = getattr(torch_fx_graph_module, "_loader", None)
+    cache = getattr(loader, "eval_cache", None)
+    return cache if isinstance(cache, dict) else {}
 
 
 def reset_process_state(mode):
@@ -373,6 +394,25 @@ def reset_process_state(mode):
     if getattr(helion_source_location.tls, "locations", None):
         print("helion_worker: clearing leaked source locations", file=sys.stderr)
         helion_source_location.tls.locations = []
+
+
+def reset_torch_caches():
+    """Drop torch's process-global caches Helion's tracing fills (one entry per op and symbolic
+    signature: they grow without bound, and torch warns that a warm fake-tensor cache can make a
+    compile that failed cold succeed on retry)."""
+    try:
+        torch._dynamo.reset()  # clears FakeTensorMode's dispatch cache among others
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+    # ShapeEnv's methods are memoized per class, keyed by the ShapeEnv itself (some without a
+    # size bound): every case's ShapeEnv, with its fake-tensor cache, would stay alive.
+    for value in list(vars(ShapeEnv).values()):
+        clear = getattr(value, "cache_clear", None)
+        if callable(clear):
+            try:
+                clear()
+            except Exception:  # noqa: BLE001
+                traceback.print_exc()
 
 
 class EnvVars:
@@ -475,7 +515,7 @@ class TpuLowerLauncher:
                 interpret=False,
                 placeholder_fn=placeholder,
             )
-        specs = [_spec_of(spec_args[i].contiguous()) for i in result.tensor_arg_indices]
+        specs = [_spec_of(spec_args[i]) for i in result.tensor_arg_indices]
         jax.export.export(jax.jit(result.jit_fn), platforms=["tpu"])(*specs)
         self.launches += 1
         # What default_pallas_launcher would return, with zeros for the data.
@@ -543,7 +583,7 @@ def run_case(case, mode, inputs, kernel_name, arg_spec):
         compiled = bound.compile_config(config, allow_print=False)
     except BaseException as e:  # noqa: BLE001
         raise CaseError(StageError("trace", e), None)
-    generated = read_generated(bound, config)
+    generated = read_generated(bound)
 
     if mode == "helion-tpu-lower":
         launcher = TpuLowerLauncher()
@@ -561,13 +601,15 @@ def run_case(case, mode, inputs, kernel_name, arg_spec):
     return {"outputs": encoded, "generated": generated}
 
 
-def read_generated(bound, config):
+def read_generated(bound):
     """The generated module's text, as compile_config wrote it (no second codegen)."""
     try:
-        for key, path in bound._cache_path_map.items():
-            if key == config or len(bound._cache_path_map) == 1:
-                with open(path, encoding="utf-8") as f:
-                    return f.read()
+        # compile_config ran once on this fresh BoundKernel: one entry, keyed by the normalized
+        # config (which need not equal the decorator's).
+        paths = [p for p in bound._cache_path_map.values() if p]
+        if paths:
+            with open(paths[-1], encoding="utf-8") as f:
+                return f.read()
     except Exception:  # noqa: BLE001
         traceback.print_exc()
     return None
@@ -682,6 +724,7 @@ def handle_run(req_id, req):
             except Exception:  # noqa: BLE001
                 traceback.print_exc()
         helion_launcher._CACHED_VMEM_LIMIT_BYTES = None
+        reset_torch_caches()
     resp["seconds"] = time.perf_counter() - start
     return resp
 

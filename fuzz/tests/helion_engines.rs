@@ -114,8 +114,8 @@ fn a_kernel_helion_lowers_agrees_in_every_helion_mode() {
 }
 
 #[test]
-fn a_non_power_of_two_config_block_is_a_verdict_mismatch() {
-    // D-1.5.1-09: Helion refuses block_sizes=[3] with InvalidConfig; our model lowers it.
+fn a_non_power_of_two_config_block_is_refused_by_both() {
+    // D-1.5.1-09: Helion refuses block_sizes=[3] with InvalidConfig, and so does the model.
     let script = r#"import torch
 import helion
 import helion.language as hl
@@ -142,8 +142,7 @@ k(x)
     let Some(r) = check(script, &["helion-pallas"]) else {
         return;
     };
-    assert_eq!(r.outcome, Outcome::VerdictMismatch, "{r:#?}");
-    assert_eq!(r.decided_by.as_deref(), Some("helion-pallas"));
+    assert_eq!(r.outcome, Outcome::Rejected, "{r:#?}");
     let EngineStatus::Refused { class, message, .. } = status(&r, "helion-pallas") else {
         panic!("{r:#?}")
     };
@@ -152,7 +151,53 @@ k(x)
         message.contains("must be a power of two, got 3"),
         "{message}"
     );
-    assert_eq!(r.helion_agreement(), Some(("lowered".to_string(), false)));
+    assert_eq!(
+        r.helion_agreement(),
+        Some(("config.block-size-not-power-of-two".to_string(), true))
+    );
+}
+
+#[test]
+fn a_default_loop_type_the_model_misses_is_a_verdict_mismatch() {
+    // D-1.5.1-10 (not modelled yet): with no `pallas_loop_type` and a data-dependent inner
+    // bound, Helion 1.5.1 defaults to fori_loop and lowers; the model takes `unroll` and
+    // refuses with InvalidConfig. A fidelity finding, decided by helion-pallas.
+    let script = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(
+    backend="pallas",
+    static_shapes=True,
+    config=helion.Config(block_sizes=[]),
+)
+def k(x: torch.Tensor):
+    out = torch.zeros([1, 2, 128], dtype=torch.float32)
+    for request in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0), block_size=4):
+            x_block = x[outer, :, :]
+            live = outer.end - outer.begin
+            for local in hl.tile(live, block_size=1):
+                acc = acc + x_block[local.begin, :, :]
+        out[request, :, :] = acc
+    return out
+
+
+x = torch.ones(9, 2, 128, dtype=torch.float32)
+k(x)
+"#;
+    let Some(r) = check(script, &["helion-pallas"]) else {
+        return;
+    };
+    assert_eq!(r.outcome, Outcome::VerdictMismatch, "{r:#?}");
+    assert_eq!(r.decided_by.as_deref(), Some("helion-pallas"));
+    assert!(status(&r, "helion-pallas").outputs().is_some(), "{r:#?}");
+    assert_eq!(
+        r.helion_agreement(),
+        Some(("config.unroll-dynamic-bounds".to_string(), false))
+    );
 }
 
 #[test]

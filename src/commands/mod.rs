@@ -161,27 +161,10 @@ pub fn read_file(path: &Path) -> Result<String, CliError> {
         .map_err(|e| CliError::Input(anyhow::anyhow!("cannot read '{}': {e}", path.display())))
 }
 
-/// Reads and parses a case script (`.py`) or a case JSON file (`.json`).
+/// Reads and parses a case script or a case JSON file (decided by content when the extension
+/// does not say), with the same well-formedness checks for both.
 pub fn load_case(path: &Path) -> Result<compiler::ir::Case, CliError> {
     let text = read_file(path)?;
-    let shown = path.display().to_string();
-    if path.extension().is_some_and(|e| e == "json") {
-        let case: compiler::ir::Case = serde_json::from_str(&text).map_err(|e| {
-            CliError::Input(anyhow::anyhow!(
-                "{shown}:{}:{}: not a case JSON file: {e}",
-                e.line(),
-                e.column()
-            ))
-        })?;
-        if case.version != compiler::ir::CASE_VERSION {
-            return Err(CliError::Input(anyhow::anyhow!(
-                "{shown}: case format version {} is not supported (this build reads {})",
-                case.version,
-                compiler::ir::CASE_VERSION
-            )));
-        }
-        Ok(case)
-    } else {
-        compiler::frontend::parse_case(&text, &shown).map_err(|e| CliError::Input(e.into()))
-    }
+    compiler::frontend::load_case_text(&text, &path.display().to_string())
+        .map_err(|e| CliError::Input(e.into()))
 }

@@ -5,8 +5,9 @@
 //! `x[outer, :]` on a host tensor is an `hl.load`, `x_block[1]` on a device value is an
 //! `hl.subscript` (Helion's `visit_Subscript` makes the same distinction).
 
-use super::FrontendError;
 use super::module::{Ctx, dotted, literal_int, literal_number, stmt_construct};
+use super::wellformed::{NameKind, assigned_kind, blocks_too_deep, expr_too_deep, unbound};
+use super::{FrontendError, MAX_BLOCK_DEPTH, MAX_EXPR_DEPTH};
 use crate::ir::hash::FastMap;
 use crate::ir::{
     AllocKind, AllocShape, AtomicOp, BinOp, CmpOp, DType, Expr, ExprKind, Index, Loop, LoopDim,
@@ -14,19 +15,16 @@ use crate::ir::{
 };
 use rustpython_parser::ast::{self, Ranged};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum NameKind {
-    HostTensor,
-    HostInt,
-    Tile,
-    GridIndex,
-    Device,
-}
-
 pub(crate) struct KernelParser<'c, 's> {
     ctx: &'c Ctx<'s>,
     names: FastMap<String, NameKind>,
+    /// Enclosing device loops.
     depth: usize,
+    /// Enclosing loops and branches ([`MAX_BLOCK_DEPTH`]).
+    blocks: usize,
+    /// Nesting of the expression being converted ([`MAX_EXPR_DEPTH`]): one per IR node, as
+    /// [`super::wellformed`] counts it, so both readers refuse the same cases.
+    expr_depth: usize,
 }
 
 /// `torch.float32` / `torch.bfloat16` / `torch.int32`.
@@ -46,28 +44,38 @@ pub(crate) fn dtype_of(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<DType, FrontendEr
     }
 }
 
+/// The Python name of an expression kind, for messages. Named per variant rather than from the
+/// `Debug` form: formatting a whole expression recurses over all of it.
 fn expr_construct(e: &ast::Expr) -> String {
-    match e {
-        ast::Expr::Lambda(_) => "lambda".into(),
-        ast::Expr::IfExp(_) => "conditional expression".into(),
+    let name = match e {
+        ast::Expr::Lambda(_) => "lambda",
+        ast::Expr::IfExp(_) => "conditional expression",
         ast::Expr::ListComp(_)
         | ast::Expr::SetComp(_)
         | ast::Expr::DictComp(_)
-        | ast::Expr::GeneratorExp(_) => "comprehension".into(),
-        ast::Expr::BoolOp(_) => "and/or".into(),
-        ast::Expr::Dict(_) => "dict".into(),
-        ast::Expr::JoinedStr(_) | ast::Expr::FormattedValue(_) => "f-string".into(),
-        ast::Expr::Starred(_) => "starred expression".into(),
-        ast::Expr::NamedExpr(_) => ":=".into(),
-        other => {
-            let debug = format!("{other:?}");
-            debug
-                .split('(')
-                .next()
-                .unwrap_or("expression")
-                .to_lowercase()
-        }
-    }
+        | ast::Expr::GeneratorExp(_) => "comprehension",
+        ast::Expr::BoolOp(_) => "and/or",
+        ast::Expr::Dict(_) => "dict",
+        ast::Expr::JoinedStr(_) | ast::Expr::FormattedValue(_) => "f-string",
+        ast::Expr::Starred(_) => "starred expression",
+        ast::Expr::NamedExpr(_) => ":=",
+        ast::Expr::BinOp(_) => "binop",
+        ast::Expr::UnaryOp(_) => "unaryop",
+        ast::Expr::Set(_) => "set",
+        ast::Expr::Await(_) => "await",
+        ast::Expr::Yield(_) => "yield",
+        ast::Expr::YieldFrom(_) => "yieldfrom",
+        ast::Expr::Compare(_) => "compare",
+        ast::Expr::Call(_) => "call",
+        ast::Expr::Constant(_) => "constant",
+        ast::Expr::Attribute(_) => "attribute",
+        ast::Expr::Subscript(_) => "subscript",
+        ast::Expr::Name(_) => "name",
+        ast::Expr::List(_) => "list",
+        ast::Expr::Tuple(_) => "tuple",
+        ast::Expr::Slice(_) => "slice",
+    };
+    name.into()
 }
 
 impl<'c, 's> KernelParser<'c, 's> {
@@ -88,6 +96,8 @@ impl<'c, 's> KernelParser<'c, 's> {
             ctx,
             names,
             depth: 0,
+            blocks: 0,
+            expr_depth: 0,
         }
     }
 
@@ -174,11 +184,7 @@ impl<'c, 's> KernelParser<'c, 's> {
                     return Err(self.err(stmt, "augmented assignment", "augmented assignment updates a name only (write `t[i] = t[i] + v` for a store)"));
                 };
                 if !self.names.contains_key(n.id.as_str()) {
-                    return Err(self.err(
-                        &*a.target,
-                        "name",
-                        format!("name `{}` is not defined", n.id),
-                    ));
+                    return Err(self.err(&*a.target, "name", unbound(&n.id)));
                 }
                 let op = match a.op {
                     ast::Operator::Add => BinOp::Add,
@@ -198,8 +204,14 @@ impl<'c, 's> KernelParser<'c, 's> {
                     value: self.expr(&a.value)?,
                 }
             }
-            ast::Stmt::For(f) => self.for_stmt(f)?,
+            ast::Stmt::For(f) => {
+                self.enter_block(stmt)?;
+                let kind = self.for_stmt(f)?;
+                self.blocks -= 1;
+                kind
+            }
             ast::Stmt::If(i) => {
+                self.enter_block(stmt)?;
                 self.require_device(stmt, "if")?;
                 let cond = self.expr(&i.test)?;
                 if !matches!(cond.kind, ExprKind::Compare { .. }) {
@@ -207,6 +219,7 @@ impl<'c, 's> KernelParser<'c, 's> {
                 }
                 let then_body = self.parse_body(&i.body)?;
                 let else_body = self.parse_body(&i.orelse)?;
+                self.blocks -= 1;
                 StmtKind::If {
                     cond,
                     then_body,
@@ -250,6 +263,16 @@ impl<'c, 's> KernelParser<'c, 's> {
         Ok(Some(Stmt::new(kind, span)))
     }
 
+    /// Enters one more loop or branch (`stmt`).
+    fn enter_block(&mut self, stmt: &ast::Stmt) -> Result<(), FrontendError> {
+        self.blocks += 1;
+        if self.blocks > MAX_BLOCK_DEPTH {
+            let (construct, message) = blocks_too_deep();
+            return Err(self.err(stmt, construct, message));
+        }
+        Ok(())
+    }
+
     fn require_device(&self, node: &impl Ranged, construct: &str) -> Result<(), FrontendError> {
         if self.depth == 0 {
             return Err(self.err(node, construct, format!("{construct} outside any hl.tile/hl.grid loop is host code, which a case script does not have")));
@@ -258,13 +281,7 @@ impl<'c, 's> KernelParser<'c, 's> {
     }
 
     fn kind_of_assigned(&self, value: &Expr) -> NameKind {
-        if self.depth > 0 {
-            return NameKind::Device;
-        }
-        match &value.kind {
-            ExprKind::Alloc { .. } | ExprKind::View { .. } => NameKind::HostTensor,
-            _ => NameKind::HostInt,
-        }
+        assigned_kind(self.depth, &value.kind)
     }
 
     fn host_tensor_name(&self, e: &ast::Expr, construct: &str) -> Result<String, FrontendError> {
@@ -536,12 +553,25 @@ impl<'c, 's> KernelParser<'c, 's> {
         }
     }
 
+    /// One expression, one level deeper than its parent: every IR sub-expression is converted
+    /// through here, so the count is the IR's nesting.
     fn expr(&mut self, e: &ast::Expr) -> Result<Expr, FrontendError> {
+        self.expr_depth += 1;
+        if self.expr_depth > MAX_EXPR_DEPTH {
+            let (construct, message) = expr_too_deep();
+            return Err(self.err(e, construct, message));
+        }
+        let r = self.expr_node(e);
+        self.expr_depth -= 1;
+        r
+    }
+
+    fn expr_node(&mut self, e: &ast::Expr) -> Result<Expr, FrontendError> {
         let span = self.ctx.span(e);
         let kind = match e {
             ast::Expr::Name(n) => {
                 if !self.names.contains_key(n.id.as_str()) {
-                    return Err(self.err(e, "name", format!("name `{}` is not defined", n.id)));
+                    return Err(self.err(e, "name", unbound(&n.id)));
                 }
                 ExprKind::Name(n.id.to_string())
             }

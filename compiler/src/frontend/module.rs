@@ -1,9 +1,9 @@
 //! Module level of a case script: imports, the decorated kernel and its config, the inputs,
 //! `torch.manual_seed`, and the call.
 
-use super::FrontendError;
 use super::kernel::{KernelParser, dtype_of};
-use crate::ir::blocks::BlockTable;
+use super::wellformed;
+use super::{FrontendError, scan};
 use crate::ir::{
     Arg, CASE_VERSION, Call, Case, Config, Ctor, Input, InputOp, LoopType, Param, ParamKind, Span,
 };
@@ -43,34 +43,39 @@ impl<'s> Ctx<'s> {
     }
 }
 
-/// The Python name of a statement kind, for messages (`while`, `try`, `import`, ...).
+/// The Python name of a statement kind, for messages (`while`, `try`, `import`, ...). Named per
+/// variant rather than from the `Debug` form: formatting a whole statement recurses over all of
+/// it.
 pub(crate) fn stmt_construct(stmt: &ast::Stmt) -> String {
-    match stmt {
-        ast::Stmt::While(_) => "while".into(),
-        ast::Stmt::With(_) => "with".into(),
-        ast::Stmt::Try(_) | ast::Stmt::TryStar(_) => "try".into(),
-        ast::Stmt::ClassDef(_) => "class".into(),
-        ast::Stmt::FunctionDef(_) => "def".into(),
-        ast::Stmt::Return(_) => "return".into(),
-        ast::Stmt::Import(_) | ast::Stmt::ImportFrom(_) => "import".into(),
-        ast::Stmt::Assert(_) => "assert".into(),
-        ast::Stmt::Raise(_) => "raise".into(),
-        ast::Stmt::Delete(_) => "del".into(),
-        ast::Stmt::Global(_) => "global".into(),
-        ast::Stmt::Nonlocal(_) => "nonlocal".into(),
-        ast::Stmt::Break(_) => "break".into(),
-        ast::Stmt::Continue(_) => "continue".into(),
-        ast::Stmt::Match(_) => "match".into(),
-        ast::Stmt::AnnAssign(_) => "annotated assignment".into(),
-        other => {
-            let debug = format!("{other:?}");
-            debug
-                .split('(')
-                .next()
-                .unwrap_or("statement")
-                .to_lowercase()
-        }
-    }
+    let name = match stmt {
+        ast::Stmt::While(_) => "while",
+        ast::Stmt::With(_) => "with",
+        ast::Stmt::Try(_) | ast::Stmt::TryStar(_) => "try",
+        ast::Stmt::ClassDef(_) => "class",
+        ast::Stmt::FunctionDef(_) => "def",
+        ast::Stmt::Return(_) => "return",
+        ast::Stmt::Import(_) | ast::Stmt::ImportFrom(_) => "import",
+        ast::Stmt::Assert(_) => "assert",
+        ast::Stmt::Raise(_) => "raise",
+        ast::Stmt::Delete(_) => "del",
+        ast::Stmt::Global(_) => "global",
+        ast::Stmt::Nonlocal(_) => "nonlocal",
+        ast::Stmt::Break(_) => "break",
+        ast::Stmt::Continue(_) => "continue",
+        ast::Stmt::Match(_) => "match",
+        ast::Stmt::AnnAssign(_) => "annotated assignment",
+        ast::Stmt::AsyncFunctionDef(_) => "asyncfunctiondef",
+        ast::Stmt::Assign(_) => "assign",
+        ast::Stmt::TypeAlias(_) => "typealias",
+        ast::Stmt::AugAssign(_) => "augassign",
+        ast::Stmt::For(_) => "for",
+        ast::Stmt::AsyncFor(_) => "asyncfor",
+        ast::Stmt::If(_) => "if",
+        ast::Stmt::AsyncWith(_) => "asyncwith",
+        ast::Stmt::Expr(_) => "expr",
+        ast::Stmt::Pass(_) => "pass",
+    };
+    name.into()
 }
 
 /// The dotted name of an attribute chain (`helion.language`), if it is one.
@@ -84,10 +89,29 @@ pub(crate) fn dotted(e: &ast::Expr) -> Option<String> {
 
 pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendError> {
     use rustpython_parser::Parse;
+    if u32::try_from(source.len()).is_err() {
+        return Err(FrontendError {
+            path: path.to_string(),
+            span: Span::new(1, 1),
+            construct: "file".into(),
+            message: "the file is 4 GiB or larger: the parser's offsets are 32-bit".into(),
+        });
+    }
     let ctx = Ctx {
         path: path.to_string(),
         locator: RandomLocator::new(source).into(),
     };
+    // Before the parser: an AST too deep to drop must never be built (see `scan`).
+    scan::scan(source).map_err(|e| {
+        let (construct, message) = e.what.describe();
+        let at = u32::try_from(e.offset).unwrap_or(u32::MAX);
+        FrontendError {
+            path: path.to_string(),
+            span: ctx.span_at(TextSize::from(at)),
+            construct: construct.into(),
+            message,
+        }
+    })?;
     let suite = ast::Suite::parse(source, path).map_err(|e| FrontendError {
         path: path.to_string(),
         span: ctx.span_at(e.offset),
@@ -295,50 +319,6 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
             ),
         ));
     };
-    if call.args.len() != kernel.params.len() {
-        return Err(FrontendError {
-            path: path.to_string(),
-            span: call.span,
-            construct: "call".into(),
-            message: format!(
-                "`{}` takes {} arguments but the call passes {}",
-                kernel.name,
-                kernel.params.len(),
-                call.args.len()
-            ),
-        });
-    }
-    for (p, a) in kernel.params.iter().zip(&call.args) {
-        let ok = match (p.kind, a) {
-            (ParamKind::Tensor, Arg::Input(name)) => inputs.iter().any(|i| &i.name == name),
-            (ParamKind::Int, Arg::Int(_)) => true,
-            (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => false,
-        };
-        if !ok {
-            return Err(FrontendError {
-                path: path.to_string(),
-                span: call.span,
-                construct: "call".into(),
-                message: format!(
-                    "argument for parameter `{}` must be {}",
-                    p.name,
-                    match p.kind {
-                        ParamKind::Tensor => "a module-level input tensor",
-                        ParamKind::Int => "an int literal",
-                    }
-                ),
-            });
-        }
-    }
-    for input in &inputs {
-        input.dtype_and_shape().map_err(|e| FrontendError {
-            path: path.to_string(),
-            span: input.span,
-            construct: "input".into(),
-            message: e.to_string(),
-        })?;
-    }
-
     let case = Case {
         version: CASE_VERSION,
         kernel,
@@ -347,35 +327,15 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
         seed,
         call,
     };
-    check_block_sizes(&ctx, block_sizes_at, &case)?;
+    // The rules on the IR, shared with the JSON reader; the config has no span of its own, so
+    // its violations are reported at `block_sizes=`.
+    wellformed::check(&case).map_err(|v| FrontendError {
+        path: path.to_string(),
+        span: v.span.unwrap_or(block_sizes_at),
+        construct: v.construct,
+        message: v.message,
+    })?;
     Ok(case)
-}
-
-fn check_block_sizes(ctx: &Ctx<'_>, at: Span, case: &Case) -> Result<(), FrontendError> {
-    let table = BlockTable::of(&case.kernel);
-    let wanted = table.config_count();
-    let got = case.config.block_sizes.len();
-    if wanted != got {
-        return Err(FrontendError {
-            path: ctx.path.clone(),
-            span: at,
-            construct: "block_sizes".into(),
-            message: format!(
-                "block_sizes has {got} {} but the kernel registers {wanted} config-driven block {} (one per `hl.tile` without `block_size=`, in registration order)",
-                if got == 1 { "entry" } else { "entries" },
-                if wanted == 1 { "id" } else { "ids" },
-            ),
-        });
-    }
-    if let Some(&bad) = case.config.block_sizes.iter().find(|&&b| b < 1) {
-        return Err(FrontendError {
-            path: ctx.path.clone(),
-            span: at,
-            construct: "block_sizes".into(),
-            message: format!("block size {bad} is not a positive int"),
-        });
-    }
-    Ok(())
 }
 
 /// The config and the position of its `block_sizes=` keyword.
@@ -523,34 +483,52 @@ pub(crate) fn int_literal(
         .ok_or_else(|| ctx.err(e, construct, format!("{construct} expects an int literal")))
 }
 
+/// The literal under a run of unary minus signs, and how many there are. Iterative: a script
+/// may hold a long run (the depth scan bounds it, this does not need it to).
+fn negations(e: &ast::Expr) -> (&ast::Expr, usize) {
+    let mut cur = e;
+    let mut n = 0usize;
+    while let ast::Expr::UnaryOp(u) = cur {
+        if !matches!(u.op, ast::UnaryOp::USub) {
+            break;
+        }
+        n += 1;
+        cur = &u.operand;
+    }
+    (cur, n)
+}
+
 /// An int literal (possibly negated) as i64, without error context.
 pub(crate) fn literal_int(e: &ast::Expr) -> Option<i64> {
-    match e {
-        ast::Expr::Constant(c) => match &c.value {
-            ast::Constant::Int(i) => i.to_string().parse().ok(),
-            _ => None,
-        },
-        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
-            literal_int(&u.operand).and_then(|v: i64| v.checked_neg())
-        }
-        _ => None,
+    let (lit, n) = negations(e);
+    let ast::Expr::Constant(c) = lit else {
+        return None;
+    };
+    let ast::Constant::Int(i) = &c.value else {
+        return None;
+    };
+    let text = i.to_string();
+    if n % 2 == 0 {
+        return text.parse().ok();
     }
+    // Odd: the negation of the literal, exact down to i64::MIN + 1 (a negated literal that
+    // overflows i64 stays refused, as it always was).
+    text.parse::<i64>().ok().and_then(i64::checked_neg)
 }
 
 /// A float or int literal (possibly negated) as f64, and whether it was written as a float.
 pub(crate) fn literal_number(e: &ast::Expr) -> Option<(f64, bool)> {
-    match e {
-        ast::Expr::Constant(c) => match &c.value {
-            ast::Constant::Int(i) => i.to_string().parse::<i64>().ok().map(|v| (v as f64, false)),
-            // An overflowing literal (`1e999`) is infinite: not a number a case can hold.
-            ast::Constant::Float(f) => f.is_finite().then_some((*f, true)),
-            _ => None,
-        },
-        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
-            literal_number(&u.operand).map(|(v, f)| (-v, f))
-        }
-        _ => None,
-    }
+    let (lit, n) = negations(e);
+    let ast::Expr::Constant(c) = lit else {
+        return None;
+    };
+    let (v, is_float) = match &c.value {
+        ast::Constant::Int(i) => (i.to_string().parse::<i64>().ok()? as f64, false),
+        // An overflowing literal (`1e999`) is infinite: not a number a case can hold.
+        ast::Constant::Float(f) => (f.is_finite().then_some(*f)?, true),
+        _ => return None,
+    };
+    Some((if n % 2 == 0 { v } else { -v }, is_float))
 }
 
 fn int_list(ctx: &Ctx<'_>, e: &ast::Expr, construct: &str) -> Result<Vec<i64>, FrontendError> {

@@ -982,6 +982,19 @@ impl Runtime<'_> {
     }
 
     fn index(&mut self, base: Value, ixs: &[Ix], span: Span) -> Res<Value> {
+        let clamped;
+        let ixs = match self.plan.tiling {
+            crate::plan::Tiling::Effective => ixs,
+            crate::plan::Tiling::HelionEager => {
+                let shape = match &base {
+                    Value::Host(h) => h.shape.to_vec(),
+                    Value::Tensor(t) => t.shape.clone(),
+                    _ => Vec::new(),
+                };
+                clamped = crate::index::clamp_tensor_indices(&shape, ixs);
+                &clamped[..]
+            }
+        };
         match base {
             Value::Host(h) => {
                 let sel = select(&h.shape, ixs, span)?;

@@ -140,7 +140,8 @@ pub enum Tiling {
     /// Helion's ref eager mode (`HELION_INTERPRET=1`, engine `helion-eager`): a config-driven
     /// `hl.tile` is one tile of its whole extent, whatever the config says; a fixed
     /// `block_size=` is used as written (no TPU raising); grids step by 1
-    /// (`helion/language/loops.py`, the `@_decorators.ref(tile)` implementation, 1.5.1).
+    /// (`helion/language/loops.py`, the `@_decorators.ref(tile)` implementation, 1.5.1); and
+    /// reads through integer-tensor indices clamp them into range (`helion/runtime/ref_mode.py`).
     HelionEager,
 }
 
@@ -181,6 +182,8 @@ pub struct Plan {
     pub(crate) configured_blocks: Vec<i64>,
     /// Effective block size per block id (after TPU alignment raising).
     pub(crate) effective_blocks: Vec<i64>,
+    /// How loops are tiled (and, for Helion's eager mode, how tensor indices read).
+    pub(crate) tiling: Tiling,
 }
 
 impl Plan {
@@ -227,6 +230,7 @@ impl Plan {
             kernel_span: case.kernel.span,
             configured_blocks: sizes.configured,
             effective_blocks: sizes.effective,
+            tiling,
         })
     }
 

@@ -17,3 +17,10 @@ pub mod sim;
 pub mod tensor;
 pub mod validate;
 pub mod verdict;
+
+/// The Helion release this model of the lowering targets. Where that release departs from the
+/// upstream change's merged state (`shared/spec/helion-1.5.1-deltas.md`), the model follows the
+/// release and the rule or function cites the delta id (`D-1.5.1-NN`); where the release has a
+/// bug (a wrong value, a crash), the model stays correct and the difference is a Helion finding.
+/// Modelled so far: D-1.5.1-07, -08 and -09 (block sizes); the others are open (issue 18).
+pub const HELION_VERSION: &str = "1.5.1";

@@ -45,6 +45,9 @@ pub struct Versions {
     pub pallas_diff: String,
     /// The case format ([`CASE_VERSION`]).
     pub case_format: u32,
+    /// The Helion release the model targets ([`compiler::HELION_VERSION`]).
+    #[serde(default)]
+    pub model_helion: Option<String>,
     /// The worker's Python, when a JAX engine ran.
     #[serde(default)]
     pub python: Option<String>,
@@ -90,6 +93,7 @@ impl Versions {
         Versions {
             pallas_diff: env!("CARGO_PKG_VERSION").to_string(),
             case_format: CASE_VERSION,
+            model_helion: Some(compiler::HELION_VERSION.to_string()),
             ..Versions::default()
         }
     }

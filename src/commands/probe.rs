@@ -51,6 +51,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                     Err(why) => serde_json::json!({"installed": false, "reason": why}),
                 },
                 "helion_default_version": tpu_runner::DEFAULT_HELION_VERSION,
+                "model_helion_version": compiler::HELION_VERSION,
             })
         );
     } else {
@@ -67,6 +68,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             },
             a.tpu_kind
         );
+        println!("model: the lowering of Helion {}", compiler::HELION_VERSION);
         match &helion {
             Ok(h) => println!(
                 "helion {} torch {} jax {} ({}): engines helion-pallas, helion-eager, helion-tpu-lower",

@@ -558,8 +558,9 @@ impl<'a> Lowerer<'a> {
         let c = &self.case.config;
         let doc = vec![
             format!(
-                "pallas-diff: Pallas module for kernel `{}`.",
-                self.case.kernel.name
+                "pallas-diff: Pallas module for kernel `{}` (the lowering of Helion {}).",
+                self.case.kernel.name,
+                crate::HELION_VERSION
             ),
             String::new(),
             format!(

@@ -1,4 +1,4 @@
-"""pallas-diff: Pallas module for kernel `windows`.
+"""pallas-diff: Pallas module for kernel `windows` (the lowering of Helion 1.5.1).
 
 Config: block_sizes=[4] (effective [1, 4, 2]), pallas_loop_type="fori_loop"; padding: zeros, masks by multiplication (upstream).
 """

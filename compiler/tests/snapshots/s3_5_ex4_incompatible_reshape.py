@@ -1,4 +1,4 @@
-"""pallas-diff: Pallas module for kernel `reshape_boundary`.
+"""pallas-diff: Pallas module for kernel `reshape_boundary` (the lowering of Helion 1.5.1).
 
 Config: block_sizes=[] (effective [1, 4, 1]), pallas_loop_type="fori_loop"; padding: zeros, masks by multiplication (upstream).
 """

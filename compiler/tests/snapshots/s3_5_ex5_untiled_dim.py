@@ -1,4 +1,4 @@
-"""pallas-diff: Pallas module for kernel `untiled_dim`.
+"""pallas-diff: Pallas module for kernel `untiled_dim` (the lowering of Helion 1.5.1).
 
 Config: block_sizes=[] (effective [1, 4]), pallas_loop_type="fori_loop"; padding: zeros, masks by multiplication (upstream).
 """

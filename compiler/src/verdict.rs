@@ -286,6 +286,39 @@ impl Rule {
         matches!(self, Rule::ConfigWorklistGroupingUnsupported)
     }
 
+    /// Whether Helion's refusal message `text` is this rule's message: the template's literal
+    /// pieces (between `{placeholders}`) appear in `text` in order, after Helion's planner
+    /// prefix `Backend 'pallas' does not support: ` and its `\nWhile processing:` suffix are
+    /// dropped. The one table from rule ids to Helion's messages is the templates themselves.
+    pub fn matches_message(self, text: &str) -> bool {
+        let text = text.split("\nWhile processing:").next().unwrap_or(text);
+        let text = text
+            .strip_prefix("Backend 'pallas' does not support: ")
+            .unwrap_or(text);
+        let mut rest = text;
+        let mut template = self.template();
+        while !template.is_empty() {
+            let (piece, after) = match template.find('{') {
+                Some(i) => {
+                    let close = template[i..]
+                        .find('}')
+                        .map_or(template.len(), |j| i + j + 1);
+                    (&template[..i], &template[close..])
+                }
+                None => (template, ""),
+            };
+            let piece = piece.trim();
+            if !piece.is_empty() {
+                match rest.find(piece) {
+                    Some(i) => rest = &rest[i + piece.len()..],
+                    None => return false,
+                }
+            }
+            template = after;
+        }
+        true
+    }
+
     /// Looks a rule up by its id.
     pub fn from_id(id: &str) -> Option<Rule> {
         Rule::ALL.iter().copied().find(|r| r.id() == id)
@@ -373,6 +406,18 @@ pub enum Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn helion_messages_match_rule_templates_piece_by_piece() {
+        let r = Rule::ConfigBlockSizeNotPowerOfTwo;
+        assert!(r.matches_message("config[block_sizes][0] must be a power of two, got 3"));
+        assert!(!r.matches_message("Too many values for config['block_sizes'], expected 1, got 2"));
+        let r = Rule::ChainConsumedWhole;
+        assert!(r.matches_message(
+            "Backend 'pallas' does not support: the block is also consumed whole at /tmp/k.py:20\nWhile processing:\n..."
+        ));
+        assert!(!r.matches_message("Backend 'pallas' does not support: the selector at k.py:19 is not an unshifted tile run"));
+    }
     use std::collections::HashSet;
 
     #[test]

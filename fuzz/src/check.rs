@@ -75,6 +75,23 @@ impl CaseReport {
         Some((key, crate::outcome::verdicts_agree(ours, theirs)))
     }
 
+    /// Whether Helion's refusal message is our rule's (`Rule::matches_message`), when both
+    /// refused with the same error class; `None` otherwise.
+    pub fn helion_message_agreement(&self) -> Option<bool> {
+        let rule = self.rejection()?.rule;
+        let message = self
+            .engines
+            .iter()
+            .filter(|e| e.engine == tpu_runner::Mode::HelionPallas.name())
+            .find_map(|e| match &e.status {
+                EngineStatus::Refused { class, message, .. } if class == rule.class().name() => {
+                    Some(message.as_str())
+                }
+                _ => None,
+            })?;
+        Some(rule.matches_message(message))
+    }
+
     /// Whether our compiler lowered the kernel (or accepted it where the codegen has a gap).
     pub fn lowered(&self) -> bool {
         matches!(self.verdict, Some(Verdict::Lowered))

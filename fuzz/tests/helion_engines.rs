@@ -155,6 +155,11 @@ k(x)
         r.helion_agreement(),
         Some(("config.block-size-not-power-of-two".to_string(), true))
     );
+    assert_eq!(
+        r.helion_message_agreement(),
+        Some(true),
+        "the rule's message is Helion's"
+    );
 }
 
 #[test]
@@ -274,6 +279,9 @@ last_row(x)
     assert_eq!(class, "InvalidIndexingType");
     // The rendered kernel keeps the case script's lines: the subscript is on line 17.
     assert_eq!(*line, Some(17), "{r:#?}");
+    // D-1.5.1-17 (one trace-time message template in 1.5.1) is not modelled: same class, other
+    // message.
+    assert_eq!(r.helion_message_agreement(), Some(false), "{r:#?}");
 }
 
 #[test]

@@ -271,6 +271,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             })),
             "helion_verdict_agreement": (helion_agreement.cases > 0).then(|| serde_json::json!({
                 "cases": helion_agreement.cases, "agree": helion_agreement.agree,
+                "messages": helion_agreement.messages,
+                "messages_agree": helion_agreement.messages_agree,
                 "by_verdict": summary.stats.helion_verdicts,
                 "by_index_form": summary.stats.helion_verdicts_by_form,
             })),

@@ -150,7 +150,8 @@ pub fn run(
                         let mut st = stats.lock().expect("stats lock");
                         st.record(report.outcome, report.lowered(), &feats);
                         if let Some((ours, agree)) = report.helion_agreement() {
-                            st.record_helion_verdict(&ours, agree, &feats);
+                            let message = report.helion_message_agreement();
+                            st.record_helion_verdict(&ours, agree, message, &feats);
                         }
                         if let Some(k) = report.known_issue {
                             *st.known_issues.entry(k.to_string()).or_default() += 1;

@@ -52,12 +52,20 @@ pub struct Agreement {
     pub cases: u64,
     /// Of those, cases where ours was the same (lowered, or refused with the same class).
     pub agree: u64,
+    /// Cases where both refused with the same class (their messages compared).
+    pub messages: u64,
+    /// Of those, cases where Helion's message is our rule's (`Rule::matches_message`).
+    pub messages_agree: u64,
 }
 
 impl Agreement {
-    fn add(&mut self, agree: bool) {
+    fn add(&mut self, agree: bool, message: Option<bool>) {
         self.cases += 1;
         self.agree += u64::from(agree);
+        if let Some(m) = message {
+            self.messages += 1;
+            self.messages_agree += u64::from(m);
+        }
     }
 
     /// The agreeing share in percent.
@@ -134,12 +142,13 @@ impl Stats {
         &mut self,
         ours: &str,
         agree: bool,
+        message: Option<bool>,
         features: &std::collections::BTreeSet<Feature>,
     ) {
         self.helion_verdicts
             .entry(ours.to_string())
             .or_default()
-            .add(agree);
+            .add(agree, message);
         let forms: std::collections::BTreeSet<String> = features
             .iter()
             .filter_map(|f| match f {
@@ -153,7 +162,7 @@ impl Stats {
             self.helion_verdicts_by_form
                 .entry(form)
                 .or_default()
-                .add(agree);
+                .add(agree, message);
         }
     }
 
@@ -163,6 +172,8 @@ impl Stats {
         for a in self.helion_verdicts.values() {
             all.cases += a.cases;
             all.agree += a.agree;
+            all.messages += a.messages;
+            all.messages_agree += a.messages_agree;
         }
         all
     }
@@ -249,10 +260,12 @@ impl Stats {
             let all = self.helion_agreement();
             let _ = writeln!(
                 s,
-                "\nverdict agreement with Helion: {} of {} cases ({:.1}%)",
+                "\nverdict agreement with Helion: {} of {} cases ({:.1}%); of {} refused by both with one class, {} with our rule's message",
                 all.agree,
                 all.cases,
-                all.percent()
+                all.percent(),
+                all.messages,
+                all.messages_agree
             );
             let _ = writeln!(
                 s,

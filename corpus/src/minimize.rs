@@ -217,7 +217,7 @@ pub fn reduce_finding(
             return Screen::Boring;
         }
         if signature_.is_about_emitted_code() {
-            let loop_type = c.config.effective_loop_type().name();
+            let loop_type = c.effective_loop_type().name();
             if signature_.loop_type.as_deref() != Some(loop_type)
                 || !index_forms(&c).is_subset(&signature_.forms)
             {

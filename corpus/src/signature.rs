@@ -543,7 +543,7 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         forms: BTreeSet::new(),
     };
     if sig.is_about_emitted_code() {
-        sig.loop_type = Some(case.config.effective_loop_type().name().to_string());
+        sig.loop_type = Some(case.effective_loop_type().name().to_string());
         sig.forms = index_forms(case);
     }
     sig

@@ -163,10 +163,9 @@ k(x)
 }
 
 #[test]
-fn a_default_loop_type_the_model_misses_is_a_verdict_mismatch() {
-    // D-1.5.1-10 (not modelled yet): with no `pallas_loop_type` and a data-dependent inner
-    // bound, Helion 1.5.1 defaults to fori_loop and lowers; the model takes `unroll` and
-    // refuses with InvalidConfig. A fidelity finding, decided by helion-pallas.
+fn an_absent_loop_type_defaults_as_in_helion() {
+    // D-1.5.1-10: with no `pallas_loop_type` and a data-dependent inner bound, Helion 1.5.1
+    // defaults to fori_loop and lowers; so does the model.
     let script = r#"import torch
 import helion
 import helion.language as hl
@@ -196,13 +195,47 @@ k(x)
     let Some(r) = check(script, &["helion-pallas"]) else {
         return;
     };
+    assert_eq!(r.outcome, Outcome::Agree, "{r:#?}");
+    assert_eq!(r.helion_agreement(), Some(("lowered".to_string(), true)));
+}
+
+#[test]
+fn a_store_rank_rule_the_model_misses_is_a_verdict_mismatch() {
+    // D-1.5.1-20 (the store rank rule is not modelled yet): `out[outer, :, :] = acc` with a
+    // rank-2 `acc` is RankMismatch in Helion 1.5.1; the model broadcasts and lowers. A fidelity
+    // finding, decided by helion-pallas.
+    let script = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(
+    backend="pallas",
+    static_shapes=True,
+    config=helion.Config(block_sizes=[], pallas_loop_type="fori_loop"),
+)
+def k(x: torch.Tensor):
+    out = torch.zeros([8, 2, 128], dtype=torch.float32)
+    for outer in hl.tile(x.size(0), block_size=4):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        acc = acc + x[outer, :, :].sum(dim=0)
+        out[outer, :, :] = acc
+    return out
+
+
+x = torch.ones(8, 2, 128, dtype=torch.float32)
+k(x)
+"#;
+    let Some(r) = check(script, &["helion-pallas"]) else {
+        return;
+    };
     assert_eq!(r.outcome, Outcome::VerdictMismatch, "{r:#?}");
     assert_eq!(r.decided_by.as_deref(), Some("helion-pallas"));
-    assert!(status(&r, "helion-pallas").outputs().is_some(), "{r:#?}");
-    assert_eq!(
-        r.helion_agreement(),
-        Some(("config.unroll-dynamic-bounds".to_string(), false))
-    );
+    let EngineStatus::Refused { class, .. } = status(&r, "helion-pallas") else {
+        panic!("{r:#?}")
+    };
+    assert_eq!(class, "RankMismatch");
+    assert_eq!(r.helion_agreement(), Some(("lowered".to_string(), false)));
 }
 
 #[test]

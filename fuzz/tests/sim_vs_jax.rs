@@ -240,7 +240,7 @@ fn collect_dma(n: usize) -> Vec<Lowered> {
     while out.len() < n && seed < MAX_SEED {
         let mut case = generate_from_seed(seed, &cfg);
         seed += 1;
-        if case.config.effective_loop_type() != LoopType::ForiLoop {
+        if case.effective_loop_type() != LoopType::ForiLoop {
             continue;
         }
         case.config.load_buffer_count = Some(vec![2; 16]);

@@ -142,3 +142,25 @@ fn helion_eager_tiling_is_one_tile_per_config_loop_and_clamps_tensor_indices() {
     let torch = pallas_diff_oracle::evaluate(&case).unwrap();
     assert_eq!(torch.outputs[0].tensor.values[0], 5.0);
 }
+
+#[test]
+fn d10_an_absent_loop_type_is_fori_loop_or_emit_pipeline_never_unroll() {
+    // noloop_symbolic: an inner `hl.tile(live)` is data-dependent -> fori_loop, lowered, 511.0
+    // (upstream's `unroll` default refused it with InvalidConfig).
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :]";
+    let script = s3("block_sizes=[]", 9, body);
+    let case = parse_case(&script, "k.py").unwrap();
+    assert_eq!(case.effective_loop_type(), compiler::ir::LoopType::ForiLoop);
+    assert_eq!(verdict(&script), Verdict::Lowered);
+    assert_eq!(value(&script), 511.0);
+    // noloop_static: static inner bounds -> emit_pipeline, lowered, 255.0.
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            for local in hl.tile(4, block_size=1):\n                acc = acc + x_block[local.begin, :, :]";
+    let script = s3("block_sizes=[]", 8, body);
+    let case = parse_case(&script, "k.py").unwrap();
+    assert_eq!(
+        case.effective_loop_type(),
+        compiler::ir::LoopType::EmitPipeline
+    );
+    assert_eq!(verdict(&script), Verdict::Lowered);
+    assert_eq!(value(&script), 255.0);
+}

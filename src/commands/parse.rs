@@ -37,7 +37,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     );
     println!(
         "config loop_type={} worklist_grouping={} block_sizes={:?}",
-        case.config.effective_loop_type().name(),
+        case.effective_loop_type().name(),
         case.config.worklist_grouping.unwrap_or(0),
         case.config.block_sizes
     );

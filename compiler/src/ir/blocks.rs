@@ -146,6 +146,70 @@ pub struct BlockSizes {
     pub effective: Vec<i64>,
 }
 
+impl Case {
+    /// The loop lowering in effect: the config's `pallas_loop_type`, or, when the key is
+    /// absent, Helion 1.5.1's default (`ConfigSpec.normalize`, D-1.5.1-10): `fori_loop` when an
+    /// inner loop (below the outermost device loop) has a bound that is not static (a device
+    /// value such as `live`, an `int` argument, which 1.5.1 passes as a runtime scalar, a tile
+    /// attribute), else `emit_pipeline`. Never `unroll` by default.
+    pub fn effective_loop_type(&self) -> super::LoopType {
+        if let Some(l) = self.config.loop_type {
+            return l;
+        }
+        if has_symbolic_inner_bounds(&self.kernel) {
+            super::LoopType::ForiLoop
+        } else {
+            super::LoopType::EmitPipeline
+        }
+    }
+}
+
+/// Whether a loop nested in a device loop has a begin or end that is not static: built from int
+/// literals, `t.size(d)` of a host tensor, and host names bound to such (D-1.5.1-10).
+fn has_symbolic_inner_bounds(kernel: &Kernel) -> bool {
+    let mut host: FastMap<&str, &Expr> = FastMap::default();
+    for s in &kernel.body {
+        if let StmtKind::Assign { target, value } = &s.kind {
+            host.entry(target.as_str()).or_insert(value);
+        }
+    }
+    fn is_static(e: &Expr, host: &FastMap<&str, &Expr>, depth: usize) -> bool {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Size { .. } => true,
+            ExprKind::Binary { lhs, rhs, .. } => {
+                is_static(lhs, host, depth) && is_static(rhs, host, depth)
+            }
+            ExprKind::Name(n) if depth < 8 => host
+                .get(n.as_str())
+                .is_some_and(|v| is_static(v, host, depth + 1)),
+            _ => false,
+        }
+    }
+    fn inner(body: &[Stmt], nested: bool, host: &FastMap<&str, &Expr>) -> bool {
+        body.iter().any(|s| match &s.kind {
+            StmtKind::For(lp) => {
+                let symbolic = nested
+                    && lp.dims.iter().any(|d| {
+                        !is_static(&d.end, host, 0)
+                            || d.begin.as_ref().is_some_and(|b| !is_static(b, host, 0))
+                    });
+                symbolic || inner(&lp.body, true, host)
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => inner(then_body, nested, host) || inner(else_body, nested, host),
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::Return(_) => false,
+        })
+    }
+    inner(&kernel.body, false, &host)
+}
+
 /// The size hint Helion gives a data-dependent loop extent (`hl.tile(live)`): D-1.5.1-07.
 pub const DATA_DEPENDENT_EXTENT_HINT: i64 = 8192;
 

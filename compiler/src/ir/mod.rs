@@ -108,19 +108,12 @@ pub enum ParamKind {
 pub struct Config {
     /// One block size per config-driven block id, in registration order.
     pub block_sizes: Vec<i64>,
-    /// `pallas_loop_type`; absent means [`LoopType::Unroll`].
+    /// `pallas_loop_type`; absent means Helion 1.5.1's default ([`Case::effective_loop_type`]).
     pub loop_type: Option<LoopType>,
     /// `pallas_worklist_grouping` ∈ {0, 1, 2}.
     pub worklist_grouping: Option<i64>,
     /// `pallas_load_buffer_count`: one entry per inner-loop load.
     pub load_buffer_count: Option<Vec<i64>>,
-}
-
-impl Config {
-    /// The loop lowering in effect (`"unroll"` when the key is absent, as upstream).
-    pub fn effective_loop_type(&self) -> LoopType {
-        self.loop_type.unwrap_or(LoopType::Unroll)
-    }
 }
 
 /// `pallas_loop_type` (spec §1.4).

@@ -141,7 +141,7 @@ impl DmaPlan {
         let Some(counts) = &config.load_buffer_count else {
             return plan;
         };
-        if config.effective_loop_type() != LoopType::ForiLoop {
+        if l.case.effective_loop_type() != LoopType::ForiLoop {
             return plan;
         }
         // Loads per host Ref, over the whole kernel.

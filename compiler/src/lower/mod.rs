@@ -567,7 +567,7 @@ impl<'a> Lowerer<'a> {
                 "Config: block_sizes={:?} (effective {:?}), pallas_loop_type={:?}; padding: {}.",
                 c.block_sizes,
                 self.types.block_sizes.effective,
-                c.effective_loop_type().name(),
+                self.case.effective_loop_type().name(),
                 if self.options.poison_padding {
                     "poison (NaN / INT_MAX), masks by jnp.where"
                 } else {
@@ -717,7 +717,7 @@ impl<'a> Lowerer<'a> {
 
     /// The effective loop type of nested loops.
     pub fn loop_type(&self) -> crate::ir::LoopType {
-        self.case.config.effective_loop_type()
+        self.case.effective_loop_type()
     }
 
     /// Whether an IR loop is `hl.grid`.

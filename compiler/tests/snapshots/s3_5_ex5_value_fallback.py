@@ -1,6 +1,6 @@
 """pallas-diff: Pallas module for kernel `loaded_static_slice` (the lowering of Helion 1.5.1).
 
-Config: block_sizes=[128] (effective [128]), pallas_loop_type="unroll"; padding: zeros, masks by multiplication (upstream).
+Config: block_sizes=[128] (effective [128]), pallas_loop_type="emit_pipeline"; padding: zeros, masks by multiplication (upstream).
 """
 import functools  # noqa: F401
 import jax

@@ -210,7 +210,7 @@ surface! {
     ParamTensor = "param-tensor",
     /// `ParamKind::Int`.
     ParamInt = "param-int",
-    /// `pallas_loop_type` absent (unroll by default).
+    /// `pallas_loop_type` absent (fori_loop or emit_pipeline by default, D-1.5.1-10).
     ConfigLoopTypeAbsent = "config-loop-type-absent",
     /// `pallas_worklist_grouping` present.
     ConfigWorklistGrouping = "config-worklist-grouping",
@@ -553,7 +553,7 @@ impl<'c> Walker<'c> {
             case,
             effective: sizes.effective,
             table,
-            loop_type: case.config.effective_loop_type(),
+            loop_type: case.effective_loop_type(),
             host,
             loads: FastMap::default(),
             bound: FastMap::default(),

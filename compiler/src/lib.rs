@@ -22,5 +22,6 @@ pub mod verdict;
 /// upstream change's merged state (`shared/spec/helion-1.5.1-deltas.md`), the model follows the
 /// release and the rule or function cites the delta id (`D-1.5.1-NN`); where the release has a
 /// bug (a wrong value, a crash), the model stays correct and the difference is a Helion finding.
-/// Modelled so far: D-1.5.1-07, -08 and -09 (block sizes); the others are open (issue 18).
+/// Modelled so far: D-1.5.1-07, -08, -09 (block sizes) and -10 (the default loop type); the
+/// others are open (issue 18).
 pub const HELION_VERSION: &str = "1.5.1";

@@ -13,7 +13,7 @@ use super::{Engine, EngineRun, EngineStatus, Job};
 use compiler::ir::Arg;
 use std::sync::Arc;
 use std::time::Instant;
-use tpu_runner::{CallArg, KernelCall, Mode, Pool, RunError, RunRequest};
+use tpu_runner::{CallArg, KernelCall, Mode, Pool, RunRequest};
 
 /// One Helion mode over a shared Helion worker pool.
 pub struct Helion {
@@ -79,26 +79,10 @@ impl Engine for Helion {
                             message: first_line(&e.message).to_string(),
                             line: e.line,
                         },
-                        Err(e) => EngineStatus::KernelError {
-                            stage: e.stage,
-                            kind: match &e.cause {
-                                Some(c) if c != &e.kind => format!("{} ({c})", e.kind),
-                                _ => e.kind.clone(),
-                            },
-                            message: e.message.clone(),
-                            traceback: e.traceback.clone(),
-                        },
+                        Err(e) => super::kernel_error_status(&e),
                     }
                 }
-                Err(RunError::Timeout { timeout }) => {
-                    EngineStatus::Timeout(format!("no answer within {timeout:?}"))
-                }
-                Err(e @ (RunError::WorkerCrashed { .. } | RunError::EngineCrash { .. })) => {
-                    EngineStatus::Crash(e.to_string())
-                }
-                Err(e) => EngineStatus::Crash(format!(
-                    "harness failure talking to the Helion worker: {e}"
-                )),
+                Err(e) => super::run_error_status(e),
             },
         };
         EngineRun {

@@ -5,7 +5,7 @@
 use super::{Engine, EngineRun, EngineStatus, Job};
 use std::sync::Arc;
 use std::time::Instant;
-use tpu_runner::{Mode, Pool, RunError, RunRequest};
+use tpu_runner::{Mode, Pool, RunRequest};
 
 /// One JAX mode over a shared worker pool.
 pub struct Jax {
@@ -41,25 +41,9 @@ impl Engine for Jax {
                         Err(e) if e.is_engine_unavailable() => {
                             EngineStatus::Unavailable(e.message.clone())
                         }
-                        Err(e) => EngineStatus::KernelError {
-                            stage: e.stage,
-                            kind: match &e.cause {
-                                Some(c) if c != &e.kind => format!("{} ({c})", e.kind),
-                                _ => e.kind.clone(),
-                            },
-                            message: e.message.clone(),
-                            traceback: e.traceback.clone(),
-                        },
+                        Err(e) => super::kernel_error_status(&e),
                     },
-                    Err(RunError::Timeout { timeout }) => {
-                        EngineStatus::Timeout(format!("no answer within {timeout:?}"))
-                    }
-                    Err(e @ (RunError::WorkerCrashed { .. } | RunError::EngineCrash { .. })) => {
-                        EngineStatus::Crash(e.to_string())
-                    }
-                    Err(e) => {
-                        EngineStatus::Crash(format!("harness failure talking to the worker: {e}"))
-                    }
+                    Err(e) => super::run_error_status(e),
                 }
             }
         };

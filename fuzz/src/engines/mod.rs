@@ -269,6 +269,33 @@ impl EngineStatus {
     }
 }
 
+/// The status of a worker engine's kernel error: its stage, its class with the wrapped cause
+/// (`JaxRuntimeError (IndexError)`), message and traceback.
+pub(crate) fn kernel_error_status(e: &tpu_runner::KernelError) -> EngineStatus {
+    EngineStatus::KernelError {
+        stage: e.stage,
+        kind: match &e.cause {
+            Some(c) if c != &e.kind => format!("{} ({c})", e.kind),
+            _ => e.kind.clone(),
+        },
+        message: e.message.clone(),
+        traceback: e.traceback.clone(),
+    }
+}
+
+/// The status of a request that got no engine outcome: a timeout, a worker that died twice,
+/// or another harness failure talking to the worker.
+pub(crate) fn run_error_status(e: tpu_runner::RunError) -> EngineStatus {
+    match e {
+        tpu_runner::RunError::Timeout { timeout } => {
+            EngineStatus::Timeout(format!("no answer within {timeout:?}"))
+        }
+        e @ (tpu_runner::RunError::WorkerCrashed { .. }
+        | tpu_runner::RunError::EngineCrash { .. }) => EngineStatus::Crash(e.to_string()),
+        e => EngineStatus::Crash(format!("harness failure talking to the worker: {e}")),
+    }
+}
+
 /// Something that runs a case.
 pub trait Engine: Send + Sync {
     /// The engine's name (`oracle`, `pallas-tpu-interpret`, ...).

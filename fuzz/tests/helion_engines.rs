@@ -200,10 +200,9 @@ k(x)
 }
 
 #[test]
-fn a_store_rank_rule_the_model_misses_is_a_verdict_mismatch() {
-    // D-1.5.1-20 (the store rank rule is not modelled yet): `out[outer, :, :] = acc` with a
-    // rank-2 `acc` is RankMismatch in Helion 1.5.1; the model broadcasts and lowers. A fidelity
-    // finding, decided by helion-pallas.
+fn a_store_of_a_lower_rank_value_is_refused_by_both() {
+    // D-1.5.1-20: `out[outer, :, :] = acc` with a rank-2 `acc` is RankMismatch in Helion 1.5.1,
+    // and a tracing refusal of the model (the class our TracingError rules stand for).
     let script = r#"import torch
 import helion
 import helion.language as hl
@@ -229,13 +228,21 @@ k(x)
     let Some(r) = check(script, &["helion-pallas"]) else {
         return;
     };
-    assert_eq!(r.outcome, Outcome::VerdictMismatch, "{r:#?}");
-    assert_eq!(r.decided_by.as_deref(), Some("helion-pallas"));
-    let EngineStatus::Refused { class, .. } = status(&r, "helion-pallas") else {
+    assert_eq!(r.outcome, Outcome::Rejected, "{r:#?}");
+    let EngineStatus::Refused { class, message, .. } = status(&r, "helion-pallas") else {
         panic!("{r:#?}")
     };
     assert_eq!(class, "RankMismatch");
-    assert_eq!(r.helion_agreement(), Some(("lowered".to_string(), false)));
+    assert_eq!(
+        r.helion_agreement(),
+        Some(("trace.type-error".to_string(), true))
+    );
+    let ours = &r.rejection().expect("the model refuses it").message;
+    assert!(
+        message.starts_with("Expected ndim=3, but got ndim=2")
+            && ours.contains("Expected ndim=3, but got ndim=2"),
+        "{message} / {ours}"
+    );
 }
 
 #[test]

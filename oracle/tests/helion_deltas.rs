@@ -164,3 +164,33 @@ fn d10_an_absent_loop_type_is_fori_loop_or_emit_pipeline_never_unroll() {
     assert_eq!(verdict(&script), Verdict::Lowered);
     assert_eq!(value(&script), 255.0);
 }
+
+#[test]
+fn d20_a_stored_value_has_the_rank_of_its_target() {
+    let script = |store: &str| {
+        format!(
+            "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+             @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config({F}))\n\
+             def k(x: torch.Tensor):\n    out = torch.zeros([8, 2, 128], dtype=torch.float32)\n\
+             \x20   for outer in hl.tile(x.size(0), block_size=4):\n        acc = hl.zeros([2, 128], dtype=torch.float32)\n\
+             \x20       acc = acc + x[outer, :, :].sum(dim=0)\n        {store}\n    return out\n\n\n\
+             x = torch.ones(8, 2, 128, dtype=torch.float32)\nk(x)\n"
+        )
+    };
+    let Verdict::Rejected(r) = verdict(&script("out[outer, :, :] = acc")) else {
+        panic!("a rank-2 value stored into a rank-3 target lowered")
+    };
+    assert_eq!(r.rule, Rule::TraceTypeError);
+    assert!(
+        r.message.contains(
+            "Expected ndim=3, but got ndim=2 (LHS shape: (4, 2, 128), RHS shape: (2, 128)). You have too few indices."
+        ),
+        "{}",
+        r.message
+    );
+    // A scalar row selected by `outer.begin` leaves a rank-2 target: it lowers.
+    assert_eq!(
+        verdict(&script("out[outer.begin, :, :] = acc")),
+        Verdict::Lowered
+    );
+}

@@ -188,6 +188,35 @@ pub fn promote(a: DType, b: DType) -> DType {
     }
 }
 
+/// Helion 1.5.1's store rank rule (`TensorType.propagate_setitem`, D-1.5.1-20): a stored value
+/// has the rank of the indexed target, or rank 0, or a higher rank whose extra leading dims are
+/// 1; torch's broadcasting of a lower-rank value is refused (`RankMismatch` in Helion, a
+/// tracing refusal here).
+fn store_rank(target: &[Dim], value: &[Dim], span: Span) -> Result<(), TypeError> {
+    let (lhs, rhs) = (target.len(), value.len());
+    let extra_ones = rhs > lhs && value[..rhs - lhs].iter().all(|d| d.size == 1);
+    if rhs == 0 || rhs == lhs || extra_ones {
+        return Ok(());
+    }
+    let shape = |d: &[Dim]| {
+        let v: Vec<String> = d.iter().map(|d| d.size.to_string()).collect();
+        format!("({}{})", v.join(", "), if v.len() == 1 { "," } else { "" })
+    };
+    Err(err(
+        span,
+        format!(
+            "Expected ndim={lhs}, but got ndim={rhs} (LHS shape: {}, RHS shape: {}). You have {}.",
+            shape(target),
+            shape(value),
+            if rhs < lhs {
+                "too few indices"
+            } else {
+                "too many indices"
+            }
+        ),
+    ))
+}
+
 /// Broadcasts two shapes (numpy rules); `None` when incompatible.
 pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
     let n = a.len().max(b.len());
@@ -274,6 +303,9 @@ impl<'a> Infer<'a> {
                 let v = self.expr(value)?;
                 match &v {
                     Ty::Tensor { dims: vd, .. } => {
+                        if matches!(stmt.kind, StmtKind::Store { .. }) {
+                            store_rank(&target, vd, stmt.span)?;
+                        }
                         let b = broadcast(&target, vd);
                         if b.as_ref()
                             .map(|b| b.iter().map(|d| d.size).collect::<Vec<_>>())

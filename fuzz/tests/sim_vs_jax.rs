@@ -754,7 +754,7 @@ def kernel(x: torch.Tensor, n: int):
         acc = acc + x_block[:, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
         acc = acc + x_block[:, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
         acc = acc + x_block[:, hl.arange(1, 2)].float().sum(dim=0).sum(dim=0)
-        out[outer.begin] = acc
+        out[outer.begin, 0, :, :] = acc
     return out
 
 

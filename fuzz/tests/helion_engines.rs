@@ -33,7 +33,13 @@ fn check(script: &str, helion: &[&str]) -> Option<CaseReport> {
     let pool = match helion_pool() {
         Ok(p) => p,
         Err(why) => {
-            eprintln!("skip: {why}");
+            // Written to the process's stderr, not through the test harness's capture, so the
+            // reason shows in a passing run too (once per test binary).
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "skip helion_engines: {why}");
+            });
             return None;
         }
     };

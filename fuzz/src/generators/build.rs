@@ -704,9 +704,14 @@ impl<'u, 'a> Gen<'u, 'a> {
                 explicit,
             }));
         }
+        // `acc` holds the last dims of a row: on a rank-4 input the dims between the row and
+        // those are selected at 0, so the stored value has its target's rank (Helion 1.5.1
+        // refuses a lower-rank store, D-1.5.1-20).
+        let leading = rest.len().saturating_sub(self.acc_shape.len());
         let idx = self.trim(
             std::iter::once(ix(attr(&var, TileAttr::Begin)))
-                .chain(rest)
+                .chain((0..leading).map(|_| Index::Int(0)))
+                .chain(rest.into_iter().skip(leading))
                 .collect(),
         );
         Ok(st(StmtKind::Store {

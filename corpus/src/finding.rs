@@ -85,9 +85,7 @@ impl Versions {
         }
         self
     }
-}
 
-impl Versions {
     /// This build, without JAX.
     pub fn this_build() -> Versions {
         Versions {

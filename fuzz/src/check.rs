@@ -63,10 +63,7 @@ impl CaseReport {
         let theirs = self
             .engines
             .iter()
-            .filter(|e| {
-                crate::engines::is_helion(&e.engine)
-                    && e.engine != tpu_runner::Mode::HelionEager.name()
-            })
+            .filter(|e| crate::engines::shows_helion_verdict(&e.engine))
             .find_map(crate::outcome::helion_verdict)?;
         let key = match self.rejection() {
             Some(r) => r.rule.id().to_string(),
@@ -266,7 +263,7 @@ pub fn check_case_to(
     // Helion's eager mode ignores the config's block sizes: its reference is tiled the same way.
     let eager_reference = engines
         .iter()
-        .any(|e| e.name() == tpu_runner::Mode::HelionEager.name())
+        .any(|e| crate::engines::reference_tiling(e.name()) == oracle::Tiling::HelionEager)
         .then(|| {
             crate::engines::reference::Reference.run_tiled(
                 case,
@@ -309,7 +306,11 @@ pub fn check_case_to(
         known_issue,
     } = classify(compiler_result, &reference, &runs, |e, r| {
         let r = match &eager_reference {
-            Some(eager) if e.engine == tpu_runner::Mode::HelionEager.name() => eager,
+            Some(eager)
+                if crate::engines::reference_tiling(&e.engine) == oracle::Tiling::HelionEager =>
+            {
+                eager
+            }
             Some(_) | None => r,
         };
         let (got, want) = (e.status.outputs()?, r.status.outputs()?);

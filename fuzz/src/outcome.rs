@@ -29,7 +29,7 @@
 //! engine-crash, lowering-error, runtime-error, mismatch; else agree.
 
 use crate::compare::Mismatch;
-use crate::engines::{EngineRun, EngineStatus, is_helion};
+use crate::engines::{EngineRun, EngineStatus, is_helion, shows_helion_verdict};
 use compiler::verdict::ErrorClass;
 use serde::Serialize;
 use std::fmt;
@@ -265,7 +265,7 @@ pub fn classify(
         // Eager mode tiles differently from the reference (one tile per config-driven loop),
         // so the reference's out-of-range verdict is not about what eager mode indexed.
         if e.status.outputs().is_some()
-            && e.engine != tpu_runner::Mode::HelionEager.name()
+            && crate::engines::reference_tiling(&e.engine) == oracle::Tiling::Effective
             && invalid_kind.is_some_and(|k| SILENTLY_ACCEPTED_INVALID_KINDS.contains(&k))
         {
             return plain(Outcome::HelionAcceptsInvalid, Some(e));
@@ -283,7 +283,7 @@ pub fn classify(
     // does no Pallas planning, so its verdict is not the backend's.
     if let Some((e, v)) = helion
         .iter()
-        .filter(|e| e.engine != tpu_runner::Mode::HelionEager.name())
+        .filter(|e| shows_helion_verdict(&e.engine))
         .find_map(|e| Some((*e, helion_verdict(e)?)))
         && !verdicts_agree(compiler, v)
     {

@@ -75,6 +75,24 @@ impl EngineId {
     pub fn is_helion(self) -> bool {
         self.runtime() == Some(Runtime::Helion)
     }
+
+    /// Whether a run of this engine shows Helion's Pallas verdict (lowered or refused):
+    /// the Helion engines but eager mode, which does no Pallas planning.
+    pub fn shows_helion_verdict(self) -> bool {
+        self.is_helion() && self != EngineId::Worker(Mode::HelionEager)
+    }
+
+    /// How the reference this engine's outputs are compared with tiles the kernel: Helion's
+    /// eager mode ignores the config's block sizes ([`oracle::Tiling::HelionEager`]); every
+    /// other engine runs the effective ones.
+    pub fn reference_tiling(self) -> oracle::Tiling {
+        match self {
+            EngineId::Worker(Mode::HelionEager) => oracle::Tiling::HelionEager,
+            EngineId::Reference | EngineId::PallasSim | EngineId::Worker(_) => {
+                oracle::Tiling::Effective
+            }
+        }
+    }
 }
 
 impl fmt::Display for EngineId {
@@ -402,6 +420,18 @@ pub fn is_helion(name: &str) -> bool {
     name.parse::<EngineId>().is_ok_and(EngineId::is_helion)
 }
 
+/// Whether a run of engine `name` shows Helion's Pallas verdict ([`EngineId::shows_helion_verdict`]).
+pub fn shows_helion_verdict(name: &str) -> bool {
+    name.parse::<EngineId>()
+        .is_ok_and(EngineId::shows_helion_verdict)
+}
+
+/// The tiling of the reference engine `name` is compared with ([`EngineId::reference_tiling`]).
+pub fn reference_tiling(name: &str) -> oracle::Tiling {
+    name.parse::<EngineId>()
+        .map_or(oracle::Tiling::Effective, EngineId::reference_tiling)
+}
+
 /// Whether any of `names` needs the JAX worker pool.
 pub fn needs_pool(names: &[String]) -> bool {
     runtimes_needed(names).contains(&Runtime::Jax)
@@ -423,6 +453,19 @@ mod tests {
         }
         assert!("pallas".parse::<EngineId>().is_err());
         assert!(is_helion("helion-eager") && !is_helion("pallas-interpret"));
+        // Eager mode neither shows the Pallas verdict nor runs the config's block sizes.
+        assert!(shows_helion_verdict("helion-pallas") && shows_helion_verdict("helion-tpu-lower"));
+        assert!(!shows_helion_verdict("helion-eager") && !shows_helion_verdict("pallas-sim"));
+        assert_eq!(
+            reference_tiling("helion-eager"),
+            oracle::Tiling::HelionEager
+        );
+        for e in EngineId::ALL
+            .into_iter()
+            .filter(|e| e.name() != "helion-eager")
+        {
+            assert_eq!(e.reference_tiling(), oracle::Tiling::Effective, "{e}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! codegen does not model one of its constructs. Callers must look at [`Compiled::outcome`]
 //! rather than the verdict alone.
 
+use crate::decisions::Decisions;
 use crate::ir::Case;
 use crate::ir::blocks::BlockSizes;
 use crate::ir::scope::HostEnv;
@@ -34,6 +35,8 @@ pub struct Compiled {
     pub block_sizes: BlockSizes,
     /// A construct the codegen does not model (verdict `Lowered`, no module).
     pub gap: Option<Gap>,
+    /// The planner's and codegen's decisions ([`crate::decisions`]); empty unless planned.
+    pub decisions: Decisions,
 }
 
 /// The three ways a compile ends.
@@ -82,6 +85,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         source: Default::default(),
         block_sizes,
         gap: None,
+        decisions: Decisions::new(),
     };
     // Trace once: validation reads the types (index tensors of the wrong rank) and the planner
     // needs them. Tracing twice was a third of a compile (perf, 2026-11-30: `infer` 21.7% of
@@ -112,6 +116,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         Ok(p) => p,
         Err(r) => return rejected(r, block_sizes),
     };
+    let decisions = crate::decisions::decisions(case, &plan);
     match crate::lower::lower(case, &types, &plan, options) {
         Ok(module) => Compiled {
             verdict: Verdict::Lowered,
@@ -119,6 +124,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
             source: Default::default(),
             block_sizes,
             gap: None,
+            decisions,
         },
         Err(crate::lower::LowerError::Rejected(r)) => rejected(r, block_sizes),
         Err(crate::lower::LowerError::Gap(g)) => Compiled {
@@ -127,6 +133,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
             source: Default::default(),
             block_sizes,
             gap: Some(g),
+            decisions,
         },
     }
 }

@@ -5,6 +5,7 @@
 //! Pallas codegen: the system under test.
 
 pub mod compile;
+pub mod decisions;
 pub mod expectations;
 pub mod faults;
 pub mod frontend;

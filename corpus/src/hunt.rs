@@ -222,6 +222,7 @@ fn clone_report(r: &CaseReport) -> CaseReport {
         known_issue: r.known_issue,
         emitted: r.emitted.clone(),
         compile_seconds: r.compile_seconds,
+        decisions: r.decisions.clone(),
     }
 }
 

@@ -17,7 +17,7 @@
 //! made under other options (fault injections) reduce under the same ones.
 
 use crate::reduce::{Budget, Reduced, Screen, reduce_staged};
-use crate::signature::{Signature, index_forms, outcome_by_name, signature};
+use crate::signature::{Signature, decisions_hold, index_forms, outcome_by_name, signature};
 use compiler::compile::CodegenOptions;
 use compiler::frontend::parse_case;
 use compiler::ir::Case;
@@ -217,10 +217,18 @@ pub fn reduce_finding(
             return Screen::Boring;
         }
         if signature_.is_about_emitted_code() {
-            let loop_type = c.effective_loop_type().name();
-            if signature_.loop_type.as_deref() != Some(loop_type)
-                || !index_forms(&c).is_subset(&signature_.forms)
-            {
+            let keeps = match &compiled {
+                // Our emitted code: a subset of the finding's decisions.
+                Ok(k) if !signature_.decisions.is_empty() => {
+                    decisions_hold(&signature_.decisions, &k.decisions)
+                }
+                // Helion's: the same loop type, a subset of the forms.
+                Ok(_) | Err(_) => {
+                    signature_.loop_type.as_deref() == Some(c.effective_loop_type().name())
+                        && index_forms(&c).is_subset(&signature_.forms)
+                }
+            };
+            if !keeps {
                 return Screen::Boring;
             }
         }

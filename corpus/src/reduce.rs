@@ -5,13 +5,15 @@
 //! that is smaller by [`Cost`] and still interesting is kept, and the sweep continues from the
 //! same position in the new case's candidate list; a sweep that kept something is followed by
 //! another from the start, so the result is a fixpoint: no single candidate is interesting):
+//! 0. move the case to [`CANONICAL_LOOP_TYPE`];
 //! 1. drop a tile loop with its `block_sizes` entries (its own and its inner loops'), drop a
 //!    statement (innermost and last first), drop an `else`, unwrap a branch into its then- or
 //!    else-graph, unwrap a loop into its body;
 //! 2. drop an unused input (its parameter and argument with it): early, because one such
 //!    candidate saves every shape and value candidate of that input;
 //! 3. simplify an expression: an operand of `+ - * /` for the whole, a cast or view for its
-//!    operand, an int literal toward 0 or 1;
+//!    operand, an int literal toward 0 or 1, a load for `hl.zeros` of its shape, a device
+//!    subscript for its value or without a `None`;
 //! 4. shrink input shapes (halve a dim, or take one off; literal inputs keep their leading rows,
 //!    other inputs become `torch.ones`) and block sizes (halve, down to 1);
 //! 5. simplify input values: `torch.ones`, then one distinct power of two per row, instead of
@@ -27,8 +29,8 @@
 //! so the result does not depend on `jobs`.
 
 use compiler::ir::{
-    Arg, Case, Ctor, Expr, ExprKind, Index, InputOp, Loop, LoopKind, ParamKind, Stmt, StmtKind,
-    ViewOp, walk,
+    Arg, Case, Ctor, Expr, ExprKind, Index, InputOp, Loop, LoopKind, LoopType, ParamKind, Stmt,
+    StmtKind, ViewOp, walk,
 };
 use std::time::{Duration, Instant};
 
@@ -55,6 +57,9 @@ impl Default for Budget {
 pub struct Cost {
     /// Statements in the kernel (all depths).
     pub statements: usize,
+    /// Loads of host tensors: before expression nodes, because a load is a planner decision of
+    /// its own (`compiler::decisions`) and `hl.zeros([1, 64])` in its place has more nodes.
+    pub loads: usize,
     /// Expression nodes in the kernel.
     pub exprs: usize,
     /// Input elements over all inputs.
@@ -66,11 +71,21 @@ pub struct Cost {
     pub block_sizes: i64,
     /// Sum of |int literals| in the kernel.
     pub literals: i64,
+    /// 0 when the effective loop type is [`CANONICAL_LOOP_TYPE`], else 1: last, so it only
+    /// breaks ties, and a case that shows its finding under the canonical skeleton is smaller.
+    pub loop_type: u8,
 }
+
+/// The loop type the reducer moves a case to when the finding still shows under it: the one
+/// Helion 1.5.1 defaults to for symbolic inner bounds (D-1.5.1-10), which lowers every kernel
+/// the other two do. Findings of one cause seen under several loop types then reduce to one
+/// case and one bucket.
+pub const CANONICAL_LOOP_TYPE: LoopType = LoopType::ForiLoop;
 
 /// The [`Cost`] of a case.
 pub fn cost(case: &Case) -> Cost {
     let mut statements = 0;
+    let mut loads = 0;
     let mut exprs = 0;
     let mut literals = 0i64;
     let mut fixed_blocks = 0i64;
@@ -90,8 +105,10 @@ pub fn cost(case: &Case) -> Cost {
         walk::stmt_exprs(s, &mut |e| {
             walk::each_expr(e, &mut |x| {
                 exprs += 1;
-                if let ExprKind::Int(v) = x.kind {
-                    literals += v.abs();
+                match x.kind {
+                    ExprKind::Int(v) => literals += v.abs(),
+                    ExprKind::Load { .. } => loads += 1,
+                    _ => {}
                 }
             })
         });
@@ -112,11 +129,13 @@ pub fn cost(case: &Case) -> Cost {
     }
     Cost {
         statements,
+        loads,
         exprs,
         input_elements,
         input_complexity,
         block_sizes: case.config.block_sizes.iter().sum::<i64>() + fixed_blocks,
         literals,
+        loop_type: u8::from(case.effective_loop_type() != CANONICAL_LOOP_TYPE),
     }
 }
 
@@ -275,6 +294,7 @@ fn decide<T: Send>(items: Vec<Option<T>>, run: &(impl Fn(T) -> bool + Sync)) -> 
 /// All one-step simplifications of `case`, in pass order.
 pub fn candidates(case: &Case) -> Vec<Case> {
     let mut out = Vec::new();
+    loop_type_candidates(case, &mut out);
     loop_with_slots_candidates(case, &mut out);
     statement_candidates(case, &mut out);
     unused_input_candidates(case, &mut out);
@@ -282,6 +302,16 @@ pub fn candidates(case: &Case) -> Vec<Case> {
     shape_candidates(case, &mut out);
     input_candidates(case, &mut out);
     out
+}
+
+/// The case under [`CANONICAL_LOOP_TYPE`]: one candidate, first, since it applies to most
+/// cases and a finding that keeps it converges with the same cause seen under the other types.
+fn loop_type_candidates(case: &Case, out: &mut Vec<Case>) {
+    if case.effective_loop_type() != CANONICAL_LOOP_TYPE {
+        let mut c = case.clone();
+        c.config.loop_type = Some(CANONICAL_LOOP_TYPE);
+        out.push(c);
+    }
 }
 
 /// Paths to statements: indices through bodies (loop body, then-graph = 0 / else-graph = 1).
@@ -412,7 +442,111 @@ fn simpler(e: &Expr) -> Vec<Expr> {
     }
 }
 
+/// Simplifications that need the case around the expression: a load by `hl.zeros` of its
+/// shape (an accumulator's initial value is rarely what a finding needs, and every load is a
+/// planner decision of its own, `compiler::decisions`); a device subscript by its value, or
+/// without one of its `None` entries.
+fn simpler_in(case: &Case, tile_vars: &[String], e: &Expr) -> Vec<Expr> {
+    let mut out = simpler(e);
+    match &e.kind {
+        ExprKind::Load {
+            tensor, indices, ..
+        } => {
+            if let Some(z) = zeros_for_load(case, tile_vars, tensor, indices, e.span) {
+                out.push(z);
+            }
+        }
+        ExprKind::Subscript { value, indices } => {
+            out.push((**value).clone());
+            for (i, index) in indices.iter().enumerate() {
+                if matches!(index, Index::NewAxis) {
+                    let mut fewer = indices.clone();
+                    fewer.remove(i);
+                    out.push(Expr {
+                        kind: ExprKind::Subscript {
+                            value: value.clone(),
+                            indices: fewer,
+                        },
+                        span: e.span,
+                    });
+                }
+            }
+        }
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Name(_)
+        | ExprKind::Size { .. }
+        | ExprKind::TileAttr { .. }
+        | ExprKind::Binary { .. }
+        | ExprKind::Compare { .. }
+        | ExprKind::Arange { .. }
+        | ExprKind::Zeros { .. }
+        | ExprKind::Full { .. }
+        | ExprKind::Cast { .. }
+        | ExprKind::Sum { .. }
+        | ExprKind::View { .. }
+        | ExprKind::Permute { .. }
+        | ExprKind::Alloc { .. } => {}
+    }
+    out
+}
+
+/// `hl.zeros` with the shape and dtype of `tensor[indices]`, for a kernel parameter bound to a
+/// module-level input, indexed by tile variables (a dim of the tile), grid variables and ints
+/// (no dim) and `:` (the input's dim); `None` for anything else.
+fn zeros_for_load(
+    case: &Case,
+    tile_vars: &[String],
+    tensor: &str,
+    indices: &[Index],
+    span: compiler::ir::Span,
+) -> Option<Expr> {
+    let p = case.kernel.params.iter().position(|p| p.name == tensor)?;
+    let Some(Arg::Input(input)) = case.call.args.get(p) else {
+        return None;
+    };
+    let (dtype, shape) = case
+        .inputs
+        .iter()
+        .find(|i| &i.name == input)?
+        .dtype_and_shape()
+        .ok()?;
+    if indices.len() > shape.len() {
+        return None;
+    }
+    let mut dims = Vec::new();
+    for (d, &size) in shape.iter().enumerate() {
+        match indices.get(d) {
+            None | Some(Index::Full) => dims.push(Expr::int(i64::try_from(size).ok()?, span)),
+            Some(Index::Expr(x)) => match &x.kind {
+                ExprKind::Name(n) if tile_vars.contains(n) => dims.push(x.clone()),
+                ExprKind::Name(_) | ExprKind::Int(_) => {}
+                _ => return None,
+            },
+            Some(Index::Int(_)) => {}
+            Some(Index::NewAxis | Index::Slice { .. }) => return None,
+        }
+    }
+    Some(Expr {
+        kind: ExprKind::Zeros { shape: dims, dtype },
+        span,
+    })
+}
+
+fn tile_vars(case: &Case) -> Vec<String> {
+    let mut vars = Vec::new();
+    walk::each_stmt(&case.kernel.body, &mut |s| {
+        if let StmtKind::For(lp) = &s.kind
+            && lp.kind == LoopKind::Tile
+        {
+            vars.extend(lp.vars.iter().cloned());
+        }
+    });
+    vars
+}
+
 fn expr_candidates(case: &Case, out: &mut Vec<Case>) {
+    let tile_vars = tile_vars(case);
     // Number the expression nodes in a fixed pre-order, then rewrite node k in a fresh copy.
     let mut count = 0usize;
     walk::each_stmt(&case.kernel.body, &mut |s| {
@@ -425,7 +559,7 @@ fn expr_candidates(case: &Case, out: &mut Vec<Case>) {
             walk::stmt_exprs(s, &mut |e| {
                 walk::each_expr(e, &mut |x| {
                     if i == k {
-                        replacements = simpler(x);
+                        replacements = simpler_in(case, &tile_vars, x);
                     }
                     i += 1;
                 })

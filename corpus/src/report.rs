@@ -140,6 +140,10 @@ fn forms(sig: &Signature) -> String {
     if let Some(l) = &sig.loop_type {
         parts.push(l.clone());
     }
+    if !sig.decisions.is_empty() {
+        let decisions: Vec<String> = sig.decisions.iter().map(|d| d.to_string()).collect();
+        parts.push(format!("decisions {}", decisions.join(", ")));
+    }
     if !sig.forms.is_empty() {
         parts.push(
             sig.forms

@@ -1,17 +1,26 @@
 //! Signatures of findings, and their deduplication into buckets.
 //!
-//! A [`Signature`] says *what kind of bug* a case shows, not which case shows it: the outcome
-//! kind, the engine that saw it, the rule or failing stage (with the exception class, the
-//! mismatch kind or the panic site), and, for findings about the emitted code (mismatch,
-//! lowering error, runtime error), the loop type and the set of [`IndexForm`]s of the kernel's
-//! device subscripts, derived from the IR. Two findings with one signature are one bucket
-//! ([`Buckets`]): a count and the smallest case by [`crate::reduce::cost`].
+//! A [`Signature`] says *what caused* a finding, not which case shows it: the outcome kind, the
+//! engine that saw it, the rule or failing stage (with the exception class, the mismatch kind,
+//! the panic site, or for a Helion exception its normalized message and raising frame), and,
+//! for findings about emitted code (mismatch, lowering error, runtime error):
+//! * in code our compiler emitted, the planner's and codegen's [`Decisions`] on the case
+//!   (`compiler::decisions`): which loads stay resident, how each run is read, which views stay
+//!   Ref transforms, the loop skeleton. Two spellings of one decision (`t.index`, `t.index + 0`)
+//!   are one cause;
+//! * in code Helion emitted (our decisions do not describe it), the loop type and the set of
+//!   [`IndexForm`]s of the kernel's device subscripts.
+//!
+//! Two findings with one signature are one bucket ([`Buckets`]): a count and the smallest case
+//! by [`crate::reduce::cost`].
 //!
 //! Reduction keeps a finding's signature in the sense of [`Signature::holds_for`]: the same
-//! kind, engine, cause and loop type, and index forms that are a subset of the original's (the
-//! reducer must be free to drop subscripts that play no part in the bug). A reduced finding's
-//! signature is therefore finer than the raw one; [`Buckets`] remembers the raw keys that
-//! reduced into each bucket as aliases, so finding the same raw bug again costs no reduction.
+//! kind, engine and cause, and decisions (or forms) that are a subset of the original's, the
+//! loop skeleton free to move to [`crate::reduce::CANONICAL_LOOP_TYPE`]. The reducer drops what
+//! the bug does not need, so the reduced case's decisions are those the bug still needs, and
+//! findings of one cause converge on one reduced signature: [`Buckets`] remembers the raw keys
+//! that reduced into each bucket as aliases (finding the same raw bug again costs no
+//! reduction), and a reduced finding whose signature is a known bucket merges into it.
 //!
 //! Signatures are computed from a case and its [`CaseReport`] only, so the same function serves
 //! findings made under any [`compiler::compile::CodegenOptions`] (fault injections included):
@@ -19,10 +28,11 @@
 
 use crate::fsio::{self, IoError};
 use crate::reduce::{Cost, cost};
+use compiler::decisions::{Decision, Decisions};
 use compiler::ir::{BinOp, Case, Expr, ExprKind, Index, StmtKind, TileAttr, walk};
 use fuzz::check::CaseReport;
 use fuzz::compare::MismatchKind;
-use fuzz::engines::EngineStatus;
+use fuzz::engines::{EngineId, EngineStatus};
 use fuzz::outcome::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -266,15 +276,33 @@ pub struct Signature {
     pub cause: Option<String>,
     /// The effective loop type, for findings about the emitted code.
     pub loop_type: Option<String>,
-    /// The index forms of the kernel's device subscripts, for findings about the emitted code.
+    /// The index forms of the kernel's device subscripts, for findings about code Helion
+    /// emitted (our planner's decisions do not describe it).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub forms: BTreeSet<IndexForm>,
+    /// The planner's and codegen's decisions on the case ([`compiler::decisions`]), for
+    /// findings about the code our compiler emitted: the cause a bucket keys on. The loop
+    /// skeleton is one of them, so `loop_type` is then absent.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub decisions: Decisions,
 }
 
 impl Signature {
-    /// The bucket key: `<outcome>/<engine>/<cause>/<loop type>/<forms joined by +>`, `-` for an
-    /// absent part. Stable across runs and versions of this crate.
+    /// The bucket key: `<outcome>/<engine>/<cause>/<loop type>/<forms joined by +>`, or, for
+    /// code our compiler emitted, `<outcome>/<engine>/<cause>/<decisions joined by +>`; `-` for
+    /// an absent part. Stable across runs and versions of this crate.
     pub fn key(&self) -> String {
         let part = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+        if !self.decisions.is_empty() {
+            let decisions: Vec<String> = self.decisions.iter().map(|d| d.to_string()).collect();
+            return format!(
+                "{}/{}/{}/{}",
+                self.outcome,
+                part(&self.engine),
+                part(&self.cause),
+                decisions.join("+")
+            );
+        }
         let forms = if self.forms.is_empty() {
             "-".to_string()
         } else {
@@ -300,13 +328,17 @@ impl Signature {
     }
 
     /// Whether `candidate` (the signature of a reduction candidate) still shows this finding:
-    /// same outcome, engine, cause and loop type, and index forms that are a subset of these.
+    /// same outcome, engine and cause; for code our compiler emitted, a subset of these
+    /// decisions, where the loop skeleton may also become the default one
+    /// ([`decisions_hold`]); for code Helion emitted, the same loop type and a subset of the
+    /// index forms.
     pub fn holds_for(&self, candidate: &Signature) -> bool {
         self.outcome == candidate.outcome
             && self.engine == candidate.engine
             && self.cause == candidate.cause
             && self.loop_type == candidate.loop_type
             && candidate.forms.is_subset(&self.forms)
+            && decisions_hold(&self.decisions, &candidate.decisions)
     }
 
     /// Whether the outcome concerns the emitted code (its loop type and forms are recorded).
@@ -332,6 +364,29 @@ impl fmt::Display for Signature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.key())
     }
+}
+
+/// Whether a reduction candidate's decisions keep a finding's: every decision but the loop
+/// skeleton is one the finding had (the reducer may drop decisions the bug does not need, never
+/// add one), and the skeleton is the finding's or the one the reducer moves toward
+/// ([`crate::reduce::CANONICAL_LOOP_TYPE`]), so findings of one cause under several loop types
+/// converge on one bucket when the loop type plays no part.
+pub fn decisions_hold(finding: &Decisions, candidate: &Decisions) -> bool {
+    candidate.iter().all(|d| match d {
+        Decision::Loop(l) => {
+            finding.contains(d) || (*l == crate::reduce::CANONICAL_LOOP_TYPE && has_loop(finding))
+        }
+        Decision::ResidentLoad
+        | Decision::ValueLoad
+        | Decision::Run { .. }
+        | Decision::RefView(_)
+        | Decision::Materialize
+        | Decision::StaticValue => finding.contains(d),
+    }) && (finding.is_empty() == candidate.is_empty())
+}
+
+fn has_loop(decisions: &Decisions) -> bool {
+    decisions.iter().any(|d| matches!(d, Decision::Loop(_)))
 }
 
 /// Lower-case ASCII letters, digits and `-` only (runs of anything else become one `-`).
@@ -541,16 +596,26 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         cause,
         loop_type: None,
         forms: BTreeSet::new(),
+        decisions: Decisions::new(),
     };
     if sig.is_about_emitted_code() {
-        sig.loop_type = Some(case.effective_loop_type().name().to_string());
-        sig.forms = index_forms(case);
+        let ours = sig
+            .engine
+            .as_deref()
+            .and_then(|e| e.parse::<EngineId>().ok())
+            .is_some_and(|e| !e.is_helion());
+        if ours && !report.decisions.is_empty() {
+            sig.decisions = report.decisions.clone();
+        } else {
+            sig.loop_type = Some(case.effective_loop_type().name().to_string());
+            sig.forms = index_forms(case);
+        }
     }
     sig
 }
 
-/// The version of the buckets file format.
-pub const BUCKETS_FORMAT: u32 = 1;
+/// The version of the buckets file format (2: findings in our emitted code key on decisions).
+pub const BUCKETS_FORMAT: u32 = 2;
 
 /// The file name of the buckets index in a findings directory.
 pub const BUCKETS_FILE: &str = "buckets.json";
@@ -560,6 +625,9 @@ pub const BUCKETS_FILE: &str = "buckets.json";
 pub struct CostRecord {
     /// Statements in the kernel.
     pub statements: usize,
+    /// Loads of host tensors (absent in buckets written before it existed: 0).
+    #[serde(default)]
+    pub loads: usize,
     /// Expression nodes.
     pub exprs: usize,
     /// Input elements.
@@ -570,17 +638,22 @@ pub struct CostRecord {
     pub block_sizes: i64,
     /// Sum of |int literals|.
     pub literals: i64,
+    /// [`Cost::loop_type`] (absent in buckets written before it existed: 0).
+    #[serde(default)]
+    pub loop_type: u8,
 }
 
 impl From<Cost> for CostRecord {
     fn from(c: Cost) -> CostRecord {
         CostRecord {
             statements: c.statements,
+            loads: c.loads,
             exprs: c.exprs,
             input_elements: c.input_elements,
             input_complexity: c.input_complexity,
             block_sizes: c.block_sizes,
             literals: c.literals,
+            loop_type: c.loop_type,
         }
     }
 }
@@ -885,6 +958,7 @@ mod tests {
             cause: Some("values".into()),
             loop_type: Some("fori_loop".into()),
             forms: [IndexForm::TileIndex, IndexForm::Int].into_iter().collect(),
+            decisions: Decisions::new(),
         };
         assert_eq!(
             a.key(),
@@ -899,6 +973,49 @@ mod tests {
         a.forms.clear();
         assert_eq!(a.key(), "mismatch/pallas-tpu-interpret/values/fori_loop/-");
         assert_eq!(a.slug(), "mismatch-pallas-tpu-interpret");
+    }
+
+    #[test]
+    fn decisions_key_our_code_and_may_only_shrink_or_move_to_the_canonical_loop() {
+        use compiler::ir::LoopType;
+        use compiler::plan::SelectorKind;
+        let run = Decision::Run {
+            kind: SelectorKind::Tile,
+            mask: true,
+            squeeze: false,
+        };
+        let set = |ds: &[Decision]| ds.iter().copied().collect::<Decisions>();
+        let finding = Signature {
+            outcome: "mismatch".into(),
+            engine: Some("pallas-sim".into()),
+            cause: Some("values".into()),
+            loop_type: None,
+            forms: BTreeSet::new(),
+            decisions: set(&[
+                Decision::Loop(LoopType::EmitPipeline),
+                Decision::ResidentLoad,
+                Decision::ValueLoad,
+                run,
+            ]),
+        };
+        assert_eq!(
+            finding.key(),
+            "mismatch/pallas-sim/values/loop=emit_pipeline+resident-load+value-load+run=tile.mask"
+        );
+        let with = |ds: &[Decision]| Signature {
+            decisions: set(ds),
+            ..finding.clone()
+        };
+        // Fewer decisions, and the canonical loop skeleton: still the finding.
+        let canonical = Decision::Loop(crate::reduce::CANONICAL_LOOP_TYPE);
+        assert!(finding.holds_for(&with(&[canonical, Decision::ResidentLoad, run])));
+        // A new decision, another non-canonical skeleton, or no compile: not the finding.
+        assert!(!finding.holds_for(&with(&[canonical, Decision::StaticValue, run])));
+        assert!(!finding.holds_for(&with(&[Decision::Loop(LoopType::Unroll), run])));
+        assert!(!finding.holds_for(&with(&[])));
+        // A kernel without device loops cannot gain one.
+        let flat = with(&[Decision::ResidentLoad, run]);
+        assert!(!flat.holds_for(&with(&[canonical, run])));
     }
 
     #[test]
@@ -918,14 +1035,17 @@ mod tests {
             cause: Some("values".into()),
             loop_type: Some("unroll".into()),
             forms: forms.iter().copied().collect(),
+            decisions: Decisions::new(),
         };
         let c = |n| CostRecord {
             statements: n,
+            loads: 0,
             exprs: 0,
             input_elements: 0,
             input_complexity: 0,
             block_sizes: 0,
             literals: 0,
+            loop_type: 0,
         };
         let mut b = Buckets::default();
         let raw = sig(&[IndexForm::Int, IndexForm::TileIndex]);

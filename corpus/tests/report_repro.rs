@@ -171,7 +171,7 @@ fn a_finding_directory_renders_as_a_report_with_a_failing_repro() {
     let back = Finding::load(&dir).unwrap();
     let md = markdown(&back);
     for section in [
-        "# mismatch in `pallas-tpu-interpret`: kernel `tail_run` (fori_loop; tile-index)",
+        "# mismatch in `pallas-tpu-interpret`: kernel `tail_run` (decisions loop=fori_loop, resident-load, run=tile.mask, materialize)",
         "## Case script (Helion)",
         "## Emitted Pallas module",
         "## Reference vs engine",
@@ -302,7 +302,7 @@ fn a_reduced_finding_joins_the_corpus_once_and_replays_as_expected() {
             .expected("pallas-tpu-interpret")
             .unwrap()
             .to_string(),
-        "finding:mismatch/pallas-tpu-interpret/values/fori_loop/tile-index"
+        "finding:mismatch/pallas-tpu-interpret/values/loop=fori_loop+resident-load+run=tile.mask+materialize"
     );
     assert_eq!(e.entry.expected("pallas-interpret"), Some(&Expected::Agree));
     assert!(e.entry.links.contains_key("pallas-tpu-interpret"));

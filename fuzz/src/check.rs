@@ -43,6 +43,9 @@ pub struct CaseReport {
     pub emitted: Option<String>,
     /// Seconds spent compiling.
     pub compile_seconds: f64,
+    /// The planner's and codegen's decisions on the case ([`compiler::decisions`]): what a
+    /// finding in our emitted code is bucketed by. Empty unless the case was planned.
+    pub decisions: compiler::decisions::Decisions,
 }
 
 impl CaseReport {
@@ -336,5 +339,6 @@ pub fn check_case_to(
             Depth::FindingsOnly => None,
         },
         compile_seconds,
+        decisions: compiled.map(|c| c.decisions).unwrap_or_default(),
     }
 }

@@ -115,7 +115,7 @@ impl Variant {
 }
 
 /// How a selector picks its run (spec §2.6 cases A–D).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SelectorKind {
     /// Case B: the current block of a zero-based tile loop (`t.index`, `t.index + 0`, or the
     /// scalar `t.begin`); begin is the inner loop's `offset_<bid>` (spec §3.4).

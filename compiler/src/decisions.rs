@@ -1,0 +1,382 @@
+//! The planner's and the codegen's decisions on one compiled case, as a set: what a finding in
+//! the emitted code can be caused by.
+//!
+//! A finding's bucket keys on its cause, not on the surface of the case that showed it
+//! (issue: one injected fault gave 9 buckets when the signature keyed on index forms and the
+//! loop type). Two cases that read a masked tile run out of a resident Ref make the same
+//! decision whether the run is spelled `t.index` or `t.index + 0`, so they share a decision
+//! set; the reducer drops constructs (and with them decisions) the finding does not need, so
+//! the reduced case's set is the decisions the bug still needs, and findings of one cause
+//! converge on one set.
+//!
+//! The set is read off the [`Plan`] (which loads stay resident, how every narrowing subscript
+//! reads its run, which views stay Ref transforms, which subscripts take the static-value
+//! fallback) and the loop skeleton the codegen emits ([`LoopType`]). It is computed by
+//! [`crate::compile::compile`] for every lowered case, under the same fault set as the module,
+//! so an injected planner fault shows in it as the planner's real output would.
+
+use crate::ir::{Case, Expr, ExprKind, LoopType, ViewOp, walk};
+use crate::plan::{Plan, SelectorKind};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+/// How a view on a resident chain is spelled (the aten op Helion sees).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ViewKind {
+    /// `.reshape(...)`.
+    Reshape,
+    /// `.view(...)`.
+    View,
+    /// `.squeeze(d)`.
+    Squeeze,
+    /// `.unsqueeze(d)`.
+    Unsqueeze,
+    /// `.view_as(other)`.
+    ViewAs,
+    /// A subscript of only `None` and `:` (a new axis on the Ref, spec §2.5).
+    NewAxis,
+}
+
+impl ViewKind {
+    /// Every view kind.
+    pub const ALL: [ViewKind; 6] = [
+        ViewKind::Reshape,
+        ViewKind::View,
+        ViewKind::Squeeze,
+        ViewKind::Unsqueeze,
+        ViewKind::ViewAs,
+        ViewKind::NewAxis,
+    ];
+
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ViewKind::Reshape => "reshape",
+            ViewKind::View => "view",
+            ViewKind::Squeeze => "squeeze",
+            ViewKind::Unsqueeze => "unsqueeze",
+            ViewKind::ViewAs => "view-as",
+            ViewKind::NewAxis => "new-axis",
+        }
+    }
+
+    fn of(op: &ViewOp) -> ViewKind {
+        match op {
+            ViewOp::Reshape(_) => ViewKind::Reshape,
+            ViewOp::View(_) => ViewKind::View,
+            ViewOp::Squeeze(_) => ViewKind::Squeeze,
+            ViewOp::Unsqueeze(_) => ViewKind::Unsqueeze,
+            ViewOp::ViewAs(_) => ViewKind::ViewAs,
+        }
+    }
+}
+
+/// One decision of the planner or the codegen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Decision {
+    /// The loop skeleton the codegen emits for device loops (spec §1.4, D-1.5.1-10).
+    Loop(LoopType),
+    /// A load kept as a resident VMEM Ref (the root of an accepted chain, spec §2.1).
+    ResidentLoad,
+    /// A load read as a value (not on an accepted chain: R-MUT, an ineligible root, no
+    /// narrowing use).
+    ValueLoad,
+    /// A narrowing subscript read as a run out of a resident Ref (spec §2.6): the selector's
+    /// case, whether the run is masked by the inner loop's mask, whether the dim is squeezed.
+    Run {
+        /// Spec §2.6 case.
+        kind: SelectorKind,
+        /// Masked at the value boundary.
+        mask: bool,
+        /// A scalar selection, kept physically as size 1.
+        squeeze: bool,
+    },
+    /// An address-preserving view kept as a Ref transform (spec §2.5).
+    RefView(ViewKind),
+    /// A node of a resident chain that is a value boundary: read as `ref[...]` (spec §2.8).
+    Materialize,
+    /// A narrowing subscript lowered as basic indexing on a materialized value (spec §2.10,
+    /// D-1.5.1-01).
+    StaticValue,
+}
+
+impl SelectorKind {
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SelectorKind::Tile => "tile",
+            SelectorKind::Tail => "tail",
+            SelectorKind::Static => "static",
+        }
+    }
+
+    /// Every selector kind.
+    pub const ALL: [SelectorKind; 3] =
+        [SelectorKind::Tile, SelectorKind::Tail, SelectorKind::Static];
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Decision::Loop(l) => write!(f, "loop={}", l.name()),
+            Decision::ResidentLoad => f.write_str("resident-load"),
+            Decision::ValueLoad => f.write_str("value-load"),
+            Decision::Run {
+                kind,
+                mask,
+                squeeze,
+            } => {
+                write!(f, "run={}", kind.name())?;
+                if *mask {
+                    f.write_str(".mask")?;
+                }
+                if *squeeze {
+                    f.write_str(".squeeze")?;
+                }
+                Ok(())
+            }
+            Decision::RefView(v) => write!(f, "ref-view={}", v.name()),
+            Decision::Materialize => f.write_str("materialize"),
+            Decision::StaticValue => f.write_str("static-value"),
+        }
+    }
+}
+
+/// A decision name that is not one of [`Decision`]'s spellings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a planner or codegen decision")]
+pub struct UnknownDecision(pub String);
+
+impl FromStr for Decision {
+    type Err = UnknownDecision;
+
+    fn from_str(s: &str) -> Result<Decision, UnknownDecision> {
+        let unknown = || UnknownDecision(s.to_string());
+        if let Some(l) = s.strip_prefix("loop=") {
+            return LoopType::ALL
+                .into_iter()
+                .find(|t| t.name() == l)
+                .map(Decision::Loop)
+                .ok_or_else(unknown);
+        }
+        if let Some(v) = s.strip_prefix("ref-view=") {
+            return ViewKind::ALL
+                .into_iter()
+                .find(|k| k.name() == v)
+                .map(Decision::RefView)
+                .ok_or_else(unknown);
+        }
+        if let Some(run) = s.strip_prefix("run=") {
+            let mut parts = run.split('.');
+            let kind = parts.next().unwrap_or("");
+            let kind = SelectorKind::ALL
+                .into_iter()
+                .find(|k| k.name() == kind)
+                .ok_or_else(unknown)?;
+            let (mut mask, mut squeeze) = (false, false);
+            for p in parts {
+                match p {
+                    "mask" if !mask && !squeeze => mask = true,
+                    "squeeze" if !squeeze => squeeze = true,
+                    _ => return Err(unknown()),
+                }
+            }
+            return Ok(Decision::Run {
+                kind,
+                mask,
+                squeeze,
+            });
+        }
+        match s {
+            "resident-load" => Ok(Decision::ResidentLoad),
+            "value-load" => Ok(Decision::ValueLoad),
+            "materialize" => Ok(Decision::Materialize),
+            "static-value" => Ok(Decision::StaticValue),
+            _ => Err(unknown()),
+        }
+    }
+}
+
+impl serde::Serialize for Decision {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Decision {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Decision, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The decisions of one compiled case (module docs), ordered for a stable key.
+pub type Decisions = BTreeSet<Decision>;
+
+/// The decisions `plan` makes on `case`, with the loop skeleton of its effective loop type.
+pub fn decisions(case: &Case, plan: &Plan) -> Decisions {
+    let mut out = Decisions::new();
+    if has_device_loop(case) {
+        out.insert(Decision::Loop(case.effective_loop_type()));
+    }
+    walk::each_stmt(&case.kernel.body, &mut |s| {
+        walk::stmt_exprs(s, &mut |e| {
+            walk::each_expr(e, &mut |x| node(x, plan, &mut out))
+        });
+    });
+    out
+}
+
+fn node(e: &Expr, plan: &Plan, out: &mut Decisions) {
+    if plan.is_static_value(e) {
+        out.insert(Decision::StaticValue);
+    }
+    let resident = plan.resident(e);
+    let (decision, materialize) = match &e.kind {
+        ExprKind::Load { .. } if resident.is_some() => (Decision::ResidentLoad, false),
+        ExprKind::Load { .. } => (Decision::ValueLoad, false),
+        ExprKind::Subscript { .. } => match resident {
+            Some(r) => match &r.selector {
+                Some(sel) => (
+                    Decision::Run {
+                        kind: sel.kind,
+                        mask: sel.mask,
+                        squeeze: sel.squeeze,
+                    },
+                    r.materialize,
+                ),
+                None => (Decision::RefView(ViewKind::NewAxis), r.materialize),
+            },
+            None => return,
+        },
+        ExprKind::View { op, .. } => match resident {
+            Some(r) => (Decision::RefView(ViewKind::of(op)), r.materialize),
+            None => return,
+        },
+        // Transports (a `Name` read of a Ref) carry their input's state: no decision of their
+        // own. Nothing else is planned.
+        ExprKind::Name(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Size { .. }
+        | ExprKind::TileAttr { .. }
+        | ExprKind::Binary { .. }
+        | ExprKind::Compare { .. }
+        | ExprKind::Arange { .. }
+        | ExprKind::Zeros { .. }
+        | ExprKind::Full { .. }
+        | ExprKind::Cast { .. }
+        | ExprKind::Sum { .. }
+        | ExprKind::Permute { .. }
+        | ExprKind::Alloc { .. } => return,
+    };
+    out.insert(decision);
+    if materialize {
+        out.insert(Decision::Materialize);
+    }
+}
+
+fn has_device_loop(case: &Case) -> bool {
+    let mut inner = false;
+    walk::each_stmt(&case.kernel.body, &mut |s| {
+        if let crate::ir::StmtKind::For(lp) = &s.kind {
+            walk::each_stmt(&lp.body, &mut |t| {
+                inner |= matches!(t.kind, crate::ir::StmtKind::For(_));
+            });
+        }
+    });
+    inner
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{CodegenOptions, compile};
+    use crate::frontend::parse_case;
+
+    fn decisions_of(index: &str, loop_type: &str) -> Decisions {
+        let src = [
+            "import torch",
+            "import helion",
+            "import helion.language as hl",
+            "",
+            &format!(
+                "@helion.kernel(backend=\"pallas\", static_shapes=True, \
+                 config=helion.Config(block_sizes=[4, 2], pallas_loop_type=\"{loop_type}\"))"
+            ),
+            "def k(x: torch.Tensor) -> torch.Tensor:",
+            "    out = torch.zeros_like(x)",
+            "    for outer in hl.tile(x.size(0)):",
+            "        blk = x[outer, :]",
+            "        acc = hl.zeros([128], dtype=torch.float32)",
+            "        for local in hl.tile(outer.end - outer.begin):",
+            &format!("            acc = blk[{index}, :].sum(dim=0)"),
+            "        out[outer.begin, :] = acc",
+            "    return out",
+            "",
+            "x = torch.randn(12, 128)",
+            "k(x)",
+            "",
+        ]
+        .join("\n");
+        let case = parse_case(&src, "k.py").expect("parses");
+        let c = compile(&case, &CodegenOptions::default());
+        assert!(c.module.is_some(), "{}", crate::compile::verdict_line(&c));
+        c.decisions
+    }
+
+    #[test]
+    fn spellings_of_one_tile_run_make_one_decision() {
+        let plain = decisions_of("local.index", "fori_loop");
+        let plus_zero = decisions_of("local.index + 0", "fori_loop");
+        assert_eq!(plain, plus_zero);
+        let run = Decision::Run {
+            kind: SelectorKind::Tile,
+            mask: true,
+            squeeze: false,
+        };
+        for d in [
+            Decision::Loop(LoopType::ForiLoop),
+            Decision::ResidentLoad,
+            run,
+            Decision::Materialize,
+        ] {
+            assert!(plain.contains(&d), "{d} not in {plain:?}");
+        }
+        // The loop skeleton is a decision of its own.
+        let pipelined = decisions_of("local.index", "emit_pipeline");
+        assert!(pipelined.contains(&Decision::Loop(LoopType::EmitPipeline)));
+        assert_eq!(
+            plain.symmetric_difference(&pipelined).count(),
+            2,
+            "{plain:?} vs {pipelined:?}"
+        );
+    }
+
+    #[test]
+    fn names_round_trip() {
+        let mut all = vec![
+            Decision::ResidentLoad,
+            Decision::ValueLoad,
+            Decision::Materialize,
+            Decision::StaticValue,
+        ];
+        all.extend(LoopType::ALL.map(Decision::Loop));
+        all.extend(ViewKind::ALL.map(Decision::RefView));
+        for kind in SelectorKind::ALL {
+            for (mask, squeeze) in [(false, false), (true, false), (false, true), (true, true)] {
+                all.push(Decision::Run {
+                    kind,
+                    mask,
+                    squeeze,
+                });
+            }
+        }
+        for d in all {
+            assert_eq!(d.to_string().parse::<Decision>(), Ok(d));
+        }
+        assert!("run=tile.squeeze.mask".parse::<Decision>().is_err());
+        assert!("loop=while".parse::<Decision>().is_err());
+    }
+}

@@ -235,23 +235,17 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         // atomically), and the summary still prints.
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed));
     }
-    let tty = std::io::stderr().is_terminal();
-    let last = std::sync::Mutex::new(0u64);
-    let progress = |st: &fuzz::campaign::stats::Stats, secs: f64| {
-        let mut last = last.lock().expect("progress lock");
-        let tick = (secs * 4.0) as u64;
-        if tty {
-            eprint!("\r{}", st.progress_line(secs));
-        } else if tick / 40 != *last / 40 {
-            eprintln!("{}", st.progress_line(secs));
-        }
-        *last = tick;
-    };
+    let display = super::progress::Progress::new(
+        super::progress::Budget {
+            time: cfg.time,
+            cases: cfg.cases,
+        },
+        std::io::stderr().is_terminal(),
+    );
+    let progress = |st: &fuzz::campaign::stats::Stats, secs: f64| display.update(st, secs);
     let summary = campaign::run(&cfg, &sink, &stop, &progress)
         .map_err(|e| CliError::Internal(anyhow::anyhow!("campaign I/O failed: {e}")))?;
-    if tty {
-        eprintln!();
-    }
+    display.finish();
     let interrupted = stop.load(Ordering::Relaxed);
     let unavailable: Vec<serde_json::Value> = selected
         .unavailable

@@ -10,6 +10,7 @@ mod fuzz;
 mod hunt;
 mod parse;
 mod probe;
+mod progress;
 mod provision;
 mod reduce;
 mod render;

@@ -18,7 +18,8 @@ use std::time::Duration;
 /// Arguments of `fuzz`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Stop after this long (`90`, `30s`, `2m`, `1h`). Default 2m unless --cases is given.
+    /// Stop after this long: seconds (`90`), or with a unit (`30s`, `2m`, `1h`). Default 2m
+    /// unless --cases is given.
     #[arg(long, value_parser = parse_duration)]
     time: Option<Duration>,
     /// Stop after this many cases.

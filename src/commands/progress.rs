@@ -29,7 +29,11 @@ impl Budget {
     pub fn spent(&self, cases: u64, seconds: f64) -> f64 {
         let by_time = self.time.map(|t| seconds / t.as_secs_f64().max(1e-9));
         let by_cases = self.cases.map(|c| cases as f64 / (c.max(1) as f64));
-        by_time.into_iter().chain(by_cases).fold(0.0, f64::max).min(1.0)
+        by_time
+            .into_iter()
+            .chain(by_cases)
+            .fold(0.0, f64::max)
+            .min(1.0)
     }
 
     /// Seconds left: of the time budget, or of the cases at the rate so far; the smaller when

@@ -10,6 +10,27 @@
 use arbitrary::{Arbitrary, Unstructured};
 use serde::{Deserialize, Serialize};
 
+/// The `--help` text of a generator flag, from its field's doc lines: the leading space of
+/// each line dropped, rustdoc links (`` [`GenConfig::wild_index`] ``) written as the flag they
+/// name (`--wild-index`), the default on a line of its own.
+pub fn flag_help(doc: &[&str], default: &str) -> String {
+    let mut text = doc
+        .iter()
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    while let Some(start) = text.find("[`") {
+        let Some(len) = text[start..].find("`]") else {
+            break;
+        };
+        let inner = &text[start + 2..start + len];
+        let name = inner.rsplit("::").next().unwrap_or(inner);
+        let flag = format!("`--{}`", name.replace('_', "-"));
+        text.replace_range(start..start + len + 2, &flag);
+    }
+    format!("{text}\n\nDefault: {default}")
+}
+
 /// Declares the generator config. Each row is `/// doc` `name: Type = default, swarm = |u|
 /// expr;`: every field's doc gets "Defaults to `<default>`." appended from the default itself,
 /// and the swarm expression draws the field from an `Unstructured` for
@@ -51,7 +72,7 @@ macro_rules! define_gen_config {
                 #[doc = concat!("Defaults to `", stringify!($default), "`.")]
                 #[arg(
                     long,
-                    long_help = concat!($($doc, "\n",)* "\nDefaults to `", stringify!($default), "`.")
+                    long_help = flag_help(&[$($doc),*], stringify!($default))
                 )]
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<$ty>,
@@ -251,5 +272,25 @@ impl GenConfig {
         let mut c = self.clone();
         c.normalize();
         c
+    }
+}
+
+#[cfg(test)]
+mod help_tests {
+    use super::flag_help;
+
+    #[test]
+    fn flag_help_reads_as_help() {
+        let help = flag_help(
+            &[
+                " How often a read is a paired read ([`GenConfig::paired_reads`]),",
+                " percent.",
+            ],
+            "15",
+        );
+        assert_eq!(
+            help,
+            "How often a read is a paired read (`--paired-reads`),\npercent.\n\nDefault: 15"
+        );
     }
 }

@@ -376,12 +376,22 @@ fn scalar_selectors() {
 
 #[test]
 fn static_selector_on_a_guarded_dim_may_address_padding() {
-    // 9 rows, block 4: the static run on the tiled dim may read padding; no fallback for a
-    // literal slice.
+    // 9 rows, block 4: the static run on the tiled dim may read padding. Under the PR's
+    // merged state a literal slice has no fallback and is refused; Helion 1.5.1 takes the
+    // static-value fallback for it (D-1.5.1-01), which fits the run against the block.
     let src = nest(
         FORI,
         "x.size(0), block_size=4",
         r#"            acc = acc + x_block[1:3, :, :].float().sum(dim=0)"#,
+        "x = torch.ones(9, 2, 128)\nkernel(x)",
+    );
+    assert_lowered(&parse(&src));
+    // A slice of a literal slice of the tiled dim has no fallback (its input's size is
+    // symbolic, D-1.5.1-03): the failure stands.
+    let src = nest(
+        FORI,
+        "x.size(0), block_size=4",
+        r#"            acc = acc + x_block[0:4, :, :][1:3, :, :].float().sum(dim=0)"#,
         "x = torch.ones(9, 2, 128)\nkernel(x)",
     );
     assert_unsupported(&parse(&src), Rule::SelectorStaticMayAddressPadding);
@@ -463,7 +473,9 @@ fn root_changes_rank_and_multiple_tiles() {
 
 #[test]
 fn consumed_whole_only_matters_without_fallback() {
-    // `x_block.sum(0) + x_block[1]` compiles; `x_block.sum(0) + x_block[1:3]` does not.
+    // `x_block.sum(0) + x_block[1]` compiles, and under Helion 1.5.1 so does
+    // `x_block.sum(0) + x_block[1:3]` (D-1.5.1-01); `x_block[1:3][1]` does not: the second
+    // subscript's input size is symbolic on the tiled dim (D-1.5.1-03).
     let ok = nest(
         FORI,
         "x.size(0), block_size=4",
@@ -475,6 +487,13 @@ fn consumed_whole_only_matters_without_fallback() {
         FORI,
         "x.size(0), block_size=4",
         "            acc = acc + x_block.float().sum(dim=0) + x_block[1:3].float().sum(dim=0)",
+        ONES8,
+    );
+    assert_lowered(&parse(&bad));
+    let bad = nest(
+        FORI,
+        "x.size(0), block_size=4",
+        "            acc = acc + x_block.float().sum(dim=0) + x_block[1:3][1].float()",
         ONES8,
     );
     assert_unsupported(&parse(&bad), Rule::ChainConsumedWhole);

@@ -1,7 +1,8 @@
 # pallas-diff: source spec §5.1 upstream test/test_pallas.py::TestPallas::test_resident_subview_recursive_failure_keeps_cause, block_sizes=[4]
-# pallas-diff: verdict rejected BackendUnsupported chain.padding-at-boundary
-# note: the verdict is the spec's (ff265305). helion 1.5.1 from PyPI lowers this config (upstream later renamed the
-# test test_rank_reduced_resident_subview_handles_padded_tile and made block 4 pass).
+# pallas-diff: verdict lowered
+# note: the spec's verdict (ff265305) is rejected chain.padding-at-boundary; helion 1.5.1 lowers this config: the
+# static-value fallback takes `group[:, 0, :]` because its input `group` took it (D-1.5.1-02), and the model follows
+# 1.5.1 (upstream later renamed the test test_rank_reduced_resident_subview_handles_padded_tile and made block 4 pass).
 import torch
 import helion
 import helion.language as hl

@@ -769,11 +769,19 @@ impl<'a> Infer<'a> {
                         None => Some(Affine::constant(extent)),
                         Some(a) => a,
                     };
+                    let start = lo.as_ref().and_then(|l| l.as_const());
                     let len = match (lo, hi) {
                         (Some(lo), Some(hi)) => hi.sub(&lo).as_const(),
                         _ => None,
                     };
                     let len = len.ok_or_else(|| err(span, "a slice needs a static width"))?;
+                    // D-1.5.1-03: on a concrete dim a literal slice is sized the way PyTorch
+                    // clips it (stop into [0, size], then at least start); on a tiled dim the
+                    // size stays `b - a`, the width the planner reads from the literal.
+                    let len = match (dims[k].block, start, step) {
+                        (None, Some(a), 1) if a >= 0 => (a + len).clamp(0, extent).max(a) - a,
+                        (None | Some(_), _, _) => len,
+                    };
                     out.push(Dim::fixed(((len + step - 1).div_euclid(step)).max(0)));
                     k += 1;
                 }

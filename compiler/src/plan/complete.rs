@@ -60,7 +60,21 @@ impl<'a> Planner<'a, '_> {
                 Index::NewAxis => continue,
                 Index::Full => None,
                 Index::Int(i) => Some(StaticIndex::Int(*i)),
-                Index::Slice { .. } => return false,
+                // D-1.5.1-01: `a:b` with Python ints at trace time (literals, int arithmetic,
+                // static host ints), step absent or 1 and `0 <= a < b` is a range.
+                Index::Slice { start, stop, step } => {
+                    let lit = |b: &Option<Expr>| b.as_ref().and_then(|e| self.int_const(e));
+                    let step_one = match step {
+                        None => true,
+                        Some(_) => lit(step) == Some(1),
+                    };
+                    match (lit(start), lit(stop)) {
+                        (Some(a), Some(b)) if step_one && 0 <= a && a < b => {
+                            Some(StaticIndex::Range(a, b - a))
+                        }
+                        _ => return false,
+                    }
+                }
                 Index::Expr(e) => match self.static_index(e, 0) {
                     Some(s) => Some(s),
                     None => return false,
@@ -69,6 +83,11 @@ impl<'a> Planner<'a, '_> {
             let Some(size) = dims.get(k).map(|d| d.size) else {
                 return false;
             };
+            // D-1.5.1-03: a dim that a literal slice cut out of a tiled dim has the symbolic
+            // size `Max(a, Min(b, u)) - a`, which `_concrete_size` cannot resolve.
+            if idx.is_some() && self.is_literal_slice_of_tiled_dim(value, k) {
+                return false;
+            }
             let fits = match idx {
                 None => true,
                 Some(StaticIndex::Int(i)) => -size <= i && i < size,
@@ -147,15 +166,80 @@ impl<'a> Planner<'a, '_> {
         }
     }
 
-    /// Walking the input through the registered aten views, the first other node must be a
-    /// `call_function` that is not `hl.subscript`: a placeholder (capture) or an earlier
-    /// subscript disqualifies it (spec §2.10).
+    /// Whether dim `k` of `value` (a same-graph subscript, through names) is a literal slice
+    /// of a tiled dim of its input (D-1.5.1-03).
+    fn is_literal_slice_of_tiled_dim(&self, value: &'a Expr, k: usize) -> bool {
+        let mut v = value;
+        for _ in 0..256 {
+            match &v.kind {
+                ExprKind::Name(_) => match self.links.read_origin(v) {
+                    ReadOrigin::Same(def) => match def.kind {
+                        DefKind::Assign(val) => v = val,
+                        DefKind::Aug | DefKind::LoopVar | DefKind::Param => return false,
+                    },
+                    ReadOrigin::Placeholder | ReadOrigin::Merge => return false,
+                },
+                ExprKind::Subscript { value, indices } => {
+                    let Some(input) = self.types.of(value).dims() else {
+                        return false;
+                    };
+                    // Walk the entries, counting output dims, to the one that makes dim k.
+                    let (mut out, mut d) = (0usize, 0usize);
+                    for index in indices {
+                        let (makes, consumes) = match index {
+                            Index::NewAxis => (1, 0),
+                            Index::Full | Index::Slice { .. } => (1, 1),
+                            Index::Int(_) => (0, 1),
+                            Index::Expr(e) => match self.types.of(e) {
+                                Ty::Tensor { dims, .. } => (dims.len(), 1),
+                                Ty::Tile(_) => (1, 1),
+                                Ty::HostTensor { .. }
+                                | Ty::Int(_)
+                                | Ty::Float
+                                | Ty::Bool
+                                | Ty::GridIndex(_) => (0, 1),
+                            },
+                        };
+                        if out + makes > k {
+                            return matches!(index, Index::Slice { .. })
+                                && input.get(d).is_some_and(|dim| dim.block.is_some());
+                        }
+                        out += makes;
+                        d += consumes;
+                    }
+                    return false;
+                }
+                ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::Size { .. }
+                | ExprKind::TileAttr { .. }
+                | ExprKind::Binary { .. }
+                | ExprKind::Compare { .. }
+                | ExprKind::Load { .. }
+                | ExprKind::Arange { .. }
+                | ExprKind::Zeros { .. }
+                | ExprKind::Full { .. }
+                | ExprKind::Cast { .. }
+                | ExprKind::Sum { .. }
+                | ExprKind::View { .. }
+                | ExprKind::Permute { .. }
+                | ExprKind::Alloc { .. } => return false,
+            }
+        }
+        false
+    }
+
+    /// Walking the input through the registered aten views, the first other node decides:
+    /// an earlier narrowing subscript defers to its own static-value flag as the scan has set
+    /// it, any other `call_function` qualifies (D-1.5.1-02). A capture placeholder stands for
+    /// the `_new_var` Helion inserts for every tensor captured into a loop or branch body, so
+    /// it qualifies too; only a kernel parameter or a loop variable does not.
     fn value_input_qualifies(&self, value: &'a Expr) -> bool {
         let mut v = value;
         for _ in 0..256 {
             match &v.kind {
                 ExprKind::View { value, .. } => v = value,
-                ExprKind::Subscript { .. } => return false,
+                ExprKind::Subscript { .. } => return self.static_value.contains(&NodeKey::of(v)),
                 ExprKind::Name(_) => match self.links.read_origin(v) {
                     ReadOrigin::Same(def) => match def.kind {
                         // `y = x` is a `_new_var`: a call_function.
@@ -166,8 +250,7 @@ impl<'a> Planner<'a, '_> {
                         DefKind::Aug => return true,
                         DefKind::LoopVar | DefKind::Param => return false,
                     },
-                    ReadOrigin::Placeholder => return false,
-                    ReadOrigin::Merge => return true,
+                    ReadOrigin::Placeholder | ReadOrigin::Merge => return true,
                 },
                 ExprKind::Int(_)
                 | ExprKind::Float(_)

@@ -264,9 +264,9 @@ rules! {
     /// planning: delta D-1.5.1-09). A fixed `block_size=` is not checked.
     ConfigBlockSizeNotPowerOfTwo = "config.block-size-not-power-of-two", InvalidConfig,
         "config[block_sizes][{index}] must be a power of two, got {value}";
-    /// `pallas_worklist_grouping=2` variants are not modelled (a documented gap).
-    ConfigWorklistGroupingUnsupported = "config.worklist-grouping-unsupported", InvalidConfig,
-        "pallas_worklist_grouping={grouping} is not modelled by pallas-diff (compact-worklist variants are a documented gap)";
+    /// `pallas_worklist_grouping` outside {0, 1, 2} (Helion 1.5.1 `pre_codegen`, D-1.5.1-20).
+    ConfigWorklistGroupingInvalid = "config.worklist-grouping-invalid", InvalidConfig,
+        "Invalid pallas_worklist_grouping {grouping}. Expected one of (0, 1, 2).";
 }
 
 impl Rule {
@@ -278,12 +278,6 @@ impl Rule {
             out = out.replace(&format!("{{{k}}}"), v);
         }
         out
-    }
-
-    /// Whether the rule marks a documented gap of pallas-diff's model rather than a refusal of
-    /// Helion's: tests comparing with upstream verdicts accept it in place of any verdict.
-    pub fn is_model_gap(self) -> bool {
-        matches!(self, Rule::ConfigWorklistGroupingUnsupported)
     }
 
     /// Whether Helion's refusal message `text` is this rule's message: the template's literal

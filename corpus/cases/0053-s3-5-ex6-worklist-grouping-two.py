@@ -1,5 +1,5 @@
 # pallas-diff: source corpus entry 0053-s3-5-ex6-worklist-grouping-two: spec §3.5 example 6 and §5.2 test_pallas_resident_ref_jax.py::test_flatten_worklist_grouping_two_variants (real TPU only upstream)
-# pallas-diff: verdict rejected InvalidConfig config.worklist-grouping-unsupported
+# pallas-diff: verdict lowered
 import torch
 import helion
 import helion.language as hl

@@ -1,8 +1,8 @@
 # pallas-diff: source spec §3.5 example 6 and §5.2 test_pallas_resident_ref_jax.py::test_flatten_worklist_grouping_two_variants (real TPU only upstream)
 # pallas-diff: verdict lowered
 # note: closest faithful case. Upstream runs it through jax.jit(kernel.jax_fn) on a TPU; under the torch launcher in
-# interpret mode it fails inside JAX (spec §3.5). pallas-diff does not model grouping-2 variants
-# (config.worklist-grouping-unsupported), so a model refusal here is the documented gap, not a Helion verdict.
+# interpret mode it fails inside JAX (spec §3.5). pallas-diff does not model grouping-2 variants: the planner
+# accepts the case and the codegen reports it as a documented gap (outcome `unsupported`), not a verdict.
 # No output is stated: with grouping 2 the grouped work items use 8-row tiles, so which rows each tile's last live row
 # fills depends on the worklist lowering, which the spec only describes for this input ("every 8-row group of each
 # sequence is filled with its last live row").

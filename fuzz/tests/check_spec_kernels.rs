@@ -71,9 +71,6 @@ fn spec_kernels_agree_or_are_rejected_as_upstream() {
                     }
                     match (&k.expectations.verdict, &report.verdict) {
                         (Some(ExpectedVerdict::Lowered), Some(Verdict::Lowered)) | (None, _) => {}
-                        (Some(_), Some(Verdict::Rejected(r))) if r.rule.is_model_gap() => {
-                            println!("{name}: documented model gap: {r}");
-                        }
                         (
                             Some(ExpectedVerdict::Rejected { class, rule }),
                             Some(Verdict::Rejected(r)),

@@ -129,6 +129,14 @@ pub fn lower(
     plan: &Plan,
     options: &CodegenOptions,
 ) -> Result<PallasModule, LowerError> {
+    // Helion 1.5.1 accepts `pallas_worklist_grouping=2` and lowers a grouped variant beside the
+    // factor-1 one (spec §2.4); only factor 1 is modelled, so the case is a documented gap.
+    if case.config.worklist_grouping == Some(2) {
+        return gap(
+            case.kernel.span,
+            "pallas_worklist_grouping=2 (the grouped compact-worklist variant, spec §2.4)",
+        );
+    }
     let mut l = Lowerer::new(case, types, plan, options)?;
     l.module()
 }

@@ -60,6 +60,9 @@ pub struct Cost {
     /// Loads of host tensors: before expression nodes, because a load is a planner decision of
     /// its own (`compiler::decisions`) and `hl.zeros([1, 64])` in its place has more nodes.
     pub loads: usize,
+    /// Device subscript entries that are symbolic ([`is_dynamic_index`]): before expression
+    /// nodes, so that `blk[0:1]` in place of `blk[local.index]` is smaller.
+    pub dynamic_indices: usize,
     /// Expression nodes in the kernel.
     pub exprs: usize,
     /// Input elements over all inputs.
@@ -86,6 +89,7 @@ pub const CANONICAL_LOOP_TYPE: LoopType = LoopType::ForiLoop;
 pub fn cost(case: &Case) -> Cost {
     let mut statements = 0;
     let mut loads = 0;
+    let mut dynamic_indices = 0;
     let mut exprs = 0;
     let mut literals = 0i64;
     let mut fixed_blocks = 0i64;
@@ -105,9 +109,12 @@ pub fn cost(case: &Case) -> Cost {
         walk::stmt_exprs(s, &mut |e| {
             walk::each_expr(e, &mut |x| {
                 exprs += 1;
-                match x.kind {
+                match &x.kind {
                     ExprKind::Int(v) => literals += v.abs(),
                     ExprKind::Load { .. } => loads += 1,
+                    ExprKind::Subscript { indices, .. } => {
+                        dynamic_indices += indices.iter().filter(|i| is_dynamic_index(i)).count()
+                    }
                     _ => {}
                 }
             })
@@ -130,6 +137,7 @@ pub fn cost(case: &Case) -> Cost {
     Cost {
         statements,
         loads,
+        dynamic_indices,
         exprs,
         input_elements,
         input_complexity,
@@ -458,17 +466,40 @@ fn simpler_in(case: &Case, tile_vars: &[String], e: &Expr) -> Vec<Expr> {
         }
         ExprKind::Subscript { value, indices } => {
             out.push((**value).clone());
+            let with = |i: usize, entry: Option<Index>| {
+                let mut indices = indices.clone();
+                match entry {
+                    Some(entry) => indices[i] = entry,
+                    None => {
+                        indices.remove(i);
+                    }
+                }
+                Expr {
+                    kind: ExprKind::Subscript {
+                        value: value.clone(),
+                        indices,
+                    },
+                    span: e.span,
+                }
+            };
             for (i, index) in indices.iter().enumerate() {
                 if matches!(index, Index::NewAxis) {
-                    let mut fewer = indices.clone();
-                    fewer.remove(i);
-                    out.push(Expr {
-                        kind: ExprKind::Subscript {
-                            value: value.clone(),
-                            indices: fewer,
-                        },
-                        span: e.span,
-                    });
+                    out.push(with(i, None));
+                }
+                // A symbolic run for the simplest static one of the same rank (`0:1`), or a
+                // static row: the decision a finding needs is often "some run out of a
+                // resident Ref", not which kind.
+                if is_dynamic_index(index) {
+                    let lit = |v| Some(Expr::int(v, e.span));
+                    out.push(with(
+                        i,
+                        Some(Index::Slice {
+                            start: lit(0),
+                            stop: lit(1),
+                            step: None,
+                        }),
+                    ));
+                    out.push(with(i, Some(Index::Int(0))));
                 }
             }
         }
@@ -531,6 +562,18 @@ fn zeros_for_load(
         kind: ExprKind::Zeros { shape: dims, dtype },
         span,
     })
+}
+
+/// A device subscript entry that is neither `:`, `None`, an int nor a literal slice.
+fn is_dynamic_index(index: &Index) -> bool {
+    match index {
+        Index::Full | Index::NewAxis | Index::Int(_) => false,
+        Index::Slice { start, stop, step } => [start, stop, step]
+            .into_iter()
+            .flatten()
+            .any(|b| !matches!(b.kind, ExprKind::Int(_))),
+        Index::Expr(_) => true,
+    }
 }
 
 fn tile_vars(case: &Case) -> Vec<String> {

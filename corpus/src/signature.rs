@@ -30,6 +30,7 @@ use crate::fsio::{self, IoError};
 use crate::reduce::{Cost, cost};
 use compiler::decisions::{Decision, Decisions};
 use compiler::ir::{BinOp, Case, Expr, ExprKind, Index, StmtKind, TileAttr, walk};
+use compiler::plan::SelectorKind;
 use fuzz::check::CaseReport;
 use fuzz::compare::MismatchKind;
 use fuzz::engines::{EngineId, EngineStatus};
@@ -366,22 +367,31 @@ impl fmt::Display for Signature {
     }
 }
 
-/// Whether a reduction candidate's decisions keep a finding's: every decision but the loop
-/// skeleton is one the finding had (the reducer may drop decisions the bug does not need, never
-/// add one), and the skeleton is the finding's or the one the reducer moves toward
-/// ([`crate::reduce::CANONICAL_LOOP_TYPE`]), so findings of one cause under several loop types
-/// converge on one bucket when the loop type plays no part.
+/// Whether a reduction candidate's decisions keep a finding's. Each candidate decision is one
+/// the finding had, or a plainer stand-in for one it had: the loop skeleton the reducer moves
+/// toward ([`crate::reduce::CANONICAL_LOOP_TYPE`]) for any skeleton, and a static run (a literal
+/// row or slice, unmasked) for any run. The reducer may drop decisions and swap them for plainer
+/// ones, never add one, as a fuel-limited optimizer falls back to the plain path: when the bug
+/// survives the swap, the finding did not need the decision, and findings of one cause under
+/// several loop types or run kinds converge on one bucket.
 pub fn decisions_hold(finding: &Decisions, candidate: &Decisions) -> bool {
-    candidate.iter().all(|d| match d {
-        Decision::Loop(l) => {
-            finding.contains(d) || (*l == crate::reduce::CANONICAL_LOOP_TYPE && has_loop(finding))
-        }
-        Decision::ResidentLoad
-        | Decision::ValueLoad
-        | Decision::Run { .. }
-        | Decision::RefView(_)
-        | Decision::Materialize
-        | Decision::StaticValue => finding.contains(d),
+    let has_run = finding.iter().any(|d| matches!(d, Decision::Run { .. }));
+    candidate.iter().all(|d| {
+        finding.contains(d)
+            || match d {
+                Decision::Loop(l) => *l == crate::reduce::CANONICAL_LOOP_TYPE && has_loop(finding),
+                Decision::Run {
+                    kind: SelectorKind::Static,
+                    mask: false,
+                    ..
+                } => has_run,
+                Decision::Run { .. }
+                | Decision::ResidentLoad
+                | Decision::ValueLoad
+                | Decision::RefView(_)
+                | Decision::Materialize
+                | Decision::StaticValue => false,
+            }
     }) && (finding.is_empty() == candidate.is_empty())
 }
 
@@ -628,6 +638,9 @@ pub struct CostRecord {
     /// Loads of host tensors (absent in buckets written before it existed: 0).
     #[serde(default)]
     pub loads: usize,
+    /// Symbolic device subscript entries (absent in older buckets: 0).
+    #[serde(default)]
+    pub dynamic_indices: usize,
     /// Expression nodes.
     pub exprs: usize,
     /// Input elements.
@@ -648,6 +661,7 @@ impl From<Cost> for CostRecord {
         CostRecord {
             statements: c.statements,
             loads: c.loads,
+            dynamic_indices: c.dynamic_indices,
             exprs: c.exprs,
             input_elements: c.input_elements,
             input_complexity: c.input_complexity,
@@ -978,7 +992,6 @@ mod tests {
     #[test]
     fn decisions_key_our_code_and_may_only_shrink_or_move_to_the_canonical_loop() {
         use compiler::ir::LoopType;
-        use compiler::plan::SelectorKind;
         let run = Decision::Run {
             kind: SelectorKind::Tile,
             mask: true,
@@ -1011,6 +1024,13 @@ mod tests {
         assert!(finding.holds_for(&with(&[canonical, Decision::ResidentLoad, run])));
         // A new decision, another non-canonical skeleton, or no compile: not the finding.
         assert!(!finding.holds_for(&with(&[canonical, Decision::StaticValue, run])));
+        // A static run stands in for the tile run.
+        let static_run = Decision::Run {
+            kind: SelectorKind::Static,
+            mask: false,
+            squeeze: true,
+        };
+        assert!(finding.holds_for(&with(&[canonical, Decision::ResidentLoad, static_run])));
         assert!(!finding.holds_for(&with(&[Decision::Loop(LoopType::Unroll), run])));
         assert!(!finding.holds_for(&with(&[])));
         // A kernel without device loops cannot gain one.
@@ -1040,6 +1060,7 @@ mod tests {
         let c = |n| CostRecord {
             statements: n,
             loads: 0,
+            dynamic_indices: 0,
             exprs: 0,
             input_elements: 0,
             input_complexity: 0,

@@ -10,6 +10,10 @@
 //!   `meta.json`), written atomically;
 //! * [`sink`]: a campaign's findings directory (dedup, reduction, the JAX cross-check of
 //!   in-process findings, one directory per bucket);
+//! * [`shard`]: a findings directory's shard contract (`shard.json`: each campaign run's seeds,
+//!   generator config, engines, codegen options and versions), written by `pallas-diff fuzz`;
+//! * [`merge`]: the findings directories of a sharded campaign merged into one by signature
+//!   (`pallas-diff merge`), with its `merge.json`;
 //! * [`entry`]: the corpus format (`corpus/cases/<id>-<slug>.json` and `.py`) and
 //!   [`entry::Corpus::add_finding`];
 //! * [`replay`]: one trial per entry × engine (or per finding of a findings directory), and
@@ -26,12 +30,14 @@ pub mod finding;
 pub mod fsio;
 pub mod hunt;
 pub mod json;
+pub mod merge;
 pub mod minimize;
 pub mod promote;
 pub mod reduce;
 pub mod replay;
 pub mod report;
 pub mod repro;
+pub mod shard;
 pub mod signature;
 pub mod sink;
 pub mod spec;

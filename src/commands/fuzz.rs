@@ -5,6 +5,7 @@
 
 use super::check::{PoolSizes, select_engines};
 use super::{CliError, Exit};
+use anyhow::Context;
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::{self, CampaignConfig};
 use fuzz::engines;
@@ -203,6 +204,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         })
     };
     let versions = corpus::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
+    let contract_versions = versions.clone();
     let helion_versions = selected
         .pools
         .helion
@@ -226,6 +228,17 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             CliError::Internal(anyhow::anyhow!("cannot open the findings directory: {e}"))
         })?
         .with_cross_check(corpus::minimize::shared(cross_check));
+    // The shard contract, for `pallas-diff merge`: recorded before the first case, finished
+    // with the case count at the end.
+    let contract = corpus::shard::Contract::new(
+        &cfg.generator,
+        &selected.names,
+        &cfg.codegen,
+        contract_versions.with_helion(helion_versions.as_ref()),
+    )
+    .map_err(|e| CliError::Input(e.into()))?;
+    let shard = corpus::shard::ShardRun::begin(&args.out, contract, args.seed)
+        .context("cannot record the shard contract")?;
     let stop = STOP
         .get_or_init(|| Arc::new(AtomicBool::new(false)))
         .clone();
@@ -252,6 +265,9 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     if tty {
         eprintln!();
     }
+    shard
+        .finish(summary.stats.cases)
+        .context("cannot record the shard's case count")?;
     let interrupted = stop.load(Ordering::Relaxed);
     let unavailable: Vec<serde_json::Value> = selected
         .unavailable

@@ -124,8 +124,8 @@ pub enum MergeError {
         difference.field, difference.first, first.display(), difference.second, second.display()
     )]
     Incompatible {
-        /// Where the contracts differ.
-        difference: FieldDifference,
+        /// Where the contracts differ (boxed: errors travel in `Result`s).
+        difference: Box<FieldDifference>,
         /// The first input.
         first: PathBuf,
         /// The input that differs from it.
@@ -280,7 +280,7 @@ impl KeySets {
 /// A bucket of one input with its finding directory's files.
 struct Candidate {
     bucket: Bucket,
-    files: Vec<(String, Vec<u8>)>,
+    files: Tree,
 }
 
 impl Candidate {
@@ -295,7 +295,7 @@ fn collect_shards(inputs: &[Input]) -> Result<BTreeMap<String, ShardSource>, Mer
     for other in &inputs[1..] {
         if let Some(difference) = first.contract.difference(&other.contract) {
             return Err(MergeError::Incompatible {
-                difference,
+                difference: Box::new(difference),
                 first: first.path.clone(),
                 second: other.path.clone(),
             });
@@ -329,9 +329,12 @@ fn collect_shards(inputs: &[Input]) -> Result<BTreeMap<String, ShardSource>, Mer
     Ok(shards)
 }
 
-/// The merge of `inputs` (module docs), without writing it: the files of the output directory
-/// (sorted relative paths and bytes), its buckets and its record.
-fn plan(inputs: &[Input]) -> Result<(Vec<(String, Vec<u8>)>, Buckets, MergeRecord), MergeError> {
+/// The files of a directory: relative paths and bytes, sorted ([`fsio::read_tree`]).
+type Tree = Vec<(String, Vec<u8>)>;
+
+/// The merge of `inputs` (module docs), without writing it: the files of the output directory,
+/// its buckets and its record.
+fn plan(inputs: &[Input]) -> Result<(Tree, Buckets, MergeRecord), MergeError> {
     let shards = collect_shards(inputs)?;
     let mut sets = KeySets::default();
     for b in inputs.iter().flat_map(|i| i.buckets.buckets.values()) {
@@ -382,7 +385,7 @@ fn plan(inputs: &[Input]) -> Result<(Vec<(String, Vec<u8>)>, Buckets, MergeRecor
     winners.sort_by(|a, b| a.1.bucket.key.cmp(&b.1.bucket.key));
     let mut buckets = Buckets::default();
     let mut found_in = BTreeMap::new();
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut files: Tree = Vec::new();
     for (i, (root, c)) in winners.into_iter().enumerate() {
         let dir = format!("{:04}-{}", i + 1, c.bucket.signature.slug());
         let key = c.bucket.key.clone();

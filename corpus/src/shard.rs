@@ -219,8 +219,8 @@ pub enum ShardError {
     MixedRuns {
         /// The file.
         path: PathBuf,
-        /// Where they differ.
-        difference: FieldDifference,
+        /// Where they differ (boxed: it is three strings, and errors travel in `Result`s).
+        difference: Box<FieldDifference>,
         /// The first run's index (1-based).
         first_run: usize,
         /// Its seeds.
@@ -293,7 +293,7 @@ impl ShardRecord {
             if let Some(difference) = first.contract.difference(&run.contract) {
                 return Err(ShardError::MixedRuns {
                     path,
-                    difference,
+                    difference: Box::new(difference),
                     first_run: 1,
                     first_seeds: first.seeds,
                     second_run: i + 1,

@@ -221,7 +221,7 @@ fn a_merged_directory_takes_more_shards_without_counting_any_twice() {
     );
     let out = t.path().join("merged");
     merge(std::slice::from_ref(&a), &out).unwrap();
-    merge(&[c.clone()], &out).unwrap();
+    merge(std::slice::from_ref(&c), &out).unwrap();
     let m = merge(&[a.clone(), d.clone()], &out).unwrap();
     let bucket = &m.buckets.buckets[&sig("mismatch", "values").key()];
     assert_eq!(bucket.count, 9);

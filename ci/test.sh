@@ -50,7 +50,7 @@ fi
 # few thousand cases at most, so the whole hunt takes seconds.
 step release-build cargo build --release --bin pallas-diff
 step hunt target/release/pallas-diff hunt --repeat 1 --cases 40000 --reduce-time 5s \
-  --out target/ci-hunt --inject all
+  --out target/ci-hunt --inject all --junit target/ci-hunt/junit.xml
 
 if ((${#failed[@]})); then
   echo "ci/test.sh: FAILED steps: ${failed[*]}"

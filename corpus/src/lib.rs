@@ -23,6 +23,8 @@
 //! * [`spec`]: seeding the corpus from the spec kernels, cross-checked against their headers;
 //! * [`report`] and [`repro`]: Markdown bug reports and standalone `repro.py` files;
 //! * [`hunt`]: how fast campaigns find each injected historical defect (`pallas-diff hunt`);
+//! * [`step_summary`]: a campaign's summary as Markdown, for `$GITHUB_STEP_SUMMARY`;
+//! * [`junit`]: JUnit XML of a replay and of a hunt, for CI systems' test reports;
 //! * [`fsio`] and [`json`]: atomic writes and the JSON layout of every file written here.
 
 pub mod entry;
@@ -30,6 +32,7 @@ pub mod finding;
 pub mod fsio;
 pub mod hunt;
 pub mod json;
+pub mod junit;
 pub mod merge;
 pub mod minimize;
 pub mod promote;
@@ -41,3 +44,4 @@ pub mod shard;
 pub mod signature;
 pub mod sink;
 pub mod spec;
+pub mod step_summary;

@@ -350,6 +350,19 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         }
         println!("findings in {}", args.out.display());
     }
+    // A CI job's summary page (GitHub Actions); losing it must not change the campaign's exit.
+    if let Err(e) = corpus::step_summary::append_if_set(&corpus::step_summary::Campaign {
+        seed: args.seed,
+        engines: &selected.names,
+        unavailable: &selected.unavailable,
+        summary: &summary,
+        new_findings: &new_findings,
+        not_reproduced: sink.not_reproduced(),
+        interrupted,
+        out: &args.out,
+    }) {
+        eprintln!("pallas-diff: cannot write the job summary: {e}");
+    }
     if interrupted {
         eprintln!(
             "pallas-diff: interrupted after {} cases",

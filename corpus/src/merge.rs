@@ -98,8 +98,8 @@ pub enum MergeError {
     /// I/O.
     #[error(transparent)]
     Io(#[from] IoError),
-    /// `buckets.json` names a finding directory that is not there.
-    #[error("{}: bucket `{key}` names its finding directory `{dir}`, which has no meta.json", path.display())]
+    /// `buckets.json` names a finding directory that is not there (or not a name inside it).
+    #[error("{}: bucket `{key}` names its finding directory `{dir}`, which is not a directory inside it with a meta.json", path.display())]
     MissingFinding {
         /// The findings directory.
         path: PathBuf,
@@ -186,7 +186,14 @@ fn load_input(path: &Path) -> Result<Input, MergeError> {
     }
     let buckets = Buckets::load(path)?;
     for b in buckets.buckets.values() {
-        if !path.join(&b.dir).join("meta.json").is_file() {
+        // A bucket's directory is one name inside the findings directory: a merge copies what
+        // it holds, so `..` or an absolute path must not reach outside.
+        let mut parts = Path::new(&b.dir).components();
+        let one_name = matches!(
+            (parts.next(), parts.next()),
+            (Some(std::path::Component::Normal(_)), None)
+        );
+        if !one_name || !path.join(&b.dir).join("meta.json").is_file() {
             return Err(MergeError::MissingFinding {
                 path: path.to_path_buf(),
                 key: b.key.clone(),

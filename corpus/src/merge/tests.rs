@@ -339,10 +339,30 @@ fn inputs_and_outputs_that_are_not_findings_directories_are_named() {
     // A shard is not a merge output: it would be overwritten.
     let e = merge(std::slice::from_ref(&a), &a).unwrap_err().to_string();
     assert!(e.contains("is not a merged findings directory"), "{e}");
+    // A bucket whose directory is outside the findings directory is refused, not copied.
+    let outside = shard(
+        t.path(),
+        "outside",
+        5,
+        contract(),
+        &[b("mismatch", "values", 1, 1)],
+    );
+    let mut index = Buckets::load(&outside).unwrap();
+    for bucket in index.buckets.values_mut() {
+        bucket.dir = "../a/0001-mismatch-pallas-sim".into();
+    }
+    index.save(&outside).unwrap();
+    let e = merge(&[outside], &t.path().join("o"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`../a/0001-mismatch-pallas-sim`, which is not a directory inside it"),
+        "{e}"
+    );
     std::fs::remove_dir_all(a.join("0001-mismatch-pallas-sim")).unwrap();
     let e = merge(&[a], &t.path().join("o")).unwrap_err().to_string();
     assert!(
-        e.contains("`0001-mismatch-pallas-sim`, which has no meta.json"),
+        e.contains("`0001-mismatch-pallas-sim`, which is not a directory inside it"),
         "{e}"
     );
     assert!(

@@ -204,6 +204,21 @@ fn a_campaign_appends_its_summary_to_the_step_summary_file() {
         md.contains("| `f/0001-"),
         "each new finding is listed: {md}"
     );
+    // A merge appends its page too (the nightly merge job's).
+    let r = run_with(
+        &t,
+        &["merge", "f", "--out", "m"],
+        &[("GITHUB_STEP_SUMMARY", &page)],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let both = std::fs::read_to_string(&page).unwrap();
+    let merged = both.strip_prefix(md.as_str()).unwrap();
+    assert!(merged.starts_with("## pallas-diff merge: "), "{merged}");
+    assert!(
+        merged.contains("| seed-4 | seed 4 cases 0..150 | `f` |"),
+        "{merged}"
+    );
+    let md = both;
     // Without the variable, nothing is written anywhere.
     let r = run_in(
         &t,

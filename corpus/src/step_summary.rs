@@ -2,11 +2,14 @@
 //! step appends to the file `$GITHUB_STEP_SUMMARY` names ([`append_if_set`]; nothing happens
 //! where the variable is unset, e.g. outside Actions).
 //!
-//! The page says, in this order: the verdict (new findings or none, interrupted), the seed that
-//! repeats the campaign, the engines (and those that never ran), the rates, the outcome shares,
-//! every new finding with its directory, signature and reduction, and the coverage table.
+//! A campaign's page says, in this order: the verdict (new findings or none, interrupted), the
+//! seed that repeats the campaign, the engines (and those that never ran), the rates, the
+//! outcome shares, every new finding with its directory, signature and reduction, and the
+//! coverage table. A merge's ([`merge_markdown`]) says how many shards and buckets, each shard's
+//! seeds, and each bucket with its count and the shards that found it.
 
 use crate::fsio::IoError;
+use crate::merge::Merged;
 use crate::sink::NewFinding;
 use fuzz::campaign::Summary;
 use fuzz::outcome::Outcome;
@@ -138,6 +141,61 @@ pub fn markdown(c: &Campaign<'_>) -> String {
     s
 }
 
+/// The Markdown page of a merge into `out` (module docs).
+pub fn merge_markdown(m: &Merged, out: &Path) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "## pallas-diff merge: {} bucket(s), {} finding(s) from {} shard(s)\n",
+        m.buckets.buckets.len(),
+        m.buckets.total(),
+        m.record.shards.len()
+    );
+    let _ = writeln!(
+        s,
+        "Into `{}`{}.\n\n| shard | seeds | from |\n|---|---|---|",
+        cell(&out.display().to_string()),
+        if m.changed {
+            ""
+        } else {
+            " (unchanged: it already held exactly these shards)"
+        }
+    );
+    for sh in &m.record.shards {
+        let seeds: Vec<String> = sh.seeds.iter().map(ToString::to_string).collect();
+        let _ = writeln!(
+            s,
+            "| {} | {} | `{}` |",
+            cell(&sh.id),
+            cell(&seeds.join(", ")),
+            cell(&sh.origin)
+        );
+    }
+    if !m.buckets.buckets.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n| directory | count | shards | signature |\n|---|---:|---|---|"
+        );
+        for b in m.buckets.buckets.values() {
+            let shards = m
+                .record
+                .found_in
+                .get(&b.key)
+                .map(|v| v.join(", "))
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | `{}` |",
+                cell(&b.dir),
+                b.count,
+                cell(&shards),
+                cell(&b.key)
+            );
+        }
+    }
+    s
+}
+
 /// Appends `text` to the file `path` (created when absent).
 pub fn append(path: &Path, text: &str) -> Result<(), IoError> {
     let mut f = std::fs::OpenOptions::new()
@@ -152,10 +210,16 @@ pub fn append(path: &Path, text: &str) -> Result<(), IoError> {
 /// Appends the campaign's page to `$GITHUB_STEP_SUMMARY` when it is set (and not empty);
 /// returns the file written.
 pub fn append_if_set(c: &Campaign<'_>) -> Result<Option<PathBuf>, IoError> {
+    append_page_if_set(&markdown(c))
+}
+
+/// Appends `page` to `$GITHUB_STEP_SUMMARY` when it is set (and not empty); returns the file
+/// written.
+pub fn append_page_if_set(page: &str) -> Result<Option<PathBuf>, IoError> {
     match std::env::var_os(STEP_SUMMARY_VAR) {
         Some(p) if !p.is_empty() => {
             let path = PathBuf::from(p);
-            append(&path, &markdown(c))?;
+            append(&path, page)?;
             Ok(Some(path))
         }
         Some(_) | None => Ok(None),
@@ -245,6 +309,90 @@ mod tests {
         });
         assert!(quiet.starts_with("## pallas-diff campaign: interrupted; no new finding\n"));
         assert!(!quiet.contains("### New findings"));
+    }
+
+    #[test]
+    fn a_merge_page_lists_shards_and_buckets() {
+        use crate::merge::{MERGE_FORMAT, MergeRecord, ShardSource};
+        use crate::shard::{Contract, SeedRange};
+        use crate::signature::{Bucket, Buckets, CostRecord, Signature};
+        let sig = Signature {
+            outcome: "mismatch".into(),
+            engine: Some("pallas-sim".into()),
+            cause: Some("values".into()),
+            loop_type: None,
+            forms: Default::default(),
+        };
+        let mut buckets = Buckets::default();
+        buckets.buckets.insert(
+            sig.key(),
+            Bucket {
+                key: sig.key(),
+                signature: sig.clone(),
+                count: 5,
+                dir: "0001-mismatch-pallas-sim".into(),
+                cost: CostRecord {
+                    statements: 3,
+                    exprs: 9,
+                    input_elements: 64,
+                    input_complexity: 1,
+                    block_sizes: 8,
+                    literals: 2,
+                },
+                aliases: Default::default(),
+            },
+        );
+        let shard = |seed: u64| ShardSource {
+            id: format!("seed-{seed}"),
+            origin: format!("shards/findings-shard-{seed}"),
+            seeds: vec![SeedRange {
+                seed,
+                cases: Some(100),
+            }],
+            buckets: [(sig.key(), 2 + seed)].into_iter().collect(),
+        };
+        let m = Merged {
+            buckets,
+            record: MergeRecord {
+                format: MERGE_FORMAT,
+                contract: Contract::new(
+                    &fuzz::generators::GenConfig::default(),
+                    &["oracle".to_string()],
+                    &compiler::compile::CodegenOptions::default(),
+                    crate::finding::Versions::this_build(),
+                )
+                .unwrap(),
+                shards: vec![shard(0), shard(1)],
+                found_in: [(sig.key(), vec!["seed-0".into(), "seed-1".into()])]
+                    .into_iter()
+                    .collect(),
+            },
+            changed: true,
+        };
+        let md = merge_markdown(&m, Path::new("findings-merged"));
+        assert!(
+            md.starts_with("## pallas-diff merge: 1 bucket(s), 5 finding(s) from 2 shard(s)\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| seed-1 | seed 1 cases 0..100 | `shards/findings-shard-1` |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `0001-mismatch-pallas-sim` | 5 | seed-0, seed-1 | `mismatch/pallas-sim/values/-/-` |"),
+            "{md}"
+        );
+        let same = merge_markdown(
+            &Merged {
+                changed: false,
+                ..m
+            },
+            Path::new("m"),
+        );
+        assert!(
+            same.contains("(unchanged: it already held exactly these shards)"),
+            "{same}"
+        );
     }
 
     #[test]

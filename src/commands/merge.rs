@@ -1,6 +1,7 @@
 //! `pallas-diff merge DIR... --out DIR`: the findings directories of a sharded campaign merged
 //! into one by signature ([`corpus::merge`]: the contracts checked, counts summed, the smallest
-//! reproducer kept, every source shard recorded; atomic and idempotent).
+//! reproducer kept, every source shard recorded; atomic and idempotent). Where
+//! `$GITHUB_STEP_SUMMARY` is set, the merge's page is appended to it.
 
 use super::{CliError, Exit};
 use anyhow::Context;
@@ -37,6 +38,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         | MergeError::Overlap { .. }
         | MergeError::OutNotMerged(_) => CliError::Input(e.into()),
     })?;
+    // The nightly merge job's summary page (GitHub Actions); losing it is not a failed merge.
+    let page = corpus::step_summary::merge_markdown(&merged, &args.out);
+    if let Err(e) = corpus::step_summary::append_page_if_set(&page) {
+        eprintln!("pallas-diff: cannot write the job summary: {e}");
+    }
     if args.json {
         let json = serde_json::json!({
             "out": args.out,

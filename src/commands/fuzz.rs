@@ -265,9 +265,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     if tty {
         eprintln!();
     }
-    shard
-        .finish(summary.stats.cases)
-        .context("cannot record the shard's case count")?;
+    // The findings are on disk already: a record that cannot be finished must not lose the
+    // summary; `merge` treats the run's range as open.
+    if let Err(e) = shard.finish(summary.stats.cases) {
+        eprintln!("pallas-diff: cannot record the shard's case count: {e}");
+    }
     let interrupted = stop.load(Ordering::Relaxed);
     let unavailable: Vec<serde_json::Value> = selected
         .unavailable

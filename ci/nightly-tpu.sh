@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 cargo build --release
 bin=target/release/pallas-diff
 $bin probe --require-tpu
-$bin replay corpus/cases --engines oracle,pallas-interpret,pallas-tpu-interpret,pallas-tpu-lower,pallas-tpu
+$bin replay corpus/cases --engines oracle,pallas-interpret,pallas-tpu-interpret,pallas-tpu-lower,pallas-tpu \
+  --junit target/nightly-tpu-replay.xml
 $bin fuzz --time "${NIGHTLY_TIME:-2h}" --config ci/campaign-nightly.json \
   --engines oracle,pallas-sim,pallas-tpu-lower,pallas-tpu --out "${NIGHTLY_OUT:-findings-nightly}" --json

@@ -10,6 +10,10 @@
 //!   `meta.json`), written atomically;
 //! * [`sink`]: a campaign's findings directory (dedup, reduction, the JAX cross-check of
 //!   in-process findings, one directory per bucket);
+//! * [`shard`]: a findings directory's shard contract (`shard.json`: each campaign run's seeds,
+//!   generator config, engines, codegen options and versions), written by `pallas-diff fuzz`;
+//! * [`merge`]: the findings directories of a sharded campaign merged into one by signature
+//!   (`pallas-diff merge`), with its `merge.json`;
 //! * [`entry`]: the corpus format (`corpus/cases/<id>-<slug>.json` and `.py`) and
 //!   [`entry::Corpus::add_finding`];
 //! * [`replay`]: one trial per entry × engine (or per finding of a findings directory), and
@@ -19,6 +23,8 @@
 //! * [`spec`]: seeding the corpus from the spec kernels, cross-checked against their headers;
 //! * [`report`] and [`repro`]: Markdown bug reports and standalone `repro.py` files;
 //! * [`hunt`]: how fast campaigns find each injected historical defect (`pallas-diff hunt`);
+//! * [`step_summary`]: a campaign's summary as Markdown, for `$GITHUB_STEP_SUMMARY`;
+//! * [`junit`]: JUnit XML of a replay and of a hunt, for CI systems' test reports;
 //! * [`fsio`] and [`json`]: atomic writes and the JSON layout of every file written here.
 
 pub mod entry;
@@ -26,12 +32,16 @@ pub mod finding;
 pub mod fsio;
 pub mod hunt;
 pub mod json;
+pub mod junit;
+pub mod merge;
 pub mod minimize;
 pub mod promote;
 pub mod reduce;
 pub mod replay;
 pub mod report;
 pub mod repro;
+pub mod shard;
 pub mod signature;
 pub mod sink;
 pub mod spec;
+pub mod step_summary;

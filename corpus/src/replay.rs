@@ -25,7 +25,8 @@ use crate::entry::{
 use crate::finding::{Finding, FindingError};
 use crate::fsio::{self, IoError};
 use crate::minimize::SharedEngine;
-use crate::signature::{BUCKETS_FILE, signature};
+use crate::signature::signature;
+use crate::sink::INDEX_FILES;
 use compiler::compile::CodegenOptions;
 use compiler::ir::Case;
 use fuzz::check::{CaseReport, check_case};
@@ -457,7 +458,8 @@ fn hidden(p: &Path) -> bool {
 }
 
 /// Opens a directory for replay: a finding directory (it has `meta.json`), a findings directory
-/// (sub-directories with `meta.json`; `buckets.json` and hidden temporaries are skipped), or a
+/// (sub-directories with `meta.json`; its index files ([`INDEX_FILES`]) and hidden temporaries are
+/// skipped), or a
 /// regression corpus (`*.json` entries). All or nothing: the first unreadable entry or finding
 /// is the error. A missing or empty directory is an error, never an empty replay.
 pub fn open_source(dir: &Path) -> Result<Source, SourceError> {
@@ -485,7 +487,8 @@ pub fn open_source(dir: &Path) -> Result<Source, SourceError> {
         if p.is_dir() && p.join("meta.json").is_file() {
             findings.push(p);
         } else if p.extension().is_some_and(|e| e == "json")
-            && p.file_name().is_some_and(|n| n != BUCKETS_FILE)
+            && p.file_name()
+                .is_some_and(|n| !INDEX_FILES.iter().any(|f| n == *f))
         {
             entries.push(p);
         }

@@ -4,7 +4,9 @@
 //! Layout of a findings directory:
 //! * `buckets.json`: [`Buckets`], rewritten atomically after every finding;
 //! * `<NNNN>-<outcome>-<engine>/`: one finding directory per bucket ([`crate::finding`]),
-//!   holding the bucket's smallest case.
+//!   holding the bucket's smallest case;
+//! * `shard.json`: the campaigns that wrote it ([`crate::shard`], written by `pallas-diff fuzz`),
+//!   or, in the output of `pallas-diff merge`, `merge.json` ([`crate::merge`]).
 //!
 //! Filing a finding: its signature is computed; a known bucket (by key, or by the raw key of a
 //! finding that reduced into it) only has its count raised (and its directory replaced when the
@@ -30,6 +32,13 @@ use fuzz::engines::Engine;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// The files of a findings directory that are its indexes, not findings or corpus entries.
+pub const INDEX_FILES: [&str; 3] = [
+    crate::signature::BUCKETS_FILE,
+    crate::shard::SHARD_FILE,
+    crate::merge::MERGE_FILE,
+];
 
 /// Reduction of new findings.
 #[derive(Clone)]

@@ -100,7 +100,10 @@ fn a_finding_replays_while_its_signature_holds() {
     write_finding_dir(&t.path().join("0001-mismatch-pallas-sim"), &f).unwrap();
     // Hidden temporaries of an interrupted write are not findings.
     std::fs::create_dir(t.path().join(".0002-x.tmp-1-1")).unwrap();
-    std::fs::write(t.path().join("buckets.json"), "{}").unwrap();
+    // Nor are the index files (they are JSON, like corpus entries).
+    for index in pallas_diff_corpus::sink::INDEX_FILES {
+        std::fs::write(t.path().join(index), "{}").unwrap();
+    }
     let all = findings(t.path());
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].trial_name(), "pallas-sim/0001-mismatch-pallas-sim");

@@ -5,6 +5,7 @@
 
 use super::check::{PoolSizes, select_engines};
 use super::{CliError, Exit};
+use anyhow::Context;
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::{self, CampaignConfig};
 use fuzz::engines;
@@ -204,6 +205,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         })
     };
     let versions = corpus::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
+    let contract_versions = versions.clone();
     let helion_versions = selected
         .pools
         .helion
@@ -227,6 +229,17 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             CliError::Internal(anyhow::anyhow!("cannot open the findings directory: {e}"))
         })?
         .with_cross_check(corpus::minimize::shared(cross_check));
+    // The shard contract, for `pallas-diff merge`: recorded before the first case, finished
+    // with the case count at the end.
+    let contract = corpus::shard::Contract::new(
+        &cfg.generator,
+        &selected.names,
+        &cfg.codegen,
+        contract_versions.with_helion(helion_versions.as_ref()),
+    )
+    .map_err(|e| CliError::Input(e.into()))?;
+    let shard = corpus::shard::ShardRun::begin(&args.out, contract, args.seed)
+        .context("cannot record the shard contract")?;
     let stop = STOP
         .get_or_init(|| Arc::new(AtomicBool::new(false)))
         .clone();
@@ -247,6 +260,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     let summary = campaign::run(&cfg, &sink, &stop, &progress)
         .map_err(|e| CliError::Internal(anyhow::anyhow!("campaign I/O failed: {e}")))?;
     display.finish();
+    // The findings are on disk already: a record that cannot be finished must not lose the
+    // summary; `merge` treats the run's range as open.
+    if let Err(e) = shard.finish(summary.stats.cases) {
+        eprintln!("pallas-diff: cannot record the shard's case count: {e}");
+    }
     let interrupted = stop.load(Ordering::Relaxed);
     let unavailable: Vec<serde_json::Value> = selected
         .unavailable
@@ -328,6 +346,19 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             }
         }
         println!("findings in {}", args.out.display());
+    }
+    // A CI job's summary page (GitHub Actions); losing it must not change the campaign's exit.
+    if let Err(e) = corpus::step_summary::append_if_set(&corpus::step_summary::Campaign {
+        seed: args.seed,
+        engines: &selected.names,
+        unavailable: &selected.unavailable,
+        summary: &summary,
+        new_findings: &new_findings,
+        not_reproduced: sink.not_reproduced(),
+        interrupted,
+        out: &args.out,
+    }) {
+        eprintln!("pallas-diff: cannot write the job summary: {e}");
     }
     if interrupted {
         eprintln!(

@@ -4,11 +4,12 @@
 //! Exit 0 when every fault was detected in every repetition, 4 ([`Exit::Undetected`]) when one
 //! was not (a generator gap: not a finding, which is what 3 means elsewhere). Reproducers go to
 //! `--out`, by default `target/pallas-diff-hunt` (a build directory, ignored by git), each with
-//! the `--inject` line that shows it.
+//! the `--inject` line that shows it; `--junit` writes one JUnit test case per fault.
 
 use super::check::start_pool;
 use super::fuzz::parse_duration;
 use super::{CliError, Exit};
+use anyhow::Context;
 use compiler::faults::{Fault, FaultSet};
 use corpus::hunt::{HuntConfig, hunt, table};
 use fuzz::engines;
@@ -51,6 +52,10 @@ pub struct Args {
     /// Pad resident inputs with poison and mask with `jnp.where`.
     #[arg(long)]
     poison_padding: bool,
+    /// Also write the results as JUnit XML to this file (one test case per fault: passed when
+    /// every repetition detected it).
+    #[arg(long)]
+    junit: Option<PathBuf>,
     /// Generator knobs.
     #[command(flatten)]
     generator: GenConfigOverrides,
@@ -114,8 +119,13 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         out: out.clone(),
         poison_padding: args.poison_padding,
     };
+    let start = std::time::Instant::now();
     let rows = hunt(&cfg, &|line| eprintln!("{line}"))
         .map_err(|e| CliError::Internal(anyhow::anyhow!("hunt I/O failed: {e}")))?;
+    if let Some(path) = &args.junit {
+        let report = corpus::junit::hunt_report(&rows, start.elapsed());
+        corpus::junit::write(&report, path).context("cannot write the JUnit report")?;
+    }
     if args.json {
         println!(
             "{}",

@@ -8,6 +8,7 @@ mod emit;
 mod eval;
 mod fuzz;
 mod hunt;
+mod merge;
 mod parse;
 mod probe;
 mod progress;
@@ -128,6 +129,10 @@ enum Command {
     /// keeping the original); a JAX cross-check is re-run on the reduced case.
     #[command(after_help = EXIT_CODES)]
     Reduce(reduce::Args),
+    /// Merge the findings directories of a sharded campaign by signature (contracts checked,
+    /// counts summed, the smallest reproducer kept, every shard recorded; atomic, idempotent).
+    #[command(after_help = EXIT_CODES)]
+    Merge(merge::Args),
     /// Print a finding directory as a Markdown bug report with a standalone repro.py.
     #[command(after_help = EXIT_CODES)]
     Report(report::Args),
@@ -151,6 +156,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Hunt(a) => hunt::run(*a),
         Command::Replay(a) => replay::run(a),
         Command::Reduce(a) => reduce::run(a),
+        Command::Merge(a) => merge::run(a),
         Command::Report(a) => report::run(a),
         Command::Corpus(a) => corpus::run(a),
     }

@@ -1,4 +1,4 @@
-//! `pallas-diff replay [DIR] [--engines a,b] [--bless]`: replay the regression corpus, one trial
+//! `pallas-diff replay [DIR] [--engines a,b] [--bless] [--junit FILE]`: replay the regression corpus, one trial
 //! per entry × engine (`<engine>/<id>-<slug>`), or a findings directory, one trial per finding
 //! (`<engine>/<dir>`: does its recorded signature still hold?), in parallel threads over a pool
 //! of JAX workers.
@@ -7,7 +7,8 @@
 //! that leaves no trial, and a run whose every trial was ignored are invalid input (exit 2)
 //! saying which; every ignored trial prints its reason. A corrupt corpus or finding file is
 //! invalid input naming the file, line and column; a failing trial exits 3; `--bless` records
-//! what happens now in the corpus entries and prints every change.
+//! what happens now in the corpus entries and prints every change. `--junit` writes the trials
+//! as JUnit XML ([`corpus::junit`]) for a CI system's test report.
 
 use super::check::start_pools;
 use super::{CliError, Exit};
@@ -21,6 +22,7 @@ use fuzz::engines::{self, BuildError, Engine};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The engines a corpus replays when `--engines` is not given.
 const CORPUS_ENGINES: [&str; 4] = [
@@ -55,6 +57,10 @@ pub struct Args {
     /// Seconds before a JAX engine is declared hung.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    /// Also write the results as JUnit XML to this file (one test case per trial; an ignored
+    /// trial is skipped with its reason).
+    #[arg(long)]
+    junit: Option<PathBuf>,
 }
 
 /// An engine, or why it cannot run here.
@@ -105,14 +111,14 @@ fn build_engines(
 }
 
 /// Runs the trials `names` on `jobs` threads, printing one line per trial as it ends (an
-/// ignored trial with its reason); the results in trial order.
+/// ignored trial with its reason); the results in trial order, each with how long it ran.
 fn run_trials(
     names: &[String],
     jobs: usize,
     run: impl Fn(usize) -> TrialResult + Sync,
-) -> Vec<TrialResult> {
+) -> Vec<(TrialResult, Duration)> {
     let next = Mutex::new(0usize);
-    let results: Mutex<Vec<(usize, TrialResult)>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<(usize, (TrialResult, Duration))>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| {
@@ -123,7 +129,9 @@ fn run_trials(
                         *n - 1
                     };
                     let Some(name) = names.get(i) else { break };
+                    let started = Instant::now();
                     let result = run(i);
+                    let took = started.elapsed();
                     match &result {
                         TrialResult::Pass => println!("ok       {name}"),
                         TrialResult::Ignored(why) => println!("ignored  {name}: {why}"),
@@ -132,7 +140,7 @@ fn run_trials(
                     results
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .push((i, result));
+                        .push((i, (result, took)));
                 }
             });
         }
@@ -187,7 +195,7 @@ fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliEr
         .cloned()
         .collect();
     let engines = build_engines(&needed, args.jobs, args.timeout)?;
-    let start = std::time::Instant::now();
+    let start = Instant::now();
     let trial_names: Vec<String> = specs.iter().map(|t| t.name.clone()).collect();
     let results = run_trials(&trial_names, args.jobs, |i| {
         let spec = &specs[i];
@@ -202,7 +210,7 @@ fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliEr
         }
     });
     let mut updates: Vec<(PathBuf, Update)> = Vec::new();
-    for (spec, r) in specs.iter().zip(&results) {
+    for (spec, (r, _)) in specs.iter().zip(&results) {
         if let TrialResult::Fail {
             message,
             updates: u,
@@ -215,7 +223,7 @@ fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliEr
             updates.extend(u.iter().cloned().map(|x| (path.clone(), x)));
         }
     }
-    let exit = finish(dir, &trial_names, &results, start, args.bless)?;
+    let exit = finish(args, dir, &trial_names, &results, start)?;
     if args.bless {
         let changes = bless(&updates).context("bless failed")?;
         if changes.is_empty() {
@@ -282,7 +290,7 @@ fn replay_findings(
     // A finding written by another build may name an engine this one does not have.
     check_names(&needed)?;
     let engines = build_engines(&needed, args.jobs, args.timeout)?;
-    let start = std::time::Instant::now();
+    let start = Instant::now();
     let trial_names: Vec<String> = findings.iter().map(LoadedFinding::trial_name).collect();
     let results = run_trials(&trial_names, args.jobs, |i| {
         let f = &findings[i];
@@ -295,24 +303,40 @@ fn replay_findings(
             },
         }
     });
-    for (name, r) in trial_names.iter().zip(&results) {
+    for (name, (r, _)) in trial_names.iter().zip(&results) {
         if let TrialResult::Fail { message, .. } = r {
             println!("\n---- {name} ----\n{message}");
         }
     }
-    finish(dir, &trial_names, &results, start, false)
+    finish(args, dir, &trial_names, &results, start)
 }
 
-/// Prints the summary line; the exit code: 3 when a trial failed (0 under bless, which records
-/// it); an error when every trial was ignored, since then nothing was checked.
+/// Prints the summary line and writes `--junit`; the exit code: 3 when a trial failed (0 under
+/// bless, which records it); an error when every trial was ignored, since then nothing was
+/// checked.
 fn finish(
+    args: &Args,
     dir: &Path,
     names: &[String],
-    results: &[TrialResult],
-    start: std::time::Instant,
-    bless: bool,
+    timed: &[(TrialResult, Duration)],
+    start: Instant,
 ) -> Result<Exit, CliError> {
-    let named: Vec<(String, TrialResult)> = names.iter().cloned().zip(results.to_vec()).collect();
+    if let Some(path) = &args.junit {
+        let trials: Vec<corpus::junit::Trial> = names
+            .iter()
+            .zip(timed)
+            .map(|(name, (result, time))| corpus::junit::Trial {
+                name,
+                result,
+                time: *time,
+            })
+            .collect();
+        let report = corpus::junit::replay_report(dir, &trials, start.elapsed());
+        corpus::junit::write(&report, path).context("cannot write the JUnit report")?;
+    }
+    let bless = args.bless;
+    let results: Vec<TrialResult> = timed.iter().map(|(r, _)| r.clone()).collect();
+    let named: Vec<(String, TrialResult)> = names.iter().cloned().zip(results.clone()).collect();
     println!(
         "\nreplay of {}: {} in {:.1}s",
         dir.display(),

@@ -1,0 +1,92 @@
+//! `pallas-diff merge DIR... --out DIR`: the findings directories of a sharded campaign merged
+//! into one by signature ([`corpus::merge`]: the contracts checked, counts summed, the smallest
+//! reproducer kept, every source shard recorded; atomic and idempotent). Where
+//! `$GITHUB_STEP_SUMMARY` is set, the merge's page is appended to it.
+
+use super::{CliError, Exit};
+use anyhow::Context;
+use corpus::merge::{MergeError, merge};
+use std::path::PathBuf;
+
+/// Arguments of `merge`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Findings directories: shards (`pallas-diff fuzz --out`) or earlier merges.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// The merged findings directory (new, or an earlier merge, which then takes part).
+    #[arg(long)]
+    out: PathBuf,
+    /// Print the merged buckets and record as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<Exit, CliError> {
+    let merged = merge(&args.dirs, &args.out).map_err(|e| match e {
+        // The file system failing is not the user's input being wrong.
+        MergeError::Io(_) => CliError::Internal(anyhow::Error::new(e).context("merge failed")),
+        MergeError::NoInputs
+        | MergeError::Missing(_)
+        | MergeError::NotADirectory(_)
+        | MergeError::NoContract(_)
+        | MergeError::Record(_)
+        | MergeError::Buckets(_)
+        | MergeError::MissingFinding { .. }
+        | MergeError::Inconsistent { .. }
+        | MergeError::Incompatible { .. }
+        | MergeError::Overlap { .. }
+        | MergeError::OutNotMerged(_) => CliError::Input(e.into()),
+    })?;
+    // The nightly merge job's summary page (GitHub Actions); losing it is not a failed merge.
+    let page = corpus::step_summary::merge_markdown(&merged, &args.out);
+    if let Err(e) = corpus::step_summary::append_page_if_set(&page) {
+        eprintln!("pallas-diff: cannot write the job summary: {e}");
+    }
+    if args.json {
+        let json = serde_json::json!({
+            "out": args.out,
+            "changed": merged.changed,
+            "findings": merged.buckets.total(),
+            "buckets": merged.buckets.buckets,
+            "shards": merged.record.shards,
+            "found_in": merged.record.found_in,
+        });
+        println!(
+            "{}",
+            serde_json::to_string(&json).context("cannot print the merge as JSON")?
+        );
+        return Ok(Exit::Ok);
+    }
+    println!(
+        "{} {} shard(s) into {}: {} bucket(s), {} finding(s){}",
+        if merged.changed {
+            "merged"
+        } else {
+            "unchanged:"
+        },
+        merged.record.shards.len(),
+        args.out.display(),
+        merged.buckets.buckets.len(),
+        merged.buckets.total(),
+        if merged.changed {
+            ""
+        } else {
+            " (it already held exactly these shards)"
+        }
+    );
+    for s in &merged.record.shards {
+        let seeds: Vec<String> = s.seeds.iter().map(ToString::to_string).collect();
+        println!("  shard {}  {}  from {}", s.id, seeds.join(", "), s.origin);
+    }
+    for b in merged.buckets.buckets.values() {
+        let shards = merged
+            .record
+            .found_in
+            .get(&b.key)
+            .map(|s| s.join(","))
+            .unwrap_or_default();
+        println!("  {}  x{}  [{}]  {}", b.dir, b.count, shards, b.key);
+    }
+    Ok(Exit::Ok)
+}

@@ -382,6 +382,12 @@ pub struct Entry {
     pub provenance: Provenance,
     /// The compiler's verdict.
     pub verdict: VerdictRecord,
+    /// The Helion release the expectations were blessed under ([`blessed_helion`]): the one the
+    /// model follows and the Helion engines run (absent: blessed before it was recorded). A
+    /// Helion engine trial that fails under another release says the verdict changed between
+    /// the two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helion: Option<String>,
     /// Expected outcome per engine; [`ANY_ENGINE`] for the engines not listed.
     pub expect: BTreeMap<String, Expected>,
     /// Bug links (an issue URL) per engine whose expectation is a finding.
@@ -397,6 +403,15 @@ pub struct Entry {
     pub reference: Reference,
     /// The case.
     pub case: Case,
+}
+
+/// The Helion release an entry blessed now is blessed under: the model's
+/// (`compiler::HELION_VERSION`) unless the Helion engines are pinned to another one
+/// (`PALLAS_DIFF_HELION_VERSION`), which then decides their expectations.
+pub fn blessed_helion() -> String {
+    tpu_runner::ProvisionOptions::helion_from_env()
+        .helion_version()
+        .to_string()
 }
 
 fn is_default_codegen(c: &CodegenRecord) -> bool {
@@ -478,6 +493,7 @@ impl Entry {
                 "title",
                 "provenance",
                 "verdict",
+                "helion",
                 "expect",
                 "links",
                 "notes",
@@ -784,6 +800,7 @@ impl Corpus {
             title: finding.title.to_string(),
             provenance: finding.provenance,
             verdict: VerdictRecord::of_report(first),
+            helion: Some(blessed_helion()),
             expect: BTreeMap::new(),
             links: BTreeMap::new(),
             notes: Vec::new(),

@@ -271,14 +271,32 @@ pub fn judge(entry: &Entry, engine: &str, report: &CaseReport) -> TrialResult {
         )
     } else {
         format!(
-            "{}: {engine}: expected `{expected}`, got `{actual}`: {} {bless}",
+            "{}: {engine}: expected `{expected}`, got `{actual}`: {}{} {bless}",
             entry.name(),
-            detail(report)
+            detail(report),
+            version_change(entry, engine)
         )
     };
     TrialResult::Fail {
         message,
         updates: update,
+    }
+}
+
+/// For a Helion engine's trial of an entry blessed under another Helion release: which two.
+fn version_change(entry: &Entry, engine: &str) -> String {
+    let helion = engine
+        .parse::<fuzz::engines::EngineId>()
+        .is_ok_and(|e| e.is_helion());
+    let now = crate::entry::blessed_helion();
+    match &entry.helion {
+        Some(then) if helion && *then != now => {
+            format!(
+                " (the verdict changed between helion {then}, which the entry was blessed under, and helion {now})"
+            )
+        }
+        None if helion => format!(" (the entry records no Helion release; this is helion {now})"),
+        Some(_) | None => String::new(),
     }
 }
 
@@ -349,6 +367,15 @@ pub fn bless(updates: &[(PathBuf, Update)]) -> Result<Vec<String>, CorpusError> 
                 }
                 Update::Script => changes.push(format!("{name}: case script rewritten")),
             }
+        }
+        // Whatever was re-recorded now was recorded under this Helion release.
+        let now = crate::entry::blessed_helion();
+        if entry.helion.as_deref() != Some(now.as_str()) {
+            changes.push(format!(
+                "{name}: helion: {} -> {now}",
+                entry.helion.as_deref().unwrap_or("-")
+            ));
+            entry.helion = Some(now);
         }
         let json = entry.to_json();
         fsio::write_atomic(path, json.as_bytes())?;
@@ -576,5 +603,28 @@ pub fn replay_finding(f: &LoadedFinding, engine: Option<&Arc<dyn Engine>>) -> Tr
     TrialResult::Fail {
         message,
         updates: vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_change;
+
+    #[test]
+    fn a_helion_trial_says_between_which_releases_the_verdict_changed() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("cases/0001-case-script-example.json");
+        let mut entry = crate::entry::load_entry(&path).expect("the example entry loads");
+        entry.helion = Some("1.4.0".into());
+        let now = crate::entry::blessed_helion();
+        let said = version_change(&entry, "helion-pallas");
+        assert!(
+            said.contains("helion 1.4.0") && said.contains(&format!("helion {now}")),
+            "{said}"
+        );
+        // Our engines follow the model, which is versioned with the build.
+        assert_eq!(version_change(&entry, "pallas-sim"), "");
+        entry.helion = Some(now);
+        assert_eq!(version_change(&entry, "helion-eager"), "");
     }
 }

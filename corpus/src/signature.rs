@@ -265,7 +265,7 @@ pub fn index_forms(case: &Case) -> BTreeSet<IndexForm> {
 }
 
 /// What kind of bug a case shows (module docs).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Signature {
     /// The outcome's kebab-case name (`mismatch`, `runtime-error`, `rejected`, ...).
     pub outcome: String,
@@ -631,7 +631,7 @@ pub const BUCKETS_FORMAT: u32 = 2;
 pub const BUCKETS_FILE: &str = "buckets.json";
 
 /// [`Cost`] as stored in JSON.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CostRecord {
     /// Statements in the kernel.
     pub statements: usize,

@@ -145,6 +145,7 @@ pub fn entry_of(
             finding: None,
         },
         verdict: VerdictRecord::of_report(base),
+        helion: Some(crate::entry::blessed_helion()),
         expect: BTreeMap::new(),
         links: BTreeMap::new(),
         notes: Vec::new(),

@@ -322,6 +322,7 @@ mod tests {
             cause: Some("values".into()),
             loop_type: None,
             forms: Default::default(),
+            decisions: Default::default(),
         };
         let mut buckets = Buckets::default();
         buckets.buckets.insert(
@@ -338,6 +339,7 @@ mod tests {
                     input_complexity: 1,
                     block_sizes: 8,
                     literals: 2,
+                    ..Default::default()
                 },
                 aliases: Default::default(),
             },

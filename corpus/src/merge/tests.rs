@@ -26,6 +26,7 @@ fn sig(outcome: &str, cause: &str) -> Signature {
         cause: Some(cause.into()),
         loop_type: None,
         forms: BTreeSet::new(),
+        decisions: Default::default(),
     }
 }
 
@@ -37,6 +38,7 @@ fn cost(statements: usize) -> CostRecord {
         input_complexity: 0,
         block_sizes: 0,
         literals: 0,
+        ..Default::default()
     }
 }
 

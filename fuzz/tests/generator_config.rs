@@ -95,6 +95,6 @@ fn flags_document_their_defaults() {
     use clap::CommandFactory;
     let help = Cli::command().render_long_help().to_string();
     assert!(help.contains("--max-depth"), "{help}");
-    assert!(help.contains("Defaults to `3`."), "{help}");
-    assert!(help.contains("Defaults to `true`."), "{help}");
+    assert!(help.contains("Default: 3"), "{help}");
+    assert!(help.contains("Default: true"), "{help}");
 }

@@ -342,6 +342,30 @@ impl Signature {
             && decisions_hold(&self.decisions, &candidate.decisions)
     }
 
+    /// Whether `other` (a reduced finding's signature) is this bucket's cause seen through
+    /// decisions that do not change what the code reads: the same outcome, engine and cause,
+    /// and `other`'s decisions are these plus only address-preserving views, materialization,
+    /// the static-value fallback or a loop skeleton. The reducer cannot always take those away
+    /// (dropping a view changes the shape downstream), so without this one bug under `None`,
+    /// `.unsqueeze` and a plain read filed three buckets. Runs and loads are never transparent:
+    /// a finding that needs another run kind is another cause.
+    pub fn subsumes(&self, other: &Signature) -> bool {
+        let transparent = |d: &Decision| match d {
+            Decision::RefView(_)
+            | Decision::Materialize
+            | Decision::StaticValue
+            | Decision::Loop(_) => true,
+            Decision::ResidentLoad | Decision::ValueLoad | Decision::Run { .. } => false,
+        };
+        self.outcome == other.outcome
+            && self.engine == other.engine
+            && self.cause == other.cause
+            && !self.decisions.is_empty()
+            && self.decisions != other.decisions
+            && self.decisions.is_subset(&other.decisions)
+            && other.decisions.difference(&self.decisions).all(transparent)
+    }
+
     /// Whether the outcome concerns the emitted code (its loop type and forms are recorded).
     pub fn is_about_emitted_code(&self) -> bool {
         matches!(
@@ -824,14 +848,25 @@ impl Buckets {
     pub fn rekey(&mut self, old_key: &str, new: &Signature, cost: CostRecord) -> Option<Rekeyed> {
         let old_bucket_key = self.find_key(old_key)?;
         let mut old = self.buckets.remove(&old_bucket_key)?;
-        let new_key = new.key();
+        // A reduced finding that has every decision of a known bucket's reduced case, plus only
+        // transparent ones ([`Signature::subsumes`]), converged on that bucket's cause.
+        let new_key = self
+            .buckets
+            .values()
+            .filter(|b| b.signature.subsumes(new))
+            .map(|b| b.key.clone())
+            .min()
+            .unwrap_or_else(|| new.key());
         old.aliases.insert(old_bucket_key.clone());
+        old.aliases.insert(new.key());
         old.aliases.remove(&new_key);
+        let exact = new_key == new.key();
         if let Some(existing) = self.buckets.get_mut(&new_key) {
             existing.count += old.count;
             existing.aliases.extend(old.aliases);
             existing.aliases.remove(&new_key);
-            let replace = cost < existing.cost;
+            // A subsumed case has decisions the bucket's key does not: it never replaces it.
+            let replace = exact && cost < existing.cost;
             if replace {
                 existing.cost = cost;
             }
@@ -851,6 +886,45 @@ impl Buckets {
             merged_away: None,
             smaller: true,
         })
+    }
+
+    /// The bucket a reduced finding's signature converged on: the one with its key, else the
+    /// first (by key) that [`Signature::subsumes`] it.
+    pub fn converged(&self, sig: &Signature) -> Option<String> {
+        self.find_key(&sig.key()).or_else(|| {
+            self.buckets
+                .values()
+                .filter(|b| b.signature.subsumes(sig))
+                .map(|b| b.key.clone())
+                .min()
+        })
+    }
+
+    /// Merges into the bucket `into` every other bucket it subsumes (a new reduced finding that
+    /// needs fewer decisions than buckets filed before it): counts add up, their keys become
+    /// aliases. Returns the directories of the buckets merged away.
+    pub fn absorb_subsumed(&mut self, into: &str) -> Vec<String> {
+        let Some(sig) = self.buckets.get(into).map(|b| b.signature.clone()) else {
+            return Vec::new();
+        };
+        let subsumed: Vec<String> = self
+            .buckets
+            .values()
+            .filter(|b| b.key != into && sig.subsumes(&b.signature))
+            .map(|b| b.key.clone())
+            .collect();
+        let mut dirs = Vec::new();
+        for key in subsumed {
+            let Some(b) = self.buckets.remove(&key) else {
+                continue;
+            };
+            let target = self.buckets.get_mut(into).expect("present");
+            target.count += b.count;
+            target.aliases.extend(b.aliases);
+            target.aliases.insert(b.key);
+            dirs.push(b.dir);
+        }
+        dirs
     }
 
     /// Total findings over all buckets.

@@ -12,7 +12,9 @@
 //! finding that reduced into it) only has its count raised (and its directory replaced when the
 //! new case is smaller), so a known bug adds no directory. A new one is reduced first when
 //! reduction is on and the engine that saw it is among [`ReduceOptions::engines`], then filed
-//! under its reduced signature, which may turn out to be a known bucket after all. With
+//! under its reduced signature, which may turn out to be a known bucket after all, or one whose
+//! cause it shows through transparent decisions (`Signature::subsumes`; a new bucket likewise
+//! absorbs the buckets it subsumes, their directories removed after `buckets.json` is saved). With
 //! cross-check engines ([`CorpusSink::with_cross_check`]: a campaign's JAX engines), a new
 //! finding an in-process engine decided is re-run on them before it is written, and `meta.json`
 //! and `log.txt` say whether JAX reproduces it.
@@ -265,6 +267,18 @@ impl CorpusSink {
         let mut not_reduced = reduction.as_ref().err().cloned();
         if let Ok(r) = reduction {
             let reduced_key = r.signature.key();
+            // It converged on a known bucket's cause without its exact key: count it there.
+            if let Some(target) = state.buckets.converged(&r.signature)
+                && target != reduced_key
+                && state.buckets.find(&reduced_key).is_none()
+            {
+                let b = state.buckets.buckets.get_mut(&target).expect("converged");
+                b.count += 1;
+                b.aliases.insert(raw.key());
+                b.aliases.insert(reduced_key);
+                state.buckets.save(&self.root)?;
+                return Ok(Filed::Duplicate);
+            }
             if reduced_key != raw.key() && state.buckets.find(&reduced_key).is_some() {
                 // It reduced into a known bucket: count it there, remember the raw key.
                 let filed = self.known(&mut state, &r.signature, &r.case, &r.report, provenance)?;
@@ -317,7 +331,17 @@ impl CorpusSink {
         {
             b.aliases.insert(raw.key());
         }
+        // Buckets filed earlier whose cause this one shows with fewer decisions merge into it.
+        let merged = state.buckets.absorb_subsumed(&sig.key());
         state.buckets.save(&self.root)?;
+        for dir in &merged {
+            let path = self.root.join(dir);
+            std::fs::remove_dir_all(&path).map_err(|error| SinkError::Io {
+                path: path.clone(),
+                error,
+            })?;
+            state.filed.retain(|f| f.dir != path);
+        }
         state.filed.push(NewFinding {
             dir: self.root.join(&dir_name),
             outcome: finding.meta.outcome.clone(),

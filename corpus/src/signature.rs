@@ -1113,6 +1113,42 @@ mod tests {
     }
 
     #[test]
+    fn a_bucket_absorbs_findings_that_show_its_cause_through_views_only() {
+        use compiler::decisions::ViewKind;
+        let run = Decision::Run {
+            kind: SelectorKind::Tail,
+            mask: false,
+            squeeze: false,
+        };
+        let sig = |ds: &[Decision]| Signature {
+            outcome: "mismatch".into(),
+            engine: Some("pallas-sim".into()),
+            cause: Some("values".into()),
+            decisions: ds.iter().copied().collect(),
+            ..Default::default()
+        };
+        let plain = sig(&[Decision::ResidentLoad, run]);
+        let viewed = sig(&[
+            Decision::ResidentLoad,
+            run,
+            Decision::RefView(ViewKind::Unsqueeze),
+        ]);
+        let other_run = sig(&[Decision::ResidentLoad, run, Decision::ValueLoad]);
+        assert!(plain.subsumes(&viewed));
+        assert!(!viewed.subsumes(&plain) && !plain.subsumes(&plain));
+        assert!(!plain.subsumes(&other_run), "a load is never transparent");
+        let mut b = Buckets::default();
+        b.record(&viewed, CostRecord::default(), "0001");
+        b.record(&other_run, CostRecord::default(), "0002");
+        assert_eq!(b.converged(&plain), None);
+        b.record(&plain, CostRecord::default(), "0003");
+        assert_eq!(b.absorb_subsumed(&plain.key()), vec!["0001".to_string()]);
+        assert_eq!(b.buckets.len(), 2);
+        assert_eq!(b.buckets[&plain.key()].count, 2);
+        assert_eq!(b.converged(&viewed), Some(plain.key()));
+    }
+
+    #[test]
     fn panic_sites_drop_line_numbers_and_values() {
         let crash = "panicked at compiler/src/lower/expr.rs:120:9:\nindex out of bounds: the len is 3 but the index is 7\nstack backtrace:";
         assert_eq!(

@@ -171,7 +171,7 @@ fn measure(
             .with_workers(1)
             .with_xla_compile(path.xla),
     )
-        .map_err(|e| CliError::Internal(anyhow::anyhow!("the JAX worker does not start: {e}")))?;
+    .map_err(|e| CliError::Internal(anyhow::anyhow!("the JAX worker does not start: {e}")))?;
     let cpu0 = cpu_now(&pool);
     let start = Instant::now();
     let mut stages = StageSeconds::default();
@@ -197,8 +197,7 @@ fn measure(
                          results: &mut Vec<_>,
                          stages: &mut StageSeconds,
                          splits: &mut usize| {
-                let chunk: Vec<RunRequest> =
-                    pending.iter().map(|&i| requests[i].clone()).collect();
+                let chunk: Vec<RunRequest> = pending.iter().map(|&i| requests[i].clone()).collect();
                 let batch = pool.run_batch(mode, &chunk);
                 stages.add(&batch.stages);
                 *splits += usize::from(batch.split);

@@ -3,9 +3,9 @@
 //! retried once; a worker that timed out or broke the protocol is replaced on next use.
 
 use crate::error::RunError;
+use crate::mode::Mode;
 use crate::mode::Runtime;
 use crate::probe::Availability;
-use crate::mode::Mode;
 use crate::protocol::{BatchResult, RunRequest, RunResult, StageSeconds};
 use crate::worker::{Worker, XlaCompile, worker_script_for, worker_xla_flags_for};
 use std::path::PathBuf;

@@ -3,11 +3,13 @@
 //! the protocol is marked unhealthy; its owner (the [`Pool`](crate::Pool)) replaces it.
 
 use crate::error::{ProtocolError, RunError};
+use crate::mode::Mode;
 use crate::mode::Runtime;
 use crate::probe::Availability;
 use crate::protocol::{Op, PROTOCOL_VERSION, RunRequest, RunResult, WireRequest, WireResponse};
-use crate::protocol::{StageSeconds, WireKernel, WireTensor, batch_results, kernel_error, run_result};
-use crate::mode::Mode;
+use crate::protocol::{
+    StageSeconds, WireKernel, WireTensor, batch_results, kernel_error, run_result,
+};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -527,7 +529,10 @@ mod tests {
         let fast = xla_flags_with("", true, XlaCompile::Fast);
         assert_eq!(
             fast,
-            format!("--xla_cpu_max_isa=AVX2 {}", FAST_COMPILE_XLA_FLAGS.join(" "))
+            format!(
+                "--xla_cpu_max_isa=AVX2 {}",
+                FAST_COMPILE_XLA_FLAGS.join(" ")
+            )
         );
         let own = xla_flags_with(
             "--xla_backend_optimization_level=2",

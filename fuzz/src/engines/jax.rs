@@ -75,10 +75,9 @@ impl Engine for Jax {
                 Some(source) if crate::known_issues::likely_known_issue(self.name(), source) => {
                     runs[i] = Some(self.run(j))
                 }
-                Some(source) => batched.push((
-                    i,
-                    RunRequest::module(self.mode, source, j.inputs.to_vec()),
-                )),
+                Some(source) => {
+                    batched.push((i, RunRequest::module(self.mode, source, j.inputs.to_vec())))
+                }
             }
         }
         let start = Instant::now();

@@ -36,16 +36,19 @@ const HELION_WORKER_SOURCE: &str = include_str!("../python/helion_worker.py");
 /// `XLA_FLAGS` naming `xla_cpu_max_isa` wins (and is reported by `probe`).
 pub const PINNED_XLA_CPU_ISA: &str = "AVX2";
 
-/// XLA:CPU options that cut the compile time of an emitted module in half and leave its
-/// outputs unchanged: the interpreters' programs are small loops over the grid, compiled once
-/// and run once, so the optimisations these turn off cost far more than they save.
+/// XLA:CPU options that cut the compile time of an emitted module 2-4x, at the price of
+/// another float reduction order: opt-in ([`XlaCompile::Fast`]), never a pool's default.
 ///
 /// Measured 2026-12-01 on 24 generated kernels in one process (2 shared cores, load ~7): XLA
 /// compile per kernel `pallas-interpret` 226 ms → 55 ms (CPU per kernel 250 → 120 ms),
-/// `pallas-tpu-interpret` 377 → 148 ms (359 → 192 ms); the fusion emitters alone gave about half
-/// of that. Every kernel's output bytes were identical with and without them, and
-/// `pallas-diff bench --jax` checks it again on every run (the `default-xla` paths). A user's
-/// `XLA_FLAGS` naming one of these flags wins.
+/// `pallas-tpu-interpret` 377 → 148 ms (359 → 192 ms). Those 24 kernels' output bytes were the
+/// same, but `fuzz/tests/sim_semantics_vs_jax.rs`'s `jnp.sum` probe came out 1 ulp away
+/// (-1.8471112 against pallas-sim's -1.8471110) with the fusion emitters off, and again with
+/// opt level 0 alone: pallas-sim models XLA's default order bit for bit, so those two change
+/// what JAX computes. `--xla_llvm_disable_expensive_passes=true` alone kept the order and saved
+/// nothing measurable. Comparisons with the reference (tolerance-based, `fuzz::compare`) stay
+/// valid under them; bit comparisons with pallas-sim do not. A user's `XLA_FLAGS` naming one of
+/// these flags wins.
 pub const FAST_COMPILE_XLA_FLAGS: [&str; 3] = [
     "--xla_cpu_use_fusion_emitters=false",
     "--xla_backend_optimization_level=0",
@@ -55,17 +58,18 @@ pub const FAST_COMPILE_XLA_FLAGS: [&str; 3] = [
 /// How a worker's XLA compiles.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum XlaCompile {
-    /// XLA's defaults plus [`FAST_COMPILE_XLA_FLAGS`] (every pool's default).
+    /// XLA's defaults (every pool's default: the order pallas-sim models).
     #[default]
-    Fast,
-    /// XLA's defaults (what workers ran before the fast flags; `bench --jax` compares them).
     Default,
+    /// XLA's defaults plus [`FAST_COMPILE_XLA_FLAGS`]: about half the CPU per new kernel, another
+    /// float reduction order (see there).
+    Fast,
 }
 
-/// The `XLA_FLAGS` a worker runs with: the caller's, plus the ISA pin on x86-64 unless they
-/// already choose an ISA, plus [`FAST_COMPILE_XLA_FLAGS`] those flags do not name.
+/// The `XLA_FLAGS` a worker runs with by default: the caller's, plus the ISA pin on x86-64
+/// unless they already choose an ISA.
 pub fn worker_xla_flags() -> String {
-    worker_xla_flags_for(XlaCompile::Fast)
+    worker_xla_flags_for(XlaCompile::Default)
 }
 
 /// [`worker_xla_flags`] with the compile options of `compile`.

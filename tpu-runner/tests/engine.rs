@@ -321,13 +321,21 @@ fn a_batch_gives_each_kernel_the_bits_it_gets_alone() {
     ];
     for mode in [Mode::PallasInterpret, Mode::PallasTpuInterpret] {
         let requests = vec![
-            request(mode, &format!("# batch a {mode}\n{ADD_ONE}"), vec![x.clone()]),
+            request(
+                mode,
+                &format!("# batch a {mode}\n{ADD_ONE}"),
+                vec![x.clone()],
+            ),
             request(
                 mode,
                 &format!("# batch b {mode}\n{MIXED_DTYPES}"),
                 mixed_inputs.clone(),
             ),
-            request(mode, &format!("# batch c {mode}\n{ADD_ONE}"), vec![x.clone()]),
+            request(
+                mode,
+                &format!("# batch c {mode}\n{ADD_ONE}"),
+                vec![x.clone()],
+            ),
         ];
         let batch = pool().run_batch(mode, &requests);
         assert!(!batch.split, "{mode}");
@@ -372,11 +380,16 @@ fn a_failing_kernel_splits_its_batch_and_is_named_alone() {
         assert!(!results[i].batched);
         assert_eq!(outputs(results[i].clone())[0].values, want);
     }
-    let oob = results[1].kernel_error().expect("the out-of-range read raises");
+    let oob = results[1]
+        .kernel_error()
+        .expect("the out-of-range read raises");
     assert_eq!(
         (oob.stage, oob.cause.as_deref()),
         (Stage::Run, Some("IndexError"))
     );
     let boom = results[2].kernel_error().expect("make raises");
-    assert_eq!((boom.stage, boom.kind.as_str()), (Stage::Trace, "RuntimeError"));
+    assert_eq!(
+        (boom.stage, boom.kind.as_str()),
+        (Stage::Trace, "RuntimeError")
+    );
 }

@@ -89,10 +89,11 @@ pub fn case_seed(seed: u64, index: u64) -> u64 {
 }
 
 /// Cases a confirmer sends to one JAX engine at once: the interpreters compile them as one
-/// function. `pallas-diff bench --jax 48 --batch 8` (2026-12-01, fast XLA flags): 8 per batch
-/// gave `pallas-interpret` 9.8 kernels per CPU second against 7.7 one at a time; larger
-/// batches gained less (1.6x at 32 against 1.3x at 8 before the fast flags) and make a split
-/// batch dearer.
+/// function. `pallas-diff bench --jax 40 --batch 8,16` (2026-12-01, XLA's default options, a
+/// loaded 2-core machine): kernels per CPU second against one compile each, `pallas-interpret`
+/// 1.23x at 8 and 1.30x at 16, `pallas-tpu-interpret` 1.23x and 1.33x. 16 would gain ~6% more,
+/// but a batch still running when a timed campaign ends delays its end by the whole batch
+/// (~5 s for 16 TPU-interpreter kernels here) and a split batch costs twice as much.
 pub const JAX_BATCH: usize = 8;
 
 /// Cases waiting per JAX engine: enough to choose from, few enough that a campaign with a

@@ -9,7 +9,6 @@ use compiler::ir::{Case, ExprKind, StmtKind};
 use compiler::tensor::Tensor;
 use compiler::verdict::{Rejection, Verdict};
 use serde::Serialize;
-use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
@@ -186,159 +185,278 @@ pub fn check_case_to(
     engines: &[Box<dyn Engine>],
     options: &CodegenOptions,
 ) -> CaseReport {
-    let t = Instant::now();
-    let compiled = compile_guarded(case, options);
-    let compile_seconds = t.elapsed().as_secs_f64();
-    let (compiler_result, verdict, gap, crash) = match &compiled {
-        Err(panic) => (CompilerResult::Crashed, None, None, Some(panic.clone())),
-        Ok(c) => match c.outcome() {
-            compiler::compile::Outcome::Lowered(_) => {
-                (CompilerResult::Lowered, Some(c.verdict.clone()), None, None)
-            }
-            compiler::compile::Outcome::Rejected(r) => (
-                CompilerResult::Rejected(r.class),
-                Some(c.verdict.clone()),
-                None,
-                None,
-            ),
-            compiler::compile::Outcome::Gap(g) => (
-                CompilerResult::Gap,
-                Some(c.verdict.clone()),
-                Some(format!("{} at {}", g.construct, g.span)),
-                None,
-            ),
-        },
-    };
-    // The emitted module's text (printed on first use; present iff the compiler lowered).
-    let emitted = || compiled.as_ref().ok().and_then(|c| c.source());
-    // The Helion engines run every case the compiler did not crash on (Helion's verdict is
-    // checked too), and their outputs are compared with the reference's.
-    let helion = engines.iter().any(|e| crate::engines::is_helion(e.name()));
-    let reference_decides = match compiler_result {
-        CompilerResult::Lowered | CompilerResult::Crashed => true,
-        CompilerResult::Rejected(_) | CompilerResult::Gap => depth == Depth::Full || helion,
-    };
-    // The input tensors, made once for the reference (all of them) and the engines (the kernel's
-    // arguments); with no error, the arguments are usually all of them in order, and then they
-    // are not copied either.
-    let all_inputs = if reference_decides {
-        case.input_tensors()
-    } else {
-        Ok(Vec::new())
-    };
-    let inputs: Cow<'_, [Tensor]> = match &all_inputs {
-        Err(_) => Cow::Borrowed(&[]),
-        Ok(all) => {
-            let positions = case.kernel_arg_positions();
-            if !reference_decides || positions.iter().copied().eq(0..all.len()) {
-                Cow::Borrowed(all)
-            } else {
-                Cow::Owned(positions.into_iter().map(|p| all[p].clone()).collect())
-            }
-        }
-    };
-    let job = Job {
-        case,
-        inputs: &inputs,
-        // The JAX engines run the module's text; the in-process ones its typed AST.
-        emitted: if depth == Depth::Full
-            || engines
-                .iter()
-                .any(|e| !crate::engines::is_in_process(e.name()))
-        {
-            emitted()
-        } else {
-            None
-        },
-        module: compiled.as_ref().ok().and_then(|c| c.module.as_ref()),
-    };
-    let not_run =
-        |engine: &str, why: &str| EngineRun::instant(engine, EngineStatus::NotRun(why.to_string()));
-    let reference = if reference_decides {
-        crate::engines::reference::Reference.run_with_inputs(case, &all_inputs)
-    } else {
-        not_run(
-            "oracle",
-            "the compiler did not lower the kernel (a findings-only check)",
-        )
-    };
-    let reference_ok = reference.status.outputs().is_some();
-    // Helion's eager mode ignores the config's block sizes: its reference is tiled the same way.
-    let eager_reference = engines
+    check_cases_to(depth, &[case], engines, options)
+        .pop()
+        .expect("one report per case")
+}
+
+/// [`check_case`] on several cases at once, one report per case in order: each engine gets the
+/// cases it runs as one [`Engine::run_batch`] (the JAX engines compile a batch as one function,
+/// which costs less per kernel than a compile each). The reports are those [`check_case`]
+/// gives one by one.
+pub fn check_cases(
+    cases: &[&Case],
+    engines: &[Box<dyn Engine>],
+    options: &CodegenOptions,
+) -> Vec<CaseReport> {
+    check_cases_to(Depth::Full, cases, engines, options)
+}
+
+/// [`check_cases`], running only as much as `depth` asks.
+pub fn check_cases_to(
+    depth: Depth,
+    cases: &[&Case],
+    engines: &[Box<dyn Engine>],
+    options: &CodegenOptions,
+) -> Vec<CaseReport> {
+    let prepared: Vec<Prepared<'_>> = cases
         .iter()
-        .any(|e| crate::engines::reference_tiling(e.name()) == oracle::Tiling::HelionEager)
-        .then(|| {
-            crate::engines::reference::Reference.run_tiled(
-                case,
-                &all_inputs,
-                oracle::Tiling::HelionEager,
-            )
-        });
-    let runs: Vec<EngineRun> = engines
+        .map(|case| Prepared::new(depth, case, engines, options))
+        .collect();
+    let engines: Vec<&dyn Engine> = engines
         .iter()
         .filter(|e| e.name() != "oracle")
-        .map(|e| {
-            if crate::engines::is_helion(e.name()) {
-                return match compiler_result {
-                    CompilerResult::Crashed => not_run(e.name(), "the compiler crashed"),
-                    CompilerResult::Lowered | CompilerResult::Rejected(_) | CompilerResult::Gap => {
-                        e.run(&job)
-                    }
-                };
-            }
-            if !reference_ok || compiler_result != CompilerResult::Lowered {
-                not_run(
-                    e.name(),
-                    match compiler_result {
-                        CompilerResult::Lowered => "the reference refused the case",
-                        CompilerResult::Rejected(_) => "the compiler rejected the kernel",
-                        CompilerResult::Gap => "the codegen does not model this kernel",
-                        CompilerResult::Crashed => "the compiler crashed",
-                    },
-                )
-            } else {
-                e.run(&job)
-            }
-        })
+        .map(|e| e.as_ref())
         .collect();
-    let names = output_names(case);
-    let Classified {
-        outcome,
-        engine,
-        mismatch,
-        known_issue,
-    } = classify(compiler_result, &reference, &runs, |e, r| {
-        let r = match &eager_reference {
-            Some(eager)
-                if crate::engines::reference_tiling(&e.engine) == oracle::Tiling::HelionEager =>
-            {
-                eager
+    // runs[c][e]: engine e's run of case c.
+    let mut runs: Vec<Vec<Option<EngineRun>>> = vec![vec![None; engines.len()]; cases.len()];
+    for (k, engine) in engines.iter().enumerate() {
+        let mut members = Vec::new();
+        let mut jobs = Vec::new();
+        for (c, p) in prepared.iter().enumerate() {
+            match p.skip_reason(engine.name()) {
+                Some(why) => {
+                    runs[c][k] = Some(EngineRun::instant(
+                        engine.name(),
+                        EngineStatus::NotRun(why.to_string()),
+                    ))
+                }
+                None => {
+                    members.push(c);
+                    jobs.push(p.job());
+                }
             }
-            Some(_) | None => r,
+        }
+        if jobs.is_empty() {
+            continue;
+        }
+        for (c, run) in members.into_iter().zip(engine.run_batch(&jobs)) {
+            runs[c][k] = Some(run);
+        }
+    }
+    prepared
+        .into_iter()
+        .zip(runs)
+        .map(|(p, runs)| p.finish(runs.into_iter().flatten().collect()))
+        .collect()
+}
+
+/// One case compiled, its inputs made and its reference run: everything but the engines.
+struct Prepared<'a> {
+    depth: Depth,
+    case: &'a Case,
+    compiled: Result<Compiled, String>,
+    compile_seconds: f64,
+    compiler_result: CompilerResult,
+    verdict: Option<Verdict>,
+    gap: Option<String>,
+    crash: Option<String>,
+    /// The input tensors, made once for the reference (all of them) and the engines.
+    all_inputs: Result<Vec<Tensor>, compiler::ir::inputs::InputError>,
+    /// The kernel's arguments when they are not all the inputs in order (usually they are,
+    /// and then they are not copied).
+    args: Option<Vec<Tensor>>,
+    /// Whether the engines run the module's text (JAX) or only its typed AST (in-process).
+    wants_text: bool,
+    reference: EngineRun,
+    eager_reference: Option<EngineRun>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(
+        depth: Depth,
+        case: &'a Case,
+        engines: &[Box<dyn Engine>],
+        options: &CodegenOptions,
+    ) -> Prepared<'a> {
+        let t = Instant::now();
+        let compiled = compile_guarded(case, options);
+        let compile_seconds = t.elapsed().as_secs_f64();
+        let (compiler_result, verdict, gap, crash) = match &compiled {
+            Err(panic) => (CompilerResult::Crashed, None, None, Some(panic.clone())),
+            Ok(c) => match c.outcome() {
+                compiler::compile::Outcome::Lowered(_) => {
+                    (CompilerResult::Lowered, Some(c.verdict.clone()), None, None)
+                }
+                compiler::compile::Outcome::Rejected(r) => (
+                    CompilerResult::Rejected(r.class),
+                    Some(c.verdict.clone()),
+                    None,
+                    None,
+                ),
+                compiler::compile::Outcome::Gap(g) => (
+                    CompilerResult::Gap,
+                    Some(c.verdict.clone()),
+                    Some(format!("{} at {}", g.construct, g.span)),
+                    None,
+                ),
+            },
         };
-        let (got, want) = (e.status.outputs()?, r.status.outputs()?);
-        compare::compare(&e.engine, &names, got, want)
-            .err()
-            .map(|m| *m)
-    });
-    CaseReport {
-        outcome,
-        decided_by: engine,
-        verdict,
-        gap,
-        crash,
-        reference,
-        eager_reference,
-        engines: runs,
-        mismatch,
-        known_issue,
+        // The Helion engines run every case the compiler did not crash on (Helion's verdict is
+        // checked too), and their outputs are compared with the reference's.
+        let helion = engines.iter().any(|e| crate::engines::is_helion(e.name()));
+        let reference_decides = match compiler_result {
+            CompilerResult::Lowered | CompilerResult::Crashed => true,
+            CompilerResult::Rejected(_) | CompilerResult::Gap => depth == Depth::Full || helion,
+        };
+        let all_inputs = if reference_decides {
+            case.input_tensors()
+        } else {
+            Ok(Vec::new())
+        };
+        let args = match &all_inputs {
+            Err(_) => None,
+            Ok(all) => {
+                let positions = case.kernel_arg_positions();
+                if !reference_decides || positions.iter().copied().eq(0..all.len()) {
+                    None
+                } else {
+                    Some(positions.into_iter().map(|p| all[p].clone()).collect())
+                }
+            }
+        };
+        let reference = if reference_decides {
+            crate::engines::reference::Reference.run_with_inputs(case, &all_inputs)
+        } else {
+            EngineRun::instant(
+                "oracle",
+                EngineStatus::NotRun(
+                    "the compiler did not lower the kernel (a findings-only check)".into(),
+                ),
+            )
+        };
+        // Helion's eager mode ignores the config's block sizes: its reference is tiled the same
+        // way.
+        let eager_reference = engines
+            .iter()
+            .any(|e| crate::engines::reference_tiling(e.name()) == oracle::Tiling::HelionEager)
+            .then(|| {
+                crate::engines::reference::Reference.run_tiled(
+                    case,
+                    &all_inputs,
+                    oracle::Tiling::HelionEager,
+                )
+            });
+        let wants_text = depth == Depth::Full
+            || engines
+                .iter()
+                .any(|e| !crate::engines::is_in_process(e.name()));
+        Prepared {
+            depth,
+            case,
+            compiled,
+            compile_seconds,
+            compiler_result,
+            verdict,
+            gap,
+            crash,
+            all_inputs,
+            args,
+            wants_text,
+            reference,
+            eager_reference,
+        }
+    }
+
+    /// The emitted module's text (printed on first use; present iff the compiler lowered).
+    fn emitted(&self) -> Option<&str> {
+        self.compiled.as_ref().ok().and_then(|c| c.source())
+    }
+
+    /// The kernel's arguments.
+    fn inputs(&self) -> &[Tensor] {
+        match (&self.args, &self.all_inputs) {
+            (Some(args), _) => args,
+            (None, Ok(all)) => all,
+            (None, Err(_)) => &[],
+        }
+    }
+
+    fn job(&self) -> Job<'_> {
+        Job {
+            case: self.case,
+            inputs: self.inputs(),
+            // The JAX engines run the module's text; the in-process ones its typed AST.
+            emitted: if self.wants_text {
+                self.emitted()
+            } else {
+                None
+            },
+            module: self.compiled.as_ref().ok().and_then(|c| c.module.as_ref()),
+        }
+    }
+
+    /// Why `engine` does not run this case, if it does not.
+    fn skip_reason(&self, engine: &str) -> Option<&'static str> {
+        if crate::engines::is_helion(engine) {
+            return match self.compiler_result {
+                CompilerResult::Crashed => Some("the compiler crashed"),
+                CompilerResult::Lowered | CompilerResult::Rejected(_) | CompilerResult::Gap => None,
+            };
+        }
+        let reference_ok = self.reference.status.outputs().is_some();
+        match self.compiler_result {
+            CompilerResult::Lowered if reference_ok => None,
+            CompilerResult::Lowered => Some("the reference refused the case"),
+            CompilerResult::Rejected(_) => Some("the compiler rejected the kernel"),
+            CompilerResult::Gap => Some("the codegen does not model this kernel"),
+            CompilerResult::Crashed => Some("the compiler crashed"),
+        }
+    }
+
+    /// Classifies the case given the engines' runs.
+    fn finish(self, runs: Vec<EngineRun>) -> CaseReport {
+        let names = output_names(self.case);
+        let Classified {
+            outcome,
+            engine,
+            mismatch,
+            known_issue,
+        } = classify(self.compiler_result, &self.reference, &runs, |e, r| {
+            let r = match &self.eager_reference {
+                Some(eager)
+                    if crate::engines::reference_tiling(&e.engine)
+                        == oracle::Tiling::HelionEager =>
+                {
+                    eager
+                }
+                Some(_) | None => r,
+            };
+            let (got, want) = (e.status.outputs()?, r.status.outputs()?);
+            compare::compare(&e.engine, &names, got, want)
+                .err()
+                .map(|m| *m)
+        });
         // A findings-only check keeps the module of a finding only (it goes into the report).
-        emitted: match depth {
-            Depth::Full => emitted().map(str::to_string),
-            Depth::FindingsOnly if outcome.is_finding() => emitted().map(str::to_string),
+        let emitted = match self.depth {
+            Depth::Full => self.emitted().map(str::to_string),
+            Depth::FindingsOnly if outcome.is_finding() => self.emitted().map(str::to_string),
             Depth::FindingsOnly => None,
-        },
-        compile_seconds,
-        decisions: compiled.map(|c| c.decisions).unwrap_or_default(),
+        };
+        CaseReport {
+            outcome,
+            decided_by: engine,
+            verdict: self.verdict,
+            gap: self.gap,
+            crash: self.crash,
+            reference: self.reference,
+            eager_reference: self.eager_reference,
+            engines: runs,
+            mismatch,
+            known_issue,
+            emitted,
+            compile_seconds: self.compile_seconds,
+            decisions: self.compiled.map(|c| c.decisions).unwrap_or_default(),
+        }
     }
 }

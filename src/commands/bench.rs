@@ -46,6 +46,17 @@ pub struct Args {
     /// generated cases (needs the Helion environment).
     #[arg(long, value_name = "CASES")]
     helion: Option<u64>,
+    /// Instead: the JAX interpreters on this many generated lowered kernels, one kernel per
+    /// compile beside batches of `--batch` kernels per compile (needs the JAX environment).
+    #[arg(long, value_name = "KERNELS")]
+    jax: Option<u64>,
+    /// With --jax: the batch sizes to measure.
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    batch: Vec<usize>,
+    /// With --jax: also write the kernels here as JSON lines (`source`, `inputs`: a worker
+    /// request's fields), for profiling the worker by hand.
+    #[arg(long, value_name = "FILE")]
+    dump_kernels: Option<std::path::PathBuf>,
 }
 
 /// The stages of one case, in pipeline order.
@@ -163,13 +174,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// CPU seconds (user + system) of this process so far, all threads, exited ones included
 /// (`/proc/self/stat` fields 14 and 15, in clock ticks of 1/100 s: Linux's `USER_HZ`).
 fn process_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The command name (field 2) may hold spaces; fields restart after its closing paren.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) / 100.0)
+    super::bench_jax::cpu_seconds_of("self")
 }
 
 fn load_average() -> String {
@@ -226,6 +231,15 @@ fn differential_loop(args: &Args) -> Result<(LoopRow, u64), CliError> {
 pub fn run(args: Args) -> Result<Exit, CliError> {
     if let Some(n) = args.helion {
         return super::bench_helion::run(n, args.seed, args.json);
+    }
+    if let Some(n) = args.jax {
+        return super::bench_jax::run(
+            n,
+            &args.batch,
+            args.seed,
+            args.json,
+            args.dump_kernels.as_deref(),
+        );
     }
     if args.cases == 0 || args.rounds == 0 {
         return Err(CliError::Input(anyhow::anyhow!(

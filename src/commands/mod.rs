@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_helion;
+mod bench_jax;
 pub mod check;
 mod corpus;
 mod emit;

@@ -36,12 +36,14 @@ pub use error::{ENGINE_UNAVAILABLE, KernelError, ProtocolError, RunError, Stage}
 pub use mode::{Mode, Runtime, UnknownMode};
 pub use pool::{Pool, PoolConfig};
 pub use probe::{Availability, DEFAULT_TPU_KIND, probe, probe_runtime};
-pub use protocol::{CallArg, KernelCall, PROTOCOL_VERSION, RunRequest, RunResult};
+pub use protocol::{
+    BatchResult, CallArg, KernelCall, PROTOCOL_VERSION, RunRequest, RunResult, StageSeconds,
+};
 pub use provision::{
     DEFAULT_HELION_VERSION, ProvisionError, ProvisionOptions, helion_python_if_present, provision,
     provision_helion, provision_with,
 };
 pub use worker::{
-    PINNED_XLA_CPU_ISA, Worker, helion_worker_script, worker_script, worker_script_for,
-    worker_xla_flags,
+    FAST_COMPILE_XLA_FLAGS, PINNED_XLA_CPU_ISA, Worker, XlaCompile, helion_worker_script,
+    worker_script, worker_script_for, worker_xla_flags, worker_xla_flags_for,
 };

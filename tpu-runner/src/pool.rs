@@ -3,10 +3,11 @@
 //! retried once; a worker that timed out or broke the protocol is replaced on next use.
 
 use crate::error::RunError;
+use crate::mode::Mode;
 use crate::mode::Runtime;
 use crate::probe::Availability;
-use crate::protocol::{RunRequest, RunResult};
-use crate::worker::{Worker, worker_script_for};
+use crate::protocol::{BatchResult, RunRequest, RunResult, StageSeconds};
+use crate::worker::{Worker, XlaCompile, worker_script_for, worker_xla_flags_for};
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -27,6 +28,8 @@ pub struct PoolConfig {
     /// The worker script; defaults to this crate's `python/worker.py`. Tests point it at
     /// stand-ins that misbehave.
     pub worker_script: PathBuf,
+    /// How the workers' XLA compiles (the `XLA_FLAGS` they get, [`worker_xla_flags_for`]).
+    pub xla_compile: XlaCompile,
 }
 
 impl PoolConfig {
@@ -47,7 +50,14 @@ impl PoolConfig {
             startup_timeout: Duration::from_secs(120),
             python: python.into(),
             worker_script: worker_script_for(runtime),
+            xla_compile: XlaCompile::default(),
         }
+    }
+
+    /// Sets how the workers' XLA compiles.
+    pub fn with_xla_compile(mut self, compile: XlaCompile) -> PoolConfig {
+        self.xla_compile = compile;
+        self
     }
 
     /// Sets the number of workers (at least one).
@@ -117,10 +127,11 @@ impl Pool {
             let handles: Vec<_> = (0..n)
                 .map(|_| {
                     s.spawn(|| {
-                        Worker::spawn(
+                        Worker::spawn_with_flags(
                             &config.python,
                             &config.worker_script,
                             config.startup_timeout,
+                            &worker_xla_flags_for(config.xla_compile),
                         )
                     })
                 })
@@ -212,6 +223,80 @@ impl Pool {
         }
     }
 
+    /// Runs several emitted modules of one JAX `mode` on one idle worker, in one request: the
+    /// interpreters compile them as one function, which costs less per kernel than one compile
+    /// each (`pallas-diff bench --jax` measures it). Every result is still one kernel's: a batch
+    /// that fails as a whole is run again kernel by kernel in the worker, and a batch that times
+    /// out or crashes its worker twice is run again kernel by kernel here, each with the
+    /// configured timeout, so a hang or a crash names its kernel.
+    ///
+    /// Requests whose mode is not `mode`, and modes of another runtime, are answered with
+    /// [`RunError::WrongRuntime`] / run one by one (Helion workers have no batch request).
+    pub fn run_batch(&self, mode: Mode, requests: &[RunRequest]) -> BatchResult {
+        let mismatched = requests.iter().any(|r| r.mode != mode || r.call.is_some());
+        if mode.runtime() != self.config.runtime
+            || mode.runtime() != crate::mode::Runtime::Jax
+            || mismatched
+            || requests.len() < 2
+        {
+            return self.run_each(requests);
+        }
+        let attempt = {
+            let mut lease = self.checkout();
+            let slot = lease.slot.as_mut().expect("a lease holds its slot");
+            let first = self.batch_on(slot, mode, requests);
+            match first {
+                Err(RunError::WorkerCrashed { .. }) => self.batch_on(slot, mode, requests),
+                other => other,
+            }
+        };
+        match attempt {
+            Ok((results, stages, split)) => BatchResult {
+                results: results.into_iter().map(Ok).collect(),
+                stages,
+                split,
+            },
+            // A harness failure of the whole batch: find the kernel it belongs to.
+            Err(_) => {
+                let mut each = self.run_each(requests);
+                each.split = true;
+                each
+            }
+        }
+    }
+
+    fn run_each(&self, requests: &[RunRequest]) -> BatchResult {
+        let mut stages = StageSeconds::default();
+        let results = requests
+            .iter()
+            .map(|r| {
+                let result = self.run(r);
+                if let Ok(r) = &result {
+                    stages.add(&r.stages);
+                }
+                result
+            })
+            .collect();
+        BatchResult {
+            results,
+            stages,
+            split: false,
+        }
+    }
+
+    fn batch_on(
+        &self,
+        slot: &mut Slot,
+        mode: Mode,
+        requests: &[RunRequest],
+    ) -> Result<(Vec<RunResult>, StageSeconds, bool), RunError> {
+        let result = self
+            .ensure_worker(slot)?
+            .run_batch(mode, requests, self.config.timeout);
+        Self::drop_if_unhealthy(slot);
+        result
+    }
+
     /// Asks an idle worker to probe its environment.
     pub fn probe(&self) -> Result<Availability, RunError> {
         let mut lease = self.checkout();
@@ -242,7 +327,9 @@ impl Pool {
         if slot.worker.is_none() {
             lock(&self.pids)[slot.index] = None;
             let c = &self.config;
-            let worker = Worker::spawn(&c.python, &c.worker_script, c.startup_timeout)?;
+            let flags = worker_xla_flags_for(c.xla_compile);
+            let worker =
+                Worker::spawn_with_flags(&c.python, &c.worker_script, c.startup_timeout, &flags)?;
             lock(&self.pids)[slot.index] = Some(worker.pid());
             slot.worker = Some(worker);
         }

@@ -64,10 +64,84 @@ pub enum Op<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         call: Option<&'a KernelCall>,
     },
+    /// Run several emitted modules of one JAX mode in one request; the interpreters compile
+    /// them as one jitted function (see the crate README).
+    #[serde(rename = "run_batch")]
+    RunBatch {
+        /// The engine (every kernel's).
+        mode: Mode,
+        /// The kernels, each answered by one element of the response's `results`.
+        kernels: Vec<WireKernel<'a>>,
+    },
     /// Report the Python and JAX versions and devices.
     Probe,
     /// Exit after answering.
     Shutdown,
+}
+
+/// One kernel of a `run_batch` request.
+#[derive(Clone, Debug, Serialize)]
+pub struct WireKernel<'a> {
+    /// The Python module source; it defines `make(interpret)`.
+    pub source: &'a str,
+    /// Inputs in the order `f(*inputs)` takes them.
+    pub inputs: Vec<WireTensor>,
+}
+
+/// Worker-side seconds of a request per stage: `trace` (executing the module, `make`, tracing),
+/// `lower` (to StableHLO; the TPU export for `pallas-tpu-lower`), `compile` (XLA) and `run`
+/// (the call and encoding its outputs). Absent stages (a cached kernel, a Helion worker) are 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageSeconds {
+    /// Module execution, `make` and tracing.
+    #[serde(default)]
+    pub trace: f64,
+    /// Lowering to StableHLO (or the TPU export).
+    #[serde(default)]
+    pub lower: f64,
+    /// XLA compilation.
+    #[serde(default)]
+    pub compile: f64,
+    /// The call, waiting for the outputs and encoding them.
+    #[serde(default)]
+    pub run: f64,
+}
+
+impl StageSeconds {
+    /// Their sum.
+    pub fn total(&self) -> f64 {
+        self.trace + self.lower + self.compile + self.run
+    }
+
+    /// Adds `other` stage by stage.
+    pub fn add(&mut self, other: &StageSeconds) {
+        self.trace += other.trace;
+        self.lower += other.lower;
+        self.compile += other.compile;
+        self.run += other.run;
+    }
+}
+
+/// One element of a `run_batch` response's `results`: the body of a `run` response.
+#[derive(Clone, Debug, Deserialize)]
+pub struct WireResult {
+    /// Whether this kernel succeeded.
+    pub ok: bool,
+    /// Its outputs.
+    #[serde(default)]
+    pub outputs: Option<Vec<WireTensor>>,
+    /// Whether a compiled executable was reused.
+    #[serde(default)]
+    pub cached: Option<bool>,
+    /// Set by a successful `pallas-tpu-lower` run.
+    #[serde(default)]
+    pub lowered: Option<bool>,
+    /// Whether the kernel ran in the batch's one compiled function (false: on its own).
+    #[serde(default)]
+    pub batched: Option<bool>,
+    /// Its failure.
+    #[serde(default)]
+    pub error: Option<WireError>,
 }
 
 /// One request line.
@@ -140,6 +214,16 @@ pub struct WireResponse {
     /// The hello line's content (same fields as a probe).
     #[serde(default)]
     pub hello: Option<Availability>,
+    /// Seconds per stage (JAX workers).
+    #[serde(default)]
+    pub stages: Option<StageSeconds>,
+    /// A `run_batch` response: one result per kernel, in request order.
+    #[serde(default)]
+    pub results: Option<Vec<WireResult>>,
+    /// A `run_batch` response: whether the batch failed as a whole and its kernels were run
+    /// again one by one.
+    #[serde(default)]
+    pub split: Option<bool>,
 }
 
 /// A request to run one emitted module, or (Helion modes) one case's kernel.
@@ -202,6 +286,22 @@ pub struct RunResult {
     pub lowered: bool,
     /// Helion modes: the Pallas module Helion generated, when it got that far.
     pub generated: Option<String>,
+    /// Worker seconds per stage; for a kernel compiled in a batch, its share of the batch's.
+    pub stages: StageSeconds,
+    /// Whether the kernel was compiled in one function with the other kernels of a batch.
+    pub batched: bool,
+}
+
+/// What [`Pool::run_batch`](crate::Pool::run_batch) did with several kernels of one mode.
+#[derive(Debug)]
+pub struct BatchResult {
+    /// One result per request, in order: an engine outcome, or a harness failure of that
+    /// kernel alone (a batch that timed out or crashed is re-run kernel by kernel).
+    pub results: Vec<Result<RunResult, RunError>>,
+    /// Worker seconds per stage over the whole batch, re-runs included.
+    pub stages: StageSeconds,
+    /// Whether the batch failed as a whole and was split into single-kernel runs.
+    pub split: bool,
 }
 
 impl RunResult {
@@ -221,6 +321,7 @@ pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, Ru
     let seconds = resp.seconds.unwrap_or(0.0);
     let cached = resp.cached.unwrap_or(false);
     let generated = resp.generated.clone();
+    let stages = resp.stages.unwrap_or_default();
     if !resp.ok {
         let error = resp.error.ok_or_else(|| ProtocolError::Malformed {
             reason: "ok is false but there is no error object".into(),
@@ -233,6 +334,8 @@ pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, Ru
             cached,
             lowered: false,
             generated,
+            stages,
+            batched: false,
         });
     }
     let lowered = resp.lowered.unwrap_or(false);
@@ -258,7 +361,87 @@ pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, Ru
         cached,
         lowered,
         generated,
+        stages,
+        batched: false,
     })
+}
+
+/// Interprets the response to a `run_batch` request of `n` kernels: one result per kernel, each
+/// with an even share of the batch's seconds and stages among the kernels that ran batched (a
+/// kernel re-run on its own is given the batch's seconds divided by `n`).
+pub(crate) fn batch_results(
+    mode: Mode,
+    n: usize,
+    resp: WireResponse,
+) -> Result<(Vec<RunResult>, StageSeconds, bool), RunError> {
+    if !resp.ok {
+        let error = resp.error.ok_or_else(|| ProtocolError::Malformed {
+            reason: "ok is false but there is no error object".into(),
+            line: String::new(),
+        })?;
+        // A whole-batch error is every kernel's (e.g. pallas-tpu without a TPU).
+        let kernel = kernel_error(error)?;
+        let result = RunResult {
+            outcome: Err(kernel),
+            seconds: resp.seconds.unwrap_or(0.0) / n.max(1) as f64,
+            cached: false,
+            lowered: false,
+            generated: None,
+            stages: StageSeconds::default(),
+            batched: false,
+        };
+        return Ok((vec![result; n], resp.stages.unwrap_or_default(), false));
+    }
+    let results = resp.results.ok_or_else(|| ProtocolError::Malformed {
+        reason: "run_batch response without results".into(),
+        line: String::new(),
+    })?;
+    if results.len() != n {
+        return Err(ProtocolError::Malformed {
+            reason: format!("{} results for {n} kernels", results.len()),
+            line: String::new(),
+        }
+        .into());
+    }
+    let stages = resp.stages.unwrap_or_default();
+    let share = 1.0 / n.max(1) as f64;
+    let mut each = stages;
+    for s in [
+        &mut each.trace,
+        &mut each.lower,
+        &mut each.compile,
+        &mut each.run,
+    ] {
+        *s *= share;
+    }
+    let seconds = resp.seconds.unwrap_or(0.0) * share;
+    let out = results
+        .into_iter()
+        .map(|r| {
+            let batched = r.batched.unwrap_or(false);
+            let wire = WireResponse {
+                v: PROTOCOL_VERSION,
+                id: None,
+                ok: r.ok,
+                outputs: r.outputs,
+                seconds: Some(seconds),
+                cached: r.cached,
+                lowered: r.lowered,
+                generated: None,
+                error: r.error,
+                probe: None,
+                hello: None,
+                stages: Some(each),
+                results: None,
+                split: None,
+            };
+            run_result(mode, wire).map(|mut result| {
+                result.batched = batched;
+                result
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((out, stages, resp.split.unwrap_or(false)))
 }
 
 /// Splits a wire error into a kernel outcome or a protocol failure (stage `protocol`).

@@ -3,10 +3,13 @@
 //! the protocol is marked unhealthy; its owner (the [`Pool`](crate::Pool)) replaces it.
 
 use crate::error::{ProtocolError, RunError};
+use crate::mode::Mode;
 use crate::mode::Runtime;
 use crate::probe::Availability;
 use crate::protocol::{Op, PROTOCOL_VERSION, RunRequest, RunResult, WireRequest, WireResponse};
-use crate::protocol::{WireTensor, kernel_error, run_result};
+use crate::protocol::{
+    StageSeconds, WireKernel, WireTensor, batch_results, kernel_error, run_result,
+};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -33,26 +36,69 @@ const HELION_WORKER_SOURCE: &str = include_str!("../python/helion_worker.py");
 /// `XLA_FLAGS` naming `xla_cpu_max_isa` wins (and is reported by `probe`).
 pub const PINNED_XLA_CPU_ISA: &str = "AVX2";
 
-/// The `XLA_FLAGS` a worker runs with: the caller's, plus the ISA pin on x86-64 unless they
-/// already choose an ISA.
+/// XLA:CPU options that cut the compile time of an emitted module 2-4x, at the price of
+/// another float reduction order: opt-in ([`XlaCompile::Fast`]), never a pool's default.
+///
+/// Measured 2026-12-01 on 24 generated kernels in one process (2 shared cores, load ~7): XLA
+/// compile per kernel `pallas-interpret` 226 ms → 55 ms (CPU per kernel 250 → 120 ms),
+/// `pallas-tpu-interpret` 377 → 148 ms (359 → 192 ms). Those 24 kernels' output bytes were the
+/// same, but `fuzz/tests/sim_semantics_vs_jax.rs`'s `jnp.sum` probe came out 1 ulp away
+/// (-1.8471112 against pallas-sim's -1.8471110) with the fusion emitters off, and again with
+/// opt level 0 alone: pallas-sim models XLA's default order bit for bit, so those two change
+/// what JAX computes. `--xla_llvm_disable_expensive_passes=true` alone kept the order and saved
+/// nothing measurable. Comparisons with the reference (tolerance-based, `fuzz::compare`) stay
+/// valid under them; bit comparisons with pallas-sim do not. A user's `XLA_FLAGS` naming one of
+/// these flags wins.
+pub const FAST_COMPILE_XLA_FLAGS: [&str; 3] = [
+    "--xla_cpu_use_fusion_emitters=false",
+    "--xla_backend_optimization_level=0",
+    "--xla_llvm_disable_expensive_passes=true",
+];
+
+/// How a worker's XLA compiles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum XlaCompile {
+    /// XLA's defaults (every pool's default: the order pallas-sim models).
+    #[default]
+    Default,
+    /// XLA's defaults plus [`FAST_COMPILE_XLA_FLAGS`]: about half the CPU per new kernel, another
+    /// float reduction order (see there).
+    Fast,
+}
+
+/// The `XLA_FLAGS` a worker runs with by default: the caller's, plus the ISA pin on x86-64
+/// unless they already choose an ISA.
 pub fn worker_xla_flags() -> String {
+    worker_xla_flags_for(XlaCompile::Default)
+}
+
+/// [`worker_xla_flags`] with the compile options of `compile`.
+pub fn worker_xla_flags_for(compile: XlaCompile) -> String {
     xla_flags_with(
         &std::env::var("XLA_FLAGS").unwrap_or_default(),
         cfg!(target_arch = "x86_64"),
+        compile,
     )
 }
 
 /// [`worker_xla_flags`] for the caller's flags `own` on an x86-64 host or not.
-fn xla_flags_with(own: &str, x86_64: bool) -> String {
-    if !x86_64 || own.contains("xla_cpu_max_isa") {
-        return own.to_string();
+fn xla_flags_with(own: &str, x86_64: bool, compile: XlaCompile) -> String {
+    let mut flags: Vec<String> = own.split_whitespace().map(str::to_string).collect();
+    if x86_64 && !own.contains("xla_cpu_max_isa") {
+        flags.push(format!("--xla_cpu_max_isa={PINNED_XLA_CPU_ISA}"));
     }
-    let pin = format!("--xla_cpu_max_isa={PINNED_XLA_CPU_ISA}");
-    if own.trim().is_empty() {
-        pin
-    } else {
-        format!("{own} {pin}")
+    match compile {
+        XlaCompile::Fast => {
+            for flag in FAST_COMPILE_XLA_FLAGS {
+                let name = flag.split('=').next().unwrap_or(flag);
+                if !own.contains(name.trim_start_matches('-')) {
+                    flags.push(flag.to_string());
+                }
+            }
+        }
+        XlaCompile::Default => {}
     }
+    flags.join(" ")
 }
 
 /// Bytes of stderr kept per worker.
@@ -140,12 +186,22 @@ impl Worker {
         script: &Path,
         startup_timeout: Duration,
     ) -> Result<Worker, RunError> {
+        Worker::spawn_with_flags(python, script, startup_timeout, &worker_xla_flags())
+    }
+
+    /// [`Worker::spawn`] with these `XLA_FLAGS` (e.g. [`worker_xla_flags_for`]).
+    pub fn spawn_with_flags(
+        python: &Path,
+        script: &Path,
+        startup_timeout: Duration,
+        xla_flags: &str,
+    ) -> Result<Worker, RunError> {
         let mut child = Command::new(python)
             .arg("-u")
             .arg(script)
             .env("PYTHONUNBUFFERED", "1")
             .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("XLA_FLAGS", worker_xla_flags())
+            .env("XLA_FLAGS", xla_flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -263,6 +319,29 @@ impl Worker {
         };
         let resp = self.call(op, timeout)?;
         run_result(request.mode, resp)
+    }
+
+    /// Runs several emitted modules of one JAX `mode` in one request (`run_batch`); waits at
+    /// most `timeout` for the answer. Returns one result per request, the batch's stages, and
+    /// whether the worker split the batch after it failed as a whole.
+    pub fn run_batch(
+        &mut self,
+        mode: Mode,
+        requests: &[RunRequest],
+        timeout: Duration,
+    ) -> Result<(Vec<RunResult>, StageSeconds, bool), RunError> {
+        let op = Op::RunBatch {
+            mode,
+            kernels: requests
+                .iter()
+                .map(|r| WireKernel {
+                    source: &r.source,
+                    inputs: r.inputs.iter().map(WireTensor::encode).collect(),
+                })
+                .collect(),
+        };
+        let resp = self.call(op, timeout)?;
+        batch_results(mode, requests.len(), resp)
     }
 
     /// Asks the worker for its Python, JAX and devices.
@@ -428,23 +507,46 @@ impl std::fmt::Debug for Worker {
 
 #[cfg(test)]
 mod tests {
-    use super::xla_flags_with;
+    use super::{FAST_COMPILE_XLA_FLAGS, XlaCompile, xla_flags_with};
 
     #[test]
     fn workers_pin_the_vector_isa_unless_the_user_chose_one() {
-        assert_eq!(xla_flags_with("", true), "--xla_cpu_max_isa=AVX2");
+        let d = XlaCompile::Default;
+        assert_eq!(xla_flags_with("", true, d), "--xla_cpu_max_isa=AVX2");
         assert_eq!(
-            xla_flags_with("--xla_dump_to=/tmp/d", true),
+            xla_flags_with("--xla_dump_to=/tmp/d", true, d),
             "--xla_dump_to=/tmp/d --xla_cpu_max_isa=AVX2"
         );
         assert_eq!(
-            xla_flags_with("--xla_cpu_max_isa=SSE4_2", true),
+            xla_flags_with("--xla_cpu_max_isa=SSE4_2", true, d),
             "--xla_cpu_max_isa=SSE4_2"
         );
         // Other architectures have no such order to pin; the flags pass through.
         assert_eq!(
-            xla_flags_with("--xla_dump_to=/d", false),
+            xla_flags_with("--xla_dump_to=/d", false, d),
             "--xla_dump_to=/d"
+        );
+    }
+
+    #[test]
+    fn fast_compile_flags_are_added_unless_the_user_set_them() {
+        let fast = xla_flags_with("", true, XlaCompile::Fast);
+        assert_eq!(
+            fast,
+            format!(
+                "--xla_cpu_max_isa=AVX2 {}",
+                FAST_COMPILE_XLA_FLAGS.join(" ")
+            )
+        );
+        let own = xla_flags_with(
+            "--xla_backend_optimization_level=2",
+            false,
+            XlaCompile::Fast,
+        );
+        assert_eq!(
+            own,
+            "--xla_backend_optimization_level=2 --xla_cpu_use_fusion_emitters=false \
+             --xla_llvm_disable_expensive_passes=true"
         );
     }
 }

@@ -311,3 +311,85 @@ fn module_output_and_input_never_touch_the_protocol() {
         assert_eq!(out[0].values[1], 2.0);
     }
 }
+
+#[test]
+fn a_batch_gives_each_kernel_the_bits_it_gets_alone() {
+    let x = tensor(DType::Float32, &[8, 128], |i| (i % 17) as f64 * 0.37 - 3.0);
+    let mixed_inputs = vec![
+        tensor(DType::Bfloat16, &[8, 128], |i| (i % 7) as f64 - 3.0),
+        tensor(DType::Int32, &[8, 128], |i| i as f64 * 3.0),
+    ];
+    for mode in [Mode::PallasInterpret, Mode::PallasTpuInterpret] {
+        let requests = vec![
+            request(
+                mode,
+                &format!("# batch a {mode}\n{ADD_ONE}"),
+                vec![x.clone()],
+            ),
+            request(
+                mode,
+                &format!("# batch b {mode}\n{MIXED_DTYPES}"),
+                mixed_inputs.clone(),
+            ),
+            request(
+                mode,
+                &format!("# batch c {mode}\n{ADD_ONE}"),
+                vec![x.clone()],
+            ),
+        ];
+        let batch = pool().run_batch(mode, &requests);
+        assert!(!batch.split, "{mode}");
+        assert_eq!(batch.results.len(), 3);
+        for (request, result) in requests.iter().zip(batch.results) {
+            let result = result.unwrap();
+            assert!(result.batched, "{mode}");
+            let alone = pool()
+                .run(&request.clone())
+                .unwrap()
+                .outcome
+                .expect("runs alone");
+            let got = outputs(result);
+            assert_eq!(got.len(), alone.len());
+            for (g, a) in got.iter().zip(&alone) {
+                assert_eq!(g.to_le_bytes(), a.to_le_bytes(), "{mode}");
+            }
+        }
+        assert!(batch.stages.compile > 0.0 && batch.stages.lower > 0.0);
+    }
+}
+
+#[test]
+fn a_failing_kernel_splits_its_batch_and_is_named_alone() {
+    let x = tensor(DType::Float32, &[8, 128], |i| i as f64);
+    let mode = Mode::PallasTpuInterpret;
+    let requests = vec![
+        request(mode, &format!("# split a\n{ADD_ONE}"), vec![x.clone()]),
+        request(mode, &format!("# split b\n{OOB_READ}"), vec![x.clone()]),
+        request(
+            mode,
+            "def make(interpret):\n    raise RuntimeError('boom')\n",
+            vec![x.clone()],
+        ),
+        request(mode, &format!("# split c\n{ADD_ONE}"), vec![x.clone()]),
+    ];
+    let batch = pool().run_batch(mode, &requests);
+    assert!(batch.split, "the out-of-range read fails the combined run");
+    let results: Vec<RunResult> = batch.results.into_iter().map(Result::unwrap).collect();
+    let want: Vec<f64> = x.values.iter().map(|v| v + 1.0).collect();
+    for i in [0, 3] {
+        assert!(!results[i].batched);
+        assert_eq!(outputs(results[i].clone())[0].values, want);
+    }
+    let oob = results[1]
+        .kernel_error()
+        .expect("the out-of-range read raises");
+    assert_eq!(
+        (oob.stage, oob.cause.as_deref()),
+        (Stage::Run, Some("IndexError"))
+    );
+    let boom = results[2].kernel_error().expect("make raises");
+    assert_eq!(
+        (boom.stage, boom.kind.as_str()),
+        (Stage::Trace, "RuntimeError")
+    );
+}

@@ -30,10 +30,20 @@ pub struct Stats {
     pub findings: u64,
     /// Findings seen again in a known bucket (not written again).
     pub duplicates: u64,
-    /// Lowered cases that agreed in-process and were confirmed in JAX.
+    /// JAX confirmations: a lowered case that agreed in-process, run by one JAX engine.
     pub jax_confirmed: u64,
-    /// Lowered cases that agreed in-process but found the JAX queue full (not confirmed).
+    /// Of those, per JAX engine.
+    pub jax_confirmed_by: BTreeMap<String, u64>,
+    /// Lowered cases that agreed in-process but that a JAX engine did not confirm (its queue
+    /// kept better-ranked cases, or the campaign ended first); one per case and engine.
     pub jax_skipped: u64,
+    /// Confirmation cells (index form × loop type × tail × dtypes × constructs,
+    /// [`super::select::ConfirmCell`]) with a lowered agreeing case.
+    pub confirm_cells: u64,
+    /// Of those, per JAX engine: the cells it confirmed at least one case of.
+    pub confirm_cells_by: BTreeMap<String, u64>,
+    /// Coverage cell key → JAX engine → cases of the cell it confirmed.
+    pub coverage_confirmed: BTreeMap<String, BTreeMap<String, u64>>,
     /// Known-issue ids → count.
     pub known_issues: BTreeMap<String, u64>,
     /// Coverage cells keyed `form/loop_type/tail|no-tail`.
@@ -178,6 +188,40 @@ impl Stats {
         all
     }
 
+    /// Records that JAX engine `engine` confirmed a case with these features; `moved` is the
+    /// outcome it moves the case to from `agree`, when it does (once per case).
+    pub fn record_confirmation(
+        &mut self,
+        engine: &str,
+        moved: Option<Outcome>,
+        features: &std::collections::BTreeSet<Feature>,
+    ) {
+        self.jax_confirmed += 1;
+        *self.jax_confirmed_by.entry(engine.to_string()).or_default() += 1;
+        if let Some(to) = moved {
+            self.reclassify(Outcome::Agree, to);
+        }
+        let keys: std::collections::BTreeSet<String> = features
+            .iter()
+            .filter_map(|f| match f {
+                Feature::Index {
+                    form,
+                    loop_type,
+                    in_branch,
+                } => Some(cell_key(*form, *loop_type, *in_branch)),
+                _ => None,
+            })
+            .collect();
+        for k in keys {
+            *self
+                .coverage_confirmed
+                .entry(k)
+                .or_default()
+                .entry(engine.to_string())
+                .or_default() += 1;
+        }
+    }
+
     /// Moves one case from one outcome to another (a JAX confirmation that changed the verdict).
     pub fn reclassify(&mut self, from: Outcome, to: Outcome) {
         if from == to {
@@ -227,9 +271,17 @@ impl Stats {
         );
         let _ = writeln!(
             s,
-            "findings {} (duplicates {})  jax confirmed {}  jax skipped (queue full) {}",
+            "findings {} (duplicates {})  jax confirmations {}  jax skipped {}",
             self.findings, self.duplicates, self.jax_confirmed, self.jax_skipped
         );
+        for (engine, n) in &self.jax_confirmed_by {
+            let _ = writeln!(
+                s,
+                "  {engine}: {n} confirmed, {} of {} confirmation cells (form × loop × tail × dtypes × constructs)",
+                self.confirm_cells_by.get(engine).copied().unwrap_or(0),
+                self.confirm_cells
+            );
+        }
         let _ = writeln!(s, "\n{:<16} {:>10} {:>7}", "outcome", "cases", "share");
         for o in Outcome::ALL {
             let n = self.count(o);
@@ -244,17 +296,32 @@ impl Stats {
         for (k, n) in &self.known_issues {
             let _ = writeln!(s, "  known issue {k}: {n}");
         }
-        let _ = writeln!(
-            s,
+        // One "confirmed" column per JAX engine (headed by the engine's name, without its
+        // `pallas-` prefix to keep the table narrow).
+        let engines: Vec<&String> = self.jax_confirmed_by.keys().collect();
+        let mut header = format!(
             "\n{:<44} {:>8} {:>8} {:>8}",
             "coverage (index form / loop type / tail)", "cases", "lowered", "rejected"
         );
+        for e in &engines {
+            let _ = write!(header, " {:>14}", e.trim_start_matches("pallas-"));
+        }
+        let _ = writeln!(s, "{header}");
         for (k, c) in &self.coverage {
-            let _ = writeln!(
-                s,
+            let mut row = format!(
                 "{:<44} {:>8} {:>8} {:>8}",
                 k, c.cases, c.lowered, c.rejected
             );
+            for e in &engines {
+                let n = self
+                    .coverage_confirmed
+                    .get(k)
+                    .and_then(|m| m.get(*e))
+                    .copied()
+                    .unwrap_or(0);
+                let _ = write!(row, " {n:>14}");
+            }
+            let _ = writeln!(s, "{row}");
         }
         if !self.helion_verdicts.is_empty() {
             let all = self.helion_agreement();

@@ -320,6 +320,12 @@ pub trait Engine: Send + Sync {
     fn name(&self) -> &str;
     /// Runs one case. Never panics on a case.
     fn run(&self, job: &Job<'_>) -> EngineRun;
+    /// Runs several cases, one run per job in order, as [`Engine::run`] would one by one; an
+    /// engine with a cheaper way to run many (the JAX engines compile a batch as one function)
+    /// overrides it.
+    fn run_batch(&self, jobs: &[Job<'_>]) -> Vec<EngineRun> {
+        jobs.iter().map(|j| self.run(j)).collect()
+    }
 }
 
 /// Names of every engine this build knows, in [`EngineId::ALL`] order.

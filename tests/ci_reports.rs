@@ -204,6 +204,16 @@ fn a_campaign_appends_its_summary_to_the_step_summary_file() {
         md.contains("| `f/0001-"),
         "each new finding is listed: {md}"
     );
+    // The campaign record: the summary and a time series ending with the final counts.
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.join("f/stats.json")).unwrap()).unwrap();
+    assert_eq!(record["cases"], 150, "{record}");
+    let series = record["series"].as_array().expect("a series");
+    assert_eq!(series.last().unwrap()["cases"], 150, "{record}");
+    assert!(
+        series.last().unwrap()["findings"].as_u64() > Some(0),
+        "{record}"
+    );
     // A merge appends its page too (the nightly merge job's).
     let r = run_with(
         &t,

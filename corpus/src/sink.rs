@@ -36,10 +36,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The files of a findings directory that are its indexes, not findings or corpus entries.
-pub const INDEX_FILES: [&str; 3] = [
+pub const INDEX_FILES: [&str; 4] = [
     crate::signature::BUCKETS_FILE,
     crate::shard::SHARD_FILE,
     crate::merge::MERGE_FILE,
+    fuzz::campaign::record::STATS_FILE,
 ];
 
 /// Reduction of new findings.

@@ -256,7 +256,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         },
         std::io::stderr().is_terminal(),
     );
-    let progress = |st: &fuzz::campaign::stats::Stats, secs: f64| display.update(st, secs);
+    let series = fuzz::campaign::record::Series::default();
+    let progress = |st: &fuzz::campaign::stats::Stats, secs: f64| {
+        display.update(st, secs);
+        series.observe(st, secs);
+    };
     let summary = campaign::run(&cfg, &sink, &stop, &progress)
         .map_err(|e| CliError::Internal(anyhow::anyhow!("campaign I/O failed: {e}")))?;
     display.finish();
@@ -273,8 +277,10 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .collect();
     let helion_agreement = summary.stats.helion_agreement();
     let new_findings = sink.new_findings();
-    if args.json {
+    let samples = series.finish(&summary.stats, summary.seconds);
+    {
         let json = serde_json::json!({
+            "format": fuzz::campaign::record::STATS_FORMAT,
             "seed": args.seed,
             "interrupted": interrupted,
             "engines": selected.names,
@@ -300,13 +306,23 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             "jax_skipped": summary.stats.jax_skipped,
             "known_issues": summary.stats.known_issues,
             "coverage": summary.stats.coverage,
+            "coverage_confirmed": summary.stats.coverage_confirmed,
             "out": args.out,
         });
-        println!(
-            "{}",
-            serde_json::to_string(&json).map_err(anyhow::Error::from)?
-        );
-    } else {
+        let text = serde_json::to_string(&json).map_err(anyhow::Error::from)?;
+        if args.json {
+            println!("{text}");
+        }
+        // The campaign record (module fuzz::campaign::record): the summary and its time series.
+        let mut record = json;
+        record["series"] = serde_json::to_value(&samples).map_err(anyhow::Error::from)?;
+        let path = args.out.join(fuzz::campaign::record::STATS_FILE);
+        let text = serde_json::to_string(&record).map_err(anyhow::Error::from)?;
+        if let Err(e) = corpus::fsio::write_atomic(&path, text.as_bytes()) {
+            eprintln!("pallas-diff: cannot write the campaign record: {e}");
+        }
+    }
+    if !args.json {
         println!("seed {}", args.seed);
         if interrupted {
             println!("interrupted after {} cases", summary.stats.cases);

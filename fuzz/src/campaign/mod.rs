@@ -13,6 +13,7 @@
 //! ([`Confirmation::Every`]), when generation waits for JAX. A confirmer takes up to
 //! [`JAX_BATCH`] cases of one engine and runs them as one batch ([`crate::check::check_cases`]).
 
+pub mod record;
 pub mod select;
 pub mod sink;
 pub mod stats;

@@ -202,6 +202,12 @@ impl Validator<'_> {
                     }
                     return None;
                 }
+                // Type propagation refuses a step ≤ 0 first (D-1.5.1-17).
+                if let Some(st) = step.as_ref().and_then(|x| self.static_int(x))
+                    && st <= 0
+                {
+                    return reject(Rule::TraceSliceStepNotPositive);
+                }
                 match (s.flatten(), t.flatten()) {
                     (None, _) | (_, None) => reject(Rule::TraceSliceMissingBound),
                     (Some(a), _) if a < 0 && !self.faults.has(Fault::D8NegativeSliceBound) => {
@@ -260,6 +266,10 @@ fn index_repr(index: &Index) -> String {
         Index::Slice { start, stop, step } => {
             format!("slice({}, {}, {})", opt(start), opt(stop), opt(step))
         }
+        // Type propagation hands Helion's check a literal float as its `LiteralType`.
+        Index::Expr(e) if matches!(e.kind, ExprKind::Float(_)) => {
+            format!("LiteralType({})", crate::render::expr(e))
+        }
         Index::Expr(e) => crate::render::expr(e),
     }
 }
@@ -313,21 +323,38 @@ k(x)
             ("0, 1, :", Rule::TraceMultipleNarrowing),
             ("live - 2:", Rule::TraceOneSidedDynamicSlice),
             ("1.5", Rule::TraceUnsupportedIndex),
+            ("3:0:-1", Rule::TraceSliceStepNotPositive),
         ];
         for (index, rule) in cases {
             let r = verdict(index).unwrap_or_else(|| panic!("`blk[{index}]` was not refused"));
             assert_eq!(r.rule, rule, "blk[{index}]");
-            let class = if rule == Rule::TraceOneSidedDynamicSlice {
-                ErrorClass::ShapeSpecializingAllocation
-            } else {
-                ErrorClass::InvalidIndexingType
+            let class = match rule {
+                Rule::TraceOneSidedDynamicSlice => ErrorClass::ShapeSpecializingAllocation,
+                Rule::TraceSliceStepNotPositive => ErrorClass::InvalidSliceStep,
+                _ => ErrorClass::InvalidIndexingType,
             };
             assert_eq!(r.class, class, "blk[{index}]");
             // `acc = acc + blk[...]` is on line 14; the subscript starts at column 25.
             assert_eq!(r.span, Span::new(14, 25), "blk[{index}]");
         }
-        let negative = verdict("-1").unwrap();
-        assert!(negative.message.contains("got -1."), "{}", negative.message);
+        // Helion 1.5.1's one template, with Python's repr of the entry (D-1.5.1-17).
+        for (index, repr) in [
+            ("-1", "-1"),
+            ("-3:2", "slice(-3, 2, None)"),
+            ("2:", "slice(2, None, None)"),
+            ("0, 1, :", "[0, 1, slice(None, None, None)]"),
+            ("1.5", "LiteralType(1.5)"),
+        ] {
+            let r = verdict(index).unwrap();
+            assert_eq!(
+                r.message,
+                format!("Expected tile/int/None/tensor/etc in tensor[...], got {repr}.")
+            );
+        }
+        assert_eq!(
+            verdict("3:0:-1").unwrap().message,
+            "Slice step must be greater than zero, as in PyTorch indexing; got slice(3, 0, -1)."
+        );
     }
 
     #[test]

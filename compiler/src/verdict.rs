@@ -17,8 +17,12 @@ use std::fmt;
 /// Helion's error classes (spec §2.11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ErrorClass {
-    /// Trace-time refusal of an index form (`helion.exc.InvalidIndexingType`).
+    /// Trace-time refusal of an index form (`helion.exc.InvalidIndexingType`). Helion 1.5.1
+    /// has one message for every form, `Expected tile/int/None/tensor/etc in tensor[...], got
+    /// <repr>.` (D-1.5.1-17); the rule ids keep the forms apart.
     InvalidIndexingType,
+    /// A slice step ≤ 0 (`helion.exc.InvalidSliceStep`, D-1.5.1-17).
+    InvalidSliceStep,
     /// Type-propagation refusal of a one-sided symbolic slice (`ShapeSpecializingAllocation`).
     ShapeSpecializingAllocation,
     /// Planner refusal: `Backend 'pallas' does not support: <detail>`.
@@ -35,6 +39,7 @@ impl ErrorClass {
     pub fn name(self) -> &'static str {
         match self {
             ErrorClass::InvalidIndexingType => "InvalidIndexingType",
+            ErrorClass::InvalidSliceStep => "InvalidSliceStep",
             ErrorClass::ShapeSpecializingAllocation => "ShapeSpecializingAllocation",
             ErrorClass::BackendUnsupported => "BackendUnsupported",
             ErrorClass::InvalidConfig => "InvalidConfig",
@@ -82,25 +87,29 @@ rules! {
     // ---- trace time (spec §1.10, §2.11 first row): hl.subscript's fake -------------------
     /// `blk[-1]`: negative int index (a deliberate language rule, spec §4 D8).
     TraceNegativeIndex = "trace.negative-index", InvalidIndexingType,
-        "subscript indices must be non-negative ints, got {index}.";
+        "Expected tile/int/None/tensor/etc in tensor[...], got {index}.";
     /// `blk[-3:2]`: slice with a negative start.
     TraceSliceNegativeStart = "trace.slice-negative-start", InvalidIndexingType,
-        "slice start must be a non-negative int, got {index}.";
+        "Expected tile/int/None/tensor/etc in tensor[...], got {index}.";
     /// `blk[2:]`, `blk[:3]`: slice with a missing bound.
     TraceSliceMissingBound = "trace.slice-missing-bound", InvalidIndexingType,
-        "slices on a kernel tensor need both bounds, got {index}.";
+        "Expected tile/int/None/tensor/etc in tensor[...], got {index}.";
     /// `blk[0:4:2]`: slice step other than 1.
     TraceSliceStep = "trace.slice-step", InvalidIndexingType,
-        "slice step must be 1, got {index}.";
+        "Expected tile/int/None/tensor/etc in tensor[...], got {index}.";
     /// `blk[2:2]`: empty slice.
     TraceSliceEmpty = "trace.slice-empty", InvalidIndexingType,
-        "slice stop must be greater than start, got {index}.";
+        "Expected tile/int/None/tensor/etc in tensor[...], got {index}.";
     /// `blk[0, 1, :]`: more than one narrowing entry.
     TraceMultipleNarrowing = "trace.multiple-narrowing", InvalidIndexingType,
-        "a kernel-tensor subscript may narrow at most one dimension, got {index}.";
+        "Expected tile/int/None/tensor/etc in tensor[...], got {index}.";
     /// A float, a 2-D tensor or another object as an index.
     TraceUnsupportedIndex = "trace.unsupported-index", InvalidIndexingType,
-        "unsupported index type {index}.";
+        "Expected tile/int/None/tensor/etc in tensor[...], got {index}.";
+    /// `blk[3:0:-1]`: a slice step ≤ 0, refused by type propagation before the index checks
+    /// (D-1.5.1-17).
+    TraceSliceStepNotPositive = "trace.slice-step-not-positive", InvalidSliceStep,
+        "Slice step must be greater than zero, as in PyTorch indexing; got {index}.";
     /// `blk[live - 2:]`: one-sided slice with a symbolic bound (type propagation refuses it).
     TraceOneSidedDynamicSlice = "trace.one-sided-dynamic-slice", ShapeSpecializingAllocation,
         "a slice with a data-dependent bound and a missing bound has no static shape: {index}.";
@@ -370,6 +379,7 @@ impl Rejection {
                 format!("Backend 'pallas' does not support: {}", self.message)
             }
             ErrorClass::InvalidIndexingType
+            | ErrorClass::InvalidSliceStep
             | ErrorClass::ShapeSpecializingAllocation
             | ErrorClass::InvalidConfig
             | ErrorClass::TracingError => self.message.clone(),

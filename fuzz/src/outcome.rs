@@ -196,8 +196,9 @@ pub fn helion_verdict(run: &EngineRun) -> Option<Result<(), &str>> {
 /// every tracing refusal of Helion that is not one of the four planner/indexing classes; our
 /// codegen gap is a lowered verdict (the planner accepted the kernel).
 pub fn verdicts_agree(ours: CompilerResult, helion: Result<(), &str>) -> bool {
-    const SPECIFIC: [ErrorClass; 4] = [
+    const SPECIFIC: [ErrorClass; 5] = [
         ErrorClass::InvalidIndexingType,
+        ErrorClass::InvalidSliceStep,
         ErrorClass::ShapeSpecializingAllocation,
         ErrorClass::BackendUnsupported,
         ErrorClass::InvalidConfig,

@@ -99,7 +99,12 @@ fn shards_merge_by_signature_and_incompatible_ones_are_refused() {
     assert_eq!(m.total(), a.total() + b.total(), "counts add up");
     let keys: std::collections::BTreeSet<&String> =
         a.buckets.keys().chain(b.buckets.keys()).collect();
-    assert_eq!(m.buckets.len(), keys.len(), "one bucket per signature");
+    // One bucket per cause: each shard's key is a merged bucket's key or alias (buckets one
+    // shard merged by convergence, `Signature::subsumes`, stay merged), and nothing is lost.
+    assert!(m.buckets.len() <= keys.len(), "one bucket per signature");
+    for key in &keys {
+        assert!(m.find(key).is_some(), "{key} is in the merge");
+    }
     let record: MergeRecord =
         serde_json::from_str(&std::fs::read_to_string(t.join("m/merge.json")).unwrap()).unwrap();
     assert_eq!(record.shards.len(), 2);

@@ -48,6 +48,32 @@ pub struct CaseReport {
 }
 
 impl CaseReport {
+    /// Whether real Helion got the case to its code generation (lowered it, or raised only
+    /// while running or lowering it for TPU), when a Helion engine ran and shows its verdict;
+    /// `Some(false)` for a refusal or an exception while tracing (the generator's reach).
+    pub fn helion_reached_codegen(&self) -> Option<bool> {
+        let runs: Vec<&EngineRun> = self
+            .engines
+            .iter()
+            .filter(|e| crate::engines::is_helion(&e.engine))
+            .collect();
+        if runs.is_empty() {
+            return None;
+        }
+        let shown = runs.iter().find_map(|r| crate::outcome::helion_verdict(r));
+        let ran = runs.iter().any(|r| {
+            matches!(
+                r.status,
+                EngineStatus::Refused { .. } | EngineStatus::KernelError { .. }
+            ) || r.status.outputs().is_some()
+        });
+        match shown {
+            Some(v) => Some(v.is_ok()),
+            None if ran => Some(false),
+            None => None,
+        }
+    }
+
     /// Our verdict against real Helion's, when a Helion engine ran and its run shows Helion's
     /// verdict (see [`crate::outcome::helion_verdict`]): our verdict's key (`lowered` or the
     /// rule id) and whether the two agree.

@@ -117,6 +117,7 @@ fn a_kernel_helion_lowers_agrees_in_every_helion_mode() {
         "Helion's generated module is kept for reports:\n{generated}"
     );
     assert_eq!(r.helion_agreement(), Some(("lowered".to_string(), true)));
+    assert_eq!(r.helion_reached_codegen(), Some(true), "{r:#?}");
 }
 
 #[test]
@@ -327,6 +328,8 @@ last_row(x)
     assert_eq!(*line, Some(17), "{r:#?}");
     // D-1.5.1-17: 1.5.1's one trace-time template, with Python's repr of the entry.
     assert_eq!(r.helion_message_agreement(), Some(true), "{r:#?}");
+    // A refusal never reaches Helion's code generation (the coverage table's Helion column).
+    assert_eq!(r.helion_reached_codegen(), Some(false), "{r:#?}");
 }
 
 #[test]

@@ -176,6 +176,9 @@ pub fn run(
                             let message = report.helion_message_agreement();
                             st.record_helion_verdict(&ours, agree, message, &feats);
                         }
+                        if let Some(reached) = report.helion_reached_codegen() {
+                            st.record_helion_reach(reached, &feats);
+                        }
                         if let Some(k) = report.known_issue {
                             *st.known_issues.entry(k.to_string()).or_default() += 1;
                         }

@@ -48,6 +48,9 @@ pub struct Stats {
     pub known_issues: BTreeMap<String, u64>,
     /// Coverage cells keyed `form/loop_type/tail|no-tail`.
     pub coverage: BTreeMap<String, Cell>,
+    /// Coverage cell key → (cases real Helion ran, of those the ones that reached its code
+    /// generation): the Helion column of the table (campaigns with a Helion engine).
+    pub coverage_helion: BTreeMap<String, (u64, u64)>,
     /// Verdict agreement with real Helion (campaigns with a Helion engine), keyed by our
     /// verdict: `lowered` or the rule id.
     pub helion_verdicts: BTreeMap<String, Agreement>,
@@ -142,6 +145,30 @@ impl Stats {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Counts a case real Helion ran in its coverage cells, and whether it reached Helion's
+    /// code generation ([`crate::check::CaseReport::helion_reached_codegen`]).
+    pub fn record_helion_reach(
+        &mut self,
+        reached: bool,
+        features: &std::collections::BTreeSet<Feature>,
+    ) {
+        for f in features {
+            if let Feature::Index {
+                form,
+                loop_type,
+                in_branch,
+            } = f
+            {
+                let c = self
+                    .coverage_helion
+                    .entry(cell_key(*form, *loop_type, *in_branch))
+                    .or_default();
+                c.0 += 1;
+                c.1 += u64::from(reached);
             }
         }
     }
@@ -306,6 +333,12 @@ impl Stats {
         for e in &engines {
             let _ = write!(header, " {:>14}", e.trim_start_matches("pallas-"));
         }
+        // Real Helion's reach: of the cases it ran, those that got to its code generation; a
+        // cell under 1% is a generator gap (`!`).
+        let helion = !self.coverage_helion.is_empty();
+        if helion {
+            let _ = write!(header, " {:>16}", "helion codegen");
+        }
         let _ = writeln!(s, "{header}");
         for (k, c) in &self.coverage {
             let mut row = format!(
@@ -320,6 +353,15 @@ impl Stats {
                     .copied()
                     .unwrap_or(0);
                 let _ = write!(row, " {n:>14}");
+            }
+            if helion {
+                let (ran, reached) = self.coverage_helion.get(k).copied().unwrap_or((0, 0));
+                let gap = if ran > 0 && reached * 100 < ran {
+                    "!"
+                } else {
+                    " "
+                };
+                let _ = write!(row, " {:>15}{gap}", format!("{reached}/{ran}"));
             }
             let _ = writeln!(s, "{row}");
         }
@@ -366,5 +408,41 @@ impl Stats {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_shows_how_often_helion_reached_codegen_per_cell() {
+        let feats: std::collections::BTreeSet<Feature> = [Feature::Index {
+            form: IndexForm::TileIndex,
+            loop_type: LoopType::ForiLoop,
+            in_branch: false,
+        }]
+        .into_iter()
+        .collect();
+        let mut st = Stats::default();
+        st.record(Outcome::Agree, true, &feats);
+        let table = st.table(1.0);
+        assert!(
+            !table.contains("helion codegen"),
+            "no Helion engine: {table}"
+        );
+        for reached in [true, false] {
+            st.record_helion_reach(reached, &feats);
+        }
+        let table = st.table(1.0);
+        assert!(
+            table.contains("helion codegen") && table.contains("1/2 "),
+            "{table}"
+        );
+        // A cell Helion never gets to codegen is flagged as a generator gap.
+        let mut st = Stats::default();
+        st.record(Outcome::Rejected, false, &feats);
+        st.record_helion_reach(false, &feats);
+        assert!(st.table(1.0).contains("0/1!"), "{}", st.table(1.0));
     }
 }

@@ -3,54 +3,14 @@
 //! being a failure with the replay's message; one per injected fault, a fault missed within the
 //! budget being a failure), and the campaign summary `fuzz` appends to `$GITHUB_STEP_SUMMARY`.
 
+mod common;
+use common::{run_in, run_with};
+
 use quick_junit::{Report, TestCaseStatus};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-fn run_in(cwd: &Path, args: &[&str]) -> Run {
-    run_with(cwd, args, &[])
-}
-
-/// Runs `pallas-diff args` in `cwd` with no Python and `env` set (and no step summary unless
-/// `env` names one: the test may itself run inside a GitHub job).
-fn run_with(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pallas-diff"));
-    cmd.args(args)
-        .current_dir(cwd)
-        .env("PALLAS_DIFF_PYTHON", "/nonexistent/python-for-tests")
-        .env_remove("GITHUB_STEP_SUMMARY");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run pallas-diff");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ci-reports-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("ci-reports", name)
 }
 
 fn read(path: &Path) -> Report {

@@ -4,6 +4,9 @@
 //! exit code and reproducers; `reduce` into a new directory (or in place, keeping the original)
 //! with the cross-check kept; `report` of an injected fault; `corpus add`.
 
+mod common;
+use common::{Run, run_in, run_with};
+
 use compiler::compile::CodegenOptions;
 use compiler::expectations::load_spec_kernels;
 use compiler::faults::{Fault, FaultSet};
@@ -13,50 +16,13 @@ use corpus::finding::{
 use corpus::signature::{Buckets, CostRecord};
 use fuzz::check::check_case;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// What one run of the binary did.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-/// Runs `pallas-diff args` in `cwd` with no Python to provision JAX with.
-fn run_in(cwd: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_pallas-diff"))
-        .args(args)
-        .current_dir(cwd)
-        .env("PALLAS_DIFF_PYTHON", "/nonexistent/python-for-tests")
-        .output()
-        .expect("run pallas-diff");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 fn run(args: &[&str]) -> Run {
     run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
-/// A fresh scratch directory under the target dir, named for the test.
 fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-trust-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("cli-trust", name)
 }
 
 fn d12_options() -> CodegenOptions {
@@ -183,18 +149,23 @@ fn hunt_exits_4_when_a_fault_is_not_detected_and_writes_under_target() {
     let t = scratch("hunt");
     let target = t.join("tgt");
     let hunt = |cases: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_pallas-diff"))
-            .args(["hunt", "--inject", "d12", "--repeat", "1", "--cases", cases])
-            .args(["--reduce-time", "3s", "--jobs", "2"])
-            .current_dir(&t)
-            .env("CARGO_TARGET_DIR", &target)
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        run_with(
+            &t,
+            &[
+                "hunt",
+                "--inject",
+                "d12",
+                "--repeat",
+                "1",
+                "--cases",
+                cases,
+                "--reduce-time",
+                "3s",
+                "--jobs",
+                "2",
+            ],
+            &[("CARGO_TARGET_DIR", &target)],
+        )
     };
     // One case is not enough to meet d12: a generator gap, exit 4 (not 3, "finding").
     let r = hunt("1");

@@ -3,49 +3,16 @@
 //! (counts summed, re-merging a no-op, the merge replayable), and shards that must not merge
 //! refused with exit 2 naming the reason.
 
+mod common;
+use common::{Run, run_in};
+
 use corpus::merge::MergeRecord;
 use corpus::shard::{SeedRange, ShardRecord};
 use corpus::signature::Buckets;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-fn run_in(cwd: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_pallas-diff"))
-        .args(args)
-        .current_dir(cwd)
-        .env("PALLAS_DIFF_PYTHON", "/nonexistent/python-for-tests")
-        // The test may run inside a GitHub job: its campaigns are not the job's.
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("run pallas-diff");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("merge-cli-{name}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("merge-cli", name)
 }
 
 /// A shard: `cases` cases of seed `seed` with every fault injected, unreduced, and `extra` flags (so

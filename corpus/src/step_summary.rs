@@ -247,6 +247,7 @@ mod tests {
                 cases: 40,
                 lowered: 30,
                 rejected: 10,
+                ..Cell::default()
             },
         );
         Summary {

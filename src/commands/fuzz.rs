@@ -307,7 +307,6 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             "known_issues": summary.stats.known_issues,
             "coverage": summary.stats.coverage,
             "coverage_confirmed": summary.stats.coverage_confirmed,
-            "coverage_helion": summary.stats.coverage_helion,
             "out": args.out,
         });
         let text = serde_json::to_string(&json).map_err(anyhow::Error::from)?;

@@ -41,8 +41,8 @@ impl Budget {
     pub fn remaining(&self, cases: u64, seconds: f64) -> Option<f64> {
         let by_time = self.time.map(|t| (t.as_secs_f64() - seconds).max(0.0));
         let by_cases = self.cases.and_then(|c| {
-            let rate = cases as f64 / seconds;
-            (cases > 0 && seconds > 0.0).then(|| c.saturating_sub(cases) as f64 / rate)
+            (cases > 0 && seconds > 0.0)
+                .then(|| c.saturating_sub(cases) as f64 * seconds / cases as f64)
         });
         by_time.into_iter().chain(by_cases).reduce(f64::min)
     }

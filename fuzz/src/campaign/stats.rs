@@ -17,6 +17,10 @@ pub struct Cell {
     pub lowered: u64,
     /// Of those, rejected by the compiler.
     pub rejected: u64,
+    /// Of those, run by real Helion (campaigns with a Helion engine).
+    pub helion_ran: u64,
+    /// Of those, the ones that reached Helion's code generation.
+    pub helion_reached: u64,
 }
 
 /// Running counts of a campaign.
@@ -48,9 +52,6 @@ pub struct Stats {
     pub known_issues: BTreeMap<String, u64>,
     /// Coverage cells keyed `form/loop_type/tail|no-tail`.
     pub coverage: BTreeMap<String, Cell>,
-    /// Coverage cell key → (cases real Helion ran, of those the ones that reached its code
-    /// generation): the Helion column of the table (campaigns with a Helion engine).
-    pub coverage_helion: BTreeMap<String, (u64, u64)>,
     /// Verdict agreement with real Helion (campaigns with a Helion engine), keyed by our
     /// verdict: `lowered` or the rule id.
     pub helion_verdicts: BTreeMap<String, Agreement>,
@@ -164,11 +165,11 @@ impl Stats {
             } = f
             {
                 let c = self
-                    .coverage_helion
+                    .coverage
                     .entry(cell_key(*form, *loop_type, *in_branch))
                     .or_default();
-                c.0 += 1;
-                c.1 += u64::from(reached);
+                c.helion_ran += 1;
+                c.helion_reached += u64::from(reached);
             }
         }
     }
@@ -335,7 +336,7 @@ impl Stats {
         }
         // Real Helion's reach: of the cases it ran, those that got to its code generation; a
         // cell under 1% is a generator gap (`!`).
-        let helion = !self.coverage_helion.is_empty();
+        let helion = self.coverage.values().any(|c| c.helion_ran > 0);
         if helion {
             let _ = write!(header, " {:>16}", "helion codegen");
         }
@@ -355,7 +356,7 @@ impl Stats {
                 let _ = write!(row, " {n:>14}");
             }
             if helion {
-                let (ran, reached) = self.coverage_helion.get(k).copied().unwrap_or((0, 0));
+                let (ran, reached) = (c.helion_ran, c.helion_reached);
                 let gap = if ran > 0 && reached * 100 < ran {
                     "!"
                 } else {

@@ -476,85 +476,6 @@ pub fn panic_site(crash: &str) -> String {
     format!("{file}: {normalized}")
 }
 
-/// A message's first line with the parts that vary between cases of one cause replaced: file
-/// paths (the worker's temporary kernel files) by `<path>`, runs of digits by `N`, quoted text
-/// by `'…'` (so Helion's symbol names `u2`, `s0` become `uN`, `sN`). At most 120 characters.
-pub fn normalize_message(message: &str) -> String {
-    let first = message
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    let first: Vec<&str> = first
-        .split(' ')
-        .map(|w| if w.contains('/') { "<path>" } else { w })
-        .collect();
-    let first = first.join(" ");
-    let mut out = String::new();
-    let mut quote: Option<char> = None;
-    for c in first.chars() {
-        if let Some(q) = quote {
-            if c == q {
-                quote = None;
-                out.push(q);
-            }
-            continue;
-        }
-        match c {
-            '\'' | '"' | '`' => {
-                quote = Some(c);
-                out.push(c);
-                out.push('…');
-            }
-            d if d.is_ascii_digit() => {
-                if !out.ends_with('N') {
-                    out.push('N');
-                }
-            }
-            c => out.push(c),
-        }
-        if out.chars().count() >= 120 {
-            break;
-        }
-    }
-    out
-}
-
-/// The innermost traceback frame inside Helion's (or torch's, or JAX's) own code, as
-/// `package/path.py:function`, from a Python traceback; `?` when there is none. Frames of the
-/// kernel file and of pallas-diff's worker are skipped: they do not say where Helion broke.
-pub fn raising_frame(traceback: &str) -> String {
-    // In a chained traceback the first part is the original exception (Helion's InternalError
-    // wraps it and is printed after "The above exception was the direct cause ...").
-    let original = [
-        "The above exception was the direct cause",
-        "During handling of the above",
-    ]
-    .iter()
-    .filter_map(|sep| traceback.find(sep))
-    .min()
-    .map_or(traceback, |i| &traceback[..i]);
-    let mut found = None;
-    for line in original.lines() {
-        let line = line.trim();
-        let Some(rest) = line.strip_prefix("File \"") else {
-            continue;
-        };
-        let Some((path, tail)) = rest.split_once('"') else {
-            continue;
-        };
-        let function = tail.rsplit(", in ").next().unwrap_or("").trim();
-        for package in ["helion/", "torch/", "jax/", "jaxlib/"] {
-            if let Some(i) = path.rfind(&format!("site-packages/{package}")) {
-                let short = &path[i + "site-packages/".len()..];
-                found = Some(format!("{short}:{function}"));
-                break;
-            }
-        }
-    }
-    found.unwrap_or_else(|| "?".to_string())
-}
-
 /// The signature of `case` given its check report.
 pub fn signature(case: &Case, report: &CaseReport) -> Signature {
     let engine_run = report
@@ -587,11 +508,7 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
                 kind,
                 message,
                 traceback,
-            } => Some(format!(
-                "{stage}:{kind}: {} @ {}",
-                normalize_message(message),
-                raising_frame(traceback)
-            )),
+            } => Some(fuzz::exception::cause(*stage, kind, message, traceback)),
             _ => None,
         }),
         // Which of our verdicts met which of Helion's.
@@ -963,38 +880,6 @@ pub struct Rekeyed {
 mod tests {
     use super::*;
     use compiler::frontend::parse_case;
-
-    #[test]
-    fn helion_messages_normalize_to_one_cause() {
-        let a = "Backend 'pallas' does not support: the selector at /tmp/p-1/r3/k_ab12.py:19 is not an unshifted tile run\nWhile processing:";
-        let b = "Backend 'pallas' does not support: the selector at /tmp/p-9/r7/k_ff00.py:23 is not an unshifted tile run";
-        assert_eq!(normalize_message(a), normalize_message(b));
-        assert_eq!(
-            normalize_message("Expected ndim=3, but got ndim=2 (LHS shape: (u2, 2, 128))"),
-            "Expected ndim=N, but got ndim=N (LHS shape: (uN, N, N))"
-        );
-        assert_eq!(
-            normalize_message("InternalError: 'x' 'y'"),
-            "InternalError: '…' '…'"
-        );
-    }
-
-    #[test]
-    fn the_raising_frame_is_the_innermost_one_inside_helion() {
-        let tb = "Traceback (most recent call last):\n  File \"/w/helion_worker.py\", line 400, in run\n    k(*args)\n  File \"/v/lib/python3.11/site-packages/helion/_compiler/device_ir.py\", line 12, in lower\n    x\n  File \"/v/lib/python3.11/site-packages/helion/_compiler/indexing_strategy.py\", line 88, in compute_shape\n    assert False\n  File \"/tmp/k_1.py\", line 17, in k\nAssertionError: invalid subscript";
-        assert_eq!(
-            raising_frame(tb),
-            "helion/_compiler/indexing_strategy.py:compute_shape"
-        );
-        assert_eq!(raising_frame("no frames"), "?");
-        let chained = format!(
-            "{tb}\n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File \"/v/site-packages/helion/_compiler/type_propagation.py\", line 255, in visit\nInternalError: x"
-        );
-        assert_eq!(
-            raising_frame(&chained),
-            "helion/_compiler/indexing_strategy.py:compute_shape"
-        );
-    }
 
     fn case(body: &str) -> Case {
         let src = format!(

@@ -47,6 +47,18 @@ pub struct CaseReport {
     pub decisions: compiler::decisions::Decisions,
 }
 
+/// What real Helion made of a case as rendered ([`CaseReport::helion_health`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HelionHealth {
+    /// Helion lowered it (and ran it, in interpret mode).
+    Lowered,
+    /// Helion refused it with one of its documented error classes: a clean verdict.
+    Refused(String),
+    /// Helion could not run it at all: the exception's cause key ([`crate::exception::cause`]),
+    /// `timeout` or `worker died`.
+    CannotRun(String),
+}
+
 impl CaseReport {
     /// Whether real Helion got the case to its code generation (lowered it, or raised only
     /// while running or lowering it for TPU), when a Helion engine ran and shows its verdict;
@@ -71,6 +83,33 @@ impl CaseReport {
             Some(v) => Some(v.is_ok()),
             None if ran => Some(false),
             None => None,
+        }
+    }
+
+    /// What real Helion made of the case as rendered (the generator's health, issue 18): from
+    /// the `helion-pallas` run (the case script run unchanged), else `helion-eager`'s; `None`
+    /// when neither ran it.
+    pub fn helion_health(&self) -> Option<HelionHealth> {
+        use tpu_runner::Mode;
+        let run = [Mode::HelionPallas, Mode::HelionEager]
+            .iter()
+            .find_map(|m| self.engines.iter().find(|e| e.engine == m.name()))?;
+        match &run.status {
+            EngineStatus::Outputs(_) | EngineStatus::Lowered => Some(HelionHealth::Lowered),
+            EngineStatus::Refused { class, .. } => Some(HelionHealth::Refused(class.clone())),
+            EngineStatus::KernelError {
+                stage,
+                kind,
+                message,
+                traceback,
+            } => Some(HelionHealth::CannotRun(crate::exception::cause(
+                *stage, kind, message, traceback,
+            ))),
+            EngineStatus::Timeout(_) => Some(HelionHealth::CannotRun("timeout".to_string())),
+            EngineStatus::Crash(_) => Some(HelionHealth::CannotRun("worker died".to_string())),
+            EngineStatus::Unavailable(_)
+            | EngineStatus::NotRun(_)
+            | EngineStatus::Invalid { .. } => None,
         }
     }
 

@@ -8,5 +8,6 @@ pub mod check;
 pub mod checks;
 pub mod compare;
 pub mod engines;
+pub mod exception;
 pub mod known_issues;
 pub mod outcome;

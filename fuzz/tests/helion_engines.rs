@@ -7,7 +7,7 @@
 
 use compiler::compile::CodegenOptions;
 use compiler::frontend::parse_case;
-use pallas_diff_fuzz::check::{CaseReport, check_case};
+use pallas_diff_fuzz::check::{CaseReport, HelionHealth, check_case};
 use pallas_diff_fuzz::engines::{self, EngineStatus, Pools};
 use pallas_diff_fuzz::outcome::Outcome;
 use std::sync::{Arc, OnceLock};
@@ -118,6 +118,7 @@ fn a_kernel_helion_lowers_agrees_in_every_helion_mode() {
     );
     assert_eq!(r.helion_agreement(), Some(("lowered".to_string(), true)));
     assert_eq!(r.helion_reached_codegen(), Some(true), "{r:#?}");
+    assert_eq!(r.helion_health(), Some(HelionHealth::Lowered));
 }
 
 #[test]
@@ -288,6 +289,14 @@ partial_store(x)
     };
     assert!(kind.contains("InternalError"), "{kind}");
     assert!(message.contains("invalid subscript"), "{message}");
+    // The generator-health table counts it as a case Helion cannot run, by its cause.
+    let Some(HelionHealth::CannotRun(cause)) = r.helion_health() else {
+        panic!("{r:#?}")
+    };
+    assert!(
+        cause.contains("invalid subscript") && cause.contains("indexing_strategy.py"),
+        "{cause}"
+    );
 }
 
 #[test]
@@ -330,6 +339,10 @@ last_row(x)
     assert_eq!(r.helion_message_agreement(), Some(true), "{r:#?}");
     // A refusal never reaches Helion's code generation (the coverage table's Helion column).
     assert_eq!(r.helion_reached_codegen(), Some(false), "{r:#?}");
+    assert_eq!(
+        r.helion_health(),
+        Some(HelionHealth::Refused("InvalidIndexingType".into()))
+    );
 }
 
 #[test]

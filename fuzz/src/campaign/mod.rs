@@ -179,6 +179,9 @@ pub fn run(
                         if let Some(reached) = report.helion_reached_codegen() {
                             st.record_helion_reach(reached, &feats);
                         }
+                        if let Some(health) = report.helion_health() {
+                            st.helion_health.add(health);
+                        }
                         if let Some(k) = report.known_issue {
                             *st.known_issues.entry(k.to_string()).or_default() += 1;
                         }

@@ -1,6 +1,7 @@
 //! Campaign statistics: outcome counts in a map (never per-engine hard-coded fields), coverage
 //! by index form × loop type × tail/no-tail, and the final table.
 
+use crate::check::HelionHealth;
 use crate::generators::{Feature, IndexForm};
 use crate::outcome::Outcome;
 use compiler::ir::LoopType;
@@ -57,6 +58,74 @@ pub struct Stats {
     pub helion_verdicts: BTreeMap<String, Agreement>,
     /// The same, keyed by index form (a case counts once per form it contains).
     pub helion_verdicts_by_form: BTreeMap<String, Agreement>,
+    /// What real Helion made of the generated cases as rendered (the generator's health).
+    pub helion_health: HelionHealthCounts,
+}
+
+/// Of the cases real Helion ran as rendered: how many it lowered, refused cleanly (by error
+/// class) or could not run at all (by cause, [`crate::exception::cause`]). The fidelity issue's
+/// target is at most 2% that cannot run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HelionHealthCounts {
+    /// Cases Helion ran.
+    pub cases: u64,
+    /// Of those, lowered.
+    pub lowered: u64,
+    /// Of those, refused with a documented class: class → count.
+    pub refused: BTreeMap<String, u64>,
+    /// Of those, ones Helion could not run: cause → count.
+    pub cannot_run: BTreeMap<String, u64>,
+}
+
+impl HelionHealthCounts {
+    /// Counts one case.
+    pub fn add(&mut self, health: HelionHealth) {
+        self.cases += 1;
+        match health {
+            HelionHealth::Lowered => self.lowered += 1,
+            HelionHealth::Refused(class) => *self.refused.entry(class).or_default() += 1,
+            HelionHealth::CannotRun(cause) => *self.cannot_run.entry(cause).or_default() += 1,
+        }
+    }
+
+    /// Cases refused cleanly.
+    pub fn refused_total(&self) -> u64 {
+        self.refused.values().sum()
+    }
+
+    /// Cases Helion could not run.
+    pub fn cannot_run_total(&self) -> u64 {
+        self.cannot_run.values().sum()
+    }
+
+    fn share(&self, n: u64) -> f64 {
+        100.0 * n as f64 / self.cases.max(1) as f64
+    }
+
+    /// The table's section: the three shares, then the refusal classes and the causes, most
+    /// frequent first.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "\nHelion on the generated cases as rendered: {} ran; lowered {} ({:.1}%), refused cleanly {} ({:.1}%), cannot run {} ({:.1}%)",
+            self.cases,
+            self.lowered,
+            self.share(self.lowered),
+            self.refused_total(),
+            self.share(self.refused_total()),
+            self.cannot_run_total(),
+            self.share(self.cannot_run_total()),
+        );
+        for (label, map) in [("refused", &self.refused), ("cannot run", &self.cannot_run)] {
+            let mut rows: Vec<(&String, &u64)> = map.iter().collect();
+            rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            for (k, n) in rows {
+                let _ = writeln!(s, "  {label:<10} {n:>7} {:>5.1}%  {k}", self.share(*n));
+            }
+        }
+        s
+    }
 }
 
 /// How often our verdict equalled Helion's.
@@ -366,6 +435,9 @@ impl Stats {
             }
             let _ = writeln!(s, "{row}");
         }
+        if self.helion_health.cases > 0 {
+            s.push_str(&self.helion_health.table());
+        }
         if !self.helion_verdicts.is_empty() {
             let all = self.helion_agreement();
             let _ = writeln!(
@@ -415,6 +487,33 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn helion_health_counts_each_case_once_and_ranks_causes() {
+        let mut h = HelionHealthCounts::default();
+        h.add(HelionHealth::Lowered);
+        h.add(HelionHealth::Refused("InvalidIndexingType".into()));
+        for _ in 0..2 {
+            h.add(HelionHealth::CannotRun(
+                "trace:AssertionError: x @ a.py:f".into(),
+            ));
+        }
+        h.add(HelionHealth::CannotRun("timeout".into()));
+        assert_eq!(
+            (h.cases, h.lowered, h.refused_total(), h.cannot_run_total()),
+            (5, 1, 1, 3)
+        );
+        let t = h.table();
+        assert!(
+            t.contains("5 ran; lowered 1 (20.0%), refused cleanly 1 (20.0%), cannot run 3 (60.0%)"),
+            "{t}"
+        );
+        let first = t.find("AssertionError").expect("cause listed");
+        assert!(
+            first < t.find("timeout").expect("timeout listed"),
+            "most frequent first: {t}"
+        );
+    }
 
     #[test]
     fn the_table_shows_how_often_helion_reached_codegen_per_cell() {

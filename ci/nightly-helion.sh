@@ -17,6 +17,7 @@ bin=target/release/pallas-diff
 $bin provision --helion
 $bin probe --require-helion
 cargo test --release -p pallas-diff-fuzz --test helion_engines
+cargo test --release -p pallas-diff-tpu-runner --test helion_faults
 $bin fuzz --time "${NIGHTLY_TIME:-1h}" --seed random \
   --engines oracle,pallas-sim,helion-pallas,helion-eager,helion-tpu-lower \
   --out "${NIGHTLY_OUT:-findings-helion}" --json

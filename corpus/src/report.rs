@@ -12,7 +12,7 @@
 
 use crate::entry::NamedTensor;
 use crate::finding::Finding;
-use crate::repro::{ReproError, repro_py};
+use crate::repro::{Expected, ReproError, repro_py};
 use crate::signature::Signature;
 use compiler::render::{render_case, spell_out_inputs};
 use compiler::verdict::Verdict;
@@ -29,11 +29,12 @@ pub enum Repro {
 }
 
 /// The reference outputs of the finding's case (evaluated now, in process).
-pub fn reference_outputs(f: &Finding) -> Result<Vec<NamedTensor>, String> {
+pub fn reference_outputs(f: &Finding) -> Result<Expected, String> {
     match oracle::evaluate(&f.case) {
         Ok(out) => {
             let names = output_names(&f.case);
-            Ok(out
+            let magnitude = out.magnitude;
+            let outputs = out
                 .outputs
                 .into_iter()
                 .enumerate()
@@ -46,7 +47,8 @@ pub fn reference_outputs(f: &Finding) -> Result<Vec<NamedTensor>, String> {
                     shape: o.tensor.shape,
                     values: o.tensor.values,
                 })
-                .collect())
+                .collect();
+            Ok(Expected { outputs, magnitude })
         }
         Err(e) => Err(format!("{:?} at {}: {}", e.kind, e.span, e.message)),
     }
@@ -307,7 +309,7 @@ pub fn markdown(f: &Finding) -> String {
         }
     }
     if let Ok(refs) = reference_outputs(f) {
-        for o in &refs {
+        for o in &refs.outputs {
             let head: Vec<String> = o.values.iter().take(8).map(|v| v.to_string()).collect();
             let _ = writeln!(
                 out,

@@ -138,6 +138,16 @@ fn tensor_param_names(case: &Case) -> Vec<String> {
         .collect()
 }
 
+/// The reference's outputs of a case and the largest float magnitude it computed on the way
+/// (`oracle::Outputs::magnitude`): what each output's tolerance is derived from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expected {
+    /// The outputs, in return order.
+    pub outputs: Vec<NamedTensor>,
+    /// The evaluation's magnitude watermark.
+    pub magnitude: f64,
+}
+
 /// The standalone reproducer of `case` for the emitted module `emitted`, run as engine `mode`
 /// does, against the reference outputs `expected` (unused for `pallas-tpu-lower`, which only
 /// lowers).
@@ -145,7 +155,7 @@ pub fn repro_py(
     case: &Case,
     emitted: &str,
     mode: Mode,
-    expected: &[NamedTensor],
+    expected: &Expected,
     title: &str,
 ) -> Result<String, ReproError> {
     let inputs = case
@@ -188,8 +198,8 @@ pub fn repro_py(
         "    \"\"\"(name, reference value, rtol, atol) per output, in return order.\"\"\"\n",
     );
     out.push_str("    return [\n");
-    for t in expected {
-        let tol = Tolerance::for_output(&t.tensor());
+    for t in &expected.outputs {
+        let tol = Tolerance::for_output(&t.tensor(), expected.magnitude);
         let _ = writeln!(
             out,
             "        ({:?}, {}, {:e}, {:e}),",

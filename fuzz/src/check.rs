@@ -335,6 +335,10 @@ struct Prepared<'a> {
     wants_text: bool,
     reference: EngineRun,
     eager_reference: Option<EngineRun>,
+    /// The largest float magnitude each reference computed ([`oracle::Outputs::magnitude`]):
+    /// the comparison's float32 tolerance scales with it.
+    reference_magnitude: f64,
+    eager_magnitude: f64,
 }
 
 impl<'a> Prepared<'a> {
@@ -390,15 +394,16 @@ impl<'a> Prepared<'a> {
                 }
             }
         };
-        let reference = if reference_decides {
+        let (reference, reference_magnitude) = if reference_decides {
             crate::engines::reference::Reference.run_with_inputs(case, &all_inputs)
         } else {
-            EngineRun::instant(
+            let run = EngineRun::instant(
                 "oracle",
                 EngineStatus::NotRun(
                     "the compiler did not lower the kernel (a findings-only check)".into(),
                 ),
-            )
+            );
+            (run, 0.0)
         };
         // Helion's eager mode ignores the config's block sizes: its reference is tiled the same
         // way.
@@ -412,6 +417,10 @@ impl<'a> Prepared<'a> {
                     oracle::Tiling::HelionEager,
                 )
             });
+        let (eager_reference, eager_magnitude) = match eager_reference {
+            Some((run, magnitude)) => (Some(run), magnitude),
+            None => (None, 0.0),
+        };
         let wants_text = depth == Depth::Full
             || engines
                 .iter()
@@ -430,6 +439,8 @@ impl<'a> Prepared<'a> {
             wants_text,
             reference,
             eager_reference,
+            reference_magnitude,
+            eager_magnitude,
         }
     }
 
@@ -488,17 +499,17 @@ impl<'a> Prepared<'a> {
             mismatch,
             known_issue,
         } = classify(self.compiler_result, &self.reference, &runs, |e, r| {
-            let r = match &self.eager_reference {
+            let (r, magnitude) = match &self.eager_reference {
                 Some(eager)
                     if crate::engines::reference_tiling(&e.engine)
                         == oracle::Tiling::HelionEager =>
                 {
-                    eager
+                    (eager, self.eager_magnitude)
                 }
-                Some(_) | None => r,
+                Some(_) | None => (r, self.reference_magnitude),
             };
             let (got, want) = (e.status.outputs()?, r.status.outputs()?);
-            compare::compare(&e.engine, &names, got, want)
+            compare::compare(&e.engine, &names, got, want, magnitude)
                 .err()
                 .map(|m| *m)
         });

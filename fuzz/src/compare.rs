@@ -10,15 +10,18 @@
 //!   over f32's 2^-23 ≈ 1.2e-7 epsilon, while a wrong row (an input value of magnitude ≳ 1e-3
 //!   relative to the total) is still far outside it.
 //!
-//!   `scale` is the output's largest finite reference magnitude, clamped to [1, 32]
+//!   `scale` is the largest finite magnitude of the reference's output *or of any float value
+//!   the reference computed on the way* ([`oracle::Outputs::magnitude`]), clamped to [1, 32]
 //!   ([`F32_ATOL_SCALE_CAP`]): an element whose terms cancel keeps the rounding error of the
-//!   large terms, not of its small result. Found by the cargo-fuzz `differential` target (crash
-//!   `83cc12a8`, 2026-11-30): seven accumulated f32 sums of magnitude ~10 cancelled to 0.00707
-//!   at one element; pallas-sim differed from eager PyTorch by 1.05e-5 and XLA
-//!   (pallas-tpu-interpret) by 1.7e-5 there (~20 ulps of the terms), while `rtol * |0.00707|`
-//!   allowed 7e-8. The cap keeps one large element from loosening the whole output: `atol`
-//!   stays ≤ 3.2e-4, while a wrong row or a poison read moves an element by about an input's
-//!   magnitude (randn: ~1; paired reads: powers of two).
+//!   large terms, not of its small result. Found twice by the cargo-fuzz `differential` target:
+//!   crash `83cc12a8` (2026-11-30), seven accumulated f32 sums of magnitude ~10 cancelled to
+//!   0.00707 at one element, where pallas-sim differed from eager PyTorch by 1.05e-5 and XLA
+//!   (pallas-tpu-interpret) by 1.7e-5 (~20 ulps of the terms) while `rtol * |0.00707|` allowed
+//!   7e-8; crash `72eb6c57` (2026-12-01), 128-lane sums of magnitude ~128 cancelled to an
+//!   output that is 0 everywhere, so the output's own magnitude gave `atol = 1e-5` against an
+//!   error of 2^-16 = 1.5e-5 (one ulp at 128). The cap keeps a large value from loosening the
+//!   whole output: `atol` stays ≤ 3.2e-4, while a wrong row or a poison read moves an element
+//!   by about an input's magnitude (randn: ~1; paired reads: powers of two).
 //! - **bfloat16**: `rtol = 1.6e-2`, `atol = 1e-2`, not scaled: torch.testing's bf16 rtol, and
 //!   the 1e-2 absolute tolerance upstream's resident-Ref tests use for bf16 outputs (spec §5.1,
 //!   test_resident_subview_scalar). bf16 has 8 bits of mantissa (ε = 2^-7 ≈ 7.8e-3); one
@@ -64,16 +67,22 @@ impl Tolerance {
     }
 
     /// The tolerance of one output: [`Tolerance::for_dtype`], with a float32 `atol` scaled by
-    /// the reference output's largest finite magnitude clamped to [1, [`F32_ATOL_SCALE_CAP`]]
-    /// (see the module docs).
-    pub fn for_output(reference: &Tensor) -> Tolerance {
+    /// the larger of the reference output's largest finite magnitude and `magnitude` (the
+    /// largest the reference computed, [`oracle::Outputs::magnitude`]), clamped to
+    /// [1, [`F32_ATOL_SCALE_CAP`]] (see the module docs).
+    pub fn for_output(reference: &Tensor, magnitude: f64) -> Tolerance {
         let base = Tolerance::for_dtype(reference.dtype);
+        let floor = if magnitude.is_finite() {
+            magnitude.max(1.0)
+        } else {
+            1.0
+        };
         let scale = match reference.dtype {
             DType::Float32 => reference
                 .values
                 .iter()
                 .filter(|v| v.is_finite())
-                .fold(1.0f64, |m, v| m.max(v.abs()))
+                .fold(floor, |m, v| m.max(v.abs()))
                 .min(F32_ATOL_SCALE_CAP),
             DType::Int32 | DType::Bfloat16 => 1.0,
         };
@@ -166,12 +175,15 @@ fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     idx
 }
 
-/// Compares an engine's outputs with the reference's (names label the outputs in reports).
+/// Compares an engine's outputs with the reference's (names label the outputs in reports);
+/// `magnitude` is the largest float magnitude the reference computed
+/// ([`Tolerance::for_output`]).
 pub fn compare(
     engine: &str,
     names: &[String],
     got: &[Tensor],
     want: &[Tensor],
+    magnitude: f64,
 ) -> Result<(), Box<Mismatch>> {
     let label = |i: usize| {
         names
@@ -209,7 +221,7 @@ pub fn compare(
                 MismatchKind::DType,
             )));
         }
-        let tol = Tolerance::for_output(b);
+        let tol = Tolerance::for_output(b, magnitude);
         let mut m = base(label(i), b.shape.clone(), MismatchKind::Values);
         m.max_abs_err = 0.0;
         m.max_rel_err = 0.0;
@@ -258,7 +270,8 @@ mod tests {
                 "e",
                 &[],
                 &[t(DType::Int32, vec![1.0, 2.0])],
-                &[t(DType::Int32, vec![1.0, 2.0])]
+                &[t(DType::Int32, vec![1.0, 2.0])],
+                0.0
             )
             .is_ok()
         );
@@ -267,6 +280,7 @@ mod tests {
             &["out".into()],
             &[t(DType::Int32, vec![1.0, 3.0])],
             &[t(DType::Int32, vec![1.0, 2.0])],
+            0.0,
         )
         .unwrap_err();
         assert_eq!(
@@ -294,23 +308,59 @@ mod tests {
     fn float_atol_scales_with_the_outputs_magnitude() {
         let want = t(DType::Float32, vec![10.25, 0.007073402404785156]);
         let xla = t(DType::Float32, vec![10.25, 0.007090568542480469]);
-        assert!(compare("e", &[], &[xla], std::slice::from_ref(&want)).is_ok());
+        assert!(compare("e", &[], &[xla], std::slice::from_ref(&want), 0.0).is_ok());
         let wrong_row = t(DType::Float32, vec![10.25, 0.007073402404785156 + 0.01]);
-        assert!(compare("e", &[], &[wrong_row], &[want]).is_err());
+        assert!(compare("e", &[], &[wrong_row], &[want], 0.0).is_err());
         // One huge element does not loosen the others past the cap: atol stays 3.2e-4.
         let outlier = t(DType::Float32, vec![1e4, 0.0]);
         let off = t(DType::Float32, vec![1e4, 1e-3]);
-        assert!(compare("e", &[], &[off], std::slice::from_ref(&outlier)).is_err());
+        assert!(compare("e", &[], &[off], std::slice::from_ref(&outlier), 0.0).is_err());
         let rounding = t(DType::Float32, vec![1e4, 3e-4]);
-        assert!(compare("e", &[], &[rounding], &[outlier]).is_ok());
+        assert!(compare("e", &[], &[rounding], &[outlier], 0.0).is_ok());
         // bf16 is not scaled.
         let b = t(DType::Bfloat16, vec![100.0, 0.0]);
         let wrong = t(DType::Bfloat16, vec![100.0, 0.5]);
-        assert!(compare("e", &[], &[wrong], &[b]).is_err());
+        assert!(compare("e", &[], &[wrong], &[b], 0.0).is_err());
         // Below magnitude 1 nothing is scaled.
         let small = t(DType::Float32, vec![0.5, 0.007073402404785156]);
         let off = t(DType::Float32, vec![0.5, 0.007090568542480469]);
-        assert!(compare("e", &[], &[off], &[small]).is_err());
+        assert!(compare("e", &[], &[off], &[small], 0.0).is_err());
+    }
+
+    /// cargo-fuzz crash `72eb6c57`: terms of magnitude ~128 cancel to an output that is 0
+    /// everywhere; the reference's intermediate magnitude, not the output's, bounds the error
+    /// (pallas-sim: -2^-16, one ulp at 128).
+    #[test]
+    fn float_atol_scales_with_what_the_reference_computed_on_the_way() {
+        let want = t(DType::Float32, vec![0.0, 0.0]);
+        let sim = t(DType::Float32, vec![-1.52587890625e-5, 0.0]);
+        assert!(
+            compare(
+                "e",
+                &[],
+                std::slice::from_ref(&sim),
+                std::slice::from_ref(&want),
+                0.0
+            )
+            .is_err()
+        );
+        assert!(
+            compare(
+                "e",
+                &[],
+                std::slice::from_ref(&sim),
+                std::slice::from_ref(&want),
+                128.0
+            )
+            .is_ok()
+        );
+        // Still capped: a wrong value of an input's magnitude is found however large the terms.
+        let wrong = t(DType::Float32, vec![1e-3, 0.0]);
+        assert!(compare("e", &[], &[wrong], &[want], 1e9).is_err());
+        assert_eq!(
+            Tolerance::for_output(&t(DType::Float32, vec![0.0]), f64::NAN).atol,
+            1e-5
+        );
     }
 
     #[test]
@@ -320,6 +370,7 @@ mod tests {
             &[],
             &[t(DType::Float32, vec![f64::NAN])],
             &[t(DType::Float32, vec![1.0])],
+            0.0,
         )
         .unwrap_err();
         assert_eq!(m.kind, MismatchKind::Poison);
@@ -328,7 +379,8 @@ mod tests {
                 "e",
                 &[],
                 &[t(DType::Float32, vec![f64::NAN])],
-                &[t(DType::Float32, vec![f64::NAN])]
+                &[t(DType::Float32, vec![f64::NAN])],
+                0.0
             )
             .is_ok()
         );
@@ -339,13 +391,13 @@ mod tests {
         let a = Tensor::new(DType::Float32, vec![2, 1], vec![0.0, 0.0]);
         let b = Tensor::new(DType::Float32, vec![1, 2], vec![0.0, 0.0]);
         assert_eq!(
-            compare("e", &[], std::slice::from_ref(&a), &[b])
+            compare("e", &[], std::slice::from_ref(&a), &[b], 0.0)
                 .unwrap_err()
                 .kind,
             MismatchKind::Shape
         );
         assert_eq!(
-            compare("e", &[], &[a.clone(), a.clone()], &[a])
+            compare("e", &[], &[a.clone(), a.clone()], &[a], 0.0)
                 .unwrap_err()
                 .kind,
             MismatchKind::OutputCount
@@ -361,7 +413,7 @@ mod tests {
         );
         let b = Tensor::new(DType::Float32, vec![2, 3], vec![0.0; 6]);
         assert_eq!(
-            compare("e", &[], &[a], &[b]).unwrap_err().first[0].0,
+            compare("e", &[], &[a], &[b], 0.0).unwrap_err().first[0].0,
             vec![1, 1]
         );
     }

@@ -363,7 +363,7 @@ mod tests {
     fn differ(e: &EngineRun, r: &EngineRun) -> Option<Mismatch> {
         let (a, b) = (e.status.outputs()?, r.status.outputs()?);
         (a != b).then(|| {
-            crate::compare::compare(&e.engine, &["out".into()], a, b)
+            crate::compare::compare(&e.engine, &["out".into()], a, b, 0.0)
                 .expect_err("they differ")
                 .as_ref()
                 .clone()

@@ -23,6 +23,7 @@ fn spec_kernels_agree_with_the_reference() {
         let Ok(reference) = oracle::evaluate(&k.case) else {
             continue;
         };
+        let magnitude = reference.magnitude;
         let want: Vec<_> = reference.outputs.into_iter().map(|o| o.tensor).collect();
         let names = output_names(&k.case);
         for poison_padding in [false, true] {
@@ -48,7 +49,7 @@ fn spec_kernels_agree_with_the_reference() {
                 );
                 match sim.status(&module, &inputs) {
                     EngineStatus::Outputs(got) => {
-                        if let Err(m) = compare("pallas-sim", &names, &got, &want) {
+                        if let Err(m) = compare("pallas-sim", &names, &got, &want, magnitude) {
                             failures.push(format!("{label}: {m}"));
                         }
                         for w in &k.expectations.outputs {

@@ -26,6 +26,52 @@ thread_local! {
     static POOL: std::cell::RefCell<Vec<Vec<f64>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+thread_local! {
+    /// The largest finite magnitude of a floating-point value computed on this thread since
+    /// the last [`Watermark::start`] (see [`crate::Outputs::magnitude`]).
+    static WATERMARK: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+}
+
+/// One evaluation's magnitude watermark: started when a plan runs, read when it returns; the
+/// value of an enclosing evaluation on the same thread is restored on drop.
+pub(crate) struct Watermark {
+    outer: f64,
+}
+
+impl Watermark {
+    /// Starts counting from zero.
+    pub fn start() -> Watermark {
+        Watermark {
+            outer: WATERMARK.with(|w| w.replace(0.0)),
+        }
+    }
+
+    /// The largest finite float magnitude computed since the start.
+    pub fn read(&self) -> f64 {
+        WATERMARK.with(|w| w.get())
+    }
+}
+
+impl Drop for Watermark {
+    fn drop(&mut self) {
+        let inner = self.read();
+        WATERMARK.with(|w| w.set(self.outer.max(inner)));
+    }
+}
+
+/// Raises the watermark to the largest finite magnitude in `data`.
+fn observe(data: &[f64]) {
+    let m = data
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    WATERMARK.with(|w| {
+        if m > w.get() {
+            w.set(m);
+        }
+    });
+}
+
 /// An empty buffer with room for `n` values, recycled when one is available.
 pub(crate) fn buffer(n: usize) -> Vec<f64> {
     if n >= 64 {
@@ -72,9 +118,13 @@ pub(crate) struct DTensor {
 }
 
 impl DTensor {
-    /// A fresh tensor.
+    /// A fresh tensor: every computed value is made here, so its float magnitudes raise the
+    /// evaluation's [`Watermark`].
     pub fn new(ty: Ty, shape: Vec<usize>, data: Vec<f64>) -> DTensor {
         debug_assert_eq!(shape.iter().product::<usize>(), data.len());
+        if ty.is_float() {
+            observe(&data);
+        }
         DTensor {
             ty,
             shape,

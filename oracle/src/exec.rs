@@ -91,7 +91,8 @@ struct Storage {
 
 enum Flow {
     Normal,
-    Return(Outputs),
+    /// The returned tensors, in return order.
+    Return(Vec<Output>),
 }
 
 pub(crate) struct Runtime<'p> {
@@ -105,6 +106,7 @@ pub(crate) struct Runtime<'p> {
 impl Plan {
     /// Runs the plan once: the kernel's returned tensors, or why the case is invalid.
     pub fn run(&self) -> Res<Outputs> {
+        let watermark = crate::dense::Watermark::start();
         let mut rt = Runtime {
             plan: self,
             slots: vec![None; self.names.len()],
@@ -145,7 +147,10 @@ impl Plan {
             }
         }
         match rt.block(&self.body)? {
-            Flow::Return(o) => Ok(o),
+            Flow::Return(outputs) => Ok(Outputs {
+                outputs,
+                magnitude: watermark.read(),
+            }),
             Flow::Normal => err(K::NoReturn, self.kernel_span, "the kernel returns nothing"),
         }
     }
@@ -301,7 +306,7 @@ impl Runtime<'_> {
                         tensor: self.output_tensor(v, name, e.span)?,
                     });
                 }
-                return Ok(Flow::Return(Outputs { outputs }));
+                return Ok(Flow::Return(outputs));
             }
         }
         Ok(Flow::Normal)

@@ -19,6 +19,12 @@ pub struct Output {
 pub struct Outputs {
     /// One entry per returned expression.
     pub outputs: Vec<Output>,
+    /// The largest finite magnitude of any floating-point value the evaluation computed
+    /// (every fresh tensor, intermediates included; 0 when none): an output element whose terms
+    /// cancel keeps the rounding error of those terms, so a float32 comparison scales its
+    /// absolute tolerance by this as well as by the output's own magnitude
+    /// (`fuzz::compare::Tolerance::for_output`).
+    pub magnitude: f64,
 }
 
 /// Summary statistics of one output.

@@ -11,12 +11,15 @@ pub struct Reference;
 
 impl Reference {
     /// Runs `case` on its input tensors already made (`case.input_tensors()`, errors included):
-    /// [`Engine::run`] without making them again (see [`crate::check::check_case`]).
+    /// [`Engine::run`] without making them again (see [`crate::check::check_case`]). Also
+    /// returns the largest float magnitude the evaluation computed
+    /// ([`oracle::Outputs::magnitude`]; 0 when it refused the case): what the comparison's
+    /// float32 tolerance scales with.
     pub fn run_with_inputs(
         &self,
         case: &Case,
         inputs: &Result<Vec<Tensor>, InputError>,
-    ) -> EngineRun {
+    ) -> (EngineRun, f64) {
         self.run_tiled(case, inputs, oracle::Tiling::Effective)
     }
 
@@ -26,22 +29,29 @@ impl Reference {
         case: &Case,
         inputs: &Result<Vec<Tensor>, InputError>,
         tiling: oracle::Tiling,
-    ) -> EngineRun {
+    ) -> (EngineRun, f64) {
         let start = Instant::now();
-        let status = match oracle::evaluate_tiled(case, inputs, tiling) {
-            Ok(out) => EngineStatus::Outputs(out.outputs.into_iter().map(|o| o.tensor).collect()),
-            Err(e) => EngineStatus::Invalid {
-                kind: format!("{:?}", e.kind),
-                span: e.span,
-                message: e.message,
-            },
+        let (status, magnitude) = match oracle::evaluate_tiled(case, inputs, tiling) {
+            Ok(out) => (
+                EngineStatus::Outputs(out.outputs.into_iter().map(|o| o.tensor).collect()),
+                out.magnitude,
+            ),
+            Err(e) => (
+                EngineStatus::Invalid {
+                    kind: format!("{:?}", e.kind),
+                    span: e.span,
+                    message: e.message,
+                },
+                0.0,
+            ),
         };
-        EngineRun {
+        let run = EngineRun {
             engine: self.name().to_string(),
             status,
             seconds: start.elapsed().as_secs_f64(),
             generated: None,
-        }
+        };
+        (run, magnitude)
     }
 }
 
@@ -51,6 +61,6 @@ impl Engine for Reference {
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
-        self.run_with_inputs(job.case, &job.case.input_tensors())
+        self.run_with_inputs(job.case, &job.case.input_tensors()).0
     }
 }

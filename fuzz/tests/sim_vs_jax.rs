@@ -21,7 +21,11 @@
 //! Python class (the TPU interpreter's `JaxRuntimeError (IndexError)` counts as `IndexError`).
 //! A float output that differs only in the last bits (a reduction order the executor does not
 //! reproduce) is reported with its ulp distance and tolerated up to [`MAX_ULPS`]; everything
-//! else is a failure.
+//! else is a failure. On a host or with XLA flags whose summation order pallas-sim does not
+//! model (`tpu_runner::sim_order_holds_here`), floats are judged by the tolerance policy
+//! instead, and the test says so (`float_order`).
+
+mod float_order;
 
 use compiler::compile::{CodegenOptions, compile};
 use compiler::faults::FaultSet;
@@ -125,7 +129,7 @@ fn judge(sim: &EngineStatus, jax: &EngineStatus) -> Verdict {
                         return Verdict::Differ(format!("output {k} element {i}: sim {p} jax {q}"));
                     }
                     let u = ulps(x.dtype, p, q);
-                    if u > MAX_ULPS {
+                    if u > MAX_ULPS && !float_order::accepts(p, q, y) {
                         return Verdict::Differ(format!(
                             "output {k} element {i}: sim {p} jax {q} ({u} ulps)"
                         ));
@@ -765,6 +769,11 @@ kernel(x, 8)
 
 #[test]
 fn windowed_nested_sums_match_jax() {
+    // Only a summation order is checked here: where pallas-sim does not model this host's,
+    // `bit_identity` says why and there is nothing to check.
+    if !float_order::bit_identity() {
+        return;
+    }
     let python = tpu_runner::provision().expect("provision JAX (needs PyPI on first run)");
     let pool = Arc::new(
         tpu_runner::Pool::new(tpu_runner::PoolConfig::new(python).with_workers(1))

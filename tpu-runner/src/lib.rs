@@ -45,5 +45,5 @@ pub use provision::{
 };
 pub use worker::{
     FAST_COMPILE_XLA_FLAGS, PINNED_XLA_CPU_ISA, Worker, XlaCompile, helion_worker_script,
-    worker_script, worker_script_for, worker_xla_flags, worker_xla_flags_for,
+    sim_order_holds_here, worker_script, worker_script_for, worker_xla_flags, worker_xla_flags_for,
 };

@@ -66,6 +66,60 @@ pub enum XlaCompile {
     Fast,
 }
 
+/// Whether XLA:CPU in a worker started now, with the default compile options, sums floats in
+/// the order pallas-sim models (x86-64 with AVX2, the ISA pinned to [`PINNED_XLA_CPU_ISA`]),
+/// or the statement why not. pallas-sim's bit-identity with JAX is claimed only where this
+/// holds; elsewhere (aarch64, an x86-64 host without AVX2, `XLA_FLAGS` choosing another ISA
+/// or XLA's fast-compile flags) the conformance tests compare floats with the tolerance policy
+/// and say so, and campaigns are unaffected (they compare every engine with the reference).
+pub fn sim_order_holds_here() -> Result<(), String> {
+    sim_order_holds_for(
+        std::env::consts::ARCH,
+        avx2_here(),
+        &worker_xla_flags_for(XlaCompile::Default),
+    )
+}
+
+#[cfg(target_arch = "x86_64")]
+fn avx2_here() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn avx2_here() -> bool {
+    false
+}
+
+/// [`sim_order_holds_here`] for a host of `arch`, with AVX2 or not, whose workers run with
+/// `flags`.
+fn sim_order_holds_for(arch: &str, avx2: bool, flags: &str) -> Result<(), String> {
+    const MODEL: &str =
+        "pallas-sim models XLA:CPU's float summation order on x86-64 limited to AVX2";
+    if arch != "x86_64" {
+        return Err(format!("this host is {arch}; {MODEL}"));
+    }
+    if !avx2 {
+        return Err(format!("this x86-64 host has no AVX2; {MODEL}"));
+    }
+    for flag in flags.split_whitespace() {
+        if let Some(isa) = flag.strip_prefix("--xla_cpu_max_isa=")
+            && !isa.eq_ignore_ascii_case(PINNED_XLA_CPU_ISA)
+        {
+            return Err(format!("XLA_FLAGS chooses {flag}; {MODEL}"));
+        }
+        let name = flag.split('=').next().unwrap_or(flag);
+        if FAST_COMPILE_XLA_FLAGS
+            .iter()
+            .any(|f| f.split('=').next() == Some(name))
+        {
+            return Err(format!(
+                "XLA_FLAGS has {flag}, which changes XLA:CPU's summation order; {MODEL}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The `XLA_FLAGS` a worker runs with by default: the caller's, plus the ISA pin on x86-64
 /// unless they already choose an ISA.
 pub fn worker_xla_flags() -> String {
@@ -507,12 +561,30 @@ impl std::fmt::Debug for Worker {
 
 #[cfg(test)]
 mod tests {
-    use super::{FAST_COMPILE_XLA_FLAGS, XlaCompile, xla_flags_with};
+    use super::{FAST_COMPILE_XLA_FLAGS, XlaCompile, sim_order_holds_for, xla_flags_with};
 
     #[test]
     fn workers_pin_the_vector_isa_unless_the_user_chose_one() {
         let d = XlaCompile::Default;
         assert_eq!(xla_flags_with("", true, d), "--xla_cpu_max_isa=AVX2");
+        // The pin is what makes an AVX-512 host sum in the modelled order.
+        assert_eq!(
+            sim_order_holds_for("x86_64", true, &xla_flags_with("", true, d)),
+            Ok(())
+        );
+        for (arch, avx2, flags) in [
+            ("aarch64", false, ""),
+            ("x86_64", false, "--xla_cpu_max_isa=AVX2"),
+            ("x86_64", true, "--xla_cpu_max_isa=AVX512"),
+            (
+                "x86_64",
+                true,
+                "--xla_cpu_max_isa=AVX2 --xla_backend_optimization_level=0",
+            ),
+        ] {
+            let why = sim_order_holds_for(arch, avx2, flags).expect_err(flags);
+            assert!(why.contains("pallas-sim models"), "{why}");
+        }
         assert_eq!(
             xla_flags_with("--xla_dump_to=/tmp/d", true, d),
             "--xla_dump_to=/tmp/d --xla_cpu_max_isa=AVX2"

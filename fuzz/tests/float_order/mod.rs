@@ -1,0 +1,34 @@
+//! How the conformance tests judge a float that pallas-sim and JAX computed: bit for bit where
+//! pallas-sim models XLA:CPU's summation order on this host with these XLA flags
+//! (`tpu_runner::sim_order_holds_here`), else with the campaign's tolerance policy
+//! (`pallas_diff_fuzz::compare`), after saying once why bit-identity is not claimed here.
+
+use compiler::tensor::Tensor;
+use pallas_diff_fuzz::compare::Tolerance;
+use std::sync::OnceLock;
+
+/// Whether this host and these XLA flags give the order pallas-sim models (printed once when
+/// not).
+pub fn bit_identity() -> bool {
+    static HOLDS: OnceLock<bool> = OnceLock::new();
+    *HOLDS.get_or_init(|| match tpu_runner::sim_order_holds_here() {
+        Ok(()) => true,
+        Err(why) => {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "floats are compared with the tolerance policy, not bit for bit: {why}"
+            );
+            false
+        }
+    })
+}
+
+/// Whether sim value `p` is acceptable for JAX value `q` of output `jax`: equal bits (or both
+/// NaN) where [`bit_identity`] holds, else within the tolerance policy.
+pub fn accepts(p: f64, q: f64, jax: &Tensor) -> bool {
+    if p == q || (p.is_nan() && q.is_nan()) {
+        return true;
+    }
+    !bit_identity() && Tolerance::for_output(jax, 0.0).matches(p, q)
+}

@@ -295,6 +295,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                 "by_verdict": summary.stats.helion_verdicts,
                 "by_index_form": summary.stats.helion_verdicts_by_form,
             })),
+            "helion_health": (summary.stats.helion_health.cases > 0)
+                .then_some(&summary.stats.helion_health),
             "new_findings": new_findings,
             "cases": summary.stats.cases,
             "seconds": summary.seconds,

@@ -331,13 +331,16 @@ impl Signature {
     /// Whether `candidate` (the signature of a reduction candidate) still shows this finding:
     /// same outcome, engine and cause; for code our compiler emitted, a subset of these
     /// decisions, where the loop skeleton may also become the default one
-    /// ([`decisions_hold`]); for code Helion emitted, the same loop type and a subset of the
-    /// index forms.
+    /// ([`decisions_hold`]); for code Helion emitted, the same loop type or the canonical one
+    /// ([`crate::reduce::CANONICAL_LOOP_TYPE`], so one Helion bug under three loop types
+    /// converges on one bucket) and a subset of the index forms.
     pub fn holds_for(&self, candidate: &Signature) -> bool {
+        let canonical = crate::reduce::CANONICAL_LOOP_TYPE.name();
         self.outcome == candidate.outcome
             && self.engine == candidate.engine
             && self.cause == candidate.cause
-            && self.loop_type == candidate.loop_type
+            && (self.loop_type == candidate.loop_type
+                || candidate.loop_type.as_deref() == Some(canonical))
             && candidate.forms.is_subset(&self.forms)
             && decisions_hold(&self.decisions, &candidate.decisions)
     }
@@ -555,10 +558,15 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
             .as_deref()
             .and_then(|e| e.parse::<EngineId>().ok())
             .is_some_and(|e| !e.is_helion());
+        // Helion's eager mode runs the kernel as PyTorch and never reads `pallas_loop_type`:
+        // its findings are not split by it.
+        let eager = sig.engine.as_deref() == Some(tpu_runner::Mode::HelionEager.name());
         if ours && !report.decisions.is_empty() {
             sig.decisions = report.decisions.clone();
         } else {
-            sig.loop_type = Some(case.effective_loop_type().name().to_string());
+            if !eager {
+                sig.loop_type = Some(case.effective_loop_type().name().to_string());
+            }
             sig.forms = index_forms(case);
         }
     }
@@ -946,6 +954,47 @@ mod tests {
         a.forms.clear();
         assert_eq!(a.key(), "mismatch/pallas-tpu-interpret/values/fori_loop/-");
         assert_eq!(a.slug(), "mismatch-pallas-tpu-interpret");
+    }
+
+    #[test]
+    fn a_helion_finding_may_move_to_the_canonical_loop_type_only() {
+        let a = Signature {
+            outcome: "mismatch".into(),
+            engine: Some("helion-pallas".into()),
+            cause: Some("poison".into()),
+            loop_type: Some("emit_pipeline".into()),
+            forms: BTreeSet::new(),
+            decisions: Decisions::new(),
+        };
+        let mut b = a.clone();
+        b.loop_type = Some(crate::reduce::CANONICAL_LOOP_TYPE.name().into());
+        assert!(a.holds_for(&b));
+        assert!(!b.holds_for(&a), "never away from the canonical loop type");
+        b.loop_type = Some("unroll".into());
+        assert!(!a.holds_for(&b));
+    }
+
+    #[test]
+    fn helion_eager_findings_do_not_key_on_the_loop_type() {
+        // Eager mode never reads `pallas_loop_type`: one tile.count bug of its ref mode under
+        // three loop types filed three buckets in a 30-minute campaign.
+        let key = |loop_type: &str| {
+            let c = case(&format!(
+                "    for tile in hl.tile(x.size(0), block_size=1):\n        out[tile, :] = x[tile, :]\n"
+            ));
+            let mut c = c;
+            c.config.loop_type = Some(match loop_type {
+                "unroll" => compiler::ir::LoopType::Unroll,
+                _ => compiler::ir::LoopType::EmitPipeline,
+            });
+            let mut report = fuzz::check::check_case(&c, &[], &Default::default());
+            report.outcome = Outcome::Mismatch;
+            report.decided_by = Some("helion-eager".into());
+            signature(&c, &report)
+        };
+        let (a, b) = (key("unroll"), key("emit_pipeline"));
+        assert_eq!(a.loop_type, None);
+        assert_eq!(a.key(), b.key());
     }
 
     #[test]

@@ -254,7 +254,7 @@ k(x)
 }
 
 #[test]
-fn a_partial_index_list_in_hl_store_is_a_helion_crash() {
+fn a_partial_index_list_in_hl_store_is_a_known_helion_crash() {
     // D-1.5.1-20: `hl.store(out, [request], acc)` on a 3-D `out` hits Helion's internal
     // `AssertionError: invalid subscript`, wrapped as InternalError: not a documented refusal.
     let script = r#"import torch
@@ -283,7 +283,10 @@ partial_store(x)
     let Some(r) = check(script, &["helion-pallas"]) else {
         return;
     };
-    assert_eq!(r.outcome, Outcome::HelionCrash, "{r:#?}");
+    // A known Helion bug (docs/helion-findings.md): counted as its known issue, not a new
+    // finding every night.
+    assert_eq!(r.outcome, Outcome::KnownIssue, "{r:#?}");
+    assert_eq!(r.known_issue, Some("helion-partial-index-list-assertion"));
     let EngineStatus::KernelError { kind, message, .. } = status(&r, "helion-pallas") else {
         panic!("{r:#?}")
     };

@@ -406,10 +406,12 @@ impl Agreement {
 /// to the longest shard's end, and one at that end. At each time every shard counts with its
 /// last sample at or before it (its final one once it ended), so the last merged sample sums the
 /// shards' final counts. Counts are summed; coverage cells are the largest of any shard's (cells
-/// of two shards may be the same ones, so a sum could count one twice); cases/s is the summed
-/// cases between two merged samples over their distance. Shards of a CI matrix run side by side,
-/// so their elapsed seconds line up; a shard's sample taken just after a grid time counts from
-/// the next one (a lag under [`SAMPLE_EVERY_S`]).
+/// of two shards may be the same ones, so a sum could count one twice); cases/s is the sum of
+/// the shards' rates over the sample interval that covers the time (a shard that ended adds
+/// nothing), not a difference of the stepped counts, which would jump where one shard's sample
+/// falls just after a grid time. Shards of a CI matrix run side by side, so their elapsed
+/// seconds line up; a shard's sample taken just after a grid time counts from the next one (a
+/// lag under [`SAMPLE_EVERY_S`]).
 pub fn merge_series<'a>(series: impl IntoIterator<Item = &'a [Sample]>) -> Vec<Sample> {
     let series: Vec<&[Sample]> = series.into_iter().filter(|s| !s.is_empty()).collect();
     let end = series
@@ -432,6 +434,10 @@ pub fn merge_series<'a>(series: impl IntoIterator<Item = &'a [Sample]>) -> Vec<S
             ..Sample::default()
         };
         for s in &series {
+            // The shard's rate over the interval that covers t: its first sample at or after t.
+            if let Some(covering) = s.iter().find(|x| x.seconds >= t) {
+                at.cases_per_s += covering.cases_per_s;
+            }
             // The last sample at or before t (the series is in time order).
             let Some(last) = s.iter().take_while(|x| x.seconds <= t).last() else {
                 continue;
@@ -443,12 +449,6 @@ pub fn merge_series<'a>(series: impl IntoIterator<Item = &'a [Sample]>) -> Vec<S
             at.jax_confirmed += last.jax_confirmed;
             at.findings += last.findings;
         }
-        let (t0, c0) = out.last().map_or((0.0, 0), |p| (p.seconds, p.cases));
-        at.cases_per_s = if t > t0 {
-            at.cases.saturating_sub(c0) as f64 / (t - t0)
-        } else {
-            0.0
-        };
         out.push(at);
     }
     out
@@ -638,6 +638,8 @@ mod tests {
         Sample {
             seconds,
             cases,
+            // Whole rates, so that sums compare exactly.
+            cases_per_s: (cases as f64 / seconds).round(),
             outcomes: outcomes(&[("agree", cases)]),
             coverage_cells,
             findings: cases / 100,
@@ -664,8 +666,10 @@ mod tests {
         assert_eq!(merged[2].cases, 240 + 60);
         assert_eq!(merged[2].outcomes["agree"], 300);
         assert_eq!(merged[2].findings, 2);
-        assert!((merged[1].cases_per_s - 100.0 / 5.0).abs() < 1e-9);
-        assert!((merged[0].cases_per_s - 70.0 / 5.0).abs() < 1e-9);
+        // At 5 s: long's interval ending at 5.5 s; short ended before.
+        assert_eq!(merged[0].cases_per_s, (110.0f64 / 5.5).round());
+        // At 12 s: long's last sample, and short nothing.
+        assert_eq!(merged[2].cases_per_s, 20.0);
         assert!(merge_series(std::iter::empty::<&[Sample]>()).is_empty());
         // A campaign shorter than one grid step is its final counts.
         let tiny = merge_series([&short[..]]);

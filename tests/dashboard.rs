@@ -2,7 +2,8 @@
 //! merged with it, and a fault hunt rendered into one page, which a real headless browser
 //! (Debian's `chromium`) opens: the page must report no script error and every chart drawn
 //! (`#dashboard-status`, which the page's script fills). Without chromium the browser part is
-//! skipped with the reason printed. Bad inputs exit 2 naming the file.
+//! skipped with the reason printed. Bad inputs exit 2 naming the file; a shard merged without
+//! its `stats.json` is named by the merge (stderr) and by the page.
 
 mod common;
 use common::run_in;
@@ -219,5 +220,45 @@ fn bad_inputs_exit_2_naming_the_file() {
     assert!(
         !t.join("r.html").exists(),
         "nothing is written on a refusal"
+    );
+}
+
+#[test]
+fn a_shard_without_its_record_is_named_by_the_merge_and_the_page() {
+    let t = scratch("missing");
+    for (out, seed) in [("f", "0"), ("g", "1")] {
+        let r = run_in(
+            &t,
+            &[
+                "fuzz",
+                "--engines",
+                "oracle,pallas-sim",
+                "--cases",
+                "50",
+                "--seed",
+                seed,
+                "--out",
+                out,
+            ],
+        );
+        assert!(r.code == 0 || r.code == 3, "{r:?}");
+    }
+    std::fs::remove_file(t.join("g/stats.json")).unwrap();
+    let r = run_in(&t, &["merge", "f", "g", "--out", "m"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("warning: shard seed-1 (g) has no stats.json"),
+        "{r:?}"
+    );
+    assert!(r.stdout.contains("without a record: seed-1"), "{r:?}");
+    let r = run_in(&t, &["dashboard", "m", "-o", "r.html"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let html = std::fs::read_to_string(t.join("r.html")).unwrap();
+    assert!(
+        html.contains(
+            "shards without a campaign record, not counted in the summary and charts: seed-1"
+        ),
+        "the page says so"
     );
 }

@@ -436,8 +436,9 @@ pub fn charts(id: &str, record: &CampaignRecord) -> Vec<Chart> {
                 values: series
                     .iter()
                     .map(|s| {
+                        // No case yet: no share (a gap), not 0%.
                         let n = s.outcomes.get(*o).copied().unwrap_or(0);
-                        Some(100.0 * share(n, s.cases))
+                        (s.cases > 0).then(|| 100.0 * share(n, s.cases))
                     })
                     .collect(),
             })

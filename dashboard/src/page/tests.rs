@@ -106,6 +106,10 @@ fn charts_follow_the_series_and_a_merge_draws_each_shard() {
     let agree = c[0].series.iter().find(|s| s.label == "agree").unwrap();
     assert_eq!(agree.values, vec![Some(75.0), Some(75.0)]);
     assert_eq!(c[1].series.len(), 1);
+    let mut first = record();
+    first.series.insert(0, sample(0.1, 0, 0, 0.0));
+    let agree = &charts("c0", &first)[0].series[0];
+    assert_eq!(agree.values[0], None, "no case yet: no share");
     assert!(charts("c0", &CampaignRecord::merged(Vec::new(), Vec::new())).is_empty());
     // A merge: the merged series and each shard's, on the union of their times.
     let mut one = record();

@@ -1,14 +1,28 @@
 //! The page's model: what each section, table and chart of the dashboard shows, computed from
-//! the inputs ([`crate::load`]) so that the template only lays it out. Charts are data here
-//! ([`Chart`]: x values and named series), drawn in the browser by uPlot.
+//! the inputs ([`crate::load`]) so that the template only lays it out. This module owns the
+//! sections (findings, shards, versions, the hunt); [`mod@tables`] the shaded tables (the coverage
+//! heat map, Helion's verdict agreement); [`mod@charts`] the charts, which are data here ([`Chart`]:
+//! x values and named series), drawn in the browser by uPlot.
+
+pub mod charts;
+pub mod tables;
+
+pub use charts::{Chart, ChartSeries, charts};
+pub use tables::{
+    AgreementRow, HeatCell, HeatMap, HeatRow, HelionView, coverage_map, helion_view, shade,
+};
 
 use crate::load::{FindingsDir, HuntDir, Source};
 use corpus::signature::Bucket;
-use fuzz::campaign::record::{CampaignRecord, Sample};
-use fuzz::campaign::stats::{Agreement, Stats};
+use fuzz::campaign::record::CampaignRecord;
+use fuzz::campaign::stats::Stats;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+/// `n` as a share of `of` (0 of nothing).
+fn share(n: u64, of: u64) -> f64 {
+    if of == 0 { 0.0 } else { n as f64 / of as f64 }
+}
 
 /// The whole page.
 #[derive(Debug, Serialize)]
@@ -71,37 +85,6 @@ pub struct OutcomeRow {
     pub share: f64,
 }
 
-/// A table whose cells are shaded by what they say.
-#[derive(Debug, Default, Serialize)]
-pub struct HeatMap {
-    /// Column headings (after the row key).
-    pub columns: Vec<String>,
-    /// Rows.
-    pub rows: Vec<HeatRow>,
-}
-
-/// One coverage cell's row.
-#[derive(Debug, Serialize)]
-pub struct HeatRow {
-    /// `form/loop type/tail|no-tail`.
-    pub key: String,
-    /// One entry per column.
-    pub cells: Vec<HeatCell>,
-}
-
-/// One shaded cell.
-#[derive(Debug, Serialize)]
-pub struct HeatCell {
-    /// What it shows.
-    pub text: String,
-    /// Its CSS background and text colour.
-    pub style: String,
-    /// The tooltip: what the shade means.
-    pub title: String,
-    /// Whether it is a gap (nothing where something was expected).
-    pub gap: bool,
-}
-
 /// One finding of a findings directory.
 #[derive(Debug, Serialize)]
 pub struct FindingRow {
@@ -150,36 +133,6 @@ pub struct ShardRow {
     pub recorded: bool,
 }
 
-/// Verdict agreement with Helion.
-#[derive(Debug, Serialize)]
-pub struct HelionView {
-    /// Over every case.
-    pub total: AgreementRow,
-    /// By our verdict.
-    pub by_verdict: Vec<AgreementRow>,
-    /// By index form.
-    pub by_form: Vec<AgreementRow>,
-}
-
-/// One row of an agreement table.
-#[derive(Debug, Serialize)]
-pub struct AgreementRow {
-    /// Our verdict or the index form.
-    pub key: String,
-    /// Cases where Helion showed its verdict.
-    pub cases: u64,
-    /// Of those, agreeing.
-    pub agree: u64,
-    /// The agreeing share in percent.
-    pub share: f64,
-    /// Refused by both with one class.
-    pub messages: u64,
-    /// Of those, with our rule's message.
-    pub messages_agree: u64,
-    /// The shade of the share.
-    pub style: String,
-}
-
 /// One hunt's section.
 #[derive(Debug, Serialize)]
 pub struct HuntView {
@@ -216,159 +169,6 @@ pub struct HuntViewRow {
     pub reproduce: String,
 }
 
-/// One chart: series over a shared x axis (seconds), drawn by the page's script.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Chart {
-    /// The HTML id of its container.
-    pub id: String,
-    /// Its title.
-    pub title: String,
-    /// The y axis' label.
-    pub y_label: String,
-    /// Seconds since the campaign started.
-    pub x: Vec<f64>,
-    /// Named series, one value (or gap) per x.
-    pub series: Vec<ChartSeries>,
-}
-
-/// One line of a chart.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ChartSeries {
-    /// Its legend.
-    pub label: String,
-    /// One value per x of the chart; `None` where it has no sample.
-    pub values: Vec<Option<f64>>,
-}
-
-/// A share in 0..=1 as a background of hue `hue` (pale at 0, saturated at 1) with a legible
-/// text colour.
-pub fn shade(share: f64, hue: u16) -> String {
-    let share = if share.is_finite() {
-        share.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let lightness = 97.0 - 52.0 * share;
-    let text = if lightness < 62.0 { "#fff" } else { "#111" };
-    format!("background:hsl({hue},65%,{lightness:.0}%);color:{text}")
-}
-
-/// The shade of a gap: nothing where the row shows something was expected.
-const GAP: &str = "background:hsl(0,75%,88%);color:#700";
-
-const HUE_CASES: u16 = 215;
-const HUE_LOWERED: u16 = 140;
-const HUE_REJECTED: u16 = 30;
-const HUE_CONFIRMED: u16 = 275;
-const HUE_HELION: u16 = 190;
-
-fn share(n: u64, of: u64) -> f64 {
-    if of == 0 { 0.0 } else { n as f64 / of as f64 }
-}
-
-/// The coverage heat map of a summary: cases (shaded by the largest cell), lowered and rejected
-/// (by their share of the cell's cases), each JAX engine's confirmations (by their share of the
-/// lowered cases; none of a lowered cell is a gap) and, when Helion ran, its reach (cases that
-/// got to its code generation of those it ran; under 1% is a gap, as in the campaign's table).
-pub fn coverage_map(stats: &Stats) -> HeatMap {
-    let engines: BTreeSet<&String> = stats
-        .coverage_confirmed
-        .values()
-        .flat_map(|m| m.keys())
-        .chain(stats.jax_confirmed_by.keys())
-        .collect();
-    let helion = stats.coverage.values().any(|c| c.helion_ran > 0);
-    let mut columns: Vec<String> = ["cases", "lowered", "rejected"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    columns.extend(engines.iter().map(|e| format!("{e} confirmed")));
-    if helion {
-        columns.push("helion codegen reached / ran".into());
-    }
-    let most = stats.coverage.values().map(|c| c.cases).max().unwrap_or(0);
-    let rows = stats
-        .coverage
-        .iter()
-        .map(|(key, c)| {
-            let mut cells = vec![
-                HeatCell {
-                    text: c.cases.to_string(),
-                    style: shade(share(c.cases, most), HUE_CASES),
-                    title: format!("{} cases; the most in one cell: {most}", c.cases),
-                    gap: false,
-                },
-                HeatCell {
-                    text: c.lowered.to_string(),
-                    style: shade(share(c.lowered, c.cases), HUE_LOWERED),
-                    title: format!(
-                        "{:.0}% of the cell's cases lowered",
-                        100.0 * share(c.lowered, c.cases)
-                    ),
-                    gap: false,
-                },
-                HeatCell {
-                    text: c.rejected.to_string(),
-                    style: shade(share(c.rejected, c.cases), HUE_REJECTED),
-                    title: format!(
-                        "{:.0}% of the cell's cases rejected",
-                        100.0 * share(c.rejected, c.cases)
-                    ),
-                    gap: false,
-                },
-            ];
-            for e in &engines {
-                let n = stats
-                    .coverage_confirmed
-                    .get(key)
-                    .and_then(|m| m.get(*e))
-                    .copied()
-                    .unwrap_or(0);
-                let gap = n == 0 && c.lowered > 0;
-                cells.push(HeatCell {
-                    text: n.to_string(),
-                    style: if gap {
-                        GAP.to_string()
-                    } else {
-                        shade(share(n, c.lowered), HUE_CONFIRMED)
-                    },
-                    title: if gap {
-                        format!("{e} confirmed none of the {} lowered cases", c.lowered)
-                    } else {
-                        format!("{e} confirmed {n} of {} lowered cases", c.lowered)
-                    },
-                    gap,
-                });
-            }
-            if helion {
-                let gap = c.helion_ran > 0 && c.helion_reached * 100 < c.helion_ran;
-                cells.push(HeatCell {
-                    text: format!("{}/{}", c.helion_reached, c.helion_ran),
-                    style: if gap {
-                        GAP.to_string()
-                    } else {
-                        shade(share(c.helion_reached, c.helion_ran), HUE_HELION)
-                    },
-                    title: if gap {
-                        "under 1% reached Helion's code generation: a generator gap".into()
-                    } else {
-                        format!(
-                            "{} of {} cases Helion ran reached its code generation",
-                            c.helion_reached, c.helion_ran
-                        )
-                    },
-                    gap,
-                });
-            }
-            HeatRow {
-                key: key.clone(),
-                cells,
-            }
-        })
-        .collect();
-    HeatMap { columns, rows }
-}
-
 /// The outcome table of a summary, largest first.
 pub fn outcome_rows(stats: &Stats) -> Vec<OutcomeRow> {
     let mut rows: Vec<OutcomeRow> = stats
@@ -383,128 +183,6 @@ pub fn outcome_rows(stats: &Stats) -> Vec<OutcomeRow> {
         .collect();
     rows.sort_by(|a, b| b.cases.cmp(&a.cases).then(a.outcome.cmp(&b.outcome)));
     rows
-}
-
-fn agreement_row(key: &str, a: &Agreement) -> AgreementRow {
-    AgreementRow {
-        key: key.to_string(),
-        cases: a.cases,
-        agree: a.agree,
-        share: a.percent(),
-        messages: a.messages,
-        messages_agree: a.messages_agree,
-        style: shade(share(a.agree, a.cases), HUE_LOWERED),
-    }
-}
-
-/// Verdict agreement with Helion, when it showed any verdict.
-pub fn helion_view(stats: &Stats) -> Option<HelionView> {
-    let total = stats.helion_agreement();
-    (total.cases > 0).then(|| HelionView {
-        total: agreement_row("all cases", &total),
-        by_verdict: stats
-            .helion_verdicts
-            .iter()
-            .map(|(k, a)| agreement_row(k, a))
-            .collect(),
-        by_form: stats
-            .helion_verdicts_by_form
-            .iter()
-            .map(|(k, a)| agreement_row(k, a))
-            .collect(),
-    })
-}
-
-/// The charts of a record: outcome shares, cases/s (the whole and, for a merge, each shard) and
-/// coverage, confirmations and findings, over time. None without samples.
-pub fn charts(id: &str, record: &CampaignRecord) -> Vec<Chart> {
-    let series = &record.series;
-    if series.is_empty() {
-        return Vec::new();
-    }
-    let x: Vec<f64> = series.iter().map(|s| s.seconds).collect();
-    let outcomes: BTreeSet<&String> = series.iter().flat_map(|s| s.outcomes.keys()).collect();
-    let shares = Chart {
-        id: format!("{id}-outcomes"),
-        title: "outcome shares over time".into(),
-        y_label: "% of cases".into(),
-        x: x.clone(),
-        series: outcomes
-            .iter()
-            .map(|o| ChartSeries {
-                label: o.to_string(),
-                values: series
-                    .iter()
-                    .map(|s| {
-                        // No case yet: no share (a gap), not 0%.
-                        let n = s.outcomes.get(*o).copied().unwrap_or(0);
-                        (s.cases > 0).then(|| 100.0 * share(n, s.cases))
-                    })
-                    .collect(),
-            })
-            .collect(),
-    };
-    let rate = rate_chart(id, record);
-    let line = |label: &str, f: &dyn Fn(&Sample) -> f64| ChartSeries {
-        label: label.into(),
-        values: series.iter().map(|s| Some(f(s))).collect(),
-    };
-    let reach = Chart {
-        id: format!("{id}-reach"),
-        title: "coverage, JAX confirmations and findings over time".into(),
-        y_label: "count".into(),
-        x,
-        series: vec![
-            line("coverage cells reached", &|s| s.coverage_cells as f64),
-            line("cells with a lowered case", &|s| s.lowered_cells as f64),
-            line("JAX-confirmed", &|s| s.jax_confirmed as f64),
-            line("findings", &|s| s.findings as f64),
-        ],
-    };
-    vec![shares, rate, reach]
-}
-
-/// Cases/s over time: the record's series, and each shard's own when it is a merge (on the
-/// union of their sample times, gaps where a series has no sample).
-fn rate_chart(id: &str, record: &CampaignRecord) -> Chart {
-    let mut lines: Vec<(String, &[Sample])> = vec![(
-        if record.shards.is_empty() {
-            "cases/s".into()
-        } else {
-            "all shards".into()
-        },
-        &record.series,
-    )];
-    for s in &record.shards {
-        lines.push((s.id.clone(), &s.record.series));
-    }
-    // f64 seconds as exact bit patterns: the union of sample times, in order.
-    let times: BTreeSet<u64> = lines
-        .iter()
-        .flat_map(|(_, ss)| ss.iter().map(|s| s.seconds.to_bits()))
-        .collect();
-    let mut x: Vec<f64> = times.into_iter().map(f64::from_bits).collect();
-    x.sort_by(f64::total_cmp);
-    let series = lines
-        .into_iter()
-        .map(|(label, ss)| {
-            let at: BTreeMap<u64, f64> = ss
-                .iter()
-                .map(|s| (s.seconds.to_bits(), s.cases_per_s))
-                .collect();
-            ChartSeries {
-                label,
-                values: x.iter().map(|t| at.get(&t.to_bits()).copied()).collect(),
-            }
-        })
-        .collect();
-    Chart {
-        id: format!("{id}-rate"),
-        title: "cases/s over time".into(),
-        y_label: "cases/s".into(),
-        x,
-        series,
-    }
 }
 
 /// The path of `target` relative to the directory the page is written in, `/`-separated (a

@@ -1,8 +1,11 @@
 //! The page model on hand-made records: what the heat map shades and flags, the charts' series,
 //! links relative to the page, and the rendered page's structure.
 
+use super::tables::{HUE_CASES, HUE_CONFIRMED, HUE_LOWERED};
 use super::*;
+use fuzz::campaign::record::Sample;
 use fuzz::campaign::record::ShardStats;
+use fuzz::campaign::stats::Agreement;
 use fuzz::campaign::stats::Cell;
 
 fn sample(seconds: f64, cases: u64, agree: u64, rate: f64) -> Sample {

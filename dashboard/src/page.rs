@@ -9,7 +9,8 @@ pub mod tables;
 
 pub use charts::{Chart, ChartSeries, charts};
 pub use tables::{
-    AgreementRow, HeatCell, HeatMap, HeatRow, HelionView, coverage_map, helion_view, shade,
+    AgreementRow, HealthView, HeatCell, HeatMap, HeatRow, HelionView, coverage_map, health_view,
+    helion_view, shade,
 };
 
 use crate::load::{FindingsDir, HuntDir, Source};
@@ -72,6 +73,8 @@ pub struct CampaignView {
     pub shards: Vec<ShardRow>,
     /// Verdict agreement with real Helion, when it showed verdicts.
     pub helion: Option<HelionView>,
+    /// What real Helion made of the generated cases, when it ran any.
+    pub health: Option<HealthView>,
 }
 
 /// One outcome's count.
@@ -402,6 +405,7 @@ pub fn campaign_view(id: &str, dir: &FindingsDir, page_dir: &Path) -> (CampaignV
         versions: versions(dir),
         shards: shard_rows(dir),
         helion: helion_view(stats),
+        health: health_view(stats),
     };
     (view, charts)
 }

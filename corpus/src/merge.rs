@@ -15,7 +15,11 @@
 //!   depend on the order of the inputs), copied byte for byte;
 //! * writes `buckets.json`, `merge.json` (every source shard: its seeds, where it came from and
 //!   its own bucket counts; which shards found each bucket) and one `<NNNN>-<slug>/` directory
-//!   per bucket, numbered in key order.
+//!   per bucket, numbered in key order;
+//! * writes `stats.json`, the campaign record ([`fuzz::campaign::record`]): every shard's own
+//!   record kept by shard id, the summary summed over them, the series merged by time
+//!   ([`stats`]); a shard without a `stats.json` is listed under `stats_missing` and warned
+//!   about ([`MergedCampaign::warnings`]).
 //!
 //! The output is built whole in a temporary directory next to `--out` and renamed into place
 //! ([`fsio::write_dir_atomic`]), so it is the old complete directory or the new complete one.
@@ -27,6 +31,7 @@
 use crate::fsio::{self, IoError};
 use crate::shard::{Contract, FieldDifference, SHARD_FILE, SeedRange, ShardError, ShardRecord};
 use crate::signature::{BUCKETS_FILE, Bucket, Buckets, BucketsError, CostRecord};
+use fuzz::campaign::record::{CampaignRecord, STATS_FILE};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -69,6 +74,20 @@ pub struct MergeRecord {
     pub shards: Vec<ShardSource>,
     /// The shards that found each bucket (bucket key → shard ids).
     pub found_in: BTreeMap<String, Vec<String>>,
+}
+
+impl MergeRecord {
+    /// Reads `<dir>/merge.json`; `None` when there is none.
+    pub fn load(dir: &Path) -> Result<Option<MergeRecord>, ShardError> {
+        let path = dir.join(MERGE_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        crate::shard::load_record(&path, "merge record", MERGE_FORMAT, |r: &MergeRecord| {
+            r.format
+        })
+        .map(Some)
+    }
 }
 
 /// Why a merge was refused.
@@ -161,12 +180,25 @@ pub struct Merged {
     pub changed: bool,
 }
 
+/// What a merge produced, with its campaign record.
+#[derive(Clone, Debug)]
+pub struct MergedCampaign {
+    /// The findings.
+    pub merged: Merged,
+    /// The output's `stats.json`.
+    pub stats: CampaignRecord,
+    /// What the merge could not count: shards without a `stats.json`, or with one that covers
+    /// only the last of the campaigns that wrote the directory.
+    pub warnings: Vec<String>,
+}
+
 /// One input directory, read.
 struct Input {
     path: PathBuf,
     contract: Contract,
     shards: Vec<ShardSource>,
     buckets: Buckets,
+    stats: stats::InputStats,
 }
 
 fn shard_id(seeds: &[SeedRange]) -> String {
@@ -201,14 +233,8 @@ fn load_input(path: &Path) -> Result<Input, MergeError> {
             });
         }
     }
-    let merge_path = path.join(MERGE_FILE);
-    if merge_path.exists() {
-        let record: MergeRecord = crate::shard::load_record(
-            &merge_path,
-            "merge record",
-            MERGE_FORMAT,
-            |r: &MergeRecord| r.format,
-        )?;
+    let stats_record = stats::load_stats(path)?;
+    if let Some(record) = MergeRecord::load(path)? {
         for s in &record.shards {
             if let Some(key) = s.buckets.keys().find(|k| buckets.find(k).is_none()) {
                 return Err(MergeError::Inconsistent {
@@ -221,6 +247,7 @@ fn load_input(path: &Path) -> Result<Input, MergeError> {
         return Ok(Input {
             path: path.to_path_buf(),
             contract: record.contract,
+            stats: stats::InputStats::of_merge(&record.shards, stats_record),
             shards: record.shards,
             buckets,
         });
@@ -243,6 +270,7 @@ fn load_input(path: &Path) -> Result<Input, MergeError> {
     Ok(Input {
         path: path.to_path_buf(),
         contract,
+        stats: stats::InputStats::of_shard(path, &shard, stats_record),
         shards: vec![shard],
         buckets,
     })
@@ -340,9 +368,10 @@ fn collect_shards(inputs: &[Input]) -> Result<BTreeMap<String, ShardSource>, Mer
 type Tree = Vec<(String, Vec<u8>)>;
 
 /// The merge of `inputs` (module docs), without writing it: the files of the output directory,
-/// its buckets and its record.
-fn plan(inputs: &[Input]) -> Result<(Tree, Buckets, MergeRecord), MergeError> {
+/// its buckets, its record, its campaign record and the warnings.
+fn plan(inputs: &[Input]) -> Result<(Tree, MergedCampaign), MergeError> {
     let shards = collect_shards(inputs)?;
+    let (stats, warnings) = stats::plan_stats(inputs.iter().map(|i| &i.stats), &shards);
     let mut sets = KeySets::default();
     for b in inputs.iter().flat_map(|i| i.buckets.buckets.values()) {
         sets.add(&b.key);
@@ -448,8 +477,24 @@ fn plan(inputs: &[Input]) -> Result<(Tree, Buckets, MergeRecord), MergeError> {
         ))
         .into_bytes(),
     ));
+    files.push((
+        STATS_FILE.to_string(),
+        json(serde_json::to_string(&stats)).into_bytes(),
+    ));
     files.sort();
-    Ok((files, buckets, record))
+    let merged = Merged {
+        buckets,
+        record,
+        changed: false,
+    };
+    Ok((
+        files,
+        MergedCampaign {
+            merged,
+            stats,
+            warnings,
+        },
+    ))
 }
 
 /// The same directory, whatever the spelling (`a/../b`, `./b`), when it exists.
@@ -460,8 +505,14 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Merges the findings directories `inputs` into `out` (module docs).
+/// Merges the findings directories `inputs` into `out` (module docs): the findings only.
 pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
+    merge_campaign(inputs, out).map(|c| c.merged)
+}
+
+/// Merges the findings directories `inputs` into `out` (module docs), with the campaign record
+/// and what it could not count.
+pub fn merge_campaign(inputs: &[PathBuf], out: &Path) -> Result<MergedCampaign, MergeError> {
     if inputs.is_empty() {
         return Err(MergeError::NoInputs);
     }
@@ -491,7 +542,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
         .iter()
         .map(|p| load_input(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let (files, buckets, record) = plan(&loaded)?;
+    let (files, mut campaign) = plan(&loaded)?;
     let unchanged = out.join(MERGE_FILE).exists() && fsio::read_tree(out)? == files;
     if !unchanged {
         let refs: Vec<(&str, &[u8])> = files
@@ -500,12 +551,12 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
             .collect();
         fsio::write_dir_atomic(out, &refs)?;
     }
-    Ok(Merged {
-        buckets,
-        record,
-        changed: !unchanged,
-    })
+    campaign.merged.changed = !unchanged;
+    Ok(campaign)
 }
+
+mod stats;
+pub use stats::load_stats;
 
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,12 @@
 //! `pallas-diff merge DIR... --out DIR`: the findings directories of a sharded campaign merged
 //! into one by signature ([`corpus::merge`]: the contracts checked, counts summed, the smallest
-//! reproducer kept, every source shard recorded; atomic and idempotent). Where
+//! reproducer kept, every source shard recorded; atomic and idempotent), and their campaign
+//! records (`stats.json`) with them; a shard without one is warned about on stderr. Where
 //! `$GITHUB_STEP_SUMMARY` is set, the merge's page is appended to it.
 
 use super::{CliError, Exit};
 use anyhow::Context;
-use corpus::merge::{MergeError, merge};
+use corpus::merge::{MergeError, merge_campaign};
 use std::path::PathBuf;
 
 /// Arguments of `merge`.
@@ -23,7 +24,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
-    let merged = merge(&args.dirs, &args.out).map_err(|e| match e {
+    let campaign = merge_campaign(&args.dirs, &args.out).map_err(|e| match e {
         // The file system failing is not the user's input being wrong.
         MergeError::Io(_) => CliError::Internal(anyhow::Error::new(e).context("merge failed")),
         MergeError::NoInputs
@@ -38,8 +39,12 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         | MergeError::Overlap { .. }
         | MergeError::OutNotMerged(_) => CliError::Input(e.into()),
     })?;
+    for w in &campaign.warnings {
+        eprintln!("pallas-diff merge: warning: {w}");
+    }
+    let merged = &campaign.merged;
     // The nightly merge job's summary page (GitHub Actions); losing it is not a failed merge.
-    let page = corpus::step_summary::merge_markdown(&merged, &args.out);
+    let page = corpus::step_summary::merge_markdown(merged, &args.out);
     if let Err(e) = corpus::step_summary::append_page_if_set(&page) {
         eprintln!("pallas-diff: cannot write the job summary: {e}");
     }
@@ -51,6 +56,9 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             "buckets": merged.buckets.buckets,
             "shards": merged.record.shards,
             "found_in": merged.record.found_in,
+            "cases": campaign.stats.stats.cases,
+            "stats_missing": campaign.stats.stats_missing,
+            "warnings": campaign.warnings,
         });
         println!(
             "{}",
@@ -73,6 +81,20 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             ""
         } else {
             " (it already held exactly these shards)"
+        }
+    );
+    println!(
+        "  {}: {} case(s) from {} shard record(s){}",
+        fuzz::campaign::record::STATS_FILE,
+        campaign.stats.stats.cases,
+        campaign.stats.shards.len(),
+        if campaign.stats.stats_missing.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; without a record: {}",
+                campaign.stats.stats_missing.join(", ")
+            )
         }
     );
     for s in &merged.record.shards {

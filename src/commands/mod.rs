@@ -5,6 +5,7 @@ mod bench_helion;
 mod bench_jax;
 pub mod check;
 mod corpus;
+mod dashboard;
 mod emit;
 mod eval;
 mod fuzz;
@@ -137,6 +138,10 @@ enum Command {
     /// Print a finding directory as a Markdown bug report with a standalone repro.py.
     #[command(after_help = EXIT_CODES)]
     Report(report::Args),
+    /// Write findings directories and hunt outputs as one self-contained HTML page (charts over
+    /// time, the coverage heat map, findings with their reports, engines, the hunt's table).
+    #[command(after_help = EXIT_CODES)]
+    Dashboard(dashboard::Args),
     /// The regression corpus: `corpus add FINDING` promotes a finding into it.
     #[command(after_help = EXIT_CODES)]
     Corpus(corpus::Args),
@@ -159,6 +164,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Reduce(a) => reduce::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Report(a) => report::run(a),
+        Command::Dashboard(a) => dashboard::run(a),
         Command::Corpus(a) => corpus::run(a),
     }
 }

@@ -372,3 +372,79 @@ fn inputs_and_outputs_that_are_not_findings_directories_are_named() {
         "nothing is written on a refusal"
     );
 }
+
+/// A shard's `stats.json`: `cases` cases, of which `mismatch` mismatched, sampled twice.
+fn write_stats(dir: &Path, seed: u64, cases: u64, mismatch: u64) {
+    let text = format!(
+        r#"{{"format":1,"seed":{seed},"engines":["oracle","pallas-sim"],"seconds":6.0,
+        "cases":{cases},"outcomes":{{"agree":{agree},"mismatch":{mismatch}}},"findings":1,
+        "coverage":{{"slice/unroll/tail":{{"cases":{cases},"lowered":{cases},"rejected":0}}}},
+        "series":[{{"seconds":0.5,"cases":1,"outcomes":{{"agree":1}}}},
+                  {{"seconds":6.0,"cases":{cases},"outcomes":{{"agree":{agree},"mismatch":{mismatch}}}}}]}}"#,
+        agree = cases - mismatch
+    );
+    std::fs::write(dir.join(STATS_FILE), text).unwrap();
+}
+
+#[test]
+fn campaign_records_merge_by_shard_and_a_missing_one_is_named() {
+    let t = tempfile::tempdir().unwrap();
+    let a = shard(
+        t.path(),
+        "a",
+        0,
+        contract(),
+        &[b("mismatch", "values", 3, 9)],
+    );
+    let c = shard(
+        t.path(),
+        "c",
+        1,
+        contract(),
+        &[b("mismatch", "values", 2, 5)],
+    );
+    let d = shard(t.path(), "d", 2, contract(), &[]);
+    write_stats(&a, 0, 100, 3);
+    write_stats(&c, 1, 50, 2);
+    let out = t.path().join("merged");
+    let m = merge_campaign(&[a.clone(), c.clone(), d.clone()], &out).unwrap();
+    assert_eq!(m.stats.stats.cases, 150);
+    assert_eq!(m.stats.stats.outcomes["mismatch"], 5);
+    assert_eq!(m.stats.stats.coverage["slice/unroll/tail"].lowered, 150);
+    let ids: Vec<&str> = m.stats.shards.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["seed-0", "seed-1"]);
+    assert_eq!(m.stats.shards[1].origin, c.display().to_string());
+    assert_eq!(m.stats.stats_missing, ["seed-2"]);
+    assert_eq!(m.warnings.len(), 1, "{:?}", m.warnings);
+    assert!(
+        m.warnings[0].contains("shard seed-2") && m.warnings[0].contains("no stats.json"),
+        "{:?}",
+        m.warnings
+    );
+    assert_eq!(m.stats.series.last().unwrap().cases, 150);
+    // The output's record reads back, and a merge of it with more shards is the merge of all.
+    let back = load_stats(&out).unwrap().unwrap();
+    assert_eq!(back.stats.cases, 150);
+    let again = merge_campaign(std::slice::from_ref(&a), &out).unwrap();
+    assert!(!again.merged.changed, "the shard is in the merge already");
+    assert_eq!(
+        again.stats.stats.cases, 150,
+        "a shard met twice counts once"
+    );
+    assert_eq!(again.stats.stats_missing, ["seed-2"], "still missing");
+    let e = t.path().join("e");
+    let e = shard(&e, "e", 3, contract(), &[]);
+    write_stats(&e, 3, 10, 0);
+    let more = merge_campaign(std::slice::from_ref(&e), &out).unwrap();
+    assert_eq!(more.stats.stats.cases, 160);
+    assert_eq!(more.stats.shards.len(), 3);
+    // A malformed record refuses the merge, naming the file.
+    std::fs::write(c.join(STATS_FILE), "{\"format\":1,\"cases\":\"many\"}").unwrap();
+    let err = merge_campaign(&[a, c.clone()], &t.path().join("bad"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&c.join(STATS_FILE).display().to_string()) && err.contains("campaign record"),
+        "{err}"
+    );
+}

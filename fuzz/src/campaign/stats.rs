@@ -5,12 +5,13 @@ use crate::check::HelionHealth;
 use crate::generators::{Feature, IndexForm};
 use crate::outcome::Outcome;
 use compiler::ir::LoopType;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Coverage of one (index form, loop type, in-branch) cell.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Cell {
     /// Cases that exercise it.
     pub cases: u64,
@@ -25,7 +26,8 @@ pub struct Cell {
 }
 
 /// Running counts of a campaign.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Stats {
     /// Cases checked.
     pub cases: u64,
@@ -65,7 +67,8 @@ pub struct Stats {
 /// Of the cases real Helion ran as rendered: how many it lowered, refused cleanly (by error
 /// class) or could not run at all (by cause, [`crate::exception::cause`]). The fidelity issue's
 /// target is at most 2% that cannot run.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HelionHealthCounts {
     /// Cases Helion ran.
     pub cases: u64,
@@ -129,7 +132,8 @@ impl HelionHealthCounts {
 }
 
 /// How often our verdict equalled Helion's.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Agreement {
     /// Cases where Helion's run showed its verdict.
     pub cases: u64,

@@ -979,10 +979,9 @@ mod tests {
         // Eager mode never reads `pallas_loop_type`: one tile.count bug of its ref mode under
         // three loop types filed three buckets in a 30-minute campaign.
         let key = |loop_type: &str| {
-            let c = case(&format!(
-                "    for tile in hl.tile(x.size(0), block_size=1):\n        out[tile, :] = x[tile, :]\n"
-            ));
-            let mut c = c;
+            let mut c = case(
+                "    for tile in hl.tile(x.size(0), block_size=1):\n        out[tile, :] = x[tile, :]\n",
+            );
             c.config.loop_type = Some(match loop_type {
                 "unroll" => compiler::ir::LoopType::Unroll,
                 _ => compiler::ir::LoopType::EmitPipeline,

@@ -553,18 +553,10 @@ impl<'u, 'a> Gen<'u, 'a> {
         };
         // Decided after the case is whole, since it needs every tensor's rank; the draws come
         // last so that they shift nothing before them.
-        let percent = self.cfg.partial_index_list_percent;
-        let mut failed = None;
-        super::fixup::subscript_partial_lists(&mut case, &mut || match self.pct(percent) {
-            Ok(keep) => keep,
-            Err(e) => {
-                failed.get_or_insert(e);
-                false
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
+        // One draw per case, not per list: a case has several lists, and per list 1% kept
+        // 3.0% of a Helion campaign's cases (28 of 934, seed 23).
+        let keep = self.pct(self.cfg.partial_index_list_percent)?;
+        super::fixup::subscript_partial_lists(&mut case, &mut || keep);
         Ok(case)
     }
 

@@ -216,11 +216,12 @@ define_gen_config! {
     /// (Helion 1.5.1 refuses it with `InvalidConfig`, D-1.5.1-09; this keeps the refusal
     /// tested). Otherwise the loop fixes it with `block_size=`, which Helion does not check.
     non_power_of_two_config_percent: u8 = 3, swarm = |u| percent(u)?;
-    /// How often an `hl.load`/`hl.store` keeps an index list shorter than its tensor's rank,
-    /// percent (Helion 1.5.1 raises an internal `AssertionError: invalid subscript` on it,
-    /// D-1.5.1-20: one bucketed Helion finding, not a flood; at 3% it was 3.6% of a Helion
-    /// campaign's cases, over the 2% of cases Helion may fail to run). Otherwise such a list is
-    /// written as a subscript, which Helion accepts with trailing dims omitted.
+    /// How often a case keeps its `hl.load`/`hl.store` index lists shorter than their tensor's
+    /// rank, percent of cases (Helion 1.5.1 raises an internal `AssertionError: invalid
+    /// subscript` on them, D-1.5.1-20, the known issue `helion-partial-index-list-assertion`;
+    /// drawn per list, 3% kept 3.6% and 1% kept 3.0% of a Helion campaign's cases, over the 2%
+    /// of cases Helion may fail to run). Otherwise such a list is written as a subscript, which
+    /// Helion accepts with trailing dims omitted.
     partial_index_list_percent: u8 = 1, swarm = |u| percent(u)?;
 }
 

@@ -270,55 +270,53 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         eprintln!("pallas-diff: cannot record the shard's case count: {e}");
     }
     let interrupted = stop.load(Ordering::Relaxed);
-    let unavailable: Vec<serde_json::Value> = selected
-        .unavailable
-        .iter()
-        .map(|(n, why)| serde_json::json!({"engine": n, "reason": why}))
-        .collect();
-    let helion_agreement = summary.stats.helion_agreement();
     let new_findings = sink.new_findings();
     let samples = series.finish(&summary.stats, summary.seconds);
     {
-        let json = serde_json::json!({
-            "format": fuzz::campaign::record::STATS_FORMAT,
-            "seed": args.seed,
-            "interrupted": interrupted,
-            "engines": selected.names,
-            "engines_unavailable": unavailable,
-            "helion": helion_versions.as_ref().map(|a| serde_json::json!({
-                "helion": a.helion, "torch": a.torch, "jax": a.jax_version,
-            })),
-            "helion_verdict_agreement": (helion_agreement.cases > 0).then(|| serde_json::json!({
-                "cases": helion_agreement.cases, "agree": helion_agreement.agree,
-                "messages": helion_agreement.messages,
-                "messages_agree": helion_agreement.messages_agree,
-                "by_verdict": summary.stats.helion_verdicts,
-                "by_index_form": summary.stats.helion_verdicts_by_form,
-            })),
-            "helion_health": (summary.stats.helion_health.cases > 0)
-                .then_some(&summary.stats.helion_health),
-            "new_findings": new_findings,
-            "cases": summary.stats.cases,
-            "seconds": summary.seconds,
-            "outcomes": summary.stats.outcomes,
-            "findings": summary.stats.findings,
-            "duplicates": summary.stats.duplicates,
-            "jax_not_reproduced": sink.not_reproduced(),
-            "jax_confirmed": summary.stats.jax_confirmed,
-            "jax_skipped": summary.stats.jax_skipped,
-            "known_issues": summary.stats.known_issues,
-            "coverage": summary.stats.coverage,
-            "coverage_confirmed": summary.stats.coverage_confirmed,
-            "out": args.out,
-        });
-        let text = serde_json::to_string(&json).map_err(anyhow::Error::from)?;
+        use fuzz::campaign::record::{
+            CampaignRecord, HelionAgreementRecord, HelionVersions, STATS_FILE, STATS_FORMAT,
+            Unavailable,
+        };
+        // One layout for `--json` and `stats.json` (which adds the series), the one `merge`
+        // and `dashboard` read.
+        let mut record = CampaignRecord {
+            format: STATS_FORMAT,
+            seed: Some(args.seed),
+            interrupted,
+            engines: selected.names.clone(),
+            engines_unavailable: selected
+                .unavailable
+                .iter()
+                .map(|(engine, reason)| Unavailable {
+                    engine: engine.clone(),
+                    reason: reason.clone(),
+                })
+                .collect(),
+            helion: helion_versions.as_ref().map(|a| HelionVersions {
+                helion: a.helion.clone(),
+                torch: a.torch.clone(),
+                jax: Some(a.jax_version.clone()),
+            }),
+            seconds: summary.seconds,
+            jax_not_reproduced: sink.not_reproduced() as u64,
+            new_findings: new_findings
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<_, _>>()
+                .map_err(anyhow::Error::from)?,
+            out: Some(args.out.clone()),
+            helion_verdict_agreement: HelionAgreementRecord::of(&summary.stats),
+            stats: summary.stats.clone(),
+            series: Vec::new(),
+            shards: Vec::new(),
+            stats_missing: Vec::new(),
+        };
         if args.json {
+            let text = serde_json::to_string(&record).map_err(anyhow::Error::from)?;
             println!("{text}");
         }
-        // The campaign record (module fuzz::campaign::record): the summary and its time series.
-        let mut record = json;
-        record["series"] = serde_json::to_value(&samples).map_err(anyhow::Error::from)?;
-        let path = args.out.join(fuzz::campaign::record::STATS_FILE);
+        record.series = samples;
+        let path = args.out.join(STATS_FILE);
         let text = serde_json::to_string(&record).map_err(anyhow::Error::from)?;
         if let Err(e) = corpus::fsio::write_atomic(&path, text.as_bytes()) {
             eprintln!("pallas-diff: cannot write the campaign record: {e}");

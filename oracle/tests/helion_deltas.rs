@@ -273,3 +273,27 @@ fn d03_a_literal_slice_is_clipped_on_a_concrete_dim_and_opaque_on_a_tiled_one() 
     };
     assert_eq!(r.rule, Rule::ChainConsumedWhole, "{r}");
 }
+
+#[test]
+fn d16_the_tail_predicate_is_compared_as_sympy_compares_it() {
+    // reversed_pred: `if 2 <= live:` is Ge(live, 2) to sympy; Helion lowers -> 204.0.
+    let tail = |pred: &str| {
+        s3(
+            F,
+            9,
+            &format!(
+                "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            if {pred}:\n                acc = acc + x_block[live - 2 : live, :, :].sum(dim=0)"
+            ),
+        )
+    };
+    let script = tail("2 <= live");
+    assert_eq!(value(&script), 204.0);
+    assert_eq!(lowered_value(&script), 204.0);
+    assert_eq!(lowered_value(&tail("live >= 2")), 204.0);
+    // Nothing else is normalized: `live - 2 >= 0` is refused at the subscript's line (L19).
+    let Verdict::Rejected(r) = verdict(&tail("live - 2 >= 0")) else {
+        panic!("live - 2 >= 0 lowered")
+    };
+    assert_eq!(r.rule, Rule::SelectorTailNotGuarded);
+    assert_eq!(r.span.line, 19, "{r:?}");
+}

@@ -159,15 +159,23 @@ impl<'a> Planner<'a, '_> {
                 let Some(outer) = live.as_live_extent() else {
                     return rej(Rule::SelectorTailNotGuarded, &[]);
                 };
+                // The predicate must be `Ge(live, width)` as sympy compares it; `width <= live`
+                // traces through Python's reflected comparison to that same object, and nothing
+                // else is normalized (D-1.5.1-16: `live - w >= 0` and `live > w - 1` fail).
                 let guarded = match &if_stmt.kind {
                     StmtKind::If { cond, .. } => match &cond.kind {
                         ExprKind::Compare {
                             op: CmpOp::Ge,
-                            lhs,
-                            rhs,
+                            lhs: live_side,
+                            rhs: width_side,
+                        }
+                        | ExprKind::Compare {
+                            op: CmpOp::Le,
+                            lhs: width_side,
+                            rhs: live_side,
                         } => {
-                            self.int_of(lhs).as_ref() == Some(&live)
-                                && self.const_of(rhs) == Some(length)
+                            self.int_of(live_side).as_ref() == Some(&live)
+                                && self.const_of(width_side) == Some(length)
                         }
                         _ => false,
                     },

@@ -112,6 +112,19 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         }
     };
     let block_sizes = types.block_sizes.clone();
+    // Trace-time checks ran on the whole kernel; dead device statements are gone before
+    // planning (D-1.5.1-15). The live kernel is traced again for its types, only when
+    // something was removed. The reported block sizes stay the whole kernel's; where a dead
+    // node raised one (D-1.5.1-08, sizes registered before nodes are removed) the live
+    // kernel's types do not see it: not modelled.
+    let live = crate::ir::dead::without_dead(case);
+    let (case, types) = match &live {
+        Some(live) => match crate::ir::types::infer(live) {
+            Ok(t) => (live, t),
+            Err(_) => (case, types),
+        },
+        None => (case, types),
+    };
     let plan = match crate::plan::plan_with_faults(case, &types, options.faults) {
         Ok(p) => p,
         Err(r) => return rejected(r, block_sizes),

@@ -297,3 +297,32 @@ fn d16_the_tail_predicate_is_compared_as_sympy_compares_it() {
     assert_eq!(r.rule, Rule::SelectorTailNotGuarded);
     assert_eq!(r.span.line, 19, "{r:?}");
 }
+
+#[test]
+fn d15_dead_nodes_are_removed_before_planning() {
+    // dead_view: an unused permute is not a whole-block consumer; Helion lowers -> 255.0.
+    let nest = |dead: &str| {
+        s3(
+            F,
+            8,
+            &format!(
+                "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            {dead}\n            total = x_block.sum(dim=0)\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :]"
+            ),
+        )
+    };
+    let script = nest("unused = x_block.permute(1, 0, 2)");
+    assert_eq!(value(&script), 255.0);
+    assert_eq!(lowered_value(&script), 255.0);
+    // dead_narrow: an unused shifted run before the read is neither planned nor refused.
+    let script = nest("pass").replace("            pass\n", "");
+    let script = script.replace(
+        "                acc = acc + x_block[local.begin, :, :]",
+        "                shifted = x_block[local.index + 1, :, :]\n                acc = acc + x_block[local.begin, :, :]",
+    );
+    assert!(script.contains("shifted"), "{script}");
+    // Eager PyTorch raises on the dead read past the block (local.index + 1 reaches row 4),
+    // so the reference refuses the case; Helion never runs it.
+    let case = parse_case(&script, "k.py").expect("parses");
+    assert!(pallas_diff_oracle::evaluate(&case).is_err());
+    assert_eq!(lowered_value(&script), 255.0);
+}

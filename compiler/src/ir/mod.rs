@@ -14,6 +14,7 @@
 //! renderer, reference, planner and generator handle it.
 
 pub mod blocks;
+pub mod dead;
 pub mod hash;
 pub mod inputs;
 pub mod scope;

@@ -1,0 +1,207 @@
+//! Dead device statements, removed before planning as Helion 1.5.1 removes dead nodes
+//! (D-1.5.1-15: `DeviceIR.add_graph` runs `graph.eliminate_dead_code()` on every graph, so pure
+//! nodes without users (loads, subscripts, views, arithmetic) are gone before the planner sees
+//! them). A dead whole-block use is then not "consumed whole", and a dead narrowing subscript is
+//! neither planned nor checked; trace-time checks have already run on the whole kernel.
+//!
+//! A device statement is an assignment inside a `hl.tile`/`hl.grid` loop (host code runs as
+//! Python and is never removed). Every assignment value is pure in the kernel language (stores
+//! and atomics are statements, not values), so an assignment is dead when nothing else reads
+//! its name: only reads by assignments to the same name (`acc = acc + v`) do not keep it, and
+//! removal repeats until nothing changes (a value read only by dead statements is dead too).
+//! Names are tracked, not FX nodes: a name read anywhere in the kernel keeps every assignment
+//! to it, which can keep a node Helion would drop, never the reverse. The last statement of a
+//! loop or branch body is kept, so no body becomes empty.
+
+use super::walk::{each_expr, each_stmt, stmt_exprs};
+use super::{Case, ExprKind, Stmt, StmtKind};
+use std::collections::HashSet;
+
+/// The case without its dead device statements, or `None` when it has none.
+pub fn without_dead(case: &Case) -> Option<Case> {
+    let mut pruned = case.clone();
+    let mut changed = false;
+    loop {
+        let read = names_read(&pruned.kernel.body);
+        let mut removed = false;
+        for stmt in &mut pruned.kernel.body {
+            removed |= prune_host(stmt, &read);
+        }
+        if !removed {
+            break;
+        }
+        changed = true;
+    }
+    changed.then_some(pruned)
+}
+
+/// The names some statement reads, except reads by an assignment to the same name.
+fn names_read(body: &[Stmt]) -> HashSet<String> {
+    let mut read = HashSet::new();
+    each_stmt(body, &mut |stmt| {
+        let own = match &stmt.kind {
+            StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => Some(target),
+            StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::For(_)
+            | StmtKind::If { .. }
+            | StmtKind::Return(_) => None,
+        };
+        match &stmt.kind {
+            // The written tensor of a store or an atomic is read (it is an alias of a host
+            // tensor, or a device value the store updates).
+            StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. } => {
+                read.insert(tensor.clone());
+            }
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::For(_)
+            | StmtKind::If { .. }
+            | StmtKind::Return(_) => {}
+        }
+        stmt_exprs(stmt, &mut |e| {
+            each_expr(e, &mut |e| {
+                if let ExprKind::Name(n) = &e.kind
+                    && Some(n) != own
+                {
+                    read.insert(n.clone());
+                }
+            })
+        });
+    });
+    read
+}
+
+/// Removes the dead assignments of the device loops under the host statement `stmt`.
+/// Whether anything was removed.
+fn prune_host(stmt: &mut Stmt, read: &HashSet<String>) -> bool {
+    match &mut stmt.kind {
+        StmtKind::For(lp) => prune_body(&mut lp.body, read),
+        StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => {
+            // A host-level `if` holds host code; one inside a loop is pruned by its loop.
+            let mut removed = false;
+            for s in then_body.iter_mut().chain(else_body.iter_mut()) {
+                removed |= prune_host(s, read);
+            }
+            removed
+        }
+        StmtKind::Assign { .. }
+        | StmtKind::AugAssign { .. }
+        | StmtKind::Store { .. }
+        | StmtKind::Atomic { .. }
+        | StmtKind::Return(_) => false,
+    }
+}
+
+/// Removes the dead assignments of a device body and of the bodies nested in it.
+fn prune_body(body: &mut Vec<Stmt>, read: &HashSet<String>) -> bool {
+    let mut removed = false;
+    for stmt in body.iter_mut() {
+        match &mut stmt.kind {
+            StmtKind::For(lp) => removed |= prune_body(&mut lp.body, read),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                removed |= prune_body(then_body, read);
+                removed |= prune_body(else_body, read);
+            }
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::Return(_) => {}
+        }
+    }
+    let dead = |s: &Stmt| match &s.kind {
+        StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
+            !read.contains(target)
+        }
+        StmtKind::Store { .. }
+        | StmtKind::Atomic { .. }
+        | StmtKind::For(_)
+        | StmtKind::If { .. }
+        | StmtKind::Return(_) => false,
+    };
+    while let Some(i) = body.iter().position(dead) {
+        if body.len() == 1 {
+            break;
+        }
+        body.remove(i);
+        removed = true;
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::parse_case;
+
+    fn case(body: &str) -> Case {
+        let src = format!(
+            "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+             @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config(block_sizes=[], pallas_loop_type=\"fori_loop\"))\n\
+             def k(x: torch.Tensor):\n    out = torch.zeros([1, 2, 128], dtype=torch.float32)\n\
+             \x20   for request in hl.grid(1):\n        acc = hl.zeros([2, 128], dtype=torch.float32)\n\
+             {body}\n        out[request, :, :] = acc\n    return out\n\n\nx = torch.ones(8, 2, 128)\nk(x)\n"
+        );
+        parse_case(&src, "k.py").unwrap_or_else(|e| panic!("{e}\n{src}"))
+    }
+
+    fn assigned(c: &Case) -> Vec<String> {
+        let mut names = Vec::new();
+        each_stmt(&c.kernel.body, &mut |s| {
+            if let StmtKind::Assign { target, .. } = &s.kind {
+                names.push(target.clone());
+            }
+        });
+        names
+    }
+
+    #[test]
+    fn unread_device_values_go_transitively_and_nothing_else_does() {
+        // dead_view of D-1.5.1-15, plus a value read only by a dead one.
+        let c = case(
+            "        for outer in hl.tile(x.size(0), block_size=4):
+            x_block = x[outer, :, :]
+            unused = x_block.permute(1, 0, 2)
+            twice = unused + unused
+            live = outer.end - outer.begin
+            for local in hl.tile(live, block_size=1):
+                acc = acc + x_block[local.begin, :, :]",
+        );
+        let pruned = without_dead(&c).expect("dead statements");
+        assert_eq!(
+            assigned(&pruned),
+            ["out", "acc", "x_block", "live", "acc"],
+            "{pruned:#?}"
+        );
+        assert!(without_dead(&pruned).is_none(), "a fixpoint");
+    }
+
+    #[test]
+    fn a_self_updated_value_nobody_else_reads_is_dead_but_no_body_is_emptied() {
+        let c = case(
+            "        junk = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0), block_size=4):
+            junk = junk + x[outer, :, :].sum(dim=0)
+            acc = acc + x[outer, :, :].sum(dim=0)",
+        );
+        let pruned = without_dead(&c).expect("junk is dead");
+        assert_eq!(assigned(&pruned), ["out", "acc", "acc"]);
+        let only = case(
+            "        for outer in hl.tile(x.size(0), block_size=4):
+            junk = x[outer, :, :].sum(dim=0)",
+        );
+        assert!(
+            without_dead(&only).is_none(),
+            "the loop keeps its last statement"
+        );
+    }
+}

@@ -29,7 +29,7 @@ use fuzz::campaign::{self, CampaignConfig};
 use fuzz::check::{CaseReport, check_case, compile_guarded};
 use fuzz::engines::{Engine, EngineRun, EngineStatus, Job};
 use fuzz::generators::GenConfig;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -64,8 +64,8 @@ pub struct HuntConfig {
     pub poison_padding: bool,
 }
 
-/// One fault's result.
-#[derive(Clone, Debug, Serialize)]
+/// One fault's result: a row of `hunt.json` (written by the hunt, read by `dashboard`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HuntRow {
     /// The fault's name.
     pub fault: String,
@@ -86,11 +86,12 @@ pub struct HuntRow {
     /// How to show the first reproducer ([`Reproducer::reproduce`]).
     pub reproduce: Option<String>,
     /// Every reproducer written, one per detecting seed.
+    #[serde(default)]
     pub reproducers: Vec<Reproducer>,
 }
 
 /// One reduced reproducer of a fault.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Reproducer {
     /// The seed index (`k` of `<fault>-<k>.py`).
     pub seed: usize,

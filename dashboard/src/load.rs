@@ -9,7 +9,6 @@ use corpus::merge::{MERGE_FILE, MergeRecord, load_stats};
 use corpus::shard::{Contract, SHARD_FILE, SeedRange, ShardRecord};
 use corpus::signature::{BUCKETS_FILE, Bucket, Buckets};
 use fuzz::campaign::record::{CampaignRecord, STATS_FILE};
-use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// The file a hunt writes into its output directory ([`corpus::hunt`]).
@@ -61,30 +60,7 @@ pub struct HuntDir {
     pub rows: Vec<HuntRow>,
 }
 
-/// One row of `hunt.json` as the page reads it: the fields of [`corpus::hunt::HuntRow`] it
-/// shows (the per-seed reproducers are left out: the first one stands for the row).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct HuntRow {
-    /// The fault's name.
-    pub fault: String,
-    /// Seeds that detected it.
-    pub detected: usize,
-    /// Seeds run.
-    pub repeats: usize,
-    /// Median cases to detection.
-    pub median_cases: Option<u64>,
-    /// Median seconds to detection.
-    pub median_seconds: Option<f64>,
-    /// Kernel-body lines of the largest reduced reproducer.
-    pub reduced_lines: Option<usize>,
-    /// Signature of the first detection.
-    pub signature: Option<String>,
-    /// The first reduced case script, as the hunt wrote its path.
-    pub case: Option<PathBuf>,
-    /// The command that shows the first reproducer.
-    pub reproduce: Option<String>,
-}
+pub use corpus::hunt::HuntRow;
 
 /// Reads one input directory.
 pub fn load(dir: &Path) -> Result<Source, DashboardError> {

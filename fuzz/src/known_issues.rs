@@ -29,14 +29,12 @@ pub struct KnownIssue {
     pub likely_in: fn(&str) -> bool,
 }
 
-fn error_text(status: &EngineStatus) -> Option<String> {
+/// The message and traceback of an engine error, or `None` for any other status.
+fn raised(status: &EngineStatus) -> Option<(&str, &str)> {
     match status {
         EngineStatus::KernelError {
-            kind,
-            message,
-            traceback,
-            ..
-        } => Some(format!("{kind}\n{message}\n{traceback}")),
+            message, traceback, ..
+        } => Some((message, traceback)),
         EngineStatus::Outputs(_)
         | EngineStatus::Lowered
         | EngineStatus::Unavailable(_)
@@ -48,24 +46,20 @@ fn error_text(status: &EngineStatus) -> Option<String> {
     }
 }
 
+fn error_text(status: &EngineStatus) -> Option<String> {
+    let EngineStatus::KernelError { kind, .. } = status else {
+        return None;
+    };
+    let (message, traceback) = raised(status)?;
+    Some(format!("{kind}\n{message}\n{traceback}"))
+}
+
 /// Whether `status` is an exception whose raising frame ([`crate::exception::raising_frame`])
 /// is `frame` and whose message contains `message`.
 fn raised_in(status: &EngineStatus, frame: &str, message: &str) -> bool {
-    match status {
-        EngineStatus::KernelError {
-            message: m,
-            traceback,
-            ..
-        } => m.contains(message) && crate::exception::raising_frame(traceback) == frame,
-        EngineStatus::Outputs(_)
-        | EngineStatus::Lowered
-        | EngineStatus::Unavailable(_)
-        | EngineStatus::NotRun(_)
-        | EngineStatus::Refused { .. }
-        | EngineStatus::Invalid { .. }
-        | EngineStatus::Timeout(_)
-        | EngineStatus::Crash(_) => false,
-    }
+    raised(status).is_some_and(|(m, traceback)| {
+        m.contains(message) && crate::exception::raising_frame(traceback) == frame
+    })
 }
 
 /// The engines that run Helion's Pallas backend (its eager mode does not).

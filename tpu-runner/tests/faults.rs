@@ -28,15 +28,6 @@ fn assert_pool_works(pool: &Pool) {
     assert_eq!(result.outputs().expect("add_one runs")[0].values[7], 8.0);
 }
 
-fn kill_9(pid: u32) {
-    let status = Command::new("kill")
-        .arg("-9")
-        .arg(pid.to_string())
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -9 {pid}");
-}
-
 #[test]
 fn worker_killed_mid_request_is_replaced_and_the_request_retried() {
     let pool = one_worker_pool(Duration::from_secs(60));

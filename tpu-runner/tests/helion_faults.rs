@@ -6,13 +6,12 @@
 
 mod common;
 
-use common::tensor;
+use common::{kill_9, tensor};
 use compiler::tensor::DType;
 use pallas_diff_tpu_runner::{
     CallArg, KernelCall, Mode, Pool, PoolConfig, RunError, RunRequest, Runtime,
     helion_python_if_present,
 };
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Helion 1.5.1 lowers and runs this; `twice(x)` is `2 * x`.
@@ -74,15 +73,6 @@ fn assert_pool_works(pool: &Pool) {
     let result = pool.run(&twice_after("", "plain")).expect("twice runs");
     let outputs = result.outcome.expect("Helion lowers twice");
     assert_eq!(outputs[0].values[7], 14.0);
-}
-
-fn kill_9(pid: u32) {
-    let status = Command::new("kill")
-        .arg("-9")
-        .arg(pid.to_string())
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -9 {pid}");
 }
 
 #[test]

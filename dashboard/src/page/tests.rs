@@ -202,6 +202,7 @@ fn the_page_renders_every_section_escaped() {
             signature: Some("mismatch/pallas-sim/values/-/-".into()),
             case: Some("target/hunt/d12-tail-clamped-before-mask-0.py".into()),
             reproduce: Some("pallas-diff check x.py".into()),
+            reproducers: Vec::new(),
         }],
     };
     let sources = [Source::Findings(Box::new(dir)), Source::Hunt(hunt)];

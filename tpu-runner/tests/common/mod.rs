@@ -50,3 +50,13 @@ pub fn add_one_after(body: &str, tag: &str) -> String {
         "# {tag}\nimport os, signal, time\n{ADD_ONE}\n_make = make\n\ndef make(interpret):\n    {body}\n    return _make(interpret)\n"
     )
 }
+
+/// Kills process `pid` with SIGKILL (a worker's crash, as the fault tests simulate it).
+pub fn kill_9(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .arg("-9")
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -9 {pid}");
+}

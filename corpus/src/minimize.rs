@@ -222,9 +222,10 @@ pub fn reduce_finding(
                 Ok(k) if !signature_.decisions.is_empty() => {
                     decisions_hold(&signature_.decisions, &k.decisions)
                 }
-                // Helion's: the same loop type, a subset of the forms.
+                // Helion's: the loop type kept (`Signature::loop_type_holds`), a subset of
+                // the forms.
                 Ok(_) | Err(_) => {
-                    signature_.loop_type.as_deref() == Some(c.effective_loop_type().name())
+                    signature_.loop_type_holds(Some(c.effective_loop_type().name()))
                         && index_forms(&c).is_subset(&signature_.forms)
                 }
             };

@@ -335,14 +335,26 @@ impl Signature {
     /// ([`crate::reduce::CANONICAL_LOOP_TYPE`], so one Helion bug under three loop types
     /// converges on one bucket) and a subset of the index forms.
     pub fn holds_for(&self, candidate: &Signature) -> bool {
-        let canonical = crate::reduce::CANONICAL_LOOP_TYPE.name();
         self.outcome == candidate.outcome
             && self.engine == candidate.engine
             && self.cause == candidate.cause
-            && (self.loop_type == candidate.loop_type
-                || candidate.loop_type.as_deref() == Some(canonical))
+            && self.loop_type_holds(candidate.loop_type.as_deref())
             && candidate.forms.is_subset(&self.forms)
             && decisions_hold(&self.decisions, &candidate.decisions)
+    }
+
+    /// Whether a candidate whose signature records `loop_type` keeps this finding's loop type:
+    /// the same one, or the canonical one ([`crate::reduce::CANONICAL_LOOP_TYPE`]); anything
+    /// when this signature records none (our emitted code keys on decisions, `helion-eager`
+    /// never reads the loop type).
+    pub fn loop_type_holds(&self, loop_type: Option<&str>) -> bool {
+        match self.loop_type.as_deref() {
+            None => true,
+            Some(own) => {
+                loop_type == Some(own)
+                    || loop_type == Some(crate::reduce::CANONICAL_LOOP_TYPE.name())
+            }
+        }
     }
 
     /// Whether `other` (a reduced finding's signature) is this bucket's cause seen through
@@ -994,6 +1006,8 @@ mod tests {
         let (a, b) = (key("unroll"), key("emit_pipeline"));
         assert_eq!(a.loop_type, None);
         assert_eq!(a.key(), b.key());
+        // And the reducer may move such a finding to any loop type.
+        assert!(a.loop_type_holds(Some("unroll")) && a.loop_type_holds(Some("fori_loop")));
     }
 
     #[test]

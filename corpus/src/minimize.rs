@@ -193,7 +193,13 @@ pub fn reduce_finding(
         });
     }
     let outcome = outcome_by_name(&signature_.outcome);
-    let wants_module = needs_module(outcome);
+    // A Helion engine runs the case script, not our module: its findings reduce whatever our
+    // compiler makes of a candidate (a helion-eager bug on kernels our model refuses).
+    let helion = signature_
+        .engine
+        .as_deref()
+        .is_some_and(fuzz::engines::is_helion);
+    let wants_module = needs_module(outcome) && !helion;
     let engine = memo.clone();
     // Stage 1, in-process and sequential: the checks that need no engine.
     let hooks = HookGuard::new();
@@ -242,7 +248,7 @@ pub fn reduce_finding(
                 Screen::Boring
             };
         }
-        if base.emitted.is_none() || base.reference.status.outputs().is_none() {
+        if (base.emitted.is_none() && !helion) || base.reference.status.outputs().is_none() {
             return Screen::Boring;
         }
         hooks.repair();

@@ -313,7 +313,14 @@ impl CorpusSink {
                 exhausted: r.exhausted,
             });
             finding = reduced;
-            not_reduced = None;
+            // A reduction that ran but took no step left the case as found: say so, not
+            // "reduced" (the summary hid a reducer that rejected every candidate that way).
+            not_reduced = (r.steps == 0).then(|| {
+                format!(
+                    "no smaller candidate kept the signature ({} attempts, {} engine runs)",
+                    r.attempts, r.engine_runs
+                )
+            });
         }
         let sig = finding.meta.signature.clone();
         let dir_name = if sig.key() == raw.key() {

@@ -90,7 +90,10 @@ pub struct Reduction {
 
 type MemoKey = (String, Vec<(String, Vec<usize>, Vec<u8>)>);
 
-/// An engine whose runs are memoized by (module source, inputs): a repeat costs nothing.
+/// An engine whose runs are memoized by what it runs and on what: the emitted module and the
+/// rendered kernel (a Helion engine runs the case script, not our module: keyed by the module
+/// alone, every candidate our compiler refuses shared one run, and the reducer kept candidates
+/// on another candidate's result), and the inputs. A repeat costs nothing.
 struct Memo {
     inner: Arc<dyn Engine>,
     runs: Mutex<HashMap<MemoKey, EngineRun>>,
@@ -105,7 +108,11 @@ impl Engine for Memo {
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
         let key: MemoKey = (
-            job.emitted.unwrap_or_default().to_string(),
+            format!(
+                "{}\n# ---- kernel ----\n{}",
+                job.emitted.unwrap_or_default(),
+                compiler::render::render_kernel(job.case)
+            ),
             job.inputs
                 .iter()
                 .map(|t| (t.dtype.name().to_string(), t.shape.clone(), t.to_le_bytes()))
@@ -344,5 +351,80 @@ impl Engine for SharedEngine {
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
         self.0.run(job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fuzz::engines::{EngineRun, EngineStatus};
+
+    /// Counts its runs and answers each with the kernel's name.
+    struct Counting(AtomicUsize);
+
+    impl Engine for Counting {
+        fn name(&self) -> &str {
+            "helion-eager"
+        }
+
+        fn run(&self, job: &Job<'_>) -> EngineRun {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            EngineRun::instant(
+                "helion-eager",
+                EngineStatus::NotRun(job.case.kernel.name.clone()),
+            )
+        }
+    }
+
+    fn case(name: &str) -> Case {
+        parse_case(
+            &format!(
+                "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+                 @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config(block_sizes=[]))\n\
+                 def {name}(x: torch.Tensor):\n    out = torch.zeros_like(x)\n\
+                 \x20   for tile in hl.tile(x.size(0), block_size=1):\n        out[tile, :] = x[tile, :]\n\
+                 \x20   return out\n\n\nx = torch.ones(2, 128)\n{name}(x)\n"
+            ),
+            "k.py",
+        )
+        .expect("parses")
+    }
+
+    #[test]
+    fn the_memo_keys_on_the_case_script_too_not_only_on_our_module() {
+        let inner = Arc::new(Counting(AtomicUsize::new(0)));
+        let memo = Memo {
+            inner: inner.clone(),
+            runs: Mutex::new(HashMap::new()),
+            misses: AtomicUsize::new(0),
+            hits: AtomicUsize::new(0),
+        };
+        let (a, b) = (case("first"), case("second"));
+        let job = |c: &'static Case| Job {
+            case: c,
+            inputs: &[],
+            emitted: None,
+            module: None,
+        };
+        let (a, b): (&'static Case, &'static Case) =
+            (Box::leak(Box::new(a)), Box::leak(Box::new(b)));
+        // Neither lowered by our compiler: they used to share one memo entry.
+        assert_eq!(
+            memo.run(&job(a)).status,
+            EngineStatus::NotRun("first".into())
+        );
+        assert_eq!(
+            memo.run(&job(b)).status,
+            EngineStatus::NotRun("second".into())
+        );
+        assert_eq!(
+            memo.run(&job(a)).status,
+            EngineStatus::NotRun("first".into())
+        );
+        assert_eq!(
+            inner.0.load(Ordering::Relaxed),
+            2,
+            "the repeat came from the memo"
+        );
     }
 }

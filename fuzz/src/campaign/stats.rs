@@ -173,6 +173,21 @@ fn cell_key(form: IndexForm, loop_type: LoopType, in_branch: bool) -> String {
     )
 }
 
+/// The coverage cells a case's features fall in (its index features; the others have none).
+fn cell_keys(features: &std::collections::BTreeSet<Feature>) -> Vec<String> {
+    features
+        .iter()
+        .filter_map(|f| match f {
+            Feature::Index {
+                form,
+                loop_type,
+                in_branch,
+            } => Some(cell_key(*form, *loop_type, *in_branch)),
+            _ => None,
+        })
+        .collect()
+}
+
 impl Stats {
     /// Records one case's outcome and the features it exercised; `lowered` is whether our
     /// compiler lowered it (it decides the coverage column of the Helion findings, which come
@@ -185,38 +200,26 @@ impl Stats {
     ) {
         self.cases += 1;
         *self.outcomes.entry(outcome.name().to_string()).or_default() += 1;
-        for f in features {
-            if let Feature::Index {
-                form,
-                loop_type,
-                in_branch,
-            } = f
-            {
-                let c = self
-                    .coverage
-                    .entry(cell_key(*form, *loop_type, *in_branch))
-                    .or_default();
-                c.cases += 1;
-                match outcome {
-                    Outcome::Rejected => c.rejected += 1,
-                    Outcome::InvalidCase => {}
-                    Outcome::Agree
-                    | Outcome::Mismatch
-                    | Outcome::LoweringError
-                    | Outcome::RuntimeError
-                    | Outcome::Timeout
-                    | Outcome::EngineCrash
-                    | Outcome::KnownIssue
-                    | Outcome::Unsupported
-                    | Outcome::CompilerCrash => c.lowered += 1,
-                    Outcome::HelionCrash
-                    | Outcome::HelionAcceptsInvalid
-                    | Outcome::VerdictMismatch => {
-                        if lowered {
-                            c.lowered += 1
-                        } else {
-                            c.rejected += 1
-                        }
+        for key in cell_keys(features) {
+            let c = self.coverage.entry(key).or_default();
+            c.cases += 1;
+            match outcome {
+                Outcome::Rejected => c.rejected += 1,
+                Outcome::InvalidCase => {}
+                Outcome::Agree
+                | Outcome::Mismatch
+                | Outcome::LoweringError
+                | Outcome::RuntimeError
+                | Outcome::Timeout
+                | Outcome::EngineCrash
+                | Outcome::KnownIssue
+                | Outcome::Unsupported
+                | Outcome::CompilerCrash => c.lowered += 1,
+                Outcome::HelionCrash | Outcome::HelionAcceptsInvalid | Outcome::VerdictMismatch => {
+                    if lowered {
+                        c.lowered += 1
+                    } else {
+                        c.rejected += 1
                     }
                 }
             }
@@ -230,20 +233,10 @@ impl Stats {
         reached: bool,
         features: &std::collections::BTreeSet<Feature>,
     ) {
-        for f in features {
-            if let Feature::Index {
-                form,
-                loop_type,
-                in_branch,
-            } = f
-            {
-                let c = self
-                    .coverage
-                    .entry(cell_key(*form, *loop_type, *in_branch))
-                    .or_default();
-                c.helion_ran += 1;
-                c.helion_reached += u64::from(reached);
-            }
+        for key in cell_keys(features) {
+            let c = self.coverage.entry(key).or_default();
+            c.helion_ran += 1;
+            c.helion_reached += u64::from(reached);
         }
     }
 

@@ -298,29 +298,48 @@ pub(crate) fn canonical_lists(body: &mut [Stmt]) {
 /// Writes an `hl.load`/`hl.store` whose index list is shorter than its tensor's rank as a
 /// subscript (`x[outer]`, trailing dims omitted, which Helion 1.5.1 accepts), unless `keep()`
 /// says to keep the list: Helion raises an internal `AssertionError: invalid subscript` on such
-/// a list (D-1.5.1-20). Atomics have no subscript form and are left alone.
+/// a list (D-1.5.1-20). An atomic has no subscript form, so its list is completed with
+/// `slice(None)` entries instead, which Helion lowers (the same row of D-1.5.1-20).
 pub(crate) fn subscript_partial_lists(case: &mut Case, keep: &mut dyn FnMut() -> bool) {
     let host = HostEnv::of(case);
     let rank_of = |tensor: &str| host.tensors.get(tensor).map(|t| t.shape.len());
-    let partial = |tensor: &str, indices: &[Index]| {
+    // How many trailing dims an index list leaves out, `None` when it names them all.
+    let missing = |tensor: &str, indices: &[Index]| {
         let used = indices
             .iter()
             .filter(|i| !matches!(i, Index::NewAxis))
             .count();
-        rank_of(tensor).is_some_and(|rank| used < rank)
+        rank_of(tensor)
+            .and_then(|rank| rank.checked_sub(used))
+            .filter(|&m| m > 0)
     };
+    let partial = |tensor: &str, indices: &[Index]| missing(tensor, indices).is_some();
     each_stmt_mut(&mut case.kernel.body, &mut |s| {
-        if let StmtKind::Store {
-            tensor,
-            indices,
-            explicit,
-            ..
-        } = &mut s.kind
-            && *explicit
-            && partial(tensor, indices)
-            && !keep()
-        {
-            *explicit = false;
+        match &mut s.kind {
+            StmtKind::Store {
+                tensor,
+                indices,
+                explicit,
+                ..
+            } => {
+                if *explicit && partial(tensor, indices) && !keep() {
+                    *explicit = false;
+                }
+            }
+            StmtKind::Atomic {
+                tensor, indices, ..
+            } => {
+                if let Some(m) = missing(tensor, indices)
+                    && !keep()
+                {
+                    indices.extend(std::iter::repeat_n(Index::Full, m));
+                }
+            }
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::For(_)
+            | StmtKind::If { .. }
+            | StmtKind::Return(_) => {}
         }
         top_exprs_mut(s, &mut |e| {
             each_expr_mut(e, &mut |x| {
@@ -572,5 +591,70 @@ fn remove_at(body: &mut Vec<Stmt>, path: &StmtPath) -> bool {
         true
     } else {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCRIPT: &str = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(
+    backend="pallas",
+    static_shapes=True,
+    config=helion.Config(block_sizes=[], pallas_loop_type="fori_loop"),
+)
+def partial(x: torch.Tensor, y: torch.Tensor):
+    for outer in hl.tile(x.size(0), block_size=4):
+        hl.atomic_add(x, [outer], y[outer, :, :])
+        hl.store(x, [outer], hl.load(y, [outer]))
+    return x
+
+
+x = torch.ones(8, 2, 128, dtype=torch.float32)
+y = torch.ones(8, 2, 128, dtype=torch.float32)
+partial(x, y)
+"#;
+
+    fn lists(case: &Case) -> Vec<(usize, bool)> {
+        let mut out = Vec::new();
+        each_stmt_mut(&mut case.kernel.body.clone(), &mut |s| match &s.kind {
+            StmtKind::Store {
+                indices, explicit, ..
+            } => out.push((indices.len(), *explicit)),
+            StmtKind::Atomic { indices, .. } => out.push((indices.len(), true)),
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::For(_)
+            | StmtKind::If { .. }
+            | StmtKind::Return(_) => {}
+        });
+        out
+    }
+
+    #[test]
+    fn partial_lists_become_what_helion_runs_unless_kept() {
+        let parsed = compiler::frontend::parse_case(SCRIPT, "partial.py").unwrap();
+        // Atomic first, then the store (the load is inside the store's value).
+        assert_eq!(lists(&parsed), vec![(1, true), (1, true)]);
+
+        let mut kept = parsed.clone();
+        subscript_partial_lists(&mut kept, &mut || true);
+        assert_eq!(kept, parsed, "a kept case is untouched");
+
+        let mut fixed = parsed.clone();
+        subscript_partial_lists(&mut fixed, &mut || false);
+        // The atomic's list is completed with `slice(None)`; the store becomes a subscript.
+        assert_eq!(lists(&fixed), vec![(3, true), (1, false)]);
+        let rendered = compiler::render::render_case(&fixed);
+        assert!(
+            rendered.contains("hl.atomic_add(x, [outer, slice(None), slice(None)], "),
+            "{rendered}"
+        );
+        assert!(rendered.contains("x[outer] = y[outer]"), "{rendered}");
     }
 }

@@ -326,3 +326,45 @@ fn d15_dead_nodes_are_removed_before_planning() {
     assert!(pallas_diff_oracle::evaluate(&case).is_err());
     assert_eq!(lowered_value(&script), 255.0);
 }
+
+/// S3 with an `int` parameter: `def k(x, n: int)` called as `k(x, n)` with n = N.
+fn s3_int(config: &str, n: usize, body: &str) -> String {
+    s3(config, n, body)
+        .replace(
+            "def k(x: torch.Tensor) -> torch.Tensor:",
+            "def k(x: torch.Tensor, n: int) -> torch.Tensor:",
+        )
+        .replace("\nk(x)\n", &format!("\nk(x, {n})\n"))
+}
+
+#[test]
+fn d14_int_arguments_are_runtime_scalars() {
+    // int_param_guard: `hl.tile(n)` is not known equal to x.size(0), so the root is guarded
+    // and the unguarded `local.index` read of it is refused (L18).
+    let body = "        for outer in hl.tile(n, block_size=4):\n            x_block = x[outer, :, :]\n            for local in hl.tile(4, block_size=2):\n                acc = acc + x_block[local.index, :, :].sum(dim=0)";
+    let script = s3_int(F, 8, body);
+    let Verdict::Rejected(r) = verdict(&script) else {
+        panic!("int_param_guard lowered")
+    };
+    assert!(r.message.contains("may contain padding"), "{}", r.message);
+    assert_eq!(r.span.line, 18, "{r:?}");
+    // The same kernel over `x.size(0)` is unguarded and lowers -> 255.0.
+    let sized = s3(F, 8, &body.replace("hl.tile(n,", "hl.tile(x.size(0),"));
+    assert_eq!(lowered_value(&sized), 255.0);
+
+    // int_param_unroll: `unroll` refuses an inner loop over `n` (InvalidConfig).
+    let body = "        for outer in hl.tile(n, block_size=4):\n            acc = acc + x[outer, :, :].sum(dim=0)";
+    let script = s3_int("block_sizes=[], pallas_loop_type=\"unroll\"", 8, body);
+    let Verdict::Rejected(r) = verdict(&script) else {
+        panic!("int_param_unroll lowered")
+    };
+    assert_eq!(r.rule, Rule::ConfigUnrollDynamicBounds);
+    // ... and lowers under fori_loop -> 255.0.
+    assert_eq!(lowered_value(&s3_int(F, 8, body)), 255.0);
+
+    // A data-dependent inner loop under `hl.tile(n)` lowers in both -> 511.0.
+    let body = "        for outer in hl.tile(n, block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :]";
+    let script = s3_int(F, 9, body);
+    assert_eq!(value(&script), 511.0);
+    assert_eq!(lowered_value(&script), 511.0);
+}

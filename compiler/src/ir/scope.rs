@@ -50,6 +50,10 @@ pub struct HostEnv {
     pub tensors: BTreeMap<String, HostTensor>,
     /// Host ints by name (int parameters and `n = x.size(0)`-style bindings).
     pub ints: BTreeMap<String, i64>,
+    /// The host ints Helion 1.5.1 passes to the kernel as runtime scalars: `int` parameters
+    /// and host ints computed from one (D-1.5.1-14). Their value is known (the call's
+    /// argument), but no size is `known_equal` to them and no loop bounded by them is static.
+    pub runtime_ints: FastSet<String>,
 }
 
 impl HostEnv {
@@ -83,6 +87,7 @@ impl HostEnv {
                 }
                 (ParamKind::Int, Arg::Int(v)) => {
                     env.ints.insert(param.name.clone(), *v);
+                    env.runtime_ints.insert(param.name.clone());
                 }
                 (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => {}
             }
@@ -94,11 +99,31 @@ impl HostEnv {
             };
             if let Some(v) = env.eval_int(value) {
                 env.ints.insert(target.clone(), v);
+                if env.is_runtime(value) {
+                    env.runtime_ints.insert(target.clone());
+                } else {
+                    env.runtime_ints.remove(target);
+                }
             } else if let Some(t) = env.host_tensor(value, &mut next_storage) {
                 env.tensors.insert(target.clone(), t);
             }
         }
         env
+    }
+
+    /// Whether `e` reads a runtime host int (D-1.5.1-14): its value is known here, but Helion
+    /// treats it as symbolic.
+    pub fn is_runtime(&self, e: &Expr) -> bool {
+        if self.runtime_ints.is_empty() {
+            return false;
+        }
+        let mut found = false;
+        super::walk::each_expr(e, &mut |x| {
+            if let ExprKind::Name(n) = &x.kind {
+                found |= self.runtime_ints.contains(n);
+            }
+        });
+        found
     }
 
     /// Evaluates a host int expression: literals, int names, `t.size(d)`, `+ - * //`.

@@ -683,6 +683,11 @@ impl<'a> Lowerer<'a> {
         let static_extent = begin_static
             .zip(end_static)
             .map(|(b, e)| e.saturating_sub(b));
+        // The emitted loop may use an `int` argument's value, but for Helion 1.5.1 a bound
+        // built from one is symbolic, which `unroll` refuses (D-1.5.1-14).
+        let host = &self.types.host;
+        let runtime_bound =
+            host.is_runtime(&dim.end) || dim.begin.as_ref().is_some_and(|b| host.is_runtime(b));
         let ld = LoopDim::new(bid, grid_kind, begin, end, bs, static_extent);
         self.loops.insert(bid, ld.clone());
         let value_of_var = if grid_kind {
@@ -698,7 +703,7 @@ impl<'a> Lowerer<'a> {
                 &lb,
                 var,
                 value_of_var,
-                static_extent.is_some(),
+                static_extent.is_some() && !runtime_bound,
                 span,
                 env,
                 out,

@@ -109,10 +109,14 @@ impl<'a> Planner<'a, '_> {
                     .position(|&b| b == block)
                     .and_then(|k| lp.dims.get(k))
                     .is_some_and(|d| {
+                        // An `int` argument is a runtime scalar in 1.5.1, never `known_equal`
+                        // to a size (D-1.5.1-14), so a loop over it guards its roots.
+                        let host = &self.types.host;
                         d.begin
                             .as_ref()
-                            .is_none_or(|b| self.const_int(b) == Some(0))
+                            .is_none_or(|b| self.const_int(b) == Some(0) && !host.is_runtime(b))
                             && self.const_int(&d.end) == Some(size)
+                            && !host.is_runtime(&d.end)
                     })
             }
             GraphKind::Root | GraphKind::Grid | GraphKind::Then(_) | GraphKind::Else => false,

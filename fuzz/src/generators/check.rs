@@ -209,7 +209,7 @@ fn static_stmt(
         } => (|| {
             device("an atomic")?;
             host_tensor(names, tensor)?;
-            list_indices(indices)?;
+            atomic_indices(indices)?;
             static_indices(indices, depth, names)?;
             if let Some(x) = expected {
                 static_reads(x, depth, names)?;
@@ -1067,7 +1067,7 @@ impl<'c> Checker<'c> {
                 value,
             } => (|| {
                 self.syntax_indices(indices)?;
-                list_indices(indices)?;
+                atomic_indices(indices)?;
                 self.syntax(value)?;
                 let host_dtype = self.host_dtype(tensor)?;
                 match op {
@@ -1729,6 +1729,15 @@ fn list_indices(indices: &[Index]) -> R<()> {
         .any(|i| matches!(i, Index::Full | Index::Slice { .. }))
     {
         return Err("an index list cannot hold `:` or a slice".into());
+    }
+    Ok(())
+}
+
+/// An atomic's index list may hold `slice(None)` (it has no subscript form to write `:` in),
+/// but no other slice.
+fn atomic_indices(indices: &[Index]) -> R<()> {
+    if indices.iter().any(|i| matches!(i, Index::Slice { .. })) {
+        return Err("an atomic's index list cannot hold a slice other than `slice(None)`".into());
     }
     Ok(())
 }

@@ -253,9 +253,10 @@ fn top_exprs_mut(stmt: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
     }
 }
 
-/// Index lists (`hl.load`, `hl.store`, atomics) leave trailing `:` implicit, since Python has
-/// no `:` inside a list literal; a load or store that still needs a `:` or slice is written as a
-/// subscript instead. (An atomic that does is left for the check to refuse.)
+/// Index lists of `hl.load` and `hl.store` leave trailing `:` implicit, since Python has no `:`
+/// inside a list literal; a load or store that still needs a `:` or slice is written as a
+/// subscript instead. An atomic has no subscript form: its `slice(None)` entries stay (Helion
+/// 1.5.1 needs them, D-1.5.1-20), and a slice in it is left for the check to refuse.
 pub(crate) fn canonical_lists(body: &mut [Stmt]) {
     fn list(indices: &mut Vec<Index>, explicit: &mut bool) {
         if *explicit {
@@ -275,8 +276,8 @@ pub(crate) fn canonical_lists(body: &mut [Stmt]) {
             StmtKind::Store {
                 indices, explicit, ..
             } => list(indices, explicit),
-            StmtKind::Atomic { indices, .. } => list(indices, &mut true),
-            StmtKind::Assign { .. }
+            StmtKind::Atomic { .. }
+            | StmtKind::Assign { .. }
             | StmtKind::AugAssign { .. }
             | StmtKind::For(_)
             | StmtKind::If { .. }

@@ -96,6 +96,9 @@ impl CaseReport {
             .find_map(|m| self.engines.iter().find(|e| e.engine == m.name()))?;
         match &run.status {
             EngineStatus::Outputs(_) | EngineStatus::Lowered => Some(HelionHealth::Lowered),
+            EngineStatus::Refused { .. } if self.refusal_is_known_issue(run) => Some(
+                HelionHealth::CannotRun(format!("known issue {}", self.known_issue?)),
+            ),
             EngineStatus::Refused { class, .. } => Some(HelionHealth::Refused(class.clone())),
             EngineStatus::KernelError {
                 stage,
@@ -113,6 +116,16 @@ impl CaseReport {
         }
     }
 
+    /// Whether `run` is a Helion refusal that the case's known issue explains: a known Helion
+    /// bug that replaces Helion's real verdict (`helion-refusal-masked-by-default-config`).
+    fn refusal_is_known_issue(&self, run: &EngineRun) -> bool {
+        matches!(run.status, EngineStatus::Refused { .. })
+            && self.known_issue.is_some_and(|id| {
+                crate::known_issues::known_issue(&run.engine, &run.status)
+                    .is_some_and(|k| k.id == id)
+            })
+    }
+
     /// Our verdict against real Helion's, when a Helion engine ran and its run shows Helion's
     /// verdict (see [`crate::outcome::helion_verdict`]): our verdict's key (`lowered` or the
     /// rule id) and whether the two agree.
@@ -127,11 +140,15 @@ impl CaseReport {
         } else {
             ours
         };
-        let theirs = self
+        let (run, theirs) = self
             .engines
             .iter()
             .filter(|e| crate::engines::shows_helion_verdict(&e.engine))
-            .find_map(crate::outcome::helion_verdict)?;
+            .find_map(|e| Some((e, crate::outcome::helion_verdict(e)?)))?;
+        // A known Helion bug that masks its verdict is set apart, like Helion's crashes.
+        if self.refusal_is_known_issue(run) {
+            return None;
+        }
         let key = match self.rejection() {
             Some(r) => r.rule.id().to_string(),
             None => "lowered".to_string(),

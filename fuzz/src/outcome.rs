@@ -281,14 +281,28 @@ pub fn classify(
         }
     }
     // Fidelity: the first Helion engine whose run shows Helion's verdict decides it. Eager mode
-    // does no Pallas planning, so its verdict is not the backend's.
+    // does no Pallas planning, so its verdict is not the backend's. A refusal that is a known
+    // Helion bug (it masks Helion's real verdict) is that known issue instead.
     if let Some((e, v)) = helion
         .iter()
         .filter(|e| shows_helion_verdict(&e.engine))
         .find_map(|e| Some((*e, helion_verdict(e)?)))
         && !verdicts_agree(compiler, v)
     {
-        return plain(Outcome::VerdictMismatch, Some(e));
+        match crate::known_issues::known_issue(&e.engine, &e.status) {
+            Some(k) => known = known.or(Some((e, k.id))),
+            None => return plain(Outcome::VerdictMismatch, Some(e)),
+        }
+    }
+    // A known Helion bug on a case our compiler refused is counted as that known issue, not
+    // hidden under `rejected` (the masked-refusal bug shows only on refused cases). A lowered
+    // case goes on to our engines first: their findings come before a known issue.
+    if let Some((e, id)) = known
+        && compiler != CompilerResult::Lowered
+    {
+        let mut c = plain(Outcome::KnownIssue, Some(e));
+        c.known_issue = Some(id);
+        return c;
     }
     if matches!(reference.status, EngineStatus::Invalid { .. }) {
         return plain(Outcome::InvalidCase, Some(reference));
@@ -400,6 +414,48 @@ mod tests {
         let tracing = CompilerResult::Rejected(ErrorClass::TracingError);
         assert!(verdicts_agree(tracing, Err("RankMismatch")));
         assert!(!verdicts_agree(tracing, Err("InvalidConfig")));
+    }
+
+    #[test]
+    fn a_refusal_that_is_a_known_helion_bug_is_that_known_issue_not_a_verdict_mismatch() {
+        let rejected = CompilerResult::Rejected(ErrorClass::InvalidIndexingType);
+        let config = |message: &str| EngineStatus::Refused {
+            class: "InvalidConfig".into(),
+            message: message.into(),
+            line: None,
+        };
+        let masked = config("config[block_sizes][0] must be a power of two, got 3");
+        let reference = run("oracle", outputs(1.0));
+        let c = classify(
+            rejected,
+            &reference,
+            &[run("helion-pallas", masked)],
+            differ,
+        );
+        assert_eq!(c.outcome, Outcome::KnownIssue);
+        assert_eq!(
+            c.known_issue,
+            Some("helion-refusal-masked-by-default-config")
+        );
+        // Any other refusal that differs from ours is still a fidelity finding.
+        assert_eq!(
+            classify_one(
+                rejected,
+                outputs(1.0),
+                config("unroll requires static bounds")
+            ),
+            Outcome::VerdictMismatch
+        );
+        // Where the verdicts agree, the same refusal is just a refusal.
+        let pow2 = CompilerResult::Rejected(ErrorClass::InvalidConfig);
+        assert_eq!(
+            classify_one(
+                pow2,
+                outputs(1.0),
+                config("config[block_sizes][0] must be a power of two, got 3")
+            ),
+            Outcome::Rejected
+        );
     }
 
     #[test]

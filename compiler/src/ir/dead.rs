@@ -13,7 +13,7 @@
 //! to it, which can keep a node Helion would drop, never the reverse. The last statement of a
 //! loop or branch body is kept, so no body becomes empty.
 
-use super::walk::{each_expr, each_stmt, stmt_exprs};
+use super::walk::{assigned, each_expr, each_stmt, stmt_exprs};
 use super::{Case, ExprKind, Stmt, StmtKind};
 use std::collections::HashSet;
 
@@ -35,9 +35,15 @@ pub fn without_dead(case: &Case) -> Option<Case> {
     changed.then_some(pruned)
 }
 
-/// The names some statement reads, except reads by an assignment to the same name.
+/// The names some statement reads, except reads by an assignment to the same name, plus the
+/// names a loop carries: a name bound before a loop and assigned in its body is an input of
+/// Helion's loop node (the value after zero trips), so the assignment before the loop is used
+/// even when the body never reads it (a campaign case: `acc = x_block.float().sum(dim=0)`
+/// before `for local in hl.tile(live): acc = x_block[local.begin] * 0.5`, which Helion refuses as
+/// consumed whole).
 fn names_read(body: &[Stmt]) -> HashSet<String> {
     let mut read = HashSet::new();
+    carried(body, &mut HashSet::new(), &mut read);
     each_stmt(body, &mut |stmt| {
         let own = match &stmt.kind {
             StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => Some(target),
@@ -70,6 +76,35 @@ fn names_read(body: &[Stmt]) -> HashSet<String> {
         });
     });
     read
+}
+
+/// Adds to `out` the names a loop of `body` carries: assigned in its body and in `bound`, the
+/// names assigned before it (in this body or an enclosing one).
+fn carried(body: &[Stmt], bound: &mut HashSet<String>, out: &mut HashSet<String>) {
+    for stmt in body {
+        match &stmt.kind {
+            StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
+                bound.insert(target.clone());
+            }
+            StmtKind::For(lp) => {
+                let inner = assigned(&lp.body);
+                out.extend(inner.iter().filter(|n| bound.contains(*n)).cloned());
+                carried(&lp.body, &mut bound.clone(), out);
+                bound.extend(inner);
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                for b in [then_body, else_body] {
+                    carried(b, &mut bound.clone(), out);
+                }
+                bound.extend(assigned(then_body).into_iter().chain(assigned(else_body)));
+            }
+            StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}
+        }
+    }
 }
 
 /// Removes the dead assignments of the device loops under the host statement `stmt`.
@@ -186,15 +221,35 @@ mod tests {
     }
 
     #[test]
-    fn a_self_updated_value_nobody_else_reads_is_dead_but_no_body_is_emptied() {
+    fn a_value_a_loop_carries_is_used_but_no_body_is_emptied() {
+        // Helion 1.5.1 refuses both nests with "the block is also consumed whole at L17" (the
+        // `junk = x_block.sum(dim=0)` line): the loop carries `junk`, whether its body reads it
+        // or not. Not carried (no `junk` in the body), the same line is dead and Helion lowers.
+        for update in [
+            "junk = junk + x_block[local.begin, :, :]",
+            "junk = x_block[local.begin, :, :] * 0.5",
+        ] {
+            let c = case(&format!(
+                "        for outer in hl.tile(x.size(0), block_size=4):
+            x_block = x[outer, :, :]
+            junk = x_block.sum(dim=0)
+            live = outer.end - outer.begin
+            for local in hl.tile(live, block_size=1):
+                {update}
+                acc = acc + x_block[local.begin, :, :]"
+            ));
+            assert!(without_dead(&c).is_none(), "{update}");
+        }
         let c = case(
-            "        junk = hl.zeros([2, 128], dtype=torch.float32)
-        for outer in hl.tile(x.size(0), block_size=4):
-            junk = junk + x[outer, :, :].sum(dim=0)
-            acc = acc + x[outer, :, :].sum(dim=0)",
+            "        for outer in hl.tile(x.size(0), block_size=4):
+            x_block = x[outer, :, :]
+            junk = x_block.sum(dim=0)
+            live = outer.end - outer.begin
+            for local in hl.tile(live, block_size=1):
+                acc = acc + x_block[local.begin, :, :]",
         );
         let pruned = without_dead(&c).expect("junk is dead");
-        assert_eq!(assigned(&pruned), ["out", "acc", "acc"]);
+        assert_eq!(assigned(&pruned), ["out", "acc", "x_block", "live", "acc"]);
         let only = case(
             "        for outer in hl.tile(x.size(0), block_size=4):
             junk = x[outer, :, :].sum(dim=0)",

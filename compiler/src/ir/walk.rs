@@ -288,3 +288,21 @@ impl Case {
         c
     }
 }
+
+/// Names assigned anywhere in `body` (nested loops and branches included), in order, once each.
+pub fn assigned(body: &[Stmt]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    each_stmt(body, &mut |s| match &s.kind {
+        StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
+            if !out.contains(target) {
+                out.push(target.clone());
+            }
+        }
+        StmtKind::Store { .. }
+        | StmtKind::Atomic { .. }
+        | StmtKind::For(_)
+        | StmtKind::If { .. }
+        | StmtKind::Return(_) => {}
+    });
+    out
+}

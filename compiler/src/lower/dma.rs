@@ -198,7 +198,7 @@ impl DmaPlan {
             return None;
         }
         let var = lp.vars.first()?;
-        if super::loops::assigned(&lp.body).iter().any(|n| n == var) {
+        if crate::ir::walk::assigned(&lp.body).iter().any(|n| n == var) {
             return None;
         }
         let &k = l.host_names.get(tensor)?;

@@ -159,24 +159,6 @@ fn assign(name: impl Into<String>, value: P) -> PStmt {
     }
 }
 
-/// Names assigned anywhere in `body` (nested loops and branches included), in order.
-pub(crate) fn assigned(body: &[Stmt]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    walk::each_stmt(body, &mut |s| match &s.kind {
-        StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-            if !out.contains(target) {
-                out.push(target.clone());
-            }
-        }
-        StmtKind::Store { .. }
-        | StmtKind::Atomic { .. }
-        | StmtKind::For(_)
-        | StmtKind::If { .. }
-        | StmtKind::Return(_) => {}
-    });
-    out
-}
-
 /// Names read after a statement: by the statements after it in its body (`rest`), or after
 /// that body (`outer`).
 fn live_after<'a>(rest: &'a [Stmt], outer: &Names<'a>) -> Names<'a> {
@@ -752,7 +734,7 @@ impl<'a> Lowerer<'a> {
         let mut defined: Names = lp.vars.iter().map(String::as_str).collect();
         exposed(&lp.body, &mut defined, &mut exp);
         let mut out = Vec::new();
-        for n in assigned(&lp.body) {
+        for n in walk::assigned(&lp.body) {
             match env.get(&n) {
                 Some(Val::Value { .. } | Val::Int(_)) => {
                     if live.contains(n.as_str()) || exp.contains(n.as_str()) {
@@ -1099,8 +1081,8 @@ impl<'a> Lowerer<'a> {
         live: &Names,
         span: Span,
     ) -> LResult<()> {
-        let mut all = assigned(then_body);
-        for n in assigned(else_body) {
+        let mut all = walk::assigned(then_body);
+        for n in walk::assigned(else_body) {
             if !all.contains(&n) {
                 all.push(n);
             }

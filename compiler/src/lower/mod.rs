@@ -349,7 +349,7 @@ impl<'a> Lowerer<'a> {
                 .params
                 .iter()
                 .map(|p| p.name.clone())
-                .chain(loops::assigned(&case.kernel.body))
+                .chain(crate::ir::walk::assigned(&case.kernel.body))
                 .chain({
                     let mut vars = Vec::new();
                     crate::ir::walk::each_stmt(&case.kernel.body, &mut |s| {

@@ -140,28 +140,29 @@ rules! {
     RootNoTensorMetadata = "root.no-tensor-metadata", BackendUnsupported,
         "the source load at {at} has no tensor value metadata";
 
-    // ---- address-preserving views (spec §2.5) ----------------------------------------------
+    // ---- address-preserving views (spec §2.5; D-1.5.1-18: the target prints bare, as
+    // `str(node.target)` does, with no backticks) ---------------------------------------------
     /// A consumer outside the allowlist (permute, arithmetic, casts, ...).
     ViewNotAddressPreserving = "view.not-address-preserving", BackendUnsupported,
-        "`{target}` at {at} is not an address-preserving resident Ref transform; expected one of aten.reshape.default, aten.squeeze.dim, aten.unsqueeze.default, aten.view.default, hl.subscript";
+        "{target} at {at} is not an address-preserving resident Ref transform; expected one of aten.reshape.default, aten.squeeze.dim, aten.unsqueeze.default, aten.view.default, hl.subscript";
     /// A view of a Ref that may hold tail padding.
     ViewPartiallyLive = "view.partially-live", BackendUnsupported,
-        "`{target}` at {at} cannot reshape a partially live resident Ref for this config";
+        "{target} at {at} cannot reshape a partially live resident Ref for this config";
     /// A view of a rank-1 Ref.
     ViewRankBelowTwo = "view.rank-below-two", BackendUnsupported,
-        "`{target}` at {at} requires a resident Ref with at least two physical dimensions";
+        "{target} at {at} requires a resident Ref with at least two physical dimensions";
     /// A view whose output shape is not concrete.
     ViewNoConcreteShape = "view.no-concrete-shape", BackendUnsupported,
-        "`{target}` at {at} has no concrete output shape for this config";
+        "{target} at {at} has no concrete physical shape for this config";
     /// A view changing the element count of the physical block.
     ViewElementCount = "view.element-count", BackendUnsupported,
-        "`{target}` at {at} changes the resident block's physical element count for this config";
+        "{target} at {at} changes the resident block's physical element count for this config";
     /// A view changing the two minor dims.
     ViewMinorDims = "view.minor-dims", BackendUnsupported,
-        "`{target}` at {at} changes the resident block's two minor dimensions for this config";
+        "{target} at {at} changes the resident block's two minor dimensions for this config";
     /// A view whose output has no tensor metadata (spec §2.5 view rule 1; defensive).
     ViewNoTensorMetadata = "view.no-tensor-metadata", BackendUnsupported,
-        "`{target}` at {at} has no tensor value metadata";
+        "{target} at {at} has no tensor value metadata";
 
     // ---- selector normalization (spec §2.6) ------------------------------------------------
     /// Any `None` in a narrowing subscript.
@@ -421,6 +422,12 @@ mod tests {
             "Backend 'pallas' does not support: the block is also consumed whole at /tmp/k.py:20\nWhile processing:\n..."
         ));
         assert!(!r.matches_message("Backend 'pallas' does not support: the selector at k.py:19 is not an unshifted tile run"));
+        // D-1.5.1-18's texts: a view target prints bare, and `<function subscript at 0x…>` for
+        // a `None`/`:`-only subscript.
+        let r = Rule::ViewNotAddressPreserving;
+        assert!(r.matches_message("Backend 'pallas' does not support: aten.permute.default at /tmp/k.py:17 is not an address-preserving resident Ref transform; expected one of aten.reshape.default, aten.squeeze.dim, aten.unsqueeze.default, aten.view.default, hl.subscript"));
+        assert!(Rule::ViewPartiallyLive.matches_message("Backend 'pallas' does not support: <function subscript at 0x7f3a2b1c> at /tmp/k.py:17 cannot reshape a partially live resident Ref for this config"));
+        assert!(Rule::ViewNoConcreteShape.matches_message("Backend 'pallas' does not support: aten.view.default at /tmp/k.py:17 has no concrete physical shape for this config"));
     }
     use std::collections::HashSet;
 

@@ -517,7 +517,7 @@ fn a_ref_leaving_its_graph_is_not_a_transform() {
         ONES8,
     );
     let r = assert_unsupported(&parse(&src), Rule::ViewNotAddressPreserving);
-    assert!(r.message.starts_with("`output`"), "{}", r.message);
+    assert!(r.message.starts_with("output at "), "{}", r.message);
 }
 
 // ---- config dependence -----------------------------------------------------------------------

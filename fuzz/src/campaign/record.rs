@@ -12,7 +12,7 @@
 //! series merged by time (see [`merge_series`]) and its summary the sum of theirs
 //! ([`Stats::merge`]).
 
-use super::stats::{Agreement, Cell, HelionHealthCounts, Stats};
+use super::stats::{Agreement, Cell, HelionHealthCounts, Reach, Stats};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -309,6 +309,7 @@ impl Stats {
             helion_verdicts,
             helion_verdicts_by_form,
             helion_health,
+            helion_reach,
         } = other;
         self.cases += cases;
         add_counts(&mut self.outcomes, outcomes);
@@ -349,6 +350,18 @@ impl Stats {
                 .merge(a);
         }
         self.helion_health.merge(helion_health);
+        for (key, r) in helion_reach {
+            self.helion_reach.entry(key.clone()).or_default().merge(r);
+        }
+    }
+}
+
+impl Reach {
+    /// Adds another shard's counts of the same construct (every field named).
+    pub fn merge(&mut self, other: &Reach) {
+        let Reach { ran, reached } = other;
+        self.ran += ran;
+        self.reached += reached;
     }
 }
 
@@ -522,6 +535,8 @@ mod tests {
                 messages_agree: 0,
             },
         );
+        st.helion_reach
+            .insert("surface/attr-count".into(), Reach { ran: 5, reached: 2 });
         st
     }
 
@@ -554,6 +569,8 @@ mod tests {
         );
         let a = st.helion_verdicts["lowered"];
         assert_eq!((a.cases, a.agree), (10, 8));
+        let r = st.helion_reach["surface/attr-count"];
+        assert_eq!((r.ran, r.reached), (10, 4));
         let h = &st.helion_health;
         assert_eq!((h.cases, h.lowered), (10, 6));
         assert_eq!(

@@ -62,6 +62,28 @@ pub struct Stats {
     pub helion_verdicts_by_form: BTreeMap<String, Agreement>,
     /// What real Helion made of the generated cases as rendered (the generator's health).
     pub helion_health: HelionHealthCounts,
+    /// Real Helion's reach per construct of the kernel-language surface (every feature but the
+    /// index cells, which `coverage` counts: loop kinds and where they sit, tile attributes,
+    /// argument kinds, config keys, IR forms), keyed by the feature's name.
+    pub helion_reach: BTreeMap<String, Reach>,
+}
+
+/// Of the cases real Helion ran that contain a construct, how many reached its code generation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Reach {
+    /// Cases Helion ran.
+    pub ran: u64,
+    /// Of those, the ones that reached its code generation.
+    pub reached: u64,
+}
+
+impl Reach {
+    /// Whether the construct is a generator gap: Helion ran cases with it, and under 1% of
+    /// them got to its code generation (the fidelity issue's threshold).
+    pub fn is_gap(&self) -> bool {
+        self.ran > 0 && self.reached * 100 < self.ran
+    }
 }
 
 /// Of the cases real Helion ran as rendered: how many it lowered, refused cleanly (by error
@@ -238,6 +260,14 @@ impl Stats {
             c.helion_ran += 1;
             c.helion_reached += u64::from(reached);
         }
+        for f in features {
+            if matches!(f, Feature::Index { .. }) {
+                continue;
+            }
+            let r = self.helion_reach.entry(f.to_string()).or_default();
+            r.ran += 1;
+            r.reached += u64::from(reached);
+        }
     }
 
     /// Records whether our verdict (`ours`: `lowered` or a rule id) equalled Helion's on a
@@ -295,17 +325,7 @@ impl Stats {
         if let Some(to) = moved {
             self.reclassify(Outcome::Agree, to);
         }
-        let keys: std::collections::BTreeSet<String> = features
-            .iter()
-            .filter_map(|f| match f {
-                Feature::Index {
-                    form,
-                    loop_type,
-                    in_branch,
-                } => Some(cell_key(*form, *loop_type, *in_branch)),
-                _ => None,
-            })
-            .collect();
+        let keys: std::collections::BTreeSet<String> = cell_keys(features).into_iter().collect();
         for k in keys {
             *self
                 .coverage_confirmed
@@ -423,7 +443,7 @@ impl Stats {
             }
             if helion {
                 let (ran, reached) = (c.helion_ran, c.helion_reached);
-                let gap = if ran > 0 && reached * 100 < ran {
+                let gap = if (Reach { ran, reached }).is_gap() {
                     "!"
                 } else {
                     " "
@@ -431,6 +451,17 @@ impl Stats {
                 let _ = write!(row, " {:>15}{gap}", format!("{reached}/{ran}"));
             }
             let _ = writeln!(s, "{row}");
+        }
+        if !self.helion_reach.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n{:<44} {:>16}",
+                "helion reach by construct", "helion codegen"
+            );
+            for (k, r) in &self.helion_reach {
+                let gap = if r.is_gap() { "!" } else { " " };
+                let _ = writeln!(s, "{k:<44} {:>15}{gap}", format!("{}/{}", r.reached, r.ran));
+            }
         }
         if self.helion_health.cases > 0 {
             s.push_str(&self.helion_health.table());
@@ -541,5 +572,34 @@ mod tests {
         st.record(Outcome::Rejected, false, &feats);
         st.record_helion_reach(false, &feats);
         assert!(st.table(1.0).contains("0/1!"), "{}", st.table(1.0));
+    }
+
+    #[test]
+    fn helion_reach_is_counted_per_construct_besides_the_index_cells() {
+        use crate::generators::{AttrTag, Surface};
+        let feats: std::collections::BTreeSet<Feature> = [
+            Feature::Index {
+                form: IndexForm::TileIndex,
+                loop_type: LoopType::ForiLoop,
+                in_branch: false,
+            },
+            Feature::TileAttrValue(AttrTag::Count),
+            Feature::Surface(Surface::ParamInt),
+        ]
+        .into_iter()
+        .collect();
+        let mut st = Stats::default();
+        st.record_helion_reach(true, &feats);
+        for _ in 0..200 {
+            st.record_helion_reach(false, &feats);
+        }
+        let keys: Vec<&String> = st.helion_reach.keys().collect();
+        assert_eq!(keys, ["surface/param-int", "tile-attr-value/count"]);
+        let r = st.helion_reach["surface/param-int"];
+        assert_eq!((r.ran, r.reached), (201, 1));
+        assert!(r.is_gap(), "1 of 201 is under 1%");
+        let table = st.table(1.0);
+        assert!(table.contains("helion reach by construct"), "{table}");
+        assert!(table.contains("1/201!"), "{table}");
     }
 }

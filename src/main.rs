@@ -13,11 +13,17 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = commands::Cli::parse();
-    match commands::run(cli) {
-        Ok(code) => code.into(),
-        Err(e) => {
+    // A panic that reaches here is a harness bug: the panic hook has printed its message and
+    // location; the run stops with the documented "internal error" code, not Rust's 101.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commands::run(cli))) {
+        Ok(Ok(code)) => code.into(),
+        Ok(Err(e)) => {
             eprintln!("pallas-diff: {e:#}");
             e.exit_code().into()
+        }
+        Err(_) => {
+            eprintln!("pallas-diff: internal error: a harness bug panicked (message above)");
+            ExitCode::from(1)
         }
     }
 }

@@ -101,8 +101,26 @@ pub const JAX_BATCH: usize = 8;
 /// case budget drains them in seconds.
 const JAX_QUEUE: usize = 64;
 
+/// Stops the campaign when the thread that holds it unwinds from a panic: marks the campaign
+/// as panicked (every producer's budget check then ends it) and closes the JAX queues, which the
+/// last producer would otherwise close, so no confirmer waits for cases that never come.
+struct StopOnPanic<'a> {
+    panicked: &'a AtomicBool,
+    selector: &'a select::Selector,
+}
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.panicked.store(true, Ordering::Relaxed);
+            self.selector.close(true);
+        }
+    }
+}
+
 /// Runs a campaign until its time or case budget is spent or `stop` is set; calls `progress`
-/// about once a second.
+/// about once a second. A panic of any of its threads (a harness bug) stops the others and is
+/// raised again from here.
 pub fn run(
     cfg: &CampaignConfig,
     sink: &dyn FindingSink,
@@ -123,8 +141,12 @@ pub fn run(
     let stats = Mutex::new(initial);
     let io_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
     let done = AtomicBool::new(false);
+    // Set when a campaign thread panics (a harness bug): every other thread stops, and the
+    // panic is raised again once they have (see `StopOnPanic`).
+    let panicked = AtomicBool::new(false);
     let out_of_budget = || {
         stop.load(Ordering::Relaxed)
+            || panicked.load(Ordering::Relaxed)
             || cfg.time.is_some_and(|t| start.elapsed() >= t)
             || io_error.lock().map(|e| e.is_some()).unwrap_or(true)
     };
@@ -150,6 +172,10 @@ pub fn run(
         let mut producers = Vec::new();
         for _ in 0..cfg.jobs.max(1) {
             producers.push(s.spawn(|| {
+                let _stop = StopOnPanic {
+                    panicked: &panicked,
+                    selector: &selector,
+                };
                 loop {
                     if out_of_budget() {
                         break;
@@ -211,6 +237,10 @@ pub fn run(
             cfg.jax_threads.max(1)
         } {
             confirmers.push(s.spawn(|| {
+                let _stop = StopOnPanic {
+                    panicked: &panicked,
+                    selector: &selector,
+                };
                 while let Some((e, batch)) = selector.take(JAX_BATCH) {
                     if cfg.confirmation == Confirmation::Sample && out_of_budget() {
                         selector.give_back(e, &batch);
@@ -250,11 +280,19 @@ pub fn run(
                 progress(&st, start.elapsed().as_secs_f64());
             }
         });
-        // Producers stop first; confirmers then drain the queue and exit when it closes.
+        // Producers stop first; confirmers then drain the queue and exit when it closes. A
+        // thread that panicked has stopped the others; its panic goes on up, so the campaign
+        // ends with it (exit 1 and the panic's message) instead of going on with fewer threads.
+        let mut panic = None;
         for p in producers.into_iter().chain(confirmers) {
-            let _ = p.join();
+            if let Err(payload) = p.join() {
+                panic.get_or_insert(payload);
+            }
         }
         done.store(true, Ordering::Relaxed);
+        if let Some(payload) = panic {
+            std::panic::resume_unwind(payload);
+        }
     });
     if let Some(e) = io_error.into_inner().expect("error lock") {
         return Err(e);

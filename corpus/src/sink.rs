@@ -32,7 +32,7 @@ use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::Engine;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The files of a findings directory that are its indexes, not findings or corpus entries.
@@ -104,7 +104,7 @@ pub struct CorpusSink {
     reduce: Option<ReduceOptions>,
     versions: Versions,
     cross_check_engines: Vec<Arc<dyn Engine>>,
-    not_reproduced: AtomicUsize,
+    not_reproduced: AtomicU64,
 }
 
 /// The number prefix of a finding directory name (`0007-mismatch-...` → 7).
@@ -147,7 +147,7 @@ impl CorpusSink {
             reduce,
             versions: versions.into(),
             cross_check_engines: Vec::new(),
-            not_reproduced: AtomicUsize::new(0),
+            not_reproduced: AtomicU64::new(0),
         })
     }
 
@@ -159,7 +159,7 @@ impl CorpusSink {
     }
 
     /// New findings the cross-check engines did not reproduce, so far.
-    pub fn not_reproduced(&self) -> usize {
+    pub fn not_reproduced(&self) -> u64 {
         self.not_reproduced.load(Ordering::Relaxed)
     }
 

@@ -34,7 +34,7 @@ pub struct Campaign<'a> {
     /// The findings written into new directories.
     pub new_findings: &'a [NewFinding],
     /// New in-process findings the JAX engines did not reproduce.
-    pub not_reproduced: usize,
+    pub not_reproduced: u64,
     /// Whether it was stopped by Ctrl-C.
     pub interrupted: bool,
     /// The findings directory.

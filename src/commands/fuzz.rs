@@ -298,7 +298,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                 jax: Some(a.jax_version.clone()),
             }),
             seconds: summary.seconds,
-            jax_not_reproduced: sink.not_reproduced() as u64,
+            jax_not_reproduced: sink.not_reproduced(),
             new_findings: new_findings
                 .iter()
                 .map(serde_json::to_value)

@@ -79,7 +79,7 @@ impl From<anyhow::Error> for CliError {
     }
 }
 
-const EXIT_CODES: &str = "Exit codes:\n  0  ok (a rejected kernel is a verdict, not an error)\n  1  internal error (a harness bug)\n  2  invalid input (file, line, column and construct are named), or an engine that was asked\n     for cannot run here (no JAX, no TPU, no Helion; --allow-unavailable runs without it)\n  3  finding\n  130  interrupted (Ctrl-C)";
+const EXIT_CODES: &str = "Exit codes:\n  0  ok (a rejected kernel is a verdict, not an error)\n  1  internal error (a harness bug)\n  2  invalid input (file, line, column and construct are named), or an engine that was asked\n     for cannot run here (no JAX, no TPU, no Helion; --allow-unavailable runs without it)\n  3  finding\n  130  interrupted (Ctrl-C)\n  141  the output pipe closed (`| head`)";
 
 /// Differential testing of Helion's Pallas resident-Ref lowering against an eager reference.
 #[derive(Debug, Parser)]

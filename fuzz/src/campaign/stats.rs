@@ -477,19 +477,27 @@ impl Stats {
                 all.messages,
                 all.messages_agree
             );
+            // Per rule, the message columns: of the cases both refused with this rule's class,
+            // how many carry this rule's message in Helion's text.
             let _ = writeln!(
                 s,
-                "{:<44} {:>8} {:>8} {:>7}",
-                "our verdict", "cases", "agree", "share"
+                "{:<44} {:>8} {:>8} {:>7} {:>12}",
+                "our verdict", "cases", "agree", "share", "message"
             );
             for (k, a) in &self.helion_verdicts {
+                let message = if a.messages > 0 {
+                    format!("{}/{}", a.messages_agree, a.messages)
+                } else {
+                    "-".to_string()
+                };
                 let _ = writeln!(
                     s,
-                    "{:<44} {:>8} {:>8} {:>6.1}%",
+                    "{:<44} {:>8} {:>8} {:>6.1}% {:>12}",
                     k,
                     a.cases,
                     a.agree,
-                    a.percent()
+                    a.percent(),
+                    message
                 );
             }
             let _ = writeln!(
@@ -572,6 +580,40 @@ mod tests {
         st.record(Outcome::Rejected, false, &feats);
         st.record_helion_reach(false, &feats);
         assert!(st.table(1.0).contains("0/1!"), "{}", st.table(1.0));
+    }
+
+    #[test]
+    fn helion_agreement_is_tabled_per_rule_with_its_message_share() {
+        let feats: std::collections::BTreeSet<Feature> = [Feature::Index {
+            form: IndexForm::TileBegin,
+            loop_type: LoopType::ForiLoop,
+            in_branch: false,
+        }]
+        .into_iter()
+        .collect();
+        let mut st = Stats::default();
+        st.record_helion_verdict("chain.consumed-whole", true, Some(true), &feats);
+        st.record_helion_verdict("chain.consumed-whole", true, Some(false), &feats);
+        st.record_helion_verdict("chain.consumed-whole", false, None, &feats);
+        st.record_helion_verdict("lowered", true, None, &feats);
+        let all = st.helion_agreement();
+        assert_eq!(
+            (all.cases, all.agree, all.messages, all.messages_agree),
+            (4, 3, 2, 1)
+        );
+        let table = st.table(1.0);
+        let row = |key: &str| {
+            table
+                .lines()
+                .find(|l| l.starts_with(key))
+                .unwrap_or_else(|| panic!("no {key} row: {table}"))
+                .split_whitespace()
+                .skip(1)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(row("chain.consumed-whole"), ["3", "2", "66.7%", "1/2"]);
+        assert_eq!(row("lowered"), ["1", "1", "100.0%", "-"]);
+        assert_eq!(row("tile-begin"), ["4", "3", "75.0%"]);
     }
 
     #[test]

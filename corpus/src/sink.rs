@@ -361,7 +361,7 @@ impl CorpusSink {
     }
 
     /// Counts a finding in its known bucket, replacing the bucket's case when this one is
-    /// smaller.
+    /// smaller (its provenance says so: [`REPLACED_BY_SMALLER`]).
     fn known(
         &self,
         state: &mut State,
@@ -372,6 +372,15 @@ impl CorpusSink {
     ) -> Result<Filed, SinkError> {
         let cost = CostRecord::of(case);
         if let Recorded::Known { dir, smaller: true } = state.buckets.record(sig, cost, "") {
+            // Said in the directory, since the campaign's summary listed the bucket's first
+            // case (and whether it was reduced), and this one is not reduced.
+            let provenance = FindingProvenance {
+                source: Some(match provenance.source {
+                    Some(s) => format!("{s}; {REPLACED_BY_SMALLER}"),
+                    None => REPLACED_BY_SMALLER.to_string(),
+                }),
+                ..provenance
+            };
             let mut finding = Finding::new(
                 case,
                 report,
@@ -408,6 +417,11 @@ pub fn cross_check_case(
         &report,
     )
 }
+
+/// The provenance note of a finding directory whose case a later, smaller duplicate replaced:
+/// the directory holds that duplicate as found, not reduced.
+pub const REPLACED_BY_SMALLER: &str = "a later duplicate, smaller than the bucket's earlier case (reduced or not), replaced it; \
+     not itself reduced";
 
 impl FindingSink for CorpusSink {
     fn file(&self, case: &Case, report: &CaseReport, seed: u64) -> std::io::Result<Filed> {

@@ -233,3 +233,67 @@ fn a_finding_joins_the_corpus_only_as_it_replays() {
     assert!(matches!(e, PromoteError::NotReproduced { .. }), "{e}");
     assert!(e.to_string().contains("gives `agree"), "{e}");
 }
+
+#[test]
+fn a_smaller_duplicate_that_replaces_a_buckets_case_says_so() {
+    use compiler::ir::{Expr, ExprKind, Span, Stmt, StmtKind};
+    use fuzz::campaign::sink::{Filed, FindingSink};
+    let small = load_spec_kernels()
+        .unwrap()
+        .into_iter()
+        .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
+        .unwrap()
+        .case;
+    // The same bug with an unused host int in front: a larger case of the same signature.
+    let mut large = small.clone();
+    large.kernel.body.insert(
+        0,
+        Stmt {
+            kind: StmtKind::Assign {
+                target: "unused".into(),
+                value: Expr {
+                    kind: ExprKind::Int(5),
+                    span: Span::default(),
+                },
+            },
+            span: Span::default(),
+        },
+    );
+    let engines: Vec<Box<dyn Engine>> = fuzz::engines::build(&["pallas-sim".into()], None).unwrap();
+    let report = |case| check_case(case, &engines, &d12_faulty());
+    let dir = tempfile::tempdir().unwrap();
+    let sink = pallas_diff_corpus::sink::CorpusSink::open(
+        dir.path(),
+        d12_faulty(),
+        None,
+        Versions::this_build(),
+    )
+    .unwrap();
+    let (large_report, small_report) = (report(&large), report(&small));
+    let Filed::New(first) = sink.file(&large, &large_report, 1).unwrap() else {
+        panic!("the first is new")
+    };
+    assert!(
+        Finding::load(&first)
+            .unwrap()
+            .meta
+            .provenance
+            .source
+            .is_none(),
+        "a new finding"
+    );
+    assert!(matches!(
+        sink.file(&small, &small_report, 2).unwrap(),
+        Filed::Duplicate
+    ));
+    let replaced = Finding::load(&first).unwrap();
+    assert_eq!(
+        replaced.meta.provenance.seed,
+        Some(2),
+        "the smaller case is kept"
+    );
+    assert_eq!(
+        replaced.meta.provenance.source.as_deref(),
+        Some(pallas_diff_corpus::sink::REPLACED_BY_SMALLER)
+    );
+}

@@ -612,7 +612,7 @@ fn expr_candidates(case: &Case, out: &mut Vec<Case>) {
             let mut c = case.clone();
             let mut i = 0;
             walk::each_stmt_mut(&mut c.kernel.body, &mut |s| {
-                stmt_exprs_mut(s, &mut |x| {
+                walk::stmt_exprs_mut(s, &mut |x| {
                     if i == k {
                         *x = r.clone();
                     }
@@ -621,58 +621,6 @@ fn expr_candidates(case: &Case, out: &mut Vec<Case>) {
             });
             out.push(c);
         }
-    }
-}
-
-/// Pre-order mutable traversal of a statement's own expressions (same order as
-/// `walk::stmt_exprs` + `walk::each_expr`).
-fn stmt_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
-    fn visit_indices(indices: &mut [Index], f: &mut dyn FnMut(&mut Expr)) {
-        for index in indices {
-            match index {
-                Index::Full | Index::NewAxis | Index::Int(_) => {}
-                Index::Slice { start, stop, step } => {
-                    for e in [start, stop, step].into_iter().flatten() {
-                        walk::each_expr_mut(e, f);
-                    }
-                }
-                Index::Expr(e) => walk::each_expr_mut(e, f),
-            }
-        }
-    }
-    match &mut s.kind {
-        StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => {
-            walk::each_expr_mut(value, f)
-        }
-        StmtKind::Store { indices, value, .. } => {
-            visit_indices(indices, f);
-            walk::each_expr_mut(value, f);
-        }
-        StmtKind::Atomic {
-            indices,
-            expected,
-            value,
-            ..
-        } => {
-            visit_indices(indices, f);
-            if let Some(x) = expected {
-                walk::each_expr_mut(x, f);
-            }
-            walk::each_expr_mut(value, f);
-        }
-        StmtKind::For(lp) => {
-            for d in &mut lp.dims {
-                if let Some(b) = &mut d.begin {
-                    walk::each_expr_mut(b, f);
-                }
-                walk::each_expr_mut(&mut d.end, f);
-                if let Some(b) = &mut d.block_size {
-                    walk::each_expr_mut(b, f);
-                }
-            }
-        }
-        StmtKind::If { cond, .. } => walk::each_expr_mut(cond, f),
-        StmtKind::Return(values) => values.iter_mut().for_each(|v| walk::each_expr_mut(v, f)),
     }
 }
 

@@ -203,7 +203,9 @@ fn each_top_index_expr(indices: &[Index], f: &mut dyn FnMut(&Expr)) {
     }
 }
 
-fn stmt_exprs_mut(stmt: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
+/// Calls `f` on every expression of one statement and their sub-expressions, pre-order (not
+/// on nested statements), mutably: the counterpart of [`stmt_exprs`] with [`each_expr`].
+pub fn stmt_exprs_mut(stmt: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
     match &mut stmt.kind {
         StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => {
             each_expr_mut(value, f)

@@ -333,7 +333,7 @@ k(x)
                 Rule::TraceSliceStepNotPositive => ErrorClass::InvalidSliceStep,
                 _ => ErrorClass::InvalidIndexingType,
             };
-            assert_eq!(r.class, class, "blk[{index}]");
+            assert_eq!(r.class(), class, "blk[{index}]");
             // `acc = acc + blk[...]` is on line 14; the subscript starts at column 25.
             assert_eq!(r.span, Span::new(14, 25), "blk[{index}]");
         }

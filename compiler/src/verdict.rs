@@ -348,11 +348,11 @@ impl fmt::Display for Rule {
     }
 }
 
-/// A refusal: the rule, its class, the rendered message and where.
+/// A refusal: the rule, the rendered message and where; its error class is the rule's
+/// ([`Rejection::class`]). Serialized with the class too, for readers of the JSON.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "RejectionRecord", try_from = "RejectionRecord")]
 pub struct Rejection {
-    /// Helion's error class.
-    pub class: ErrorClass,
     /// The rule.
     pub rule: Rule,
     /// The rendered message (the detail, without the class prefix).
@@ -361,21 +361,64 @@ pub struct Rejection {
     pub span: Span,
 }
 
+/// [`Rejection`] as written to JSON: with its class, which reading checks against the rule's.
+#[derive(Serialize, Deserialize)]
+struct RejectionRecord {
+    class: ErrorClass,
+    rule: Rule,
+    message: String,
+    span: Span,
+}
+
+impl From<Rejection> for RejectionRecord {
+    fn from(r: Rejection) -> RejectionRecord {
+        RejectionRecord {
+            class: r.class(),
+            rule: r.rule,
+            message: r.message,
+            span: r.span,
+        }
+    }
+}
+
+impl TryFrom<RejectionRecord> for Rejection {
+    type Error = String;
+    fn try_from(r: RejectionRecord) -> Result<Rejection, String> {
+        if r.class != r.rule.class() {
+            return Err(format!(
+                "rule {} has class {}, not {}",
+                r.rule,
+                r.rule.class().name(),
+                r.class.name()
+            ));
+        }
+        Ok(Rejection {
+            rule: r.rule,
+            message: r.message,
+            span: r.span,
+        })
+    }
+}
+
 impl Rejection {
     /// A rejection by `rule` at `span` with message arguments.
     pub fn new(rule: Rule, span: Span, args: &[(&str, &str)]) -> Rejection {
         Rejection {
-            class: rule.class(),
             rule,
             message: rule.message(args),
             span,
         }
     }
 
+    /// Helion's error class: the rule's.
+    pub fn class(&self) -> ErrorClass {
+        self.rule.class()
+    }
+
     /// The message as Helion prints it (`Backend 'pallas' does not support: ...` for planner
     /// rejections).
     pub fn helion_message(&self) -> String {
-        match self.class {
+        match self.class() {
             ErrorClass::BackendUnsupported => {
                 format!("Backend 'pallas' does not support: {}", self.message)
             }
@@ -393,7 +436,10 @@ impl fmt::Display for Rejection {
         write!(
             f,
             "{} [{}] at {}: {}",
-            self.class, self.rule, self.span, self.message
+            self.class(),
+            self.rule,
+            self.span,
+            self.message
         )
     }
 }
@@ -430,6 +476,28 @@ mod tests {
         assert!(Rule::ViewNoConcreteShape.matches_message("Backend 'pallas' does not support: aten.view.default at /tmp/k.py:17 has no concrete physical shape for this config"));
     }
     use std::collections::HashSet;
+
+    #[test]
+    fn a_rejection_is_written_with_its_rules_class_and_read_back_only_with_it() {
+        let r = Rejection::new(
+            Rule::ChainConsumedWhole,
+            Span::default(),
+            &[("lines", "17")],
+        );
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["class"], "BackendUnsupported");
+        assert_eq!(
+            serde_json::from_value::<Rejection>(json.clone()).unwrap(),
+            r
+        );
+        let mut wrong = json;
+        wrong["class"] = "InvalidConfig".into();
+        let e = serde_json::from_value::<Rejection>(wrong).unwrap_err();
+        assert!(
+            e.to_string().contains("has class BackendUnsupported"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn rule_ids_are_unique_and_round_trip() {

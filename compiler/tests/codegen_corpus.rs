@@ -33,7 +33,7 @@ fn every_spec_kernel_compiles_and_every_module_is_python() {
                     c.gap.is_none() || k.case.config.worklist_grouping == Some(2)
                 }
                 (Some(ExpectedVerdict::Rejected { class, rule }), Verdict::Rejected(r)) => {
-                    r.rule == rule && r.class == class
+                    r.rule == rule && r.class() == class
                 }
                 (Some(_), _) => false,
             };

@@ -219,7 +219,7 @@ fn plan_case_turns_type_errors_into_tracing_rejections() {
     let r = plan_case(&helpers::parse(&src)).unwrap_err();
     assert_eq!(r.rule, pallas_diff_compiler::verdict::Rule::TraceTypeError);
     assert_eq!(
-        r.class,
+        r.class(),
         pallas_diff_compiler::verdict::ErrorClass::TracingError
     );
 }

@@ -41,14 +41,14 @@ fn planner_matches_every_spec_kernel_verdict() {
             (ExpectedVerdict::Lowered, Ok(_)) => true,
             (ExpectedVerdict::Rejected { rule, .. }, Ok(_)) => CODEGEN_RULES.contains(rule),
             (ExpectedVerdict::Rejected { class, rule }, Err(r)) => {
-                r.rule == *rule && r.class == *class
+                r.rule == *rule && r.class() == *class
             }
             _ => false,
         };
         if !ok {
             let got = match &got {
                 Ok(_) => "lowered".to_string(),
-                Err(r) => format!("rejected {} {} ({})", r.class, r.rule, r.message),
+                Err(r) => format!("rejected {} {} ({})", r.class(), r.rule, r.message),
             };
             mismatches.push(format!("{}: expected {expected:?}, got {got}", k.name()));
         }

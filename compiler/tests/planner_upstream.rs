@@ -659,7 +659,7 @@ fn test_resident_subview_rejects_negative_bounds() {
                 Rule::TraceSliceNegativeStart
             },
         );
-        assert_eq!(r.class, ErrorClass::InvalidIndexingType);
+        assert_eq!(r.class(), ErrorClass::InvalidIndexingType);
     }
 }
 

@@ -330,7 +330,10 @@ pub fn markdown(f: &Finding) -> String {
             let _ = writeln!(
                 out,
                 "rejected: `{}` [`{}`] at {}: {}\n",
-                r.class, r.rule, r.span, r.message
+                r.class(),
+                r.rule,
+                r.span,
+                r.message
             );
         }
         None => out.push_str("none: the compiler panicked (see the log)\n\n"),

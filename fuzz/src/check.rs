@@ -132,7 +132,7 @@ impl CaseReport {
     pub fn helion_agreement(&self) -> Option<(String, bool)> {
         let ours = match &self.verdict {
             Some(Verdict::Lowered) => CompilerResult::Lowered,
-            Some(Verdict::Rejected(r)) => CompilerResult::Rejected(r.class),
+            Some(Verdict::Rejected(r)) => CompilerResult::Rejected(r.class()),
             None => return None,
         };
         let ours = if self.gap.is_some() {
@@ -375,7 +375,7 @@ impl<'a> Prepared<'a> {
                     (CompilerResult::Lowered, Some(c.verdict.clone()), None, None)
                 }
                 compiler::compile::Outcome::Rejected(r) => (
-                    CompilerResult::Rejected(r.class),
+                    CompilerResult::Rejected(r.class()),
                     Some(c.verdict.clone()),
                     None,
                     None,

@@ -74,7 +74,7 @@ fn spec_kernels_agree_or_are_rejected_as_upstream() {
                         (
                             Some(ExpectedVerdict::Rejected { class, rule }),
                             Some(Verdict::Rejected(r)),
-                        ) if r.rule.id() == rule.id() && r.class.name() == class.name() => {}
+                        ) if r.rule.id() == rule.id() && r.class().name() == class.name() => {}
                         (want, got) => fail(format!("verdict {got:?}, header says {want:?}")),
                     }
                     if k.expectations.invalid.is_some() && report.outcome != Outcome::InvalidCase {

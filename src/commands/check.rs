@@ -204,7 +204,7 @@ pub fn report_json(r: &CaseReport) -> serde_json::Value {
     let verdict = match &r.verdict {
         Some(Verdict::Lowered) => serde_json::json!({"kind": "lowered"}),
         Some(Verdict::Rejected(x)) => serde_json::json!({
-            "kind": "rejected", "class": x.class.name(), "rule": x.rule.id(),
+            "kind": "rejected", "class": x.class().name(), "rule": x.rule.id(),
             "message": x.message, "line": x.span.line, "col": x.span.col,
         }),
         None => serde_json::Value::Null,

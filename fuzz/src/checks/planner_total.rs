@@ -29,7 +29,7 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     match compiled.outcome() {
         Outcome::Rejected(r) => {
             assert_eq!(
-                r.class,
+                r.class(),
                 r.rule.class(),
                 "finding: rejection class disagrees with the rule table: {r}"
             );

@@ -28,14 +28,19 @@ fn sim() -> Arc<dyn Engine> {
     Arc::from(v.remove(0))
 }
 
-/// The d12 spec kernel under the d12 fault: a `pallas-sim` mismatch.
-fn d12_finding() -> Finding {
-    let case = load_spec_kernels()
+/// The d12 spec kernel.
+fn d12_case() -> compiler::ir::Case {
+    load_spec_kernels()
         .unwrap()
         .into_iter()
         .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
         .unwrap()
-        .case;
+        .case
+}
+
+/// The d12 spec kernel under the d12 fault: a `pallas-sim` mismatch.
+fn d12_finding() -> Finding {
+    let case = d12_case();
     let engines: Vec<Box<dyn Engine>> = fuzz::engines::build(&["pallas-sim".into()], None).unwrap();
     let report = check_case(&case, &engines, &d12_faulty());
     assert_eq!(report.outcome.name(), "mismatch", "{:?}", report.engines);
@@ -238,12 +243,7 @@ fn a_finding_joins_the_corpus_only_as_it_replays() {
 fn a_smaller_duplicate_that_replaces_a_buckets_case_says_so() {
     use compiler::ir::{Expr, ExprKind, Span, Stmt, StmtKind};
     use fuzz::campaign::sink::{Filed, FindingSink};
-    let small = load_spec_kernels()
-        .unwrap()
-        .into_iter()
-        .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
-        .unwrap()
-        .case;
+    let small = d12_case();
     // The same bug with an unused host int in front: a larger case of the same signature.
     let mut large = small.clone();
     large.kernel.body.insert(

@@ -19,6 +19,9 @@ step() {
   fi
 }
 
+# Free disk first: a full disk fails the build with rustc's "No space left on device" deep in
+# the log; a fresh clone needs a few GB (debug tests, the release binary, the fuzz targets).
+df -h . 2>/dev/null | tail -n 1 | awk '{print "ci/test.sh: disk free here: " $4}'
 # The build must succeed for anything else to mean something.
 cargo build --workspace --all-targets || { echo "=== build: FAILED"; exit 1; }
 # The code rules: rustfmt-formatted, clippy-clean with -D warnings (skipped, with the reason, on

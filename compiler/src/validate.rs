@@ -257,7 +257,7 @@ impl Validator<'_> {
 }
 
 /// A Python-like repr of an index entry, for messages (`slice(-3, 2, None)`, `-1`, `None`).
-fn index_repr(index: &Index) -> String {
+pub(crate) fn index_repr(index: &Index) -> String {
     let opt = |e: &Option<Expr>| e.as_ref().map_or("None".to_string(), crate::render::expr);
     match index {
         Index::Full => "slice(None, None, None)".into(),

@@ -118,21 +118,24 @@ rules! {
         "tracing the kernel failed: {message}";
 
     // ---- root eligibility (spec §2.3) ----------------------------------------------------
-    /// The load drops or adds a dimension (`x[outer, 0, :]`).
+    /// The load adds a dimension (`x[outer, None, :]`), or drops one that is not a scalar
+    /// index beside the tiled one (D-1.5.1-12 check 7; `x[outer, 0, :]` is admitted).
     RootChangesRank = "root.changes-rank", BackendUnsupported,
-        "the source load at {at} changes the tensor rank";
-    /// The load tiles zero or several dimensions.
+        "the source load at {at} has an unsupported rank change: tensor_shape={tensor_shape}, value_shape={value_shape}, selected={selected}, resident_dim={dim}, dropped_dims={dropped}, indices={indices}";
+    /// Zero or several candidate tiled dimensions (D-1.5.1-12 check 6: Python-int entries
+    /// are not candidates; among several, the one of this loop's own tile wins).
     RootTilesMultipleDims = "root.tiles-multiple-dims", BackendUnsupported,
-        "the source load at {at} must tile exactly one dimension, but it tiles {count}";
+        "the source load at {at} must have exactly one tiled dimension narrowed by an inner loop, but it has {count} candidates";
     /// The load's narrowing index is not a tile.
     RootNotTileIndexed = "root.not-tile-indexed", BackendUnsupported,
         "the source load at {at} is not indexed by a tile";
     /// The physical shape is not concrete for this config.
     RootNoConcreteShape = "root.no-concrete-shape", BackendUnsupported,
         "the source load at {at} has no concrete physical shape for this config";
-    /// The tiled dim is not DIRECT-addressed (e.g. bf16 rows of a 2-D tensor).
+    /// The tiled dim is not DIRECT-addressed (e.g. bf16 rows of a 2-D tensor) and its loop's
+    /// start or its block is not a multiple of the TPU alignment (D-1.5.1-13).
     RootNotDirectAddressing = "root.not-direct-addressing", BackendUnsupported,
-        "the source load at {at} does not have direct VMEM addressing for this config";
+        "the source load at {at} is not aligned for direct VMEM addressing in this config";
     /// R-MUT (spec §2.9): the loaded storage is written by a store or atomic.
     RootWrittenOnDevice = "root.written-on-device", BackendUnsupported,
         "the tensor it reads is also written on device";
@@ -218,7 +221,8 @@ rules! {
     /// Width not an int ≥ 1.
     SelectorNoConcreteWidth = "selector.no-concrete-width", BackendUnsupported,
         "the selector at {at} has no concrete positive width for this config";
-    /// A non-DIRECT dim narrowed by something other than an aligned static run.
+    /// A non-DIRECT dim narrowed by something other than an aligned static run or a tile run
+    /// whose width is a multiple of the alignment (D-1.5.1-13).
     SelectorUnaligned = "selector.unaligned", BackendUnsupported,
         "the selector at {at} is not aligned for direct VMEM addressing in this config";
     /// A squeezing selector wider than 1 (`blk[t.begin]` with block 2).

@@ -438,7 +438,9 @@ fn driving_loop_rules() {
 }
 
 #[test]
-fn bf16_rows_of_a_2d_tensor_cannot_be_a_root() {
+fn bf16_rows_of_a_2d_tensor_are_a_root_only_when_aligned() {
+    // D-1.5.1-13: the bf16 sublane dim is not DIRECT; an 8-row block from a zero start is
+    // aligned, so the root plans and the scalar selector is the one refused.
     let src = script(
         FORI,
         "x: torch.Tensor",
@@ -453,13 +455,19 @@ fn bf16_rows_of_a_2d_tensor_cannot_be_a_root() {
     return out"#,
         "x = torch.ones(16, 128, dtype=torch.bfloat16)\nkernel(x)",
     );
-    assert_unsupported(&parse(&src), Rule::RootNotDirectAddressing);
-    // f32 with 128 lanes can.
+    assert_unsupported(&parse(&src), Rule::SelectorUnaligned);
+    // A 4-row block is not aligned: the root is refused.
+    let four = src
+        .replace("block_size=8)", "block_size=4)")
+        .replace("hl.tile(8, ", "hl.tile(4, ");
+    assert_unsupported(&parse(&four), Rule::RootNotDirectAddressing);
+    // f32 with 128 lanes is DIRECT either way.
     assert_lowered(&parse(&src.replace(", dtype=torch.bfloat16)", ")")));
 }
 
 #[test]
-fn root_changes_rank_and_multiple_tiles() {
+fn root_drops_scalar_dims_but_not_none() {
+    // D-1.5.1-12: an int index beside the tile drops its dim and the root plans.
     let src = nest(
         FORI,
         "x.size(0), block_size=4",
@@ -468,7 +476,7 @@ fn root_changes_rank_and_multiple_tiles() {
                 acc = acc + row[local.begin, :].float()"#,
         ONES8,
     );
-    assert_unsupported(&parse(&src), Rule::RootChangesRank);
+    assert_lowered(&parse(&src));
 }
 
 #[test]

@@ -368,3 +368,141 @@ fn d14_int_arguments_are_runtime_scalars() {
     assert_eq!(value(&script), 511.0);
     assert_eq!(lowered_value(&script), 511.0);
 }
+
+/// S3's input (`R(n)`, 3-D) with S2's output (`[1, 128]`).
+fn s3_in_s2_out(config: &str, n: usize, body: &str) -> String {
+    s3(config, n, body)
+        .replace(
+            "out = torch.zeros([1, 2, 128], dtype=torch.float32)",
+            "out = torch.zeros([1, 128], dtype=torch.float32)",
+        )
+        .replace(
+            "acc = hl.zeros([2, 128], dtype=torch.float32)",
+            "acc = hl.zeros([128], dtype=torch.float32)",
+        )
+        .replace("out[request, :, :] = acc", "out[request, :] = acc")
+}
+
+fn rejection(script: &str) -> compiler::verdict::Rejection {
+    match verdict(script) {
+        Verdict::Rejected(r) => r,
+        Verdict::Lowered => panic!("lowered:\n{script}"),
+    }
+}
+
+#[test]
+fn d12_root_eligibility_drops_int_dims_and_names_the_rank_change() {
+    // root_drop_dim: `x[outer, 0, :]` is admitted, the dropped dim emitted literally -> 255.0.
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, 0, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :]";
+    let script = s3_in_s2_out(F, 8, body);
+    assert_eq!(value(&script), 255.0);
+    assert_eq!(lowered_value(&script), 255.0);
+
+    // root_none: a `None` in the load is a rank change, with Helion's message (L16).
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, None, :, :]\n            for local in hl.tile(4, block_size=1):\n                acc = acc + x_block[local.begin, :, :, :]";
+    let script = s3(F, 8, body)
+        .replace("torch.zeros([1, 2, 128]", "torch.zeros([1, 1, 2, 128]")
+        .replace("hl.zeros([2, 128]", "hl.zeros([1, 2, 128]")
+        .replace("out[request, :, :] = acc", "out[request, :, :, :] = acc");
+    let r = rejection(&script);
+    assert_eq!(r.rule, Rule::RootChangesRank, "{r:?}");
+    assert_eq!(r.span.line, 16, "{r:?}");
+    assert!(
+        r.message.starts_with(
+            "the source load at line 16 has an unsupported rank change: tensor_shape=(8, 2, 128), value_shape=(4, 1, 2, 128), selected=(0,), resident_dim=0, dropped_dims=(), indices=["
+        ),
+        "{}",
+        r.message
+    );
+    let helion = "Backend 'pallas' does not support: the source load at /tmp/k.py:16 has an unsupported rank change: tensor_shape=(8, 2, 128), value_shape=(u2, 1, 2, 128), selected=(0,), resident_dim=0, dropped_dims=(), indices=[block_size_1, None, slice(None, None, None), slice(None, None, None)]";
+    assert!(Rule::RootChangesRank.matches_message(helion));
+
+    // root_two_tiles: two tiles of a grid-level loop are two candidates (L14). Every script
+    // of this test and the next was run through helion==1.5.1 (`pallas-diff check --engines
+    // helion-pallas`): the same verdicts, lines and values.
+    let script = "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(\n    backend=\"pallas\",\n    static_shapes=True,\n    config=helion.Config(block_sizes=[], pallas_loop_type=\"fori_loop\"),\n)\n\
+         def k(x: torch.Tensor) -> torch.Tensor:\n    out = torch.zeros([2, 128], dtype=torch.float32)\n\
+         \x20   for outer, head in hl.tile([x.size(0), x.size(1)], block_size=[4, 1]):\n\
+         \x20       x_block = x[outer, head, :]\n\
+         \x20       acc = hl.zeros([128], dtype=torch.float32)\n\
+         \x20       for local in hl.tile(4, block_size=1):\n\
+         \x20           acc = acc + x_block[local.begin, :, :].sum(dim=0)\n\
+         \x20       out[head.begin, :] = acc\n    return out\n\n\n\
+         x = torch.ones(8, 2, 128)\nk(x)\n";
+    let r = rejection(script);
+    assert_eq!(r.rule, Rule::RootTilesMultipleDims, "{r:?}");
+    assert_eq!(r.span.line, 14, "{r:?}");
+    assert!(
+        r.message.ends_with("but it has 2 candidates"),
+        "{}",
+        r.message
+    );
+    assert!(Rule::RootTilesMultipleDims.matches_message(
+        "the source load at /tmp/k.py:14 must have exactly one tiled dimension narrowed by an inner loop, but it has 2 candidates"
+    ));
+}
+
+/// S2 with a bf16 input of 16 rows.
+fn s2_bf16(body: &str) -> String {
+    s2(F, 16, body).replace(
+        ".expand(16, 128).contiguous()",
+        ".expand(16, 128).contiguous().to(torch.bfloat16)",
+    )
+}
+
+#[test]
+fn d13_non_direct_roots_and_tile_selectors_are_admitted_when_aligned() {
+    // bf16_root_aligned: block 16 from a zero start, an 8-row tile selector -> 136.0.
+    let aligned = "        for outer in hl.tile(x.size(0), block_size=16):\n            x_block = x[outer, :]\n            for local in hl.tile(16, block_size=8):\n                acc = acc + x_block[local.index, :].float().sum(dim=0)";
+    let script = s2_bf16(aligned);
+    assert_eq!(value(&script), 136.0);
+    assert_eq!(lowered_value(&script), 136.0);
+
+    // bf16_sel_misaligned: a 4-row selector is not a multiple of the sublane alignment 8.
+    let r = rejection(&s2_bf16(&aligned.replace("block_size=8", "block_size=4")));
+    assert_eq!(r.rule, Rule::SelectorUnaligned, "{r:?}");
+    assert_eq!(r.span.line, 18, "{r:?}");
+
+    // bf16_root_misaligned: a 4-row root block.
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :]\n            for local in hl.tile(4, block_size=1):\n                acc = acc + x_block[local.begin, :].float()";
+    let r = rejection(&s2_bf16(body));
+    assert_eq!(r.rule, Rule::RootNotDirectAddressing, "{r:?}");
+    assert_eq!(r.span.line, 16, "{r:?}");
+    assert!(Rule::RootNotDirectAddressing.matches_message(
+        "Backend 'pallas' does not support: the source load at /tmp/k.py:16 is not aligned for direct VMEM addressing in this config"
+    ));
+
+    // bf16_grid_root: a grid-level load has no loop start to align (L14).
+    let script = "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(\n    backend=\"pallas\",\n    static_shapes=True,\n    config=helion.Config(block_sizes=[], pallas_loop_type=\"fori_loop\"),\n)\n\
+         def k(x: torch.Tensor) -> torch.Tensor:\n    out = torch.zeros([1, 128], dtype=torch.float32)\n\
+         \x20   for outer in hl.tile(x.size(0), block_size=16):\n\
+         \x20       x_block = x[outer, :]\n\
+         \x20       acc = hl.zeros([128], dtype=torch.float32)\n\
+         \x20       for local in hl.tile(16, block_size=8):\n\
+         \x20           acc = acc + x_block[local.index, :].float().sum(dim=0)\n\
+         \x20       out[0, :] = acc\n    return out\n\n\n\
+         x = torch.ones(16, 128, dtype=torch.bfloat16)\nk(x)\n";
+    let r = rejection(script);
+    assert_eq!(r.rule, Rule::RootNotDirectAddressing, "{r:?}");
+    assert_eq!(r.span.line, 14, "{r:?}");
+}
+
+#[test]
+fn d07_a_config_block_over_an_extent_of_one_is_one() {
+    // `LoopSpecBlockSizeSource.from_config`: `hl.tile(6, 7)` under `block_sizes=[16]` has
+    // block 1, so `outer.block_size` adds 1: row 7 + 1 -> 8.0 (helion==1.5.1 gave 8.0; 16
+    // would give 23.0).
+    let body = "        for outer in hl.tile(6, x.size(0)):\n            acc = acc + x[outer, :].sum(dim=0) + outer.block_size";
+    let script = s2("block_sizes=[16], pallas_loop_type=\"fori_loop\"", 7, body);
+    assert_eq!(value(&script), 8.0);
+    assert_eq!(lowered_value(&script), 8.0);
+    // A fixed `block_size=` is used as written: 7 + 16 -> 23.0.
+    let fixed = s2(
+        F,
+        7,
+        &body.replace("x.size(0))", "x.size(0), block_size=16)"),
+    );
+    assert_eq!(value(&fixed), 23.0);
+}

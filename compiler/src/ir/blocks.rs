@@ -287,7 +287,12 @@ impl Case {
         }
         let effective = (0..n)
             .map(|bid| {
-                if is_config(bid) && configured[bid] > 0 {
+                // `LoopSpecBlockSizeSource.from_config`: a config-driven loop whose extent is
+                // known equal to 1 has block 1, whatever the config says (measured: 1.5.1
+                // sized `hl.tile(6, 7)` under `block_sizes=[16]` as 1).
+                if is_config(bid) && loops.extent_static.get(bid).copied().flatten() == Some(1) {
+                    1
+                } else if is_config(bid) && configured[bid] > 0 {
                     configured[bid].max(minimum[bid])
                 } else {
                     configured[bid]
@@ -303,8 +308,12 @@ impl Case {
 
 /// What the normalization needs to know about each block id's loop.
 struct LoopFacts {
-    /// The loop extent's static value (`end - begin`), when it has one.
+    /// The loop extent's value (`end - begin`) as a hint: an `int` argument counts with its
+    /// value.
     extent_hint: Vec<Option<i64>>,
+    /// The loop extent when it is a compile-time constant: `int` arguments are runtime
+    /// scalars (D-1.5.1-14), never `known_equal` to a number.
+    extent_static: Vec<Option<i64>>,
     /// The enclosing block whose live extent (`outer.end - outer.begin`, possibly through a
     /// name) or block size bounds this loop.
     bounded_by: Vec<Option<BlockId>>,
@@ -317,6 +326,7 @@ fn loop_facts(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> LoopFacts 
     let n = table.blocks.len();
     let mut facts = LoopFacts {
         extent_hint: vec![None; n],
+        extent_static: vec![None; n],
         bounded_by: vec![None; n],
         index_used: Vec::new(),
     };
@@ -399,6 +409,9 @@ fn loop_facts(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> LoopFacts 
                         facts.extent_hint[id] = begin
                             .zip(host.eval_int(&dim.end))
                             .map(|(b, e)| e.saturating_sub(b));
+                        let runtime = host.is_runtime(&dim.end)
+                            || dim.begin.as_ref().is_some_and(|b| host.is_runtime(b));
+                        facts.extent_static[id] = facts.extent_hint[id].filter(|_| !runtime);
                         if dim.begin.is_none()
                             && let Some(outer) = bounding_tile(&dim.end, bound)
                         {

@@ -3,9 +3,12 @@
 //! boundaries (`_analyze_resident_chain`, spec §2.8) and first-wins failure recording.
 
 use super::addressing::{Addressing, slice_addressing};
+use super::links::GraphId;
 use super::links::{GraphKind, Slot, Use, User};
 use super::{Planner, ResidentPlan, Selector, Variant, at, lines};
+use crate::ir::blocks::required_alignment;
 use crate::ir::hash::{FastMap, FastSet};
+use crate::ir::sym::{BlockId, Sym};
 use crate::ir::types::Ty;
 use crate::ir::{AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, StmtKind, ViewOp};
 use crate::verdict::{Rejection, Rule};
@@ -70,66 +73,221 @@ impl<'a> Planner<'a, '_> {
         let Ty::Tensor { dtype, dims } = self.types.of(load) else {
             return rej(Rule::RootNoTensorMetadata, &[]);
         };
-        if dims.len() != host.shape.len() {
-            return rej(Rule::RootChangesRank, &[]);
-        }
-        let narrowing: Vec<(usize, &Index)> = indices
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| i.is_narrowing())
+        let graph = self.links.graphs[self.links.graph_of(load)].kind;
+        let loop_ids: &[BlockId] = match graph {
+            GraphKind::Loop(lp, _) => self.types.blocks.loop_ids(lp),
+            GraphKind::Root | GraphKind::Grid | GraphKind::Then(_) | GraphKind::Else => &[],
+        };
+        // D-1.5.1-12 check 6: the candidate is the one narrowed entry that is not a Python
+        // int; among several, the one driven by this loop's own tile.
+        let narrowed: Vec<usize> = (0..indices.len())
+            .filter(|&d| indices[d].is_narrowing())
             .collect();
-        let [(dim, index)] = narrowing.as_slice() else {
+        let mut candidates: Vec<usize> = narrowed
+            .iter()
+            .copied()
+            .filter(|&d| !self.is_python_int(&indices[d]))
+            .collect();
+        if candidates.len() != 1 {
+            candidates = narrowed.clone();
+        }
+        if candidates.len() > 1 {
+            let in_loop: Vec<usize> = candidates
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    self.index_block(&indices[d])
+                        .is_some_and(|b| loop_ids.contains(&b))
+                })
+                .collect();
+            if in_loop.len() == 1 {
+                candidates = in_loop;
+            }
+        }
+        let [dim] = candidates.as_slice() else {
             return rej(
                 Rule::RootTilesMultipleDims,
-                &[("count", &narrowing.len().to_string())],
+                &[("count", &candidates.len().to_string())],
             );
         };
-        let block = match index {
-            Index::Expr(e) => match self.types.of(e) {
-                Ty::Tile(b) => *b,
-                _ => return rej(Rule::RootNotTileIndexed, &[]),
-            },
-            Index::Full | Index::NewAxis | Index::Int(_) | Index::Slice { .. } => {
-                return rej(Rule::RootNotTileIndexed, &[]);
-            }
+        let dim = *dim;
+        // Check 7: the rank may drop only by the other narrowed entries that are scalars
+        // (an int, a SymInt or a 0-d tensor), and no index may be `None`.
+        let dropped: Vec<usize> = narrowed
+            .iter()
+            .copied()
+            .filter(|&d| d != dim && self.is_scalar_index(&indices[d]))
+            .collect();
+        let difference = host.shape.len() as i64 - dims.len() as i64;
+        let dropped_count = if difference == 0 { 0 } else { dropped.len() };
+        if difference < 0
+            || dropped_count as i64 != difference
+            || indices.iter().any(|i| matches!(i, Index::NewAxis))
+        {
+            let value_shape: Vec<i64> = dims.iter().map(|d| d.size).collect();
+            let host_shape: Vec<i64> = host.shape.iter().map(|&s| s as i64).collect();
+            let shown: &[usize] = if difference == 0 { &[] } else { &dropped };
+            let repr: Vec<String> = indices.iter().map(crate::validate::index_repr).collect();
+            return rej(
+                Rule::RootChangesRank,
+                &[
+                    ("tensor_shape", &py_tuple(&host_shape)),
+                    ("value_shape", &py_tuple(&value_shape)),
+                    ("selected", &py_tuple(&narrowed)),
+                    ("dim", &dim.to_string()),
+                    ("dropped", &py_tuple(shown)),
+                    ("indices", &format!("[{}]", repr.join(", "))),
+                ],
+            );
+        }
+        let physical = dim
+            - dropped
+                .iter()
+                .filter(|&&d| d < dim && difference != 0)
+                .count();
+        // Check 8.
+        let Some(block) = self.index_block(&indices[dim]) else {
+            return rej(Rule::RootNotTileIndexed, &[]);
         };
         let shape: Vec<i64> = dims.iter().map(|d| d.size).collect();
         if shape.iter().any(|&s| s < 1) {
             return rej(Rule::RootNoConcreteShape, &[]);
         }
-        let lane = shape.last().copied().unwrap_or(0);
-        if slice_addressing(*dtype, shape.len(), *dim, lane) != Addressing::Direct {
-            return rej(Rule::RootNotDirectAddressing, &[]);
-        }
-        let size = host.shape.get(*dim).map_or(-1, |&s| s as i64);
-        let full = match self.links.graphs[self.links.graph_of(load)].kind {
-            GraphKind::Loop(lp, _) => {
-                let ids = self.types.blocks.loop_ids(lp);
-                ids.iter()
-                    .position(|&b| b == block)
-                    .and_then(|k| lp.dims.get(k))
-                    .is_some_and(|d| {
-                        // An `int` argument is a runtime scalar in 1.5.1, never `known_equal`
-                        // to a size (D-1.5.1-14), so a loop over it guards its roots.
-                        let host = &self.types.host;
-                        d.begin
-                            .as_ref()
-                            .is_none_or(|b| self.const_int(b) == Some(0) && !host.is_runtime(b))
-                            && self.const_int(&d.end) == Some(size)
-                            && !host.is_runtime(&d.end)
-                    })
-            }
-            GraphKind::Root | GraphKind::Grid | GraphKind::Then(_) | GraphKind::Else => false,
+        // The loop of this tile, when the load sits directly in it (`device_loop_bounds`).
+        let own_dim = match graph {
+            GraphKind::Loop(lp, _) => loop_ids
+                .iter()
+                .position(|&b| b == block)
+                .and_then(|k| lp.dims.get(k)),
+            GraphKind::Root | GraphKind::Grid | GraphKind::Then(_) | GraphKind::Else => None,
         };
-        let bs = self.types.block_size(block);
-        let unguarded = full && bs >= 1 && size % bs == 0;
-        let live_guard = if unguarded { None } else { Some((*dim, block)) };
+        let lane = shape.last().copied().unwrap_or(0);
+        if slice_addressing(*dtype, shape.len(), physical, lane) != Addressing::Direct {
+            // D-1.5.1-13: a non-direct dim is admitted when the loop's start and the block
+            // are multiples of the TPU alignment.
+            let align = required_alignment(shape.len(), physical, dtype.bitwidth());
+            let begin_aligned = own_dim.is_some_and(|d| {
+                d.begin
+                    .as_ref()
+                    .is_none_or(|b| self.aligned_begin(b, align, self.links.graph_of(load)))
+            });
+            if !begin_aligned || shape[physical] % align != 0 {
+                return rej(Rule::RootNotDirectAddressing, &[]);
+            }
+        }
+        let size = host.shape.get(dim).map_or(-1, |&s| s as i64);
+        let full = own_dim.is_some_and(|d| {
+            // An `int` argument is a runtime scalar in 1.5.1, never `known_equal` to a size
+            // (D-1.5.1-14), so a loop over it guards its roots.
+            let host = &self.types.host;
+            d.begin
+                .as_ref()
+                .is_none_or(|b| self.const_int(b) == Some(0) && !host.is_runtime(b))
+                && self.const_int(&d.end) == Some(size)
+                && !host.is_runtime(&d.end)
+        });
+        let unguarded = full && size % shape[physical] == 0;
+        let live_guard = if unguarded {
+            None
+        } else {
+            Some((physical, block))
+        };
         Ok(vec![Variant {
             factor: 1,
             shape,
             squeezed_dims: Vec::new(),
             live_guard,
         }])
+    }
+
+    /// Whether an index entry traces to a Python int (a literal, or a name bound to a
+    /// constant; not an `int` argument, which is a runtime SymInt, D-1.5.1-14).
+    fn is_python_int(&self, index: &Index) -> bool {
+        match index {
+            Index::Int(_) => true,
+            Index::Expr(e) => self.const_int(e).is_some() && !self.types.host.is_runtime(e),
+            Index::Full | Index::NewAxis | Index::Slice { .. } => false,
+        }
+    }
+
+    /// Whether an index entry drops its dim: an int, a SymInt or a 0-d tensor.
+    fn is_scalar_index(&self, index: &Index) -> bool {
+        match index {
+            Index::Int(_) => true,
+            Index::Expr(e) => match self.types.of(e) {
+                Ty::Int(_) | Ty::GridIndex(_) => true,
+                Ty::Tensor { dims, .. } => dims.is_empty(),
+                Ty::HostTensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => false,
+            },
+            Index::Full | Index::NewAxis | Index::Slice { .. } => false,
+        }
+    }
+
+    /// `resolve_block_id` of an index entry: the block of a tile, or of a bare block-size
+    /// symbol.
+    fn index_block(&self, index: &Index) -> Option<BlockId> {
+        let Index::Expr(e) = index else {
+            return None;
+        };
+        match self.types.of(e) {
+            Ty::Tile(b) => Some(*b),
+            Ty::Int(Some(a)) => match a.as_sym() {
+                Some(Sym::BlockSize(b)) => Some(b),
+                Some(Sym::TileBegin(_) | Sym::TileEnd(_) | Sym::TileCount(_) | Sym::TileId(_))
+                | None => None,
+            },
+            // A grid index is a SymInt of no tile's block size.
+            Ty::Int(None)
+            | Ty::GridIndex(_)
+            | Ty::HostTensor { .. }
+            | Ty::Tensor { .. }
+            | Ty::Float
+            | Ty::Bool => None,
+        }
+    }
+
+    /// `aligned_tile_begin` (D-1.5.1-13): a loop start `begin`, in graph `g`, is a multiple of
+    /// `align` as sympy proves it: a constant, an affine form whose every term is a multiple,
+    /// or the bare begin of an enclosing device loop's tile whose own start and block are
+    /// multiples. An `int` argument is an unknown symbol.
+    fn aligned_begin(&self, begin: &Expr, align: i64, g: GraphId) -> bool {
+        if self.types.host.is_runtime(begin) {
+            return false;
+        }
+        let Ty::Int(Some(a)) = self.types.of(begin) else {
+            return false;
+        };
+        if a.constant % align == 0 && a.terms.values().all(|k| k % align == 0) {
+            return true;
+        }
+        let Some(Sym::TileBegin(parent)) = a.as_sym() else {
+            return false;
+        };
+        if self.types.block_size(parent) % align != 0 {
+            return false;
+        }
+        // `_enclosing_loop_bounds`: the device loop of `parent`, from `g` outward.
+        let mut at = Some(g);
+        while let Some(id) = at {
+            let graph = &self.links.graphs[id];
+            if let GraphKind::Loop(lp, _) = graph.kind
+                && let Some(k) = self
+                    .types
+                    .blocks
+                    .loop_ids(lp)
+                    .iter()
+                    .position(|&b| b == parent)
+            {
+                return lp.dims.get(k).is_some_and(|d| {
+                    d.begin.as_ref().is_none_or(|b| {
+                        !self.types.host.is_runtime(b)
+                            && self.const_int(b).is_some_and(|c| c % align == 0)
+                    })
+                });
+            }
+            at = graph.parent;
+        }
+        false
     }
 
     fn const_int(&self, e: &Expr) -> Option<i64> {
@@ -491,4 +649,16 @@ fn stmt_target(s: &crate::ir::Stmt, slot: Slot) -> String {
 
 fn atomic_name(op: AtomicOp) -> &'static str {
     op.name()
+}
+
+/// A Python tuple's repr of `items` (`()`, `(8,)`, `(8, 2)`), as Helion's messages print shapes.
+fn py_tuple<T: std::fmt::Display>(items: &[T]) -> String {
+    match items {
+        [] => "()".to_string(),
+        [one] => format!("({one},)"),
+        _ => {
+            let parts: Vec<String> = items.iter().map(ToString::to_string).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
 }

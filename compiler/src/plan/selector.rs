@@ -6,6 +6,7 @@ use super::addressing::{Addressing, slice_addressing, static_run_aligned};
 use super::links::GraphKind;
 use super::{Planner, Selector, SelectorBegin, SelectorKind, Variant, at};
 use crate::faults::Fault;
+use crate::ir::blocks::required_alignment;
 use crate::ir::sym::{Affine, BlockId, Sym};
 use crate::ir::types::Ty;
 use crate::ir::{BinOp, CmpOp, Expr, ExprKind, Index, Span, StmtKind, TileAttr};
@@ -534,7 +535,12 @@ impl<'a> Planner<'a, '_> {
                     (SelectorKind::Static, SelectorBegin::Static(b)) => {
                         static_run_aligned(dtype, rank, s.logical_dim, *b, width)
                     }
-                    _ => false,
+                    // D-1.5.1-13: a tile run whose width is a multiple of the alignment.
+                    (SelectorKind::Tile, _) => {
+                        width % required_alignment(rank, s.logical_dim, dtype.bitwidth()) == 0
+                    }
+                    (SelectorKind::Static, SelectorBegin::Symbolic(_))
+                    | (SelectorKind::Tail, _) => false,
                 };
                 if !aligned {
                     return rej(Rule::SelectorUnaligned, sub.span, &[("at", &here)]);

@@ -506,3 +506,46 @@ fn d07_a_config_block_over_an_extent_of_one_is_one() {
     );
     assert_eq!(value(&fixed), 23.0);
 }
+
+#[test]
+fn d06_loop_related_rejections_name_the_subscript() {
+    let loop_at = |outer: usize, lp: &str, read: &str| {
+        format!(
+            "        for outer in hl.tile(x.size(0), block_size={outer}):\n            x_block = x[outer, :, :]\n            for local in {lp}:\n                acc = acc * 1.0\n{read}"
+        )
+    };
+    let index = "                acc = acc + x_block[local.index, :, :].sum(dim=0)";
+    let begin = "                acc = acc + x_block[local.begin, :, :]";
+    // loc_cover: "the inner loop at L19 does not cover exactly the Ref for this config".
+    let r = rejection(&s3(F, 8, &loop_at(8, "hl.tile(4, block_size=4)", index)));
+    assert_eq!(
+        (r.rule, r.span.line),
+        (Rule::SelectorLoopNotCovering, 19),
+        "{r:?}"
+    );
+    // loc_start: "the selector's tile loop at L19 must start at zero".
+    let r = rejection(&s3(F, 8, &loop_at(4, "hl.tile(1, 4, block_size=1)", begin)));
+    assert_eq!(
+        (r.rule, r.span.line),
+        (Rule::SelectorLoopNotZeroBased, 19),
+        "{r:?}"
+    );
+    // loc_live: "the selector's live extent at L20 does not match the source tile".
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live + 4, block_size=1):\n                acc = acc * 1.0\n                acc = acc + x_block[local.begin, :, :]";
+    let r = rejection(&s3(F, 8, body));
+    assert_eq!(
+        (r.rule, r.span.line),
+        (Rule::SelectorLiveExtentMismatch, 20),
+        "{r:?}"
+    );
+    // loc_multiline: the subscript's own line in a parenthesized statement (L19).
+    let read = "                acc = acc + (\n                    x_block[local.index, :, :].sum(dim=0)\n                )";
+    let body = loop_at(8, "hl.tile(4, block_size=4)", read)
+        .replace("                acc = acc * 1.0\n", "");
+    let r = rejection(&s3(F, 8, &body));
+    assert_eq!(
+        (r.rule, r.span.line),
+        (Rule::SelectorLoopNotCovering, 19),
+        "{r:?}"
+    );
+}

@@ -20,8 +20,6 @@ pub(crate) struct Normalized {
     pub selector: Selector,
     /// Tile selectors: the driving loop's static end, if static (spec §2.7 step 6).
     pub static_end: Option<i64>,
-    /// Tile selectors: the driving loop's position (for its messages).
-    pub loop_span: Span,
 }
 
 /// The iota a tail index traces to (`prims.iota(length, start, step)`, spec §1.7).
@@ -115,7 +113,6 @@ impl<'a> Planner<'a, '_> {
             Ok(Normalized {
                 selector,
                 static_end: None,
-                loop_span: sub.span,
             })
         };
         match source {
@@ -233,7 +230,7 @@ impl<'a> Planner<'a, '_> {
                         );
                     }
                 };
-                let (static_end, outer, loop_span) = self.driving_loop(sub, block)?;
+                let (static_end, outer) = self.driving_loop(sub, block)?;
                 let mut s = base(
                     SelectorKind::Tile,
                     SelectorBegin::Symbolic(Affine::sym(Sym::TileBegin(block))),
@@ -260,7 +257,6 @@ impl<'a> Planner<'a, '_> {
                 Ok(Normalized {
                     selector: s,
                     static_end,
-                    loop_span,
                 })
             }
             // C. Static int.
@@ -310,7 +306,6 @@ impl<'a> Planner<'a, '_> {
         Ok(Normalized {
             selector,
             static_end: None,
-            loop_span: sub.span,
         })
     }
 
@@ -426,17 +421,18 @@ impl<'a> Planner<'a, '_> {
 
     /// `_enclosing_loop_bounds`: the first device loop, walking up from the subscript's graph
     /// through loops and branches, whose block ids contain `block`; its begin must be 0 and its
-    /// end static (≥ 1) or some tile's live extent (spec §2.6 B). Returns the static end, the
-    /// outer tile of a live-extent end, and the loop's position.
+    /// end static (≥ 1) or some tile's live extent (spec §2.6 B). Returns the static end and the
+    /// outer tile of a live-extent end. Every refusal names the subscript's line, not the
+    /// loop's (`location = _where(node)` of the subscript, D-1.5.1-06).
     fn driving_loop(
         &self,
         sub: &Expr,
         block: BlockId,
-    ) -> Result<(Option<i64>, Option<BlockId>, Span), Rejection> {
+    ) -> Result<(Option<i64>, Option<BlockId>), Rejection> {
         let mut g = Some(self.links.graph_of(sub));
         while let Some(id) = g {
             let graph = self.links.graphs[id];
-            if let GraphKind::Loop(lp, stmt) = graph.kind
+            if let GraphKind::Loop(lp, _) = graph.kind
                 && let Some(k) = self
                     .types
                     .blocks
@@ -444,51 +440,29 @@ impl<'a> Planner<'a, '_> {
                     .iter()
                     .position(|&b| b == block)
             {
+                let Some(dim) = lp.dims.get(k) else { break };
+                let here = at(sub.span);
+                let rej = |rule: Rule| Err(Rejection::new(rule, sub.span, &[("at", &here)]));
+                if let Some(b) = &dim.begin
+                    && self.const_of(b) != Some(0)
                 {
-                    let Some(dim) = lp.dims.get(k) else { break };
-                    let loop_at = at(stmt.span);
-                    if let Some(b) = &dim.begin
-                        && self.const_of(b) != Some(0)
-                    {
-                        return Err(Rejection::new(
-                            Rule::SelectorLoopNotZeroBased,
-                            b.span,
-                            &[("at", &at(b.span))],
-                        ));
-                    }
-                    let end_at = at(dim.end.span);
-                    return match self.types.of(&dim.end) {
-                        Ty::Int(Some(a)) => match (a.as_const(), a.as_live_extent()) {
-                            (Some(c), _) if c < 1 => Err(Rejection::new(
-                                Rule::SelectorLoopEmpty,
-                                stmt.span,
-                                &[("at", &loop_at)],
-                            )),
-                            (Some(c), _) => Ok((Some(c), None, stmt.span)),
-                            (None, Some(outer)) => Ok((None, Some(outer), stmt.span)),
-                            (None, None) => Err(Rejection::new(
-                                Rule::SelectorLiveExtentMismatch,
-                                dim.end.span,
-                                &[("at", &end_at)],
-                            )),
-                        },
-                        Ty::Int(None) => Err(Rejection::new(
-                            Rule::SelectorLiveExtentMismatch,
-                            dim.end.span,
-                            &[("at", &end_at)],
-                        )),
-                        Ty::GridIndex(_)
-                        | Ty::HostTensor { .. }
-                        | Ty::Tensor { .. }
-                        | Ty::Float
-                        | Ty::Bool
-                        | Ty::Tile(_) => Err(Rejection::new(
-                            Rule::SelectorUnsupportedEnd,
-                            dim.end.span,
-                            &[("at", &end_at)],
-                        )),
-                    };
+                    return rej(Rule::SelectorLoopNotZeroBased);
                 }
+                return match self.types.of(&dim.end) {
+                    Ty::Int(Some(a)) => match (a.as_const(), a.as_live_extent()) {
+                        (Some(c), _) if c < 1 => rej(Rule::SelectorLoopEmpty),
+                        (Some(c), _) => Ok((Some(c), None)),
+                        (None, Some(outer)) => Ok((None, Some(outer))),
+                        (None, None) => rej(Rule::SelectorLiveExtentMismatch),
+                    },
+                    Ty::Int(None) => rej(Rule::SelectorLiveExtentMismatch),
+                    Ty::GridIndex(_)
+                    | Ty::HostTensor { .. }
+                    | Ty::Tensor { .. }
+                    | Ty::Float
+                    | Ty::Bool
+                    | Ty::Tile(_) => rej(Rule::SelectorUnsupportedEnd),
+                };
             }
             g = graph.parent;
         }
@@ -585,11 +559,7 @@ impl<'a> Planner<'a, '_> {
                         return rej(Rule::SelectorWidthNotDividing, sub.span, &[("at", &here)]);
                     }
                     if norm.static_end.is_some_and(|e| e != extent) {
-                        return rej(
-                            Rule::SelectorLoopNotCovering,
-                            norm.loop_span,
-                            &[("at", &at(norm.loop_span))],
-                        );
+                        return rej(Rule::SelectorLoopNotCovering, sub.span, &[("at", &here)]);
                     }
                 }
                 (SelectorKind::Static, SelectorBegin::Symbolic(_)) | (SelectorKind::Tail, _) => {}

@@ -549,3 +549,35 @@ fn d06_loop_related_rejections_name_the_subscript() {
         "{r:?}"
     );
 }
+
+#[test]
+fn d05_effective_users_in_helion_walk_order() {
+    // consumed_list: the outer graph's own users first, duplicates kept, cut at three.
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :] + x_block.sum(dim=0)\n            acc = acc + x_block.sum(dim=0) * x_block.sum(dim=0)\n            acc = acc + x_block.sum(dim=0)";
+    let r = rejection(&s3(F, 8, body));
+    assert_eq!(r.rule, Rule::ChainConsumedWhole, "{r:?}");
+    assert_eq!(
+        r.message, "the block is also consumed whole at line 20, line 20, line 21",
+        "{r:?}"
+    );
+    // user_order_boundary: the later sibling loop is walked first, so its boundary fails
+    // first and is the one named (L20).
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            for first in hl.tile(4, block_size=2):\n                acc = acc + x_block[first.index, :, :].sum(dim=0)\n            for second in hl.tile(4, block_size=1):\n                acc = acc + x_block[second.begin, :, :]";
+    let r = rejection(&s3(F, 9, body));
+    assert_eq!(r.rule, Rule::ChainPaddingAtBoundary, "{r:?}");
+    assert_eq!(r.span.line, 20, "{r:?}");
+}
+
+#[test]
+fn d04_subscripts_are_scanned_child_graphs_first_else_before_then() {
+    // scan_order: the inner loop's subscript is scanned first and carries the root's failure.
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            acc = acc + x_block[live - 1, :, :]\n            for local in hl.tile(live, block_size=2):\n                acc = acc + x_block[local.index, :, :].sum(dim=0)";
+    let r = rejection(&s3(F, 8, body));
+    assert_eq!(r.rule, Rule::ChainConsumedWhole, "{r:?}");
+    assert_eq!(r.message, "the block is also consumed whole at line 18");
+    // scan_else_first: the else branch's subscript (L21) is scanned before the then branch's.
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            if live >= 3:\n                acc = acc + x_block[live - 2 : live, :, :].sum(dim=0)\n            else:\n                acc = acc + x_block[live - 1, :, :]";
+    let r = rejection(&s3(F, 9, body));
+    assert_eq!(r.rule, Rule::SelectorScalarNotTileBegin, "{r:?}");
+    assert_eq!(r.span.line, 21, "{r:?}");
+}

@@ -75,7 +75,7 @@ impl<'a> Planner<'a, '_> {
         };
         let graph = self.links.graphs[self.links.graph_of(load)].kind;
         let loop_ids: &[BlockId] = match graph {
-            GraphKind::Loop(lp, _) => self.types.blocks.loop_ids(lp),
+            GraphKind::Loop(lp) => self.types.blocks.loop_ids(lp),
             GraphKind::Root | GraphKind::Grid | GraphKind::Then(_) | GraphKind::Else => &[],
         };
         // D-1.5.1-12 check 6: the candidate is the one narrowed entry that is not a Python
@@ -155,7 +155,7 @@ impl<'a> Planner<'a, '_> {
         }
         // The loop of this tile, when the load sits directly in it (`device_loop_bounds`).
         let own_dim = match graph {
-            GraphKind::Loop(lp, _) => loop_ids
+            GraphKind::Loop(lp) => loop_ids
                 .iter()
                 .position(|&b| b == block)
                 .and_then(|k| lp.dims.get(k)),
@@ -270,7 +270,7 @@ impl<'a> Planner<'a, '_> {
         let mut at = Some(g);
         while let Some(id) = at {
             let graph = &self.links.graphs[id];
-            if let GraphKind::Loop(lp, _) = graph.kind
+            if let GraphKind::Loop(lp) = graph.kind
                 && let Some(k) = self
                     .types
                     .blocks

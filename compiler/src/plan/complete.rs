@@ -17,9 +17,11 @@ enum StaticIndex {
 }
 
 impl<'a> Planner<'a, '_> {
-    /// Scans narrowing subscripts in program order: fallback or the first failure.
+    /// Scans narrowing subscripts in Helion's graph order, program order inside each graph
+    /// (D-1.5.1-04: child graphs first, an `if`'s else before its then): fallback or the first
+    /// failure.
     pub(crate) fn complete(&mut self) -> Result<(), Rejection> {
-        for &sub in &self.links.subscripts.clone() {
+        for sub in self.links.in_graph_order(&self.links.subscripts) {
             let ExprKind::Subscript { indices, .. } = &sub.kind else {
                 continue;
             };

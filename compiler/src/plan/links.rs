@@ -26,8 +26,8 @@ pub(crate) enum GraphKind<'a> {
     Root,
     /// The body of an outermost loop: the launch grid, part of Helion's root graph.
     Grid,
-    /// A device loop body (`ForLoopGraphInfo`), with its `for` statement.
-    Loop(&'a Loop, &'a Stmt),
+    /// A device loop body (`ForLoopGraphInfo`), with its loop.
+    Loop(&'a Loop),
     /// The then-branch of an `if` (`IfGraphInfo`), with the `if` statement.
     Then(&'a Stmt),
     /// The else-branch of an `if` (`ElseGraphInfo`).
@@ -198,6 +198,9 @@ struct ReadRec<'a> {
 pub(crate) struct Links<'a> {
     /// Graphs; 0 is the root.
     pub graphs: Vec<Graph<'a>>,
+    /// Each graph's position in Helion's `device_ir.graphs` order (D-1.5.1-04): post-order,
+    /// siblings in source order, an `if`'s else before its then.
+    pub graph_order: Vec<usize>,
     /// Every expression.
     pub exprs: FastMap<NodeKey, ExprInfo<'a>>,
     /// Every definition.
@@ -220,6 +223,41 @@ pub(crate) struct Links<'a> {
     pub subscripts: Vec<&'a Expr>,
     /// Tensors written by stores and atomics.
     pub writes: Vec<&'a str>,
+}
+
+/// Graph positions in post-order (children first, siblings in source order, an `if`'s else
+/// graph before its then graph; D-1.5.1-04).
+fn post_order(graphs: &[Graph<'_>]) -> Vec<usize> {
+    let mut children: Vec<Vec<GraphId>> = vec![Vec::new(); graphs.len()];
+    for (g, graph) in graphs.iter().enumerate() {
+        if let Some(p) = graph.parent {
+            children[p].push(g);
+        }
+    }
+    // Then and else graphs are created in that order, next to each other: swap each pair.
+    for list in &mut children {
+        for i in 1..list.len() {
+            if matches!(graphs[list[i]].kind, GraphKind::Else)
+                && matches!(graphs[list[i - 1]].kind, GraphKind::Then(_))
+            {
+                list.swap(i - 1, i);
+            }
+        }
+    }
+    let mut order = vec![0; graphs.len()];
+    let mut next = 0;
+    // Iterative post-order: a deep nest must not overflow the stack.
+    let mut stack: Vec<(GraphId, usize)> = vec![(0, 0)];
+    while let Some((g, i)) = stack.pop() {
+        if let Some(&c) = children[g].get(i) {
+            stack.push((g, i + 1));
+            stack.push((c, 0));
+        } else {
+            order[g] = next;
+            next += 1;
+        }
+    }
+    order
 }
 
 fn addr<T>(x: &T) -> usize {
@@ -390,6 +428,7 @@ impl<'a> Links<'a> {
                 kind: GraphKind::Root,
                 parent: None,
             }],
+            graph_order: Vec::new(),
             exprs: FastMap::default(),
             defs: Vec::new(),
             stmts: FastMap::default(),
@@ -409,6 +448,7 @@ impl<'a> Links<'a> {
         }
         let mut order = 0;
         l.structure(&case.kernel.body, 0, 0, &mut order);
+        l.graph_order = post_order(&l.graphs);
         let mut env = Env::new(l.names.len(), l.defs.len());
         for (name, d) in params {
             env.set(name, d);
@@ -473,7 +513,7 @@ impl<'a> Links<'a> {
                     let kind = if depth == 0 {
                         GraphKind::Grid
                     } else {
-                        GraphKind::Loop(lp, stmt)
+                        GraphKind::Loop(lp)
                     };
                     let g = self.graphs.len();
                     self.graphs.push(Graph {
@@ -636,6 +676,14 @@ impl<'a> Links<'a> {
         self.info(e).map_or(0, |i| i.graph)
     }
 
+    /// `nodes` (in evaluation order) sorted by their graph's position in Helion's graph order,
+    /// keeping evaluation order inside a graph (D-1.5.1-04).
+    pub fn in_graph_order(&self, nodes: &[&'a Expr]) -> Vec<&'a Expr> {
+        let mut sorted = nodes.to_vec();
+        sorted.sort_by_key(|e| self.graph_order.get(self.graph_of(e)).copied().unwrap_or(0));
+        sorted
+    }
+
     /// Whether graph `inner` is `outer` or nested inside it.
     pub fn within(&self, mut inner: GraphId, outer: GraphId) -> bool {
         loop {
@@ -707,32 +755,78 @@ impl<'a> Links<'a> {
         self.stmts.get(&addr(stmt)).and_then(|i| i.def)
     }
 
-    /// `_effective_users`: the semantic users of the value of `node`, in evaluation order, each
-    /// with the transports on its path. Shape reads (`.size(d)`, the `view_as` shape operand)
-    /// are skipped; name reads reached by exactly this definition inside its graph are walked
-    /// through.
+    /// `_effective_users`: the semantic users of the value of `node`, each with the transports
+    /// on its path, in the order of Helion's walk (see [`Links::walk_key`]). Shape reads
+    /// (`.size(d)`, the `view_as` shape operand) are skipped; name reads reached by exactly
+    /// this definition inside its graph are walked through.
     pub fn effective_users(&self, node: &'a Expr) -> Vec<Use<'a>> {
         let mut out = Vec::new();
         let mut seen = FastSet::default();
         self.collect_users(node, Vec::new(), &mut out, &mut seen);
-        out.sort_by_key(|u| self.use_order(u));
+        let from = self.graph_of(node);
+        out.sort_by_cached_key(|u| self.walk_key(from, u));
         out
     }
 
-    /// The users of the value a definition binds (the reads it reaches).
+    /// The users of the value a definition binds (the reads it reaches), in walk order.
     pub fn users_of_def(&self, d: DefId) -> Vec<Use<'a>> {
         let mut out = Vec::new();
         let mut seen = FastSet::default();
         self.collect_def_users(d, Vec::new(), &mut out, &mut seen);
-        out.sort_by_key(|u| self.use_order(u));
+        let from = self.defs.get(d).map_or(0, |def| def.graph);
+        out.sort_by_cached_key(|u| self.walk_key(from, u));
         out
     }
 
-    fn use_order(&self, u: &Use<'a>) -> usize {
-        match u.user {
-            User::Expr { user, .. } => self.info(user).map_or(0, |i| i.order),
-            User::Merge(e) => self.info(e).map_or(0, |i| i.order),
-            User::Stmt(s, _) => self.stmts.get(&addr(s)).map_or(usize::MAX, |i| i.order),
+    /// The position of `u` in `_effective_users`' walk from a value in graph `from`
+    /// (D-1.5.1-05), as a path compared lexicographically. The walk pops a node off a stack,
+    /// appends its direct users in creation order, then pushes its `_new_var` renames (in
+    /// creation order) and its capture placeholders (in graph order); so a node's direct
+    /// users come first, then its captures, the last graph first, each walked to the end,
+    /// then its renames, the last first. Path steps: `(0, order)` a direct user, `(1, -graph
+    /// order)` a capture into a child graph, `(2, -order)` a rename.
+    fn walk_key(&self, from: GraphId, u: &Use<'a>) -> Vec<(u8, i64)> {
+        let mut key = Vec::new();
+        let mut current = from;
+        for t in &u.transports {
+            let g = self.graph_of(t);
+            self.capture_path(current, g, &mut key);
+            current = g;
+            let rename = self
+                .info(t)
+                .is_some_and(|i| matches!(i.parent, Parent::Stmt(_, Slot::AssignValue)));
+            if rename {
+                key.push((2, -(self.info(t).map_or(0, |i| i.order) as i64)));
+            }
+        }
+        let (g, order) = match u.user {
+            User::Expr { user, .. } => {
+                (self.graph_of(user), self.info(user).map_or(0, |i| i.order))
+            }
+            User::Merge(e) => (current, self.info(e).map_or(0, |i| i.order)),
+            User::Stmt(s, _) => (
+                current,
+                self.stmts.get(&addr(s)).map_or(usize::MAX, |i| i.order),
+            ),
+        };
+        self.capture_path(current, g, &mut key);
+        key.push((0, order as i64));
+        key
+    }
+
+    /// The capture steps from graph `outer` down to graph `inner` nested in it.
+    fn capture_path(&self, outer: GraphId, inner: GraphId, key: &mut Vec<(u8, i64)>) {
+        let mut chain = Vec::new();
+        let mut g = inner;
+        while g != outer {
+            chain.push(g);
+            match self.graphs.get(g).and_then(|x| x.parent) {
+                Some(p) => g = p,
+                None => return,
+            }
+        }
+        for &c in chain.iter().rev() {
+            key.push((1, -(self.graph_order.get(c).copied().unwrap_or(0) as i64)));
         }
     }
 

@@ -251,7 +251,8 @@ impl<'a, 't> Planner<'a, 't> {
         }
     }
 
-    /// Plans every load in program order (R-MUT collects the written storages first, spec §2.9).
+    /// Plans every load in Helion's graph order (D-1.5.1-04; R-MUT collects the written
+    /// storages first, spec §2.9).
     fn plan_roots(&mut self) {
         let types = self.types;
         let written: FastSet<usize> = self
@@ -266,7 +267,7 @@ impl<'a, 't> Planner<'a, 't> {
         } else {
             written
         };
-        for load in self.links.loads.clone() {
+        for load in self.links.in_graph_order(&self.links.loads) {
             self.plan_root(load, &written);
         }
     }
@@ -277,16 +278,13 @@ pub(crate) fn at(span: Span) -> String {
     format!("line {}", span.line)
 }
 
-/// `line A, line B, line C`: up to three distinct positions, in order.
+/// `line A, line B, line C`: the first three positions, in walk order, duplicates kept
+/// (`blockers[:3]`, D-1.5.1-05: two users on one line name it twice).
 pub(crate) fn lines(spans: &[Span]) -> String {
-    let mut seen: Vec<u32> = Vec::new();
-    for s in spans {
-        if !seen.contains(&s.line) && seen.len() < 3 {
-            seen.push(s.line);
-        }
-    }
-    seen.iter()
-        .map(|l| format!("line {l}"))
+    spans
+        .iter()
+        .take(3)
+        .map(|s| format!("line {}", s.line))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -432,7 +432,7 @@ impl<'a> Planner<'a, '_> {
         let mut g = Some(self.links.graph_of(sub));
         while let Some(id) = g {
             let graph = self.links.graphs[id];
-            if let GraphKind::Loop(lp, _) = graph.kind
+            if let GraphKind::Loop(lp) = graph.kind
                 && let Some(k) = self
                     .types
                     .blocks

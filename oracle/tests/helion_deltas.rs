@@ -581,3 +581,37 @@ fn d04_subscripts_are_scanned_child_graphs_first_else_before_then() {
     assert_eq!(r.rule, Rule::SelectorScalarNotTileBegin, "{r:?}");
     assert_eq!(r.span.line, 21, "{r:?}");
 }
+
+#[test]
+fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
+    // Measured in helion==1.5.1 (outer block 8 over 16 rows): `x_block[1:7] * x_block[0:6]`
+    // is a ShapeMismatch ("[Max(1, Min(7, u1)) - 1, ...] and [Max(0, Min(6, u1)), ...]"),
+    // and so is a slice against a concrete 4 or against the whole block; the same slice
+    // twice, or against a size-1 dim, traces.
+    let script = |expr: &str| {
+        format!(
+            "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+             @helion.kernel(\n    backend=\"pallas\",\n    static_shapes=True,\n    config=helion.Config(block_sizes=[8], pallas_loop_type=\"fori_loop\"),\n)\n\
+             def k(x: torch.Tensor) -> torch.Tensor:\n    out = torch.zeros([16, 128], dtype=torch.float32)\n\
+             \x20   for outer in hl.tile(x.size(0)):\n        x_block = x[outer, :]\n\
+             \x20       out[outer.begin, :] = ({expr}).sum(dim=0)\n    return out\n\n\n\
+             x = torch.ones(16, 128)\nk(x)\n"
+        )
+    };
+    for refused in [
+        "x_block[1:7, :] * x_block[0:6, :]",
+        "x_block[0:4, :] + hl.zeros([4, 128], dtype=torch.float32)",
+        "x_block[0:8, :] * x_block",
+    ] {
+        let r = rejection(&script(refused));
+        assert_eq!(r.rule, Rule::TraceTypeError, "{refused}: {r:?}");
+        assert!(r.message.contains("Min("), "{}", r.message);
+    }
+    for traced in [
+        "x_block[1:7, :] * x_block[1:7, :]",
+        "x_block[0:4, :] * hl.zeros([1, 128], dtype=torch.float32)",
+    ] {
+        let case = parse_case(&script(traced), "k.py").expect("parses");
+        compiler::ir::types::infer(&case).unwrap_or_else(|e| panic!("{traced}: {e:?}"));
+    }
+}

@@ -26,12 +26,34 @@ pub struct Dim {
     pub size: i64,
     /// The block id whose block size this dim is, if it came from a tile.
     pub block: Option<BlockId>,
+    /// `(block, start, stop)` when the dim is a literal slice `start:stop` of the tiled dim of
+    /// `block`: Helion sizes it `Max(start, Min(stop, u)) - start`, a symbol that only the same
+    /// slice of the same block equals (D-1.5.1-03), so it broadcasts with nothing else but 1.
+    pub slice_of: Option<(BlockId, i64, i64)>,
 }
 
 impl Dim {
     /// A dim of a fixed size.
     pub fn fixed(size: i64) -> Dim {
-        Dim { size, block: None }
+        Dim {
+            size,
+            block: None,
+            slice_of: None,
+        }
+    }
+
+    /// The dim of block `block`, `size` under this config.
+    pub fn tiled(size: i64, block: BlockId) -> Dim {
+        Dim {
+            size,
+            block: Some(block),
+            slice_of: None,
+        }
+    }
+
+    /// A concrete size 1, which broadcasts against anything.
+    fn is_concrete_one(self) -> bool {
+        self.size == 1 && self.block.is_none() && self.slice_of.is_none()
     }
 }
 
@@ -217,6 +239,20 @@ fn store_rank(target: &[Dim], value: &[Dim], span: Span) -> Result<(), TypeError
     ))
 }
 
+/// A shape for messages: sizes, and a literal slice of a tiled dim as Helion prints it
+/// (`Max(1, Min(7, u1)) - 1`, with the block id for the symbol).
+pub fn shape_repr(dims: &[Dim]) -> String {
+    let parts: Vec<String> = dims
+        .iter()
+        .map(|d| match d.slice_of {
+            Some((b, 0, stop)) => format!("Max(0, Min({stop}, u{b}))"),
+            Some((b, a, stop)) => format!("Max({a}, Min({stop}, u{b})) - {a}"),
+            None => d.size.to_string(),
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
 /// Broadcasts two shapes (numpy rules); `None` when incompatible.
 pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
     let n = a.len().max(b.len());
@@ -227,9 +263,18 @@ pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
         out.push(match (x, y) {
             (Some(x), None) => x,
             (None, Some(y)) => y,
+            // Helion compares symbolic sizes as sympy does: a literal slice of a tiled dim
+            // equals only the same slice (measured: `x_block[1:7] * x_block[0:6]` is a
+            // ShapeMismatch in 1.5.1).
+            (Some(x), Some(y))
+                if x.slice_of != y.slice_of && !x.is_concrete_one() && !y.is_concrete_one() =>
+            {
+                return None;
+            }
             (Some(x), Some(y)) if x.size == y.size => Dim {
                 size: x.size,
                 block: x.block.or(y.block),
+                slice_of: x.slice_of,
             },
             (Some(x), Some(y)) if x.size == 1 => y,
             (Some(x), Some(y)) if y.size == 1 => x,
@@ -405,10 +450,7 @@ impl<'a> Infer<'a> {
         let ty = self.expr(e)?;
         // `hl.zeros([tile, n])`: a tile as a dim means its block size.
         if let Ty::Tile(b) = ty {
-            return Ok(Dim {
-                size: self.sizes.effective[b],
-                block: Some(b),
-            });
+            return Ok(Dim::tiled(self.sizes.effective[b], b));
         }
         let a = self
             .int_value(&ty)
@@ -417,10 +459,7 @@ impl<'a> Infer<'a> {
             return Ok(Dim::fixed(c));
         }
         if let Some(Sym::BlockSize(b)) = a.as_sym() {
-            return Ok(Dim {
-                size: self.sizes.effective[b],
-                block: Some(b),
-            });
+            return Ok(Dim::tiled(self.sizes.effective[b], b));
         }
         Err(err(e.span, format!("dimension `{a}` is not static")))
     }
@@ -471,10 +510,7 @@ impl<'a> Infer<'a> {
                     TileAttr::BlockSize => Ty::Int(Some(Affine::sym(Sym::BlockSize(b)))),
                     TileAttr::Index => Ty::Tensor {
                         dtype: DType::Int32,
-                        dims: vec![Dim {
-                            size: self.sizes.effective[b],
-                            block: Some(b),
-                        }],
+                        dims: vec![Dim::tiled(self.sizes.effective[b], b)],
                     },
                 }
             }
@@ -782,15 +818,16 @@ impl<'a> Infer<'a> {
                         (None, Some(a), 1) if a >= 0 => (a + len).clamp(0, extent).max(a) - a,
                         (None | Some(_), _, _) => len,
                     };
-                    out.push(Dim::fixed(((len + step - 1).div_euclid(step)).max(0)));
+                    let mut dim = Dim::fixed(((len + step - 1).div_euclid(step)).max(0));
+                    if let (Some(b), Some(a), 1) = (dims[k].block, start, step) {
+                        dim.slice_of = Some((b, a, a + len));
+                    }
+                    out.push(dim);
                     k += 1;
                 }
                 Index::Expr(x) => {
                     match self.expr(x)? {
-                        Ty::Tile(b) => out.push(Dim {
-                            size: self.sizes.effective[b],
-                            block: Some(b),
-                        }),
+                        Ty::Tile(b) => out.push(Dim::tiled(self.sizes.effective[b], b)),
                         Ty::Int(_) | Ty::GridIndex(_) => {}
                         // A rank-k index tensor contributes its k dims (advanced indexing);
                         // trace-time validation refuses k != 1 (`validate`).
@@ -814,9 +851,9 @@ impl<'a> Infer<'a> {
                     err(
                         span,
                         format!(
-                            "shapes {:?} and {:?} do not broadcast",
-                            da.iter().map(|d| d.size).collect::<Vec<_>>(),
-                            db.iter().map(|d| d.size).collect::<Vec<_>>()
+                            "shapes {} and {} do not broadcast",
+                            shape_repr(da),
+                            shape_repr(db)
                         ),
                     )
                 })?;

@@ -615,3 +615,20 @@ fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
         compiler::ir::types::infer(&case).unwrap_or_else(|e| panic!("{traced}: {e:?}"));
     }
 }
+
+#[test]
+fn d08_a_bounded_config_block_is_lowered_to_its_outer_block() {
+    // `ConfigSpec.normalize`: under `block_sizes=[4, 8]` the inner `hl.tile(live)` (and
+    // `hl.tile(outer.begin, outer.end)`) runs tiles of 4, not 8: 255 + 2 tiles * 4 -> 263.0
+    // (helion==1.5.1 gave 263.0 for both; an inner block of 8 gives 271.0, and refuses the
+    // `local.index` read as 8 wide on 4 rows).
+    let config = "block_sizes=[4, 8], pallas_loop_type=\"fori_loop\"";
+    let live = "        for outer in hl.tile(x.size(0)):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live):\n                acc = acc + x_block[local.index, :, :].sum(dim=0) + local.block_size";
+    let script = s3(config, 8, live);
+    assert_eq!(value(&script), 263.0);
+    assert_eq!(lowered_value(&script), 263.0);
+    let begin_end = "        for outer in hl.tile(x.size(0)):\n            for local in hl.tile(outer.begin, outer.end):\n                acc = acc + x[local, :, :].sum(dim=0) + local.block_size";
+    let script = s3(config, 8, begin_end);
+    assert_eq!(value(&script), 263.0);
+    assert_eq!(lowered_value(&script), 263.0);
+}

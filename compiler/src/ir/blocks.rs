@@ -236,7 +236,8 @@ impl Case {
     /// is the loop's static extent, [`DATA_DEPENDENT_EXTENT_HINT`] for a data-dependent one.
     /// A minimum then propagates to the config-driven loop bounding this one (`hl.tile(live)`
     /// with `live = outer.end - outer.begin`, or `hl.tile(outer.block_size)`), one pass in
-    /// registration order. A fixed `block_size=` is used as written.
+    /// registration order; then such a bounded block is lowered to its outer block's size, and
+    /// a loop of extent 1 has block 1. A fixed `block_size=` is used as written.
     pub fn block_sizes_with(
         &self,
         table: &BlockTable,
@@ -285,20 +286,36 @@ impl Case {
                 minimum[outer] = minimum[outer].max(minimum[bid]);
             }
         }
-        let effective = (0..n)
+        let mut effective: Vec<i64> = (0..n)
             .map(|bid| {
-                // `LoopSpecBlockSizeSource.from_config`: a config-driven loop whose extent is
-                // known equal to 1 has block 1, whatever the config says (measured: 1.5.1
-                // sized `hl.tile(6, 7)` under `block_sizes=[16]` as 1).
-                if is_config(bid) && loops.extent_static.get(bid).copied().flatten() == Some(1) {
-                    1
-                } else if is_config(bid) && configured[bid] > 0 {
+                if is_config(bid) && configured[bid] > 0 {
                     configured[bid].max(minimum[bid])
                 } else {
                     configured[bid]
                 }
             })
             .collect();
+        // `ConfigSpec.normalize`, after the minimums: a config block bounded by a config-driven
+        // outer block is lowered to the outer's size (the inner extent can never exceed it;
+        // measured: `block_sizes=[4, 8]` with `hl.tile(live)` runs inner tiles of 4).
+        for bid in 0..n {
+            if let Some(outer) = loops.bounded_by.get(bid).copied().flatten()
+                && is_config(bid)
+                && is_config(outer)
+                && effective[outer] > 0
+                && effective[bid] > effective[outer]
+            {
+                effective[bid] = effective[outer];
+            }
+        }
+        // `LoopSpecBlockSizeSource.from_config`: a config-driven loop whose extent is known
+        // equal to 1 has block 1, whatever the config says (measured: 1.5.1 sized
+        // `hl.tile(6, 7)` under `block_sizes=[16]` as 1).
+        for (bid, e) in effective.iter_mut().enumerate() {
+            if is_config(bid) && loops.extent_static.get(bid).copied().flatten() == Some(1) {
+                *e = 1;
+            }
+        }
         BlockSizes {
             configured,
             effective,
@@ -376,6 +393,21 @@ fn loop_facts(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> LoopFacts 
             _ => None,
         }
     }
+    fn begin_end_tile(begin: &Expr, end: &Expr, bound: &FastMap<String, Expr>) -> Option<String> {
+        match (&resolve(begin, bound).kind, &resolve(end, bound).kind) {
+            (
+                ExprKind::TileAttr {
+                    tile: a,
+                    attr: super::TileAttr::Begin,
+                },
+                ExprKind::TileAttr {
+                    tile: b,
+                    attr: super::TileAttr::End,
+                },
+            ) if a == b => Some(a.clone()),
+            _ => None,
+        }
+    }
     fn walk(
         body: &[Stmt],
         table: &BlockTable,
@@ -412,9 +444,14 @@ fn loop_facts(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> LoopFacts 
                         let runtime = host.is_runtime(&dim.end)
                             || dim.begin.as_ref().is_some_and(|b| host.is_runtime(b));
                         facts.extent_static[id] = facts.extent_hint[id].filter(|_| !runtime);
-                        if dim.begin.is_none()
-                            && let Some(outer) = bounding_tile(&dim.end, bound)
-                        {
+                        // `_detect_outer_block_bound` of the extent `end - begin`:
+                        // `hl.tile(live)`, `hl.tile(outer.block_size)`, or
+                        // `hl.tile(outer.begin, outer.end)`.
+                        let bounding = match &dim.begin {
+                            None => bounding_tile(&dim.end, bound),
+                            Some(b) => begin_end_tile(b, &dim.end, bound),
+                        };
+                        if let Some(outer) = bounding {
                             facts.bounded_by[id] = tiles.get(&outer).copied();
                         }
                         if lp.kind == LoopKind::Tile {

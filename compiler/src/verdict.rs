@@ -278,6 +278,11 @@ rules! {
     /// planning: delta D-1.5.1-09). A fixed `block_size=` is not checked.
     ConfigBlockSizeNotPowerOfTwo = "config.block-size-not-power-of-two", InvalidConfig,
         "config[block_sizes][{index}] must be a power of two, got {value}";
+    /// `pallas_load_buffer_count` (absent: `[1] * T`) is not one count of 1 or 2 per tensor
+    /// parameter, checked at config normalization when inner loops run under `fori_loop` or
+    /// `unroll` (D-1.5.1-11).
+    ConfigLoadBufferCount = "config.load-buffer-count", InvalidConfig,
+        "pallas_load_buffer_count must be a list containing one buffer count (1 or 2) per input tensor (expected {expected}, got {value})";
     /// `pallas_worklist_grouping` outside {0, 1, 2} (Helion 1.5.1 `pre_codegen`, D-1.5.1-20).
     ConfigWorklistGroupingInvalid = "config.worklist-grouping-invalid", InvalidConfig,
         "Invalid pallas_worklist_grouping {grouping}. Expected one of (0, 1, 2).";

@@ -12,7 +12,7 @@
 //! miscompiled modules reach what correct ones rarely do (out-of-range reads and writes,
 //! static slices past a block, trace-time errors). Then 40 more (`SIM_VS_JAX_DMA`) whose
 //! loads are DMA double-buffered: generated `fori_loop` cases recompiled with
-//! `pallas_load_buffer_count` 2 for every load, kept when the module stages a tensor from HBM
+//! `pallas_load_buffer_count` 2 for every tensor, kept when the module stages a tensor from HBM
 //! (spec §1.4; the generator itself asks for buffer counts in one case in forty). Hand-built
 //! probes pin the DMA timing of each interpreter (`dma_timing_and_bounds_match_jax`).
 //!
@@ -233,7 +233,7 @@ fn stages_by_dma(m: &PallasModule) -> bool {
         .any(|o| matches!(o.source, OperandSource::HbmParam(_)))
 }
 
-/// `n` generated `fori_loop` cases recompiled with `pallas_load_buffer_count` 2 for every load,
+/// `n` generated `fori_loop` cases recompiled with `pallas_load_buffer_count` 2 for every tensor,
 /// kept when the module double-buffers a load (seeds from 0 up, at most `MAX_SEED`); every
 /// other one with poison padding.
 fn collect_dma(n: usize) -> Vec<Lowered> {
@@ -247,7 +247,8 @@ fn collect_dma(n: usize) -> Vec<Lowered> {
         if case.effective_loop_type() != LoopType::ForiLoop {
             continue;
         }
-        case.config.load_buffer_count = Some(vec![2; 16]);
+        // One count per tensor parameter (D-1.5.1-11).
+        case.config.load_buffer_count = Some(vec![2; case.tensor_param_count()]);
         let poison = out.len() % 2 == 1;
         let options = CodegenOptions {
             poison_padding: poison,

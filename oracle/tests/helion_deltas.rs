@@ -632,3 +632,33 @@ fn d08_a_bounded_config_block_is_lowered_to_its_outer_block() {
     assert_eq!(value(&script), 263.0);
     assert_eq!(lowered_value(&script), 263.0);
 }
+
+#[test]
+fn d11_load_buffer_counts_are_one_per_tensor_parameter() {
+    // buffer_count_len: two tensor parameters, so `[2]` is refused under fori_loop ...
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :] + y[0, :, :]";
+    let with_y = |config: &str| {
+        s3(config, 8, body)
+            .replace(
+                "def k(x: torch.Tensor) -> torch.Tensor:",
+                "def k(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:",
+            )
+            .replace("\nk(x)\n", "\ny = torch.ones(1, 2, 128)\nk(x, y)\n")
+    };
+    let r = rejection(&with_y(
+        "block_sizes=[], pallas_loop_type=\"fori_loop\", pallas_load_buffer_count=[2]",
+    ));
+    assert_eq!(r.rule, Rule::ConfigLoadBufferCount, "{r:?}");
+    assert_eq!(
+        r.message,
+        "pallas_load_buffer_count must be a list containing one buffer count (1 or 2) per input tensor (expected 2, got [2])"
+    );
+    // ... and ignored under emit_pipeline -> 263.0; `[2, 1]` lowers under fori_loop.
+    let piped =
+        with_y("block_sizes=[], pallas_loop_type=\"emit_pipeline\", pallas_load_buffer_count=[2]");
+    assert_eq!(value(&piped), 263.0);
+    assert_eq!(lowered_value(&piped), 263.0);
+    let two =
+        with_y("block_sizes=[], pallas_loop_type=\"fori_loop\", pallas_load_buffer_count=[2, 1]");
+    assert_eq!(lowered_value(&two), 263.0);
+}

@@ -164,6 +164,39 @@ impl Case {
     }
 }
 
+impl Case {
+    /// Whether a device loop runs below the launch grid (`has_pallas_inner_loops`, set by
+    /// `hl.tile`/`hl.grid` inside another loop).
+    pub fn has_inner_loops(&self) -> bool {
+        fn any(body: &[Stmt], nested: bool) -> bool {
+            body.iter().any(|s| match &s.kind {
+                StmtKind::For(lp) => nested || any(&lp.body, true),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => any(then_body, nested) || any(else_body, nested),
+                StmtKind::Assign { .. }
+                | StmtKind::AugAssign { .. }
+                | StmtKind::Store { .. }
+                | StmtKind::Atomic { .. }
+                | StmtKind::Return(_) => false,
+            })
+        }
+        any(&self.kernel.body, false)
+    }
+
+    /// The number of `torch.Tensor` parameters (`LiftTensorArgs(params)`): the length
+    /// `pallas_load_buffer_count` must have (D-1.5.1-11).
+    pub fn tensor_param_count(&self) -> usize {
+        self.kernel
+            .params
+            .iter()
+            .filter(|p| p.kind == super::ParamKind::Tensor)
+            .count()
+    }
+}
+
 /// Whether a loop nested in a device loop has a begin or end that is not static: built from int
 /// literals, `t.size(d)` of a host tensor, and host names bound to such (D-1.5.1-10).
 fn has_symbolic_inner_bounds(kernel: &Kernel) -> bool {

@@ -8,12 +8,10 @@
 //!   double-buffered manual DMA under fori_loop"); under `unroll` (a Python `for`) and
 //!   `emit_pipeline` (which pipelines by itself) the entry is accepted and has no effect: the
 //!   load stays a whole-array VMEM read.
-//! * its `pallas_load_buffer_count` entry is ≥ 2. Entries count the loads inside nested
-//!   device loops (below the launch grid), in source order; missing entries mean 1 and extra
-//!   entries are ignored (spec kernel: `[2, 1, 1, 1, 1]` buffers `x[outer, :, :]`, its only
-//!   inner-loop load). A count above 2 is modelled as 2: Helion's DMA resource allocator
-//!   takes one or two slots (`allocate_dma_resources` asserts it); what Helion does with a
-//!   larger count was not checked.
+//! * its tensor's `pallas_load_buffer_count` entry is 2. Entry i belongs to the i-th tensor
+//!   parameter (Helion 1.5.1, D-1.5.1-11); the planner refuses a list that is not one 1 or 2
+//!   per tensor parameter (`config.load-buffer-count`) wherever the key is read (inner loops
+//!   under `fori_loop` or `unroll`).
 //! * the load is `x[t, :, ...]`: one dim indexed by the tile `t` of its innermost enclosing
 //!   loop (a one-dim `hl.tile`, nested, whose variable the body never rebinds), every other
 //!   index `:`. That is what makes the next block's source address known before the body
@@ -52,7 +50,7 @@
 //! extended to the furthest `offset + bs` any tile can reach), and the loop mask (or the
 //! resident plan's live guard) keeps the padding out of results.
 
-use super::{Lowerer, RefOrigin};
+use super::{HostRef, Lowerer, RefOrigin};
 use crate::ir::hash::FastMap;
 use crate::ir::sym::BlockId;
 use crate::ir::{Expr, ExprKind, Index, Loop, LoopKind, LoopType, NodeKey, Stmt, StmtKind, walk};
@@ -157,7 +155,18 @@ impl DmaPlan {
                 })
             })
         });
-        let mut entry = 0;
+        // Entry i is the i-th tensor parameter's (D-1.5.1-11; the planner refused a list of
+        // another length).
+        let count_of = |e: &Expr| match &e.kind {
+            ExprKind::Load { tensor, .. } => match l.host_names.get(tensor).map(|&k| &l.refs[k]) {
+                Some(HostRef {
+                    origin: RefOrigin::Param(i),
+                    ..
+                }) => counts.get(*i).copied().unwrap_or(1),
+                Some(_) | None => 1,
+            },
+            _ => 1,
+        };
         // The top-level loop is the launch grid: loads in its body are not inner-loop loads.
         for s in &l.case.kernel.body {
             let StmtKind::For(grid) = &s.kind else {
@@ -165,9 +174,7 @@ impl DmaPlan {
             };
             each_load(&grid.body, None, &mut |e, inner| {
                 let Some(lp) = inner else { return };
-                let count = counts.get(entry).copied().unwrap_or(1);
-                entry += 1;
-                if count < 2 {
+                if count_of(e) < 2 {
                     return;
                 }
                 if let Some(d) = Self::eligible(l, e, lp, &per_ref) {

@@ -19,7 +19,7 @@ use crate::faults::{Fault, FaultSet};
 use crate::ir::hash::{FastMap, FastSet};
 use crate::ir::sym::{Affine, BlockId};
 use crate::ir::types::Types;
-use crate::ir::{Case, Expr, NodeKey, Span};
+use crate::ir::{Case, Expr, LoopType, NodeKey, Span};
 use crate::verdict::{Rejection, Rule};
 use links::Links;
 
@@ -192,6 +192,26 @@ pub fn plan_with_faults(case: &Case, types: &Types, faults: FaultSet) -> Result<
             case.kernel.span,
             &[("index", &index.to_string()), ("value", &value.to_string())],
         ));
+    }
+    if let Some(counts) = &case.config.load_buffer_count
+        && case.has_inner_loops()
+        && matches!(
+            case.effective_loop_type(),
+            LoopType::ForiLoop | LoopType::Unroll
+        )
+    {
+        let expected = case.tensor_param_count();
+        if counts.len() != expected || counts.iter().any(|c| !(1..=2).contains(c)) {
+            let items: Vec<String> = counts.iter().map(ToString::to_string).collect();
+            return Err(Rejection::new(
+                Rule::ConfigLoadBufferCount,
+                case.kernel.span,
+                &[
+                    ("expected", &expected.to_string()),
+                    ("value", &format!("[{}]", items.join(", "))),
+                ],
+            ));
+        }
     }
     match case.config.worklist_grouping {
         // 2 is valid; its compact-worklist variants are a codegen gap (`lower`).

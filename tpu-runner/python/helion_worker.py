@@ -43,7 +43,9 @@ lower (helion-tpu-lower: everything after codegen, i.e. the host code, building 
 jax.export), run (calling the compiled kernel or, helion-eager, the kernel body; converting
 outputs), protocol (a malformed request).
 `refusal` is true exactly for Helion's own errors (helion.exc.Base) other than its
-internal-error wrapper helion.exc.InternalError. `line` is the kernel file's line the error is
+internal-error wrappers: helion.exc.InternalError, and helion.exc.InductorLoweringError
+("Error in codegen for node ...", Inductor failing on a node Helion handed it; seen on
+`acc = x_block.sum(dim=0); acc = acc + outer.block_size`, a kernel 1.5.1 should lower). `line` is the kernel file's line the error is
 about: Helion's error location, else a "<kernel file>:N" in the message, else the innermost
 traceback frame in the kernel file (or in Helion's generated module, mapped through its
 "# src[file:N]" comments), else null.
@@ -620,7 +622,8 @@ _SRC_COMMENT = re.compile(r"#\s*src\[([^\]:]+):(\d+)(?:-\d+)?\]")
 
 
 def is_refusal(exc):
-    return isinstance(exc, helion_exc.Base) and not isinstance(exc, helion_exc.InternalError)
+    internal = (helion_exc.InternalError, helion_exc.InductorLoweringError)
+    return isinstance(exc, helion_exc.Base) and not isinstance(exc, internal)
 
 
 def error_line(exc, case):

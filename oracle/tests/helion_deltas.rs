@@ -587,7 +587,7 @@ fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
     // Measured in helion==1.5.1 (outer block 8 over 16 rows): `x_block[1:7] * x_block[0:6]`
     // is a ShapeMismatch ("[Max(1, Min(7, u1)) - 1, ...] and [Max(0, Min(6, u1)), ...]"),
     // and so is a slice against a concrete 4 or against the whole block; the same slice
-    // twice, or against a size-1 dim, traces.
+    // twice, a slice against a size-1 dim, or `0:1` (size 1 whatever the block) traces.
     let script = |expr: &str| {
         format!(
             "import torch\nimport helion\nimport helion.language as hl\n\n\n\
@@ -609,6 +609,8 @@ fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
     }
     for traced in [
         "x_block[1:7, :] * x_block[1:7, :]",
+        // `Max(0, Min(1, u))` is 1 by torch's value ranges (campaign 7, reduced).
+        "x_block * x_block[0:1, :]",
         "x_block[0:4, :] * hl.zeros([1, 128], dtype=torch.float32)",
     ] {
         let case = parse_case(&script(traced), "k.py").expect("parses");

@@ -819,7 +819,12 @@ impl<'a> Infer<'a> {
                         (None | Some(_), _, _) => len,
                     };
                     let mut dim = Dim::fixed(((len + step - 1).div_euclid(step)).max(0));
-                    if let (Some(b), Some(a), 1) = (dims[k].block, start, step) {
+                    // `0:1` is the one slice whose size torch's value ranges pin (a block is at
+                    // least 1, so `Max(0, Min(1, u))` is 1): it broadcasts as a 1 (measured:
+                    // `x_block * x_block[0:1]` traces in 1.5.1).
+                    if let (Some(b), Some(a), 1) = (dims[k].block, start, step)
+                        && !(a == 0 && len <= 1)
+                    {
                         dim.slice_of = Some((b, a, a + len));
                     }
                     out.push(dim);

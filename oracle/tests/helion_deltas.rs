@@ -197,6 +197,17 @@ fn d20_a_stored_value_has_the_rank_of_its_target() {
 
 /// The compiled module's value (pallas-sim on the kernel's arguments), which must equal the
 /// reference's and Helion's; panics when the case does not lower.
+/// The value the reference and the lowered module (through pallas-sim) both give.
+fn reference_and_lowered(script: &str) -> f64 {
+    let v = value(script);
+    assert_eq!(
+        lowered_value(script),
+        v,
+        "reference and lowered module differ:\n{script}"
+    );
+    v
+}
+
 fn lowered_value(script: &str) -> f64 {
     let case = parse_case(script, "k.py").unwrap_or_else(|e| panic!("{e}\n{script}"));
     let compiled = compile(&case, &CodegenOptions::default());
@@ -226,13 +237,11 @@ fn d01_literal_slices_take_the_static_value_fallback() {
     // lit_slice_whole: consumed whole beside x_block[1:3]; Helion lowers -> 357.0.
     let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            acc = acc + x_block.sum(dim=0) + x_block[1:3, :, :].sum(dim=0)";
     let script = s3(F, 8, body);
-    assert_eq!(value(&script), 357.0);
-    assert_eq!(lowered_value(&script), 357.0);
+    assert_eq!(reference_and_lowered(&script), 357.0);
     // lit_slice_guarded: every tile has >= 2 live rows; Helion lowers -> 819.0.
     let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            acc = acc + x_block[0:2, :, :].sum(dim=0)";
     let script = s3(F, 10, body);
-    assert_eq!(value(&script), 819.0);
-    assert_eq!(lowered_value(&script), 819.0);
+    assert_eq!(reference_and_lowered(&script), 819.0);
 }
 
 #[test]
@@ -240,13 +249,11 @@ fn d02_a_captured_input_qualifies_for_the_static_value_fallback() {
     // fallback_capture: x_block captured into the inner loop; Helion lowers -> 323.0.
     let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            acc = acc + x_block.sum(dim=0)\n            for local in hl.tile(2, block_size=1):\n                acc = acc + x_block[1, :, :]";
     let script = s3(F, 8, body);
-    assert_eq!(value(&script), 323.0);
-    assert_eq!(lowered_value(&script), 323.0);
+    assert_eq!(reference_and_lowered(&script), 323.0);
     // nested_static_capture: head = x_block[1] outside, head[0:2] inside -> 323.0.
     let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            acc = acc + x_block.sum(dim=0)\n            head = x_block[1, :, :]\n            for local in hl.tile(2, block_size=1):\n                acc = acc + head[0:2, :]";
     let script = s3(F, 8, body);
-    assert_eq!(value(&script), 323.0);
-    assert_eq!(lowered_value(&script), 323.0);
+    assert_eq!(reference_and_lowered(&script), 323.0);
 }
 
 #[test]
@@ -287,8 +294,7 @@ fn d16_the_tail_predicate_is_compared_as_sympy_compares_it() {
         )
     };
     let script = tail("2 <= live");
-    assert_eq!(value(&script), 204.0);
-    assert_eq!(lowered_value(&script), 204.0);
+    assert_eq!(reference_and_lowered(&script), 204.0);
     assert_eq!(lowered_value(&tail("live >= 2")), 204.0);
     // Nothing else is normalized: `live - 2 >= 0` is refused at the subscript's line (L19).
     let Verdict::Rejected(r) = verdict(&tail("live - 2 >= 0")) else {
@@ -311,8 +317,7 @@ fn d15_dead_nodes_are_removed_before_planning() {
         )
     };
     let script = nest("unused = x_block.permute(1, 0, 2)");
-    assert_eq!(value(&script), 255.0);
-    assert_eq!(lowered_value(&script), 255.0);
+    assert_eq!(reference_and_lowered(&script), 255.0);
     // dead_narrow: an unused shifted run before the read is neither planned nor refused.
     let script = nest("pass").replace("            pass\n", "");
     let script = script.replace(
@@ -365,8 +370,7 @@ fn d14_int_arguments_are_runtime_scalars() {
     // A data-dependent inner loop under `hl.tile(n)` lowers in both -> 511.0.
     let body = "        for outer in hl.tile(n, block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :]";
     let script = s3_int(F, 9, body);
-    assert_eq!(value(&script), 511.0);
-    assert_eq!(lowered_value(&script), 511.0);
+    assert_eq!(reference_and_lowered(&script), 511.0);
 }
 
 /// S3's input (`R(n)`, 3-D) with S2's output (`[1, 128]`).
@@ -395,8 +399,7 @@ fn d12_root_eligibility_drops_int_dims_and_names_the_rank_change() {
     // root_drop_dim: `x[outer, 0, :]` is admitted, the dropped dim emitted literally -> 255.0.
     let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, 0, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :]";
     let script = s3_in_s2_out(F, 8, body);
-    assert_eq!(value(&script), 255.0);
-    assert_eq!(lowered_value(&script), 255.0);
+    assert_eq!(reference_and_lowered(&script), 255.0);
 
     // root_none: a `None` in the load is a rank change, with Helion's message (L16).
     let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, None, :, :]\n            for local in hl.tile(4, block_size=1):\n                acc = acc + x_block[local.begin, :, :, :]";
@@ -456,8 +459,7 @@ fn d13_non_direct_roots_and_tile_selectors_are_admitted_when_aligned() {
     // bf16_root_aligned: block 16 from a zero start, an 8-row tile selector -> 136.0.
     let aligned = "        for outer in hl.tile(x.size(0), block_size=16):\n            x_block = x[outer, :]\n            for local in hl.tile(16, block_size=8):\n                acc = acc + x_block[local.index, :].float().sum(dim=0)";
     let script = s2_bf16(aligned);
-    assert_eq!(value(&script), 136.0);
-    assert_eq!(lowered_value(&script), 136.0);
+    assert_eq!(reference_and_lowered(&script), 136.0);
 
     // bf16_sel_misaligned: a 4-row selector is not a multiple of the sublane alignment 8.
     let r = rejection(&s2_bf16(&aligned.replace("block_size=8", "block_size=4")));
@@ -496,8 +498,7 @@ fn d07_a_config_block_over_an_extent_of_one_is_one() {
     // would give 23.0).
     let body = "        for outer in hl.tile(6, x.size(0)):\n            acc = acc + x[outer, :].sum(dim=0) + outer.block_size";
     let script = s2("block_sizes=[16], pallas_loop_type=\"fori_loop\"", 7, body);
-    assert_eq!(value(&script), 8.0);
-    assert_eq!(lowered_value(&script), 8.0);
+    assert_eq!(reference_and_lowered(&script), 8.0);
     // A fixed `block_size=` is used as written: 7 + 16 -> 23.0.
     let fixed = s2(
         F,
@@ -627,12 +628,10 @@ fn d08_a_bounded_config_block_is_lowered_to_its_outer_block() {
     let config = "block_sizes=[4, 8], pallas_loop_type=\"fori_loop\"";
     let live = "        for outer in hl.tile(x.size(0)):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live):\n                acc = acc + x_block[local.index, :, :].sum(dim=0) + local.block_size";
     let script = s3(config, 8, live);
-    assert_eq!(value(&script), 263.0);
-    assert_eq!(lowered_value(&script), 263.0);
+    assert_eq!(reference_and_lowered(&script), 263.0);
     let begin_end = "        for outer in hl.tile(x.size(0)):\n            for local in hl.tile(outer.begin, outer.end):\n                acc = acc + x[local, :, :].sum(dim=0) + local.block_size";
     let script = s3(config, 8, begin_end);
-    assert_eq!(value(&script), 263.0);
-    assert_eq!(lowered_value(&script), 263.0);
+    assert_eq!(reference_and_lowered(&script), 263.0);
 }
 
 #[test]
@@ -658,8 +657,7 @@ fn d11_load_buffer_counts_are_one_per_tensor_parameter() {
     // ... and ignored under emit_pipeline -> 263.0; `[2, 1]` lowers under fori_loop.
     let piped =
         with_y("block_sizes=[], pallas_loop_type=\"emit_pipeline\", pallas_load_buffer_count=[2]");
-    assert_eq!(value(&piped), 263.0);
-    assert_eq!(lowered_value(&piped), 263.0);
+    assert_eq!(reference_and_lowered(&piped), 263.0);
     let two =
         with_y("block_sizes=[], pallas_loop_type=\"fori_loop\", pallas_load_buffer_count=[2, 1]");
     assert_eq!(lowered_value(&two), 263.0);

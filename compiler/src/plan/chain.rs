@@ -266,28 +266,12 @@ impl<'a> Planner<'a, '_> {
         if self.types.block_size(parent) % align != 0 {
             return false;
         }
-        // `_enclosing_loop_bounds`: the device loop of `parent`, from `g` outward.
-        let mut at = Some(g);
-        while let Some(id) = at {
-            let graph = &self.links.graphs[id];
-            if let GraphKind::Loop(lp) = graph.kind
-                && let Some(k) = self
-                    .types
-                    .blocks
-                    .loop_ids(lp)
-                    .iter()
-                    .position(|&b| b == parent)
-            {
-                return lp.dims.get(k).is_some_and(|d| {
-                    d.begin.as_ref().is_none_or(|b| {
-                        !self.types.host.is_runtime(b)
-                            && self.const_int(b).is_some_and(|c| c % align == 0)
-                    })
-                });
-            }
-            at = graph.parent;
-        }
-        false
+        // `_enclosing_loop_bounds` of `parent`.
+        self.enclosing_loop_dim(g, parent).is_some_and(|d| {
+            d.begin.as_ref().is_none_or(|b| {
+                !self.types.host.is_runtime(b) && self.const_int(b).is_some_and(|c| c % align == 0)
+            })
+        })
     }
 
     fn const_int(&self, e: &Expr) -> Option<i64> {

@@ -19,7 +19,7 @@ use crate::faults::{Fault, FaultSet};
 use crate::ir::hash::{FastMap, FastSet};
 use crate::ir::sym::{Affine, BlockId};
 use crate::ir::types::Types;
-use crate::ir::{Case, Expr, LoopType, NodeKey, Span};
+use crate::ir::{Case, Expr, LoopDim, LoopType, NodeKey, Span};
 use crate::verdict::{Rejection, Rule};
 use links::Links;
 
@@ -269,6 +269,27 @@ impl<'a, 't> Planner<'a, 't> {
             static_value: FastSet::default(),
             faults: FaultSet::NONE,
         }
+    }
+
+    /// `_enclosing_loop_bounds`: the dim of the first device loop, from graph `g` outward
+    /// through loops and branches, whose block ids contain `block`.
+    fn enclosing_loop_dim(&self, g: links::GraphId, block: BlockId) -> Option<&'a LoopDim> {
+        let mut at = Some(g);
+        while let Some(id) = at {
+            let graph = self.links.graphs[id];
+            if let links::GraphKind::Loop(lp) = graph.kind
+                && let Some(k) = self
+                    .types
+                    .blocks
+                    .loop_ids(lp)
+                    .iter()
+                    .position(|&b| b == block)
+            {
+                return lp.dims.get(k);
+            }
+            at = graph.parent;
+        }
+        None
     }
 
     /// Plans every load in Helion's graph order (D-1.5.1-04; R-MUT collects the written

@@ -429,42 +429,29 @@ impl<'a> Planner<'a, '_> {
         sub: &Expr,
         block: BlockId,
     ) -> Result<(Option<i64>, Option<BlockId>), Rejection> {
-        let mut g = Some(self.links.graph_of(sub));
-        while let Some(id) = g {
-            let graph = self.links.graphs[id];
-            if let GraphKind::Loop(lp) = graph.kind
-                && let Some(k) = self
-                    .types
-                    .blocks
-                    .loop_ids(lp)
-                    .iter()
-                    .position(|&b| b == block)
+        if let Some(dim) = self.enclosing_loop_dim(self.links.graph_of(sub), block) {
+            let here = at(sub.span);
+            let rej = |rule: Rule| Err(Rejection::new(rule, sub.span, &[("at", &here)]));
+            if let Some(b) = &dim.begin
+                && self.const_of(b) != Some(0)
             {
-                let Some(dim) = lp.dims.get(k) else { break };
-                let here = at(sub.span);
-                let rej = |rule: Rule| Err(Rejection::new(rule, sub.span, &[("at", &here)]));
-                if let Some(b) = &dim.begin
-                    && self.const_of(b) != Some(0)
-                {
-                    return rej(Rule::SelectorLoopNotZeroBased);
-                }
-                return match self.types.of(&dim.end) {
-                    Ty::Int(Some(a)) => match (a.as_const(), a.as_live_extent()) {
-                        (Some(c), _) if c < 1 => rej(Rule::SelectorLoopEmpty),
-                        (Some(c), _) => Ok((Some(c), None)),
-                        (None, Some(outer)) => Ok((None, Some(outer))),
-                        (None, None) => rej(Rule::SelectorLiveExtentMismatch),
-                    },
-                    Ty::Int(None) => rej(Rule::SelectorLiveExtentMismatch),
-                    Ty::GridIndex(_)
-                    | Ty::HostTensor { .. }
-                    | Ty::Tensor { .. }
-                    | Ty::Float
-                    | Ty::Bool
-                    | Ty::Tile(_) => rej(Rule::SelectorUnsupportedEnd),
-                };
+                return rej(Rule::SelectorLoopNotZeroBased);
             }
-            g = graph.parent;
+            return match self.types.of(&dim.end) {
+                Ty::Int(Some(a)) => match (a.as_const(), a.as_live_extent()) {
+                    (Some(c), _) if c < 1 => rej(Rule::SelectorLoopEmpty),
+                    (Some(c), _) => Ok((Some(c), None)),
+                    (None, Some(outer)) => Ok((None, Some(outer))),
+                    (None, None) => rej(Rule::SelectorLiveExtentMismatch),
+                },
+                Ty::Int(None) => rej(Rule::SelectorLiveExtentMismatch),
+                Ty::GridIndex(_)
+                | Ty::HostTensor { .. }
+                | Ty::Tensor { .. }
+                | Ty::Float
+                | Ty::Bool
+                | Ty::Tile(_) => rej(Rule::SelectorUnsupportedEnd),
+            };
         }
         Err(Rejection::new(
             Rule::SelectorNoDrivingLoop,

@@ -608,6 +608,13 @@ fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
         assert_eq!(r.rule, Rule::TraceTypeError, "{refused}: {r:?}");
         assert!(r.message.contains("Min("), "{}", r.message);
     }
+    // A loop shorter than its block keeps no slice symbol (campaign 8, reduced: `hl.tile(0)`
+    // and `hl.tile(2)` under block 4 trace `x_block * x_block[2:3]`).
+    let short = script("x_block * x_block[2:3, :]")
+        .replace("hl.tile(x.size(0))", "hl.tile(2)")
+        .replace("block_sizes=[8]", "block_sizes=[4]");
+    let case = parse_case(&short, "k.py").expect("parses");
+    compiler::ir::types::infer(&case).unwrap_or_else(|e| panic!("{short}: {e:?}"));
     for traced in [
         "x_block[1:7, :] * x_block[1:7, :]",
         // `Max(0, Min(1, u))` is 1 by torch's value ranges (campaign 7, reduced).

@@ -144,6 +144,9 @@ pub struct BlockSizes {
     pub configured: Vec<i64>,
     /// As Helion uses them: raised to the TPU minimum of every tensor dim the tile indexes.
     pub effective: Vec<i64>,
+    /// The hint of each block's loop extent (D-1.5.1-07: its static value, an `int`
+    /// argument's value, [`DATA_DEPENDENT_EXTENT_HINT`] when data-dependent; 1 for grids).
+    pub extent_hint: Vec<i64>,
 }
 
 impl Case {
@@ -349,9 +352,20 @@ impl Case {
                 *e = 1;
             }
         }
+        let extent_hint = (0..n)
+            .map(|bid| {
+                loops
+                    .extent_hint
+                    .get(bid)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(DATA_DEPENDENT_EXTENT_HINT)
+            })
+            .collect();
         BlockSizes {
             configured,
             effective,
+            extent_hint,
         }
     }
 }

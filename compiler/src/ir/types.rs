@@ -819,11 +819,8 @@ impl<'a> Infer<'a> {
                         (None | Some(_), _, _) => len,
                     };
                     let mut dim = Dim::fixed(((len + step - 1).div_euclid(step)).max(0));
-                    // `0:1` is the one slice whose size torch's value ranges pin (a block is at
-                    // least 1, so `Max(0, Min(1, u))` is 1): it broadcasts as a 1 (measured:
-                    // `x_block * x_block[0:1]` traces in 1.5.1).
                     if let (Some(b), Some(a), 1) = (dims[k].block, start, step)
-                        && !(a == 0 && len <= 1)
+                        && self.slice_size_is_symbolic(b, a, a + len)
                     {
                         dim.slice_of = Some((b, a, a + len));
                     }
@@ -845,6 +842,22 @@ impl<'a> Infer<'a> {
         }
         out.extend_from_slice(&dims[k..]);
         Ok(out)
+    }
+
+    /// Whether the size `Max(a, Min(b, u))` of slice `a:b` of block `block`'s dim stays a
+    /// symbol of its own in 1.5.1. The block symbol `u` ranges over `[1, next_pow2(extent
+    /// hint)]`: where that pins the size (`0:1` is always 1), it is a number. A loop whose
+    /// extent is below its block was measured to trace such products whatever the slice
+    /// (`hl.tile(0)` and `hl.tile(2)` under block 4), so only a loop at least one block long
+    /// keeps the symbol (measured: ShapeMismatch at extent 16, block 8).
+    fn slice_size_is_symbolic(&self, block: BlockId, a: i64, b: i64) -> bool {
+        let hint = self.sizes.extent_hint.get(block).copied().unwrap_or(1);
+        if hint < self.sizes.effective[block] {
+            return false;
+        }
+        let top = (hint.max(1) as u64).next_power_of_two() as i64;
+        let size = |u: i64| a.max(b.min(u)) - a;
+        size(1) != size(top)
     }
 
     fn binary(&mut self, op: BinOp, l: &Ty, r: &Ty, span: Span) -> Result<Ty, TypeError> {

@@ -624,6 +624,22 @@ fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
         let case = parse_case(&script(traced), "k.py").expect("parses");
         compiler::ir::types::infer(&case).unwrap_or_else(|e| panic!("{traced}: {e:?}"));
     }
+    // Only a config-driven block above 1 is a symbol (campaign 9, reduced; measured in
+    // helion==1.5.1): a fixed `block_size=8` lowers `x_block[1:7] * x_block[0:6]`, and a
+    // config block of 1 on a rank-3 tensor's leading dim (alignment 1) traces
+    // `x_block[4:6] * x_block[6:8]` and is refused only later, by the run-width rule.
+    let fixed = script("x_block[1:7, :] * x_block[0:6, :]")
+        .replace("hl.tile(x.size(0))", "hl.tile(16, block_size=8)")
+        .replace("block_sizes=[8]", "block_sizes=[]");
+    assert_eq!(verdict(&fixed), Verdict::Lowered);
+    let one = script("x_block[4:6, :, :] * x_block[6:8, :, :]")
+        .replace("block_sizes=[8]", "block_sizes=[1]")
+        .replace("[16, 128]", "[16, 2, 128]")
+        .replace("x[outer, :]", "x[outer, :, :]")
+        .replace("out[outer.begin, :]", "out[outer.begin, :, :]")
+        .replace("torch.ones(16, 128)", "torch.ones(16, 2, 128)");
+    let r = rejection(&one);
+    assert_eq!(r.rule, Rule::SelectorWiderThanBlock, "{r:?}");
 }
 
 #[test]

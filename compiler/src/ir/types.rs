@@ -10,7 +10,7 @@
 //! Types depend on the config only through block sizes; [`infer`] uses the *effective* sizes
 //! (spec §1.1a).
 
-use super::blocks::{BlockSizes, BlockTable};
+use super::blocks::{BlockSizes, BlockSource, BlockTable};
 use super::hash::FastMap;
 use super::scope::{HostEnv, StorageId};
 use super::sym::{Affine, BlockId, Sym};
@@ -845,12 +845,20 @@ impl<'a> Infer<'a> {
     }
 
     /// Whether the size `Max(a, Min(b, u))` of slice `a:b` of block `block`'s dim stays a
-    /// symbol of its own in 1.5.1. The block symbol `u` ranges over `[1, next_pow2(extent
+    /// symbol of its own in 1.5.1 (D-1.5.1-03). The block symbol `u` ranges over `[1, next_pow2(extent
     /// hint)]`: where that pins the size (`0:1` is always 1), it is a number. A loop whose
     /// extent is below its block was measured to trace such products whatever the slice
     /// (`hl.tile(0)` and `hl.tile(2)` under block 4), so only a loop at least one block long
     /// keeps the symbol (measured: ShapeMismatch at extent 16, block 8).
     fn slice_size_is_symbolic(&self, block: BlockId, a: i64, b: i64) -> bool {
+        // A fixed `block_size=` is a number, and a config block of 1 is specialized to 1
+        // (measured: both trace `x_block[0:5] * x_block[1:6]` in 1.5.1), so only a
+        // config-driven block above 1 is a symbol whose slices differ.
+        if !matches!(self.blocks.blocks[block].source, BlockSource::Config(_))
+            || self.sizes.effective[block] <= 1
+        {
+            return false;
+        }
         let hint = self.sizes.extent_hint.get(block).copied().unwrap_or(1);
         if hint < self.sizes.effective[block] {
             return false;

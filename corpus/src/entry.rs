@@ -47,7 +47,8 @@ pub enum Expected {
     Unsupported,
     /// The engine fails in the listed known way (`fuzz::known_issues`).
     KnownIssue(String),
-    /// A finding with this signature key: an open bug.
+    /// A finding with this signature ([`crate::signature::Signature::symptom_key`]): an open
+    /// bug.
     Finding(String),
 }
 
@@ -58,7 +59,7 @@ impl Expected {
             Outcome::Agree => Expected::Agree,
             Outcome::Rejected => match report.rejection() {
                 Some(r) => Expected::Rejected(r.rule),
-                None => Expected::Finding(signature(case, report).key()),
+                None => Expected::Finding(signature(case, report).symptom_key()),
             },
             Outcome::InvalidCase => Expected::InvalidCase,
             Outcome::Unsupported => Expected::Unsupported,
@@ -73,7 +74,7 @@ impl Expected {
             | Outcome::EngineCrash
             | Outcome::HelionCrash
             | Outcome::HelionAcceptsInvalid
-            | Outcome::VerdictMismatch => Expected::Finding(signature(case, report).key()),
+            | Outcome::VerdictMismatch => Expected::Finding(signature(case, report).symptom_key()),
         }
     }
 

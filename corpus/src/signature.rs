@@ -290,18 +290,35 @@ pub struct Signature {
 
 impl Signature {
     /// The bucket key: `<outcome>/<engine>/<cause>/<loop type>/<forms joined by +>`, or, for
-    /// code our compiler emitted, `<outcome>/<engine>/<cause>/<decisions joined by +>`; `-` for
-    /// an absent part. Stable across runs and versions of this crate.
+    /// code our compiler emitted, `emitted/<engine>/<decisions joined by +>`; `-` for an absent
+    /// part. Stable across runs and versions of this crate (format [`BUCKETS_FORMAT`]).
+    ///
+    /// Code our compiler emitted keys on its decisions alone, not on the symptom: one wrong
+    /// lowering fails at trace time, at run time or in the values depending on the shapes around
+    /// it (measured: `d14-mask-on-input-axis` in 60 s showed one decision set as a values
+    /// mismatch and as trace-time `TypeError`, `ValueError` and `IndexError`, four buckets of
+    /// one cause). The symptom stays in [`Signature::outcome`] and [`Signature::cause`], and a
+    /// reduction keeps it ([`Signature::holds_for`]).
     pub fn key(&self) -> String {
         let part = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
         if !self.decisions.is_empty() {
-            let decisions: Vec<String> = self.decisions.iter().map(|d| d.to_string()).collect();
+            return format!("emitted/{}/{}", part(&self.engine), self.decisions_part());
+        }
+        self.symptom_key()
+    }
+
+    /// The key with the symptom: `<outcome>/<engine>/<cause>/` and then the decisions, or the
+    /// loop type and forms. What a corpus entry expects: a replay must show the same symptom,
+    /// not only the same cause.
+    pub fn symptom_key(&self) -> String {
+        let part = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+        if !self.decisions.is_empty() {
             return format!(
                 "{}/{}/{}/{}",
                 self.outcome,
                 part(&self.engine),
                 part(&self.cause),
-                decisions.join("+")
+                self.decisions_part()
             );
         }
         let forms = if self.forms.is_empty() {
@@ -321,6 +338,11 @@ impl Signature {
             part(&self.loop_type),
             forms
         )
+    }
+
+    fn decisions_part(&self) -> String {
+        let decisions: Vec<String> = self.decisions.iter().map(|d| d.to_string()).collect();
+        decisions.join("+")
     }
 
     /// Whether this is a finding's signature.
@@ -358,8 +380,8 @@ impl Signature {
     }
 
     /// Whether `other` (a reduced finding's signature) is this bucket's cause seen through
-    /// decisions that do not change what the code reads: the same outcome, engine and cause,
-    /// and `other`'s decisions are these plus only address-preserving views, materialization,
+    /// decisions that do not change what the code reads: the same engine, both about code our
+    /// compiler emitted (whatever the symptom, as in [`Signature::key`]), and `other`'s decisions are these plus only address-preserving views, materialization,
     /// the static-value fallback or a loop skeleton. The reducer cannot always take those away
     /// (dropping a view changes the shape downstream), so without this one bug under `None`,
     /// `.unsqueeze` and a plain read filed three buckets. Runs and loads are never transparent:
@@ -372,9 +394,7 @@ impl Signature {
             | Decision::Loop(_) => true,
             Decision::ResidentLoad | Decision::ValueLoad | Decision::Run { .. } => false,
         };
-        self.outcome == other.outcome
-            && self.engine == other.engine
-            && self.cause == other.cause
+        self.engine == other.engine
             && !self.decisions.is_empty()
             && self.decisions != other.decisions
             && self.decisions.is_subset(&other.decisions)
@@ -585,8 +605,10 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
     sig
 }
 
-/// The version of the buckets file format (2: findings in our emitted code key on decisions).
-pub const BUCKETS_FORMAT: u32 = 2;
+/// The version of the buckets file format (2: findings in our emitted code key on decisions;
+/// 3: on decisions and engine only, not the symptom). Format 2 is migrated on read
+/// ([`Buckets::load`]).
+pub const BUCKETS_FORMAT: u32 = 3;
 
 /// The file name of the buckets index in a findings directory.
 pub const BUCKETS_FILE: &str = "buckets.json";
@@ -718,13 +740,39 @@ impl Buckets {
             column: e.column(),
             message: e.to_string(),
         })?;
-        if b.format != BUCKETS_FORMAT {
-            return Err(BucketsError::Format {
-                path,
-                found: b.format,
-            });
+        match b.format {
+            BUCKETS_FORMAT => Ok(b),
+            2 => Ok(b.rekeyed()),
+            found => Err(BucketsError::Format { path, found }),
         }
-        Ok(b)
+    }
+
+    /// The index with every bucket under its signature's current key, buckets that now share
+    /// a key merged (counts add up, the cheaper case's directory kept, old keys as aliases):
+    /// the migration of an older format, whose keys split what one key now holds.
+    fn rekeyed(self) -> Buckets {
+        let mut out = Buckets::default();
+        for (old_key, mut b) in self.buckets {
+            let key = b.signature.key();
+            b.aliases.insert(old_key);
+            b.aliases.remove(&key);
+            b.key = key.clone();
+            match out.buckets.get_mut(&key) {
+                None => {
+                    out.buckets.insert(key, b);
+                }
+                Some(existing) => {
+                    existing.count += b.count;
+                    existing.aliases.extend(b.aliases);
+                    if b.cost < existing.cost {
+                        existing.cost = b.cost;
+                        existing.dir = b.dir;
+                        existing.signature = b.signature;
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Writes `<dir>/buckets.json` atomically.
@@ -1034,8 +1082,17 @@ mod tests {
         };
         assert_eq!(
             finding.key(),
-            "mismatch/pallas-sim/values/loop=emit_pipeline+resident-load+value-load+run=tile.mask"
+            "emitted/pallas-sim/loop=emit_pipeline+resident-load+value-load+run=tile.mask"
         );
+        // The symptom is not the cause: the same decisions failing at trace time are one key.
+        let traced = Signature {
+            outcome: "lowering-error".into(),
+            cause: Some("trace:TypeError".into()),
+            ..finding.clone()
+        };
+        assert_eq!(traced.key(), finding.key());
+        // ... but a reduction keeps the symptom it started from.
+        assert!(!finding.holds_for(&traced));
         let with = |ds: &[Decision]| Signature {
             decisions: set(ds),
             ..finding.clone()
@@ -1155,5 +1212,63 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         b.save(t.path()).unwrap();
         assert_eq!(Buckets::load(t.path()).unwrap().buckets, b.buckets);
+    }
+
+    #[test]
+    fn a_format_2_index_is_rekeyed_on_read_merging_symptoms_of_one_decision_set() {
+        let decisions: Decisions = [Decision::ResidentLoad, Decision::Materialize]
+            .into_iter()
+            .collect();
+        let sig = |outcome: &str, cause: &str| Signature {
+            outcome: outcome.into(),
+            engine: Some("pallas-sim".into()),
+            cause: Some(cause.into()),
+            decisions: decisions.clone(),
+            ..Default::default()
+        };
+        let (values, traced) = (
+            sig("mismatch", "values"),
+            sig("lowering-error", "trace:TypeError"),
+        );
+        let bucket = |s: &Signature, old_key: &str, count: u64, dir: &str, exprs: usize| Bucket {
+            key: old_key.into(),
+            signature: s.clone(),
+            count,
+            dir: dir.into(),
+            cost: CostRecord {
+                exprs,
+                ..Default::default()
+            },
+            aliases: BTreeSet::new(),
+        };
+        // Format 2 put the symptom in the key.
+        let (k1, k2) = (
+            "mismatch/pallas-sim/values/resident-load+materialize",
+            "lowering-error/pallas-sim/trace:TypeError/resident-load+materialize",
+        );
+        let old = Buckets {
+            format: 2,
+            buckets: [
+                (k1.to_string(), bucket(&values, k1, 3, "0001", 20)),
+                (k2.to_string(), bucket(&traced, k2, 2, "0002", 9)),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let t = tempfile::tempdir().unwrap();
+        let text = serde_json::to_string(&old).unwrap();
+        std::fs::write(t.path().join(BUCKETS_FILE), text).unwrap();
+        let b = Buckets::load(t.path()).unwrap();
+        assert_eq!(b.format, BUCKETS_FORMAT);
+        assert_eq!(b.buckets.len(), 1, "{:?}", b.buckets.keys());
+        let only = &b.buckets["emitted/pallas-sim/resident-load+materialize"];
+        assert_eq!(
+            (only.count, only.dir.as_str()),
+            (5, "0002"),
+            "the cheaper case stays"
+        );
+        assert!(only.aliases.contains(k1) && only.aliases.contains(k2));
+        // Both old keys still find it.
+        assert_eq!(b.find(k1).map(|x| x.dir.as_str()), Some("0002"));
     }
 }

@@ -217,7 +217,7 @@ fn a_finding_joins_the_corpus_only_as_it_replays() {
     );
     assert_eq!(
         entry.expected("pallas-sim").map(|e| e.to_string()),
-        Some(format!("finding:{}", f.meta.key))
+        Some(format!("finding:{}", f.meta.signature.symptom_key()))
     );
     let back = Corpus::load(&cases).unwrap();
     assert_eq!(back.entries.len(), 1);

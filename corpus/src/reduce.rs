@@ -454,7 +454,12 @@ fn simpler(e: &Expr) -> Vec<Expr> {
 /// shape (an accumulator's initial value is rarely what a finding needs, and every load is a
 /// planner decision of its own, `compiler::decisions`); a device subscript by its value, or
 /// without one of its `None` entries.
-fn simpler_in(case: &Case, tile_vars: &[String], e: &Expr) -> Vec<Expr> {
+fn simpler_in(
+    case: &Case,
+    types: Option<&compiler::ir::types::Types>,
+    tile_vars: &[String],
+    e: &Expr,
+) -> Vec<Expr> {
     let mut out = simpler(e);
     match &e.kind {
         ExprKind::Load {
@@ -482,9 +487,27 @@ fn simpler_in(case: &Case, tile_vars: &[String], e: &Expr) -> Vec<Expr> {
                     span: e.span,
                 }
             };
+            let widths = types.map(|t| entry_widths(t, indices, e));
             for (i, index) in indices.iter().enumerate() {
                 if matches!(index, Index::NewAxis) {
                     out.push(with(i, None));
+                }
+                // A symbolic run for a static one of its own width (`blk[0:8]` for an 8-row
+                // `blk[local.index]`): the shape downstream is unchanged, so the swap survives
+                // where `0:1` breaks a broadcast, and findings that need "some run" converge
+                // on the static run whatever kind they were found with.
+                if is_dynamic_index(index)
+                    && let Some(Some(w)) = widths.as_ref().and_then(|ws| ws.get(i))
+                    && *w > 1
+                {
+                    out.push(with(
+                        i,
+                        Some(Index::Slice {
+                            start: Some(Expr::int(0, e.span)),
+                            stop: Some(Expr::int(*w, e.span)),
+                            step: None,
+                        }),
+                    ));
                 }
                 // A symbolic run for the simplest static one of the same rank (`0:1`), or a
                 // static row: the decision a finding needs is often "some run out of a
@@ -520,6 +543,35 @@ fn simpler_in(case: &Case, tile_vars: &[String], e: &Expr) -> Vec<Expr> {
         | ExprKind::Alloc { .. } => {}
     }
     out
+}
+
+/// The width of the one result dim each entry of the subscript `e` makes (`None` for an entry
+/// that makes none or several), read off the inferred type of `e`.
+fn entry_widths(
+    types: &compiler::ir::types::Types,
+    indices: &[Index],
+    e: &Expr,
+) -> Vec<Option<i64>> {
+    let Some(dims) = types.of(e).dims() else {
+        return vec![None; indices.len()];
+    };
+    let mut at = 0usize;
+    indices
+        .iter()
+        .map(|index| {
+            let made = match index {
+                Index::Int(_) => 0,
+                Index::Full | Index::NewAxis | Index::Slice { .. } => 1,
+                Index::Expr(x) => match types.of(x) {
+                    compiler::ir::types::Ty::Tile(_) => 1,
+                    t => t.dims().map_or(0, <[_]>::len),
+                },
+            };
+            let width = (made == 1).then(|| dims.get(at).map(|d| d.size)).flatten();
+            at += made;
+            width
+        })
+        .collect()
 }
 
 /// `hl.zeros` with the shape and dtype of `tensor[indices]`, for a kernel parameter bound to a
@@ -590,6 +642,7 @@ fn tile_vars(case: &Case) -> Vec<String> {
 
 fn expr_candidates(case: &Case, out: &mut Vec<Case>) {
     let tile_vars = tile_vars(case);
+    let types = compiler::ir::types::infer(case).ok();
     // Number the expression nodes in a fixed pre-order, then rewrite node k in a fresh copy.
     let mut count = 0usize;
     walk::each_stmt(&case.kernel.body, &mut |s| {
@@ -602,7 +655,7 @@ fn expr_candidates(case: &Case, out: &mut Vec<Case>) {
             walk::stmt_exprs(s, &mut |e| {
                 walk::each_expr(e, &mut |x| {
                     if i == k {
-                        replacements = simpler_in(case, &tile_vars, x);
+                        replacements = simpler_in(case, types.as_ref(), &tile_vars, x);
                     }
                     i += 1;
                 })
@@ -946,6 +999,16 @@ k(x, y)
             })
         });
         found
+    }
+
+    #[test]
+    fn a_symbolic_run_is_offered_as_a_static_run_of_its_own_width() {
+        let case = parse_case(BIG, "big.py").unwrap();
+        let rendered: Vec<String> = candidates(&case).iter().map(render_case).collect();
+        // `local.index` under an inner block of 2, and the 3-row tail `live - 3 : live`.
+        for swap in ["x_block[0:2, :, :].float()", "x_block[0:3, :, :].float()"] {
+            assert!(rendered.iter().any(|r| r.contains(swap)), "{swap}");
+        }
     }
 
     #[test]

@@ -224,6 +224,7 @@ fn clone_report(r: &CaseReport) -> CaseReport {
         emitted: r.emitted.clone(),
         compile_seconds: r.compile_seconds,
         decisions: r.decisions.clone(),
+        values_match: r.values_match.clone(),
     }
 }
 

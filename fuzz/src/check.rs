@@ -45,6 +45,24 @@ pub struct CaseReport {
     /// The planner's and codegen's decisions on the case ([`compiler::decisions`]): what a
     /// finding in our emitted code is bucketed by. Empty unless the case was planned.
     pub decisions: compiler::decisions::Decisions,
+    /// Of the engines that produced outputs, whether each matched its reference (the one
+    /// comparison, [`compare::compare`]), in run order: the per-engine values behind
+    /// [`CaseReport::helion_value_agreement`], whichever engine decided the outcome.
+    pub values_match: Vec<(String, bool)>,
+}
+
+/// How real Helion's values and our emitted module's compare on a case both lowered and ran
+/// ([`CaseReport::helion_value_agreement`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueAgreement {
+    /// Both match the reference.
+    Agree,
+    /// Ours matches, Helion's does not: a Helion finding.
+    HelionDiffers,
+    /// Helion's matches, ours does not: a finding in our compiler (or the model).
+    OursDiffers,
+    /// Neither matches.
+    BothDiffer,
 }
 
 /// What real Helion made of a case as rendered ([`CaseReport::helion_health`]).
@@ -84,6 +102,33 @@ impl CaseReport {
             None if ran => Some(false),
             None => None,
         }
+    }
+
+    /// For each Helion engine that ran the case to outputs, how its values compare with our
+    /// emitted module's (the first in-process or JAX engine with outputs), both judged against
+    /// the reference; empty when our module or Helion produced none.
+    pub fn helion_value_agreement(&self) -> Vec<(String, ValueAgreement)> {
+        let Some(ours) = self
+            .values_match
+            .iter()
+            .find(|(e, _)| !crate::engines::is_helion(e))
+            .map(|(_, ok)| *ok)
+        else {
+            return Vec::new();
+        };
+        self.values_match
+            .iter()
+            .filter(|(e, _)| crate::engines::is_helion(e))
+            .map(|(e, theirs)| {
+                let a = match (ours, *theirs) {
+                    (true, true) => ValueAgreement::Agree,
+                    (true, false) => ValueAgreement::HelionDiffers,
+                    (false, true) => ValueAgreement::OursDiffers,
+                    (false, false) => ValueAgreement::BothDiffer,
+                };
+                (e.clone(), a)
+            })
+            .collect()
     }
 
     /// What real Helion made of the case as rendered (the generator's health, issue 18): from
@@ -510,12 +555,7 @@ impl<'a> Prepared<'a> {
     /// Classifies the case given the engines' runs.
     fn finish(self, runs: Vec<EngineRun>) -> CaseReport {
         let names = output_names(self.case);
-        let Classified {
-            outcome,
-            engine,
-            mismatch,
-            known_issue,
-        } = classify(self.compiler_result, &self.reference, &runs, |e, r| {
+        let check = |e: &EngineRun, r: &EngineRun| {
             let (r, magnitude) = match &self.eager_reference {
                 Some(eager)
                     if crate::engines::reference_tiling(&e.engine)
@@ -529,7 +569,21 @@ impl<'a> Prepared<'a> {
             compare::compare(&e.engine, &names, got, want, magnitude)
                 .err()
                 .map(|m| *m)
-        });
+        };
+        let values_match = match self.reference.status.outputs() {
+            Some(_) => runs
+                .iter()
+                .filter(|e| e.status.outputs().is_some())
+                .map(|e| (e.engine.clone(), check(e, &self.reference).is_none()))
+                .collect(),
+            None => Vec::new(),
+        };
+        let Classified {
+            outcome,
+            engine,
+            mismatch,
+            known_issue,
+        } = classify(self.compiler_result, &self.reference, &runs, check);
         // A findings-only check keeps the module of a finding only (it goes into the report).
         let emitted = match self.depth {
             Depth::Full => self.emitted().map(str::to_string),
@@ -550,6 +604,7 @@ impl<'a> Prepared<'a> {
             emitted,
             compile_seconds: self.compile_seconds,
             decisions: self.compiled.map(|c| c.decisions).unwrap_or_default(),
+            values_match,
         }
     }
 }

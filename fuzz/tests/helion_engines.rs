@@ -7,7 +7,7 @@
 
 use compiler::compile::CodegenOptions;
 use compiler::frontend::parse_case;
-use pallas_diff_fuzz::check::{CaseReport, HelionHealth, check_case};
+use pallas_diff_fuzz::check::{CaseReport, HelionHealth, ValueAgreement, check_case};
 use pallas_diff_fuzz::engines::{self, EngineStatus, Pools};
 use pallas_diff_fuzz::outcome::Outcome;
 use std::sync::{Arc, OnceLock};
@@ -119,6 +119,15 @@ fn a_kernel_helion_lowers_agrees_in_every_helion_mode() {
     assert_eq!(r.helion_agreement(), Some(("lowered".to_string(), true)));
     assert_eq!(r.helion_reached_codegen(), Some(true), "{r:#?}");
     assert_eq!(r.helion_health(), Some(HelionHealth::Lowered));
+    // Values: our module (pallas-sim) and each Helion engine that ran to outputs, both
+    // against the reference; helion-tpu-lower only lowers.
+    assert_eq!(
+        r.helion_value_agreement(),
+        vec![
+            ("helion-pallas".to_string(), ValueAgreement::Agree),
+            ("helion-eager".to_string(), ValueAgreement::Agree),
+        ]
+    );
 }
 
 #[test]

@@ -208,6 +208,9 @@ pub fn run(
                         if let Some(health) = report.helion_health() {
                             st.helion_health.add(health);
                         }
+                        for (engine, a) in report.helion_value_agreement() {
+                            st.helion_values.entry(engine).or_default().add(a);
+                        }
                         if let Some(k) = report.known_issue {
                             *st.known_issues.entry(k.to_string()).or_default() += 1;
                         }

@@ -12,7 +12,7 @@
 //! series merged by time (see [`merge_series`]) and its summary the sum of theirs
 //! ([`Stats::merge`]).
 
-use super::stats::{Agreement, Cell, HelionHealthCounts, Reach, Stats};
+use super::stats::{Agreement, Cell, HelionHealthCounts, Reach, Stats, ValueCounts};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -309,6 +309,7 @@ impl Stats {
             helion_verdicts,
             helion_verdicts_by_form,
             helion_health,
+            helion_values,
             helion_reach,
         } = other;
         self.cases += cases;
@@ -350,6 +351,12 @@ impl Stats {
                 .merge(a);
         }
         self.helion_health.merge(helion_health);
+        for (engine, v) in helion_values {
+            self.helion_values
+                .entry(engine.clone())
+                .or_default()
+                .merge(v);
+        }
         for (key, r) in helion_reach {
             self.helion_reach.entry(key.clone()).or_default().merge(r);
         }
@@ -378,6 +385,24 @@ impl HelionHealthCounts {
         self.lowered += lowered;
         add_counts(&mut self.refused, refused);
         add_counts(&mut self.cannot_run, cannot_run);
+    }
+}
+
+impl ValueCounts {
+    /// Adds another shard's counts of the same engine (every field named).
+    pub fn merge(&mut self, other: &ValueCounts) {
+        let ValueCounts {
+            cases,
+            agree,
+            helion_differs,
+            ours_differ,
+            both_differ,
+        } = other;
+        self.cases += cases;
+        self.agree += agree;
+        self.helion_differs += helion_differs;
+        self.ours_differ += ours_differ;
+        self.both_differ += both_differ;
     }
 }
 

@@ -62,10 +62,44 @@ pub struct Stats {
     pub helion_verdicts_by_form: BTreeMap<String, Agreement>,
     /// What real Helion made of the generated cases as rendered (the generator's health).
     pub helion_health: HelionHealthCounts,
+    /// Per Helion engine, value agreement with our emitted module on the cases both lowered
+    /// and ran ([`crate::check::CaseReport::helion_value_agreement`]).
+    pub helion_values: BTreeMap<String, ValueCounts>,
     /// Real Helion's reach per construct of the kernel-language surface (every feature but the
     /// index cells, which `coverage` counts: loop kinds and where they sit, tile attributes,
     /// argument kinds, config keys, IR forms), keyed by the feature's name.
     pub helion_reach: BTreeMap<String, Reach>,
+}
+
+/// Of the cases one Helion engine and our emitted module both lowered and ran, how their values
+/// compared (each against the reference).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ValueCounts {
+    /// Cases both ran to outputs.
+    pub cases: u64,
+    /// Both matched the reference.
+    pub agree: u64,
+    /// Only Helion's values differed: Helion findings.
+    pub helion_differs: u64,
+    /// Only ours differed.
+    pub ours_differ: u64,
+    /// Both differed.
+    pub both_differ: u64,
+}
+
+impl ValueCounts {
+    /// Counts one case.
+    pub fn add(&mut self, a: crate::check::ValueAgreement) {
+        use crate::check::ValueAgreement;
+        self.cases += 1;
+        match a {
+            ValueAgreement::Agree => self.agree += 1,
+            ValueAgreement::HelionDiffers => self.helion_differs += 1,
+            ValueAgreement::OursDiffers => self.ours_differ += 1,
+            ValueAgreement::BothDiffer => self.both_differ += 1,
+        }
+    }
 }
 
 /// Of the cases real Helion ran that contain a construct, how many reached its code generation.
@@ -466,6 +500,32 @@ impl Stats {
         if self.helion_health.cases > 0 {
             s.push_str(&self.helion_health.table());
         }
+        if !self.helion_values.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n{:<44} {:>8} {:>8} {:>7} {:>14} {:>12} {:>12}",
+                "values, both lowered and ran",
+                "cases",
+                "agree",
+                "share",
+                "helion differs",
+                "ours differ",
+                "both differ"
+            );
+            for (engine, v) in &self.helion_values {
+                let _ = writeln!(
+                    s,
+                    "{:<44} {:>8} {:>8} {:>6.1}% {:>14} {:>12} {:>12}",
+                    engine,
+                    v.cases,
+                    v.agree,
+                    100.0 * v.agree as f64 / v.cases.max(1) as f64,
+                    v.helion_differs,
+                    v.ours_differ,
+                    v.both_differ
+                );
+            }
+        }
         if !self.helion_verdicts.is_empty() {
             let all = self.helion_agreement();
             let _ = writeln!(
@@ -549,6 +609,32 @@ mod tests {
             first < t.find("timeout").expect("timeout listed"),
             "most frequent first: {t}"
         );
+    }
+
+    #[test]
+    fn value_agreement_with_helion_is_tabled_per_engine() {
+        use crate::check::ValueAgreement;
+        let mut st = Stats::default();
+        assert!(!st.table(1.0).contains("both lowered and ran"));
+        let v = st.helion_values.entry("helion-pallas".into()).or_default();
+        for a in [
+            ValueAgreement::Agree,
+            ValueAgreement::Agree,
+            ValueAgreement::Agree,
+            ValueAgreement::HelionDiffers,
+        ] {
+            v.add(a);
+        }
+        assert_eq!(
+            (v.cases, v.agree, v.helion_differs, v.ours_differ),
+            (4, 3, 1, 0)
+        );
+        let table = st.table(1.0);
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("helion-pallas"))
+            .unwrap_or_else(|| panic!("{table}"));
+        assert!(row.contains(" 75.0%"), "{row}");
     }
 
     #[test]

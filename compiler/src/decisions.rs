@@ -143,6 +143,13 @@ impl fmt::Display for Decision {
     }
 }
 
+/// A name given for [`PlainSet::parse`] that is not a decision with a plain path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a decision with a plain path (a run `run=<tile|tail|static>[.mask][.squeeze]` or a view `ref-view=<reshape|view|squeeze|unsqueeze|view-as|new-axis>`)"
+)]
+pub struct NoPlainPath(pub String);
+
 /// A decision name that is not one of [`Decision`]'s spellings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{0}` is not a planner or codegen decision")]
@@ -214,6 +221,84 @@ impl<'de> serde::Deserialize<'de> for Decision {
 /// The decisions of one compiled case (module docs), ordered for a stable key.
 pub type Decisions = BTreeSet<Decision>;
 
+/// Decisions the codegen lowers by their plain path instead (a
+/// [`crate::compile::CodegenOptions`] field; empty by default): the ablation behind a finding's
+/// cause. As Cranelift's fuel turns an optimization off to find the one a miscompile needs, a
+/// harness turns one decision off on a reduced finding and keeps it in the bucket key only when
+/// the finding goes away with it.
+///
+/// Only decisions with a plain path that computes the same values are in a set: a
+/// materialized run (read the whole Ref, then `lax.dynamic_slice_in_dim` on the value at the
+/// same start, and the same squeeze and mask) and a materialized Ref view (read the whole
+/// Ref, then `jnp.reshape` to the same shape). A run or view that stays a Ref transform
+/// (feeding another Ref op) has none and is lowered as planned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PlainSet(u32);
+
+impl PlainSet {
+    /// No decision taken by its plain path.
+    pub const NONE: PlainSet = PlainSet(0);
+
+    /// Every decision with a plain path: the 12 runs and the 6 views ([`PlainSet::only`]).
+    pub const ALL: PlainSet = PlainSet((1 << 18) - 1);
+
+    /// The set of one decision, or `None` for a decision with no plain path.
+    pub fn only(d: Decision) -> Option<PlainSet> {
+        Self::bit(d).map(PlainSet)
+    }
+
+    /// Both sets.
+    pub fn union(self, other: PlainSet) -> PlainSet {
+        PlainSet(self.0 | other.0)
+    }
+
+    /// Whether `d` is lowered by its plain path.
+    pub fn contains(self, d: Decision) -> bool {
+        Self::bit(d).is_some_and(|b| self.0 & b != 0)
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// A comma-separated list of decision names (`run=tile.mask,ref-view=reshape`; empty for
+    /// none), each one with a plain path.
+    pub fn parse(s: &str) -> Result<PlainSet, NoPlainPath> {
+        let mut set = PlainSet::NONE;
+        for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let d: Decision = name
+                .parse()
+                .map_err(|e: UnknownDecision| NoPlainPath(e.0))?;
+            let Some(one) = PlainSet::only(d) else {
+                return Err(NoPlainPath(name.to_string()));
+            };
+            set.0 |= one.0;
+        }
+        Ok(set)
+    }
+
+    fn bit(d: Decision) -> Option<u32> {
+        let index = match d {
+            Decision::Run {
+                kind,
+                mask,
+                squeeze,
+            } => {
+                let k = SelectorKind::ALL.iter().position(|&x| x == kind)?;
+                k * 4 + usize::from(mask) * 2 + usize::from(squeeze)
+            }
+            Decision::RefView(v) => 12 + ViewKind::ALL.iter().position(|&x| x == v)?,
+            Decision::Loop(_)
+            | Decision::ResidentLoad
+            | Decision::ValueLoad
+            | Decision::Materialize
+            | Decision::StaticValue => return None,
+        };
+        Some(1 << index)
+    }
+}
+
 /// The decisions `plan` makes on `case`, with the loop skeleton of its effective loop type.
 pub fn decisions(case: &Case, plan: &Plan) -> Decisions {
     let mut out = Decisions::new();
@@ -232,8 +317,21 @@ fn node(e: &Expr, plan: &Plan, out: &mut Decisions) {
     if plan.is_static_value(e) {
         out.insert(Decision::StaticValue);
     }
+    let Some((decision, materialize)) = node_decision(e, plan) else {
+        return;
+    };
+    out.insert(decision);
+    if materialize {
+        out.insert(Decision::Materialize);
+    }
+}
+
+/// The decision `plan` makes on the node `e` itself (a load, or a node of a resident chain that
+/// reads or views the Ref), and whether the node materializes; `None` for anything else. The one
+/// mapping from plan to decision, for [`decisions`] and for the codegen's [`PlainSet`] test.
+pub(crate) fn node_decision(e: &Expr, plan: &Plan) -> Option<(Decision, bool)> {
     let resident = plan.resident(e);
-    let (decision, materialize) = match &e.kind {
+    Some(match &e.kind {
         ExprKind::Load { .. } if resident.is_some() => (Decision::ResidentLoad, false),
         ExprKind::Load { .. } => (Decision::ValueLoad, false),
         ExprKind::Subscript { .. } => match resident {
@@ -248,11 +346,11 @@ fn node(e: &Expr, plan: &Plan, out: &mut Decisions) {
                 ),
                 None => (Decision::RefView(ViewKind::NewAxis), r.materialize),
             },
-            None => return,
+            None => return None,
         },
         ExprKind::View { op, .. } => match resident {
             Some(r) => (Decision::RefView(ViewKind::of(op)), r.materialize),
-            None => return,
+            None => return None,
         },
         // Transports (a `Name` read of a Ref) carry their input's state: no decision of their
         // own. Nothing else is planned.
@@ -269,12 +367,8 @@ fn node(e: &Expr, plan: &Plan, out: &mut Decisions) {
         | ExprKind::Cast { .. }
         | ExprKind::Sum { .. }
         | ExprKind::Permute { .. }
-        | ExprKind::Alloc { .. } => return,
-    };
-    out.insert(decision);
-    if materialize {
-        out.insert(Decision::Materialize);
-    }
+        | ExprKind::Alloc { .. } => return None,
+    })
 }
 
 fn has_device_loop(case: &Case) -> bool {
@@ -324,6 +418,109 @@ mod tests {
         let c = compile(&case, &CodegenOptions::default());
         assert!(c.module.is_some(), "{}", crate::compile::verdict_line(&c));
         c.decisions
+    }
+
+    #[test]
+    fn a_plain_set_names_runs_and_views_only() {
+        let run = Decision::Run {
+            kind: SelectorKind::Tail,
+            mask: false,
+            squeeze: true,
+        };
+        let set = PlainSet::parse("run=tail.squeeze, ref-view=reshape").unwrap();
+        assert!(set.contains(run) && set.contains(Decision::RefView(ViewKind::Reshape)));
+        assert!(!set.contains(Decision::RefView(ViewKind::View)));
+        assert_eq!(PlainSet::only(run).map(|s| s.contains(run)), Some(true));
+        assert_eq!(PlainSet::parse(""), Ok(PlainSet::NONE));
+        // Every run and view, each its own bit; nothing else has a plain path.
+        let mut all = Vec::new();
+        for kind in SelectorKind::ALL {
+            for (mask, squeeze) in [(false, false), (false, true), (true, false), (true, true)] {
+                all.push(Decision::Run {
+                    kind,
+                    mask,
+                    squeeze,
+                });
+            }
+        }
+        all.extend(ViewKind::ALL.map(Decision::RefView));
+        assert_eq!(all.len(), 18);
+        for (i, d) in all.iter().enumerate() {
+            assert!(PlainSet::ALL.contains(*d), "{d}");
+            for other in &all[i + 1..] {
+                assert!(!PlainSet::only(*d).unwrap().contains(*other), "{d} {other}");
+            }
+        }
+        for d in [
+            Decision::ResidentLoad,
+            Decision::Materialize,
+            Decision::StaticValue,
+        ] {
+            assert_eq!(PlainSet::only(d), None);
+            assert!(PlainSet::parse(&d.to_string()).is_err());
+        }
+        assert!(PlainSet::parse("run=sideways").is_err());
+    }
+
+    #[test]
+    fn a_run_by_its_plain_path_reads_the_whole_ref_and_keeps_the_values() {
+        let src = [
+            "import torch",
+            "import helion",
+            "import helion.language as hl",
+            "",
+            "@helion.kernel(backend=\"pallas\", static_shapes=True, \
+             config=helion.Config(block_sizes=[8, 2], pallas_loop_type=\"fori_loop\"))",
+            "def k(x: torch.Tensor) -> torch.Tensor:",
+            "    out = torch.zeros_like(x)",
+            "    for outer in hl.tile(x.size(0)):",
+            "        blk = x[outer, :]",
+            "        acc = hl.zeros([128], dtype=torch.float32)",
+            "        for local in hl.tile(outer.end - outer.begin):",
+            "            acc = acc + blk[local.index, :].sum(dim=0)",
+            "        out[outer.begin, :] = acc",
+            "    return out",
+            "",
+            "x = torch.randn(13, 128)",
+            "k(x)",
+            "",
+        ]
+        .join("\n");
+        let case = parse_case(&src, "k.py").expect("parses");
+        let planned = compile(&case, &CodegenOptions::default());
+        let run = Decision::Run {
+            kind: SelectorKind::Tile,
+            mask: true,
+            squeeze: false,
+        };
+        assert!(
+            planned.decisions.contains(&run),
+            "{}: {:?}",
+            crate::compile::verdict_line(&planned),
+            planned.decisions
+        );
+        let plain = compile(
+            &case,
+            &CodegenOptions {
+                plain: PlainSet::ALL,
+                ..CodegenOptions::default()
+            },
+        );
+        // The plan, and so the decisions, are the same; only the code differs.
+        assert_eq!(plain.decisions, planned.decisions);
+        let (a, b) = (planned.source().unwrap(), plain.source().unwrap());
+        assert!(!a.contains("dynamic_slice_in_dim"), "{a}");
+        assert!(b.contains("jax.lax.dynamic_slice_in_dim("), "{b}");
+        let inputs = case.kernel_tensor_args().expect("inputs");
+        let options = crate::sim::SimOptions::default();
+        let run = |m: &crate::pallas::PallasModule| {
+            crate::sim::simulate(m, &inputs, &options).expect("runs")
+        };
+        let (want, got) = (
+            run(planned.module.as_ref().unwrap()),
+            run(plain.module.as_ref().unwrap()),
+        );
+        assert_eq!(got[0].values, want[0].values);
     }
 
     #[test]

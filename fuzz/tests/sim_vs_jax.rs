@@ -28,6 +28,7 @@
 mod float_order;
 
 use compiler::compile::{CodegenOptions, compile};
+use compiler::decisions::PlainSet;
 use compiler::faults::FaultSet;
 use compiler::ir::Case;
 use compiler::ir::LoopType;
@@ -54,6 +55,9 @@ struct Lowered {
     faulty: bool,
     /// Recompiled with every load double-buffered (and the module does stage one by DMA).
     dma: bool,
+    /// Compiled with every decision that has one lowered by its plain path (`PlainSet::ALL`),
+    /// and the module differs from the planned one.
+    plain: bool,
     case: Case,
     module: PallasModule,
     source: String,
@@ -171,7 +175,7 @@ fn judge(sim: &EngineStatus, jax: &EngineStatus) -> Verdict {
 /// (`FaultSet` "all") and only cases whose module differs from the fault-free one are kept:
 /// miscompiled modules exercise what correct ones rarely do (out-of-range accesses, Python
 /// clipping, errors at trace and run time).
-fn collect(n: usize, only: Option<&[u64]>, faulty: bool) -> Vec<Lowered> {
+fn collect(n: usize, only: Option<&[u64]>, faulty: bool, plain: bool) -> Vec<Lowered> {
     let cfg = GenConfig::default();
     let faults = if faulty {
         FaultSet::parse("all").expect("every fault")
@@ -195,17 +199,19 @@ fn collect(n: usize, only: Option<&[u64]>, faulty: bool) -> Vec<Lowered> {
         let options = CodegenOptions {
             poison_padding: poison,
             faults,
+            plain: if plain { PlainSet::ALL } else { PlainSet::NONE },
         };
         let c = compile(&case, &options);
         let changed = || {
             let clean = CodegenOptions {
                 faults: FaultSet::NONE,
+                plain: PlainSet::NONE,
                 ..options
             };
             compile(&case, &clean).source() != c.source()
         };
         if let (Some(module), Some(source)) = (c.module.clone(), c.source().map(str::to_string))
-            && (!faulty || changed())
+            && (!(faulty || plain) || changed())
             && oracle::evaluate(&case).is_ok()
             && let Ok(inputs) = case.kernel_tensor_args()
         {
@@ -213,6 +219,7 @@ fn collect(n: usize, only: Option<&[u64]>, faulty: bool) -> Vec<Lowered> {
                 seed,
                 faulty,
                 dma: false,
+                plain,
                 case,
                 module,
                 source,
@@ -253,6 +260,7 @@ fn collect_dma(n: usize) -> Vec<Lowered> {
         let options = CodegenOptions {
             poison_padding: poison,
             faults: FaultSet::NONE,
+            plain: PlainSet::NONE,
         };
         let c = compile(&case, &options);
         if let (Some(module), Some(source)) = (c.module.clone(), c.source().map(str::to_string))
@@ -264,6 +272,7 @@ fn collect_dma(n: usize) -> Vec<Lowered> {
                 seed: seed - 1,
                 faulty: false,
                 dma: true,
+                plain: false,
                 case,
                 module,
                 source,
@@ -288,10 +297,22 @@ fn sim_matches_the_tpu_interpreter_on_generated_cases() {
     let only: Option<Vec<u64>> = std::env::var("SIM_VS_JAX_SEEDS")
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
-    let mut cases = collect(env_usize("SIM_VS_JAX_CASES", 200), only.as_deref(), false);
+    let mut cases = collect(
+        env_usize("SIM_VS_JAX_CASES", 200),
+        only.as_deref(),
+        false,
+        false,
+    );
     cases.extend(collect(
         env_usize("SIM_VS_JAX_FAULTY", 60),
         only.as_deref(),
+        true,
+        false,
+    ));
+    cases.extend(collect(
+        env_usize("SIM_VS_JAX_PLAIN", 40),
+        only.as_deref(),
+        false,
         true,
     ));
     let want_dma = if only.is_some() {
@@ -358,6 +379,8 @@ fn sim_matches_the_tpu_interpreter_on_generated_cases() {
                         c.seed,
                         if c.faulty {
                             " with every fault"
+                        } else if c.plain {
+                            " with every plain path"
                         } else if c.dma {
                             " with DMA double-buffering"
                         } else {
@@ -374,11 +397,16 @@ fn sim_matches_the_tpu_interpreter_on_generated_cases() {
     let mut rows = rows.into_inner().unwrap();
     rows.sort_by_key(|r| r.0);
     let mut failures = Vec::new();
-    for (faulty, dma) in [(false, false), (true, false), (false, true)] {
+    for (faulty, dma, plain) in [
+        (false, false, false),
+        (true, false, false),
+        (false, true, false),
+        (false, false, true),
+    ] {
         let (mut bitwise, mut close, mut fallback, mut total) = (0, 0, 0, 0);
         let mut errors: std::collections::BTreeMap<String, usize> = Default::default();
         for (i, label, v) in &rows {
-            if cases[*i].faulty != faulty || cases[*i].dma != dma {
+            if cases[*i].faulty != faulty || cases[*i].dma != dma || cases[*i].plain != plain {
                 continue;
             }
             total += 1;
@@ -401,6 +429,8 @@ fn sim_matches_the_tpu_interpreter_on_generated_cases() {
              against pallas-interpret (known issue)",
             if faulty {
                 " compiled with every fault injected"
+            } else if plain {
+                " compiled with every plain path (PlainSet::ALL)"
             } else if dma {
                 " with every load DMA double-buffered (fori_loop, pallas_load_buffer_count 2)"
             } else {
@@ -675,6 +705,7 @@ fn dma_cases_match_the_reference_in_process() {
         let options = CodegenOptions {
             poison_padding: c.poison,
             faults: FaultSet::NONE,
+            plain: PlainSet::NONE,
         };
         let report = pallas_diff_fuzz::check::check_case(&c.case, &engines, &options);
         *outcomes

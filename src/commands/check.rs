@@ -30,6 +30,11 @@ pub struct Args {
     /// Inject named faults (historical defects, `all` for every one; see `pallas-diff hunt`).
     #[arg(long, value_parser = compiler::faults::FaultSet::parse, default_value = "")]
     inject: compiler::faults::FaultSet,
+    /// Lower these planner decisions by their plain path: a materialized run read as the whole
+    /// Ref and then sliced as a value, a materialized Ref view as a value reshape (for example
+    /// `run=tile.mask,ref-view=reshape`). A finding that goes away shows which decisions it needs.
+    #[arg(long, value_parser = compiler::decisions::PlainSet::parse, default_value = "")]
+    plain: compiler::decisions::PlainSet,
     /// Seconds before a JAX engine is declared hung.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
@@ -285,6 +290,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     let options = CodegenOptions {
         poison_padding: args.poison_padding,
         faults: args.inject,
+        plain: args.plain,
     };
     let report = check_case(&case, &engines, &options);
     if args.json {

@@ -186,6 +186,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         codegen: CodegenOptions {
             poison_padding: args.poison_padding,
             faults: args.inject,
+            plain: compiler::decisions::PlainSet::NONE,
         },
         dump_cases: args.dump_cases.clone(),
     };

@@ -5,6 +5,7 @@
 
 use super::expr::zero;
 use super::{Env, LResult, Lowerer, Val, gap};
+use crate::decisions::node_decision;
 use crate::ir::sym::BlockId;
 use crate::ir::types::Ty;
 use crate::ir::{AtomicOp, BinOp, Expr, ExprKind, Index, Span, TileAttr};
@@ -417,6 +418,16 @@ impl Lowerer<'_> {
             return gap(e.span, "a resident view without a variant");
         };
         let base = self.lower_expr(value, env, out)?;
+        let plain =
+            node_decision(e, self.plan).is_some_and(|(d, _)| self.options.plain.contains(d));
+        if p.materialize && plain {
+            // The plain path (`PlainSet`): the whole Ref read, then a value reshape.
+            return Ok(Jnp::Reshape {
+                x: Box::new(base.index(vec![IndexPart::Ellipsis])),
+                shape: variant.shape.clone(),
+            }
+            .into());
+        }
         let v = P::RefReshape {
             base: Box::new(base),
             shape: variant.shape.clone(),
@@ -506,12 +517,26 @@ impl Lowerer<'_> {
                 }
             };
             let mut index = vec![IndexPart::Full; iv.shape.len()];
-            index[phys] = IndexPart::Expr(P::ds(begin, P::Int(s.width)));
+            index[phys] = IndexPart::Expr(P::ds(begin.clone(), P::Int(s.width)));
             let base = self.lower_expr(value, env, out)?;
             if !p.materialize {
                 return Ok(base.at(index));
             }
-            let mut v = base.index(index);
+            let plain =
+                node_decision(e, self.plan).is_some_and(|(d, _)| self.options.plain.contains(d));
+            let mut v = if plain {
+                // The plain path (`PlainSet`): the whole Ref read, then the same run sliced
+                // out of the value.
+                Jnp::DynamicSliceInDim {
+                    x: Box::new(base.index(vec![IndexPart::Ellipsis])),
+                    start: Box::new(begin),
+                    size: s.width,
+                    axis: phys,
+                }
+                .into()
+            } else {
+                base.index(index)
+            };
             if !ov.squeezed_dims.is_empty() {
                 v = v.index(
                     (0..ov.shape.len())

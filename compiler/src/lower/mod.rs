@@ -80,6 +80,8 @@ pub struct CodegenOptions {
     pub poison_padding: bool,
     /// Injected faults (historical defects, [`crate::faults`]); none by default.
     pub faults: crate::faults::FaultSet,
+    /// Decisions lowered by their plain path ([`crate::decisions::PlainSet`]); none by default.
+    pub plain: crate::decisions::PlainSet,
 }
 
 /// A construct the codegen does not model: not a verdict (Helion may well accept the case),

@@ -377,6 +377,19 @@ pub enum Jnp {
         /// Target shape.
         shape: Vec<i64>,
     },
+    /// `jax.lax.dynamic_slice_in_dim(x, start, size, axis=k)`: `size` elements of axis `k`
+    /// from `start`, clamped so the slice stays inside `x` (the codegen's plain path for a
+    /// run read out of a whole materialized Ref, [`crate::decisions::PlainSet`]).
+    DynamicSliceInDim {
+        /// Sliced value.
+        x: Box<Expr>,
+        /// First index (an int scalar, possibly traced).
+        start: Box<Expr>,
+        /// Length.
+        size: i64,
+        /// Sliced axis.
+        axis: usize,
+    },
     /// `jnp.where(cond, a, b)`.
     Where {
         /// Selector.
@@ -714,6 +727,10 @@ impl Jnp {
             | Jnp::Reshape { x, .. }
             | Jnp::Transpose { x, .. }
             | Jnp::BroadcastTo { x, .. } => x.walk_mut(f),
+            Jnp::DynamicSliceInDim { x, start, .. } => {
+                x.walk_mut(f);
+                start.walk_mut(f);
+            }
             Jnp::Where { cond, a, b } => {
                 cond.walk_mut(f);
                 a.walk_mut(f);

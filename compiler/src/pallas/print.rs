@@ -493,6 +493,16 @@ impl Printer {
                 let axes: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
                 let _ = write!(self.out, ", {})", shape_tuple(&axes));
             }
+            Jnp::DynamicSliceInDim {
+                x,
+                start,
+                size,
+                axis,
+            } => {
+                self.out.push_str("jax.lax.dynamic_slice_in_dim(");
+                self.args(&[x, start]);
+                let _ = write!(self.out, ", {size}, axis={axis})");
+            }
             Jnp::BroadcastTo { x, shape } => {
                 self.out.push_str("jnp.broadcast_to(");
                 self.expr(x, P_TUPLE + 1);

@@ -1035,6 +1035,11 @@ impl<'p> Machine<'p> {
                 let a = self.arr(x)?;
                 ops::broadcast_to(&a, Shape::from_i64(shape)?)
             }
+            RJnp::DynamicSliceInDim(x, start, size, axis) => {
+                let a = self.arr(x)?;
+                let start = self.int_operand(start, "dynamic_slice_in_dim's start")?;
+                ops::dynamic_slice_in_dim(&a, start.value(), *size, *axis)
+            }
             RJnp::Where(c, a, b) => {
                 let c = self.arr(c)?;
                 let c = if c.cat == Cat::Bool {

@@ -825,6 +825,45 @@ pub(crate) fn index_value(a: &Arr, parts: &[VIdx]) -> SimResult<Arr> {
     Ok(Arr::new(a.cat, out_shape, out))
 }
 
+/// `lax.dynamic_slice_in_dim(a, start, size, axis)`: `size` elements of `axis` from `start`
+/// clamped into `[0, dim - size]`, as XLA's dynamic-slice clamps; `start` is `None` while
+/// tracing (the result is then traced). A size larger than the dim is a trace-time TypeError,
+/// as `lax.dynamic_slice` raises it.
+pub(crate) fn dynamic_slice_in_dim(
+    a: &Arr,
+    start: Option<i64>,
+    size: i64,
+    axis: usize,
+) -> SimResult<Arr> {
+    let r = a.shape.rank();
+    if axis >= r {
+        return Err(trace_err(
+            ErrorKind::ValueError,
+            format!("axis {axis} is out of bounds for array of dimension {r}"),
+        ));
+    }
+    let n = a.shape.dims()[axis] as i64;
+    if size < 0 || size > n {
+        return Err(trace_err(
+            ErrorKind::TypeError,
+            format!(
+                "slice_sizes must be less than or equal to operand shape, got slice size {size} for a dim of {n}"
+            ),
+        ));
+    }
+    let mut parts = vec![VIdx::Full; r];
+    let Some(start) = start else {
+        let mut shape = Shape::SCALAR;
+        for (d, &s) in a.shape.dims().iter().enumerate() {
+            shape.push(if d == axis { size as usize } else { s })?;
+        }
+        return Ok(Arr::traced(a.cat, shape));
+    };
+    let s = start.clamp(0, n - size);
+    parts[axis] = VIdx::Slice(Some(s), Some(s + size));
+    index_value(a, &parts)
+}
+
 /// Whether a strided window is one contiguous run (row-major strides, ignoring dims of 1).
 pub(crate) fn contiguous(shape: Shape, strides: &[usize; MAX_RANK]) -> bool {
     let mut expect = 1;

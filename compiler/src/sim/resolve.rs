@@ -136,6 +136,8 @@ pub(crate) enum RJnp {
     BroadcastTo(Box<RExpr>, Vec<i64>),
     /// `jnp.where`.
     Where(Box<RExpr>, Box<RExpr>, Box<RExpr>),
+    /// `jax.lax.dynamic_slice_in_dim(x, start, size, axis)`.
+    DynamicSliceInDim(Box<RExpr>, Box<RExpr>, i64, usize),
 }
 
 /// A resolved expression.
@@ -497,6 +499,12 @@ impl<'m> Resolver<'m> {
             Jnp::Transpose { x, axes } => RJnp::Transpose(self.bx(x), axes.clone()),
             Jnp::BroadcastTo { x, shape } => RJnp::BroadcastTo(self.bx(x), shape.clone()),
             Jnp::Where { cond, a, b } => RJnp::Where(self.bx(cond), self.bx(a), self.bx(b)),
+            Jnp::DynamicSliceInDim {
+                x,
+                start,
+                size,
+                axis,
+            } => RJnp::DynamicSliceInDim(self.bx(x), self.bx(start), *size, *axis),
         }
     }
 }

@@ -483,6 +483,14 @@ impl FindingMeta {
             cross_check: None,
         }
     }
+
+    /// Replaces the signature (and its key) by one computed beyond the report: a reduction's,
+    /// which records the decisions its ablation showed unneeded
+    /// ([`crate::minimize::ablate`]).
+    pub fn set_signature(&mut self, sig: Signature) {
+        self.key = sig.key();
+        self.signature = sig;
+    }
 }
 
 /// A finding: what its directory holds.

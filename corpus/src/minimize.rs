@@ -19,6 +19,7 @@
 use crate::reduce::{Budget, Reduced, Screen, reduce_staged};
 use crate::signature::{Signature, decisions_hold, index_forms, outcome_by_name, signature};
 use compiler::compile::CodegenOptions;
+use compiler::decisions::{Decisions, PlainSet};
 use compiler::frontend::parse_case;
 use compiler::ir::Case;
 use compiler::render::{render_body_text, render_case};
@@ -274,7 +275,10 @@ pub fn reduce_finding(
         exhausted,
     } = reduce_staged(case, budget, jobs, screen, run);
     let reduced = parse_case(&render_case(&reduced), "reduced.py").unwrap_or(reduced);
-    let (report, sig) = check(&reduced);
+    let (report, mut sig) = check(&reduced);
+    if !helion && signature_.holds_for(&sig) {
+        sig.ablated = ablate(&reduced, &sig, &selected, codegen);
+    }
     let (engine_runs, memo_hits) = memo.as_ref().map_or((0, 0), |m| {
         (
             m.misses.load(Ordering::Relaxed),
@@ -294,6 +298,40 @@ pub fn reduce_finding(
         memo_hits,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// The decisions of a finding in code our compiler emitted that it does not need, found the
+/// way Cranelift's fuel finds the optimization a miscompile needs: each decision with a plain
+/// path ([`PlainSet`]), in the signature's order, is lowered by that path on top of the ones
+/// already shown unneeded; when `engines` still show the finding ([`Signature::holds_for`]:
+/// the same outcome, engine and cause), the decision joins the set, else it is part of the
+/// cause. The plan, and so the recorded decisions, stay the same; only the code changes. The
+/// plain paths compute the planned values (`fuzz/tests/plain_paths.rs`), so a finding that
+/// goes away needed the decision.
+pub fn ablate(
+    case: &Case,
+    sig: &Signature,
+    engines: &[Box<dyn Engine>],
+    codegen: &CodegenOptions,
+) -> Decisions {
+    let mut unneeded = Decisions::new();
+    let mut plain = codegen.plain;
+    for &d in &sig.decisions {
+        let Some(one) = PlainSet::only(d) else {
+            continue;
+        };
+        let trial = plain.union(one);
+        let options = CodegenOptions {
+            plain: trial,
+            ..*codegen
+        };
+        let report = check_case(case, engines, &options);
+        if sig.holds_for(&signature(case, &report)) {
+            unneeded.insert(d);
+            plain = trial;
+        }
+    }
+    unneeded
 }
 
 type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;

@@ -286,6 +286,11 @@ pub struct Signature {
     /// skeleton is one of them, so `loop_type` is then absent.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub decisions: Decisions,
+    /// Of those, the ones an ablation showed the finding does not need: with each lowered by
+    /// its plain path (`compiler::decisions::PlainSet`, one more at a time), the finding still
+    /// showed ([`crate::minimize::ablate`]). The key leaves them out ([`Signature::cause`]).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub ablated: Decisions,
 }
 
 impl Signature {
@@ -302,9 +307,16 @@ impl Signature {
     pub fn key(&self) -> String {
         let part = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
         if !self.decisions.is_empty() {
-            return format!("emitted/{}/{}", part(&self.engine), self.decisions_part());
+            let cause: Vec<String> = self.cause_decisions().map(|d| d.to_string()).collect();
+            return format!("emitted/{}/{}", part(&self.engine), cause.join("+"));
         }
         self.symptom_key()
+    }
+
+    /// The decisions the finding needs: [`Signature::decisions`] without the
+    /// [`Signature::ablated`] ones.
+    pub fn cause_decisions(&self) -> impl Iterator<Item = &Decision> {
+        self.decisions.difference(&self.ablated)
     }
 
     /// The key with the symptom: `<outcome>/<engine>/<cause>/` and then the decisions, or the
@@ -394,11 +406,16 @@ impl Signature {
             | Decision::Loop(_) => true,
             Decision::ResidentLoad | Decision::ValueLoad | Decision::Run { .. } => false,
         };
+        let (own, theirs): (Decisions, Decisions) = (
+            self.cause_decisions().copied().collect(),
+            other.cause_decisions().copied().collect(),
+        );
         self.engine == other.engine
             && !self.decisions.is_empty()
-            && self.decisions != other.decisions
-            && self.decisions.is_subset(&other.decisions)
-            && other.decisions.difference(&self.decisions).all(transparent)
+            && !other.decisions.is_empty()
+            && own != theirs
+            && own.is_subset(&theirs)
+            && theirs.difference(&own).all(transparent)
     }
 
     /// Whether the outcome concerns the emitted code (its loop type and forms are recorded).
@@ -583,6 +600,7 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         loop_type: None,
         forms: BTreeSet::new(),
         decisions: Decisions::new(),
+        ablated: Decisions::new(),
     };
     if sig.is_about_emitted_code() {
         let ours = sig
@@ -1000,6 +1018,7 @@ mod tests {
             loop_type: Some("fori_loop".into()),
             forms: [IndexForm::TileIndex, IndexForm::Int].into_iter().collect(),
             decisions: Decisions::new(),
+            ablated: Decisions::new(),
         };
         assert_eq!(
             a.key(),
@@ -1025,6 +1044,7 @@ mod tests {
             loop_type: Some("emit_pipeline".into()),
             forms: BTreeSet::new(),
             decisions: Decisions::new(),
+            ablated: Decisions::new(),
         };
         let mut b = a.clone();
         b.loop_type = Some(crate::reduce::CANONICAL_LOOP_TYPE.name().into());
@@ -1079,6 +1099,7 @@ mod tests {
                 Decision::ValueLoad,
                 run,
             ]),
+            ablated: Decisions::new(),
         };
         assert_eq!(
             finding.key(),
@@ -1170,6 +1191,7 @@ mod tests {
             loop_type: Some("unroll".into()),
             forms: forms.iter().copied().collect(),
             decisions: Decisions::new(),
+            ablated: Decisions::new(),
         };
         let c = |n| CostRecord {
             statements: n,

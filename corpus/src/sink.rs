@@ -301,6 +301,7 @@ impl CorpusSink {
                 self.versions.clone(),
                 provenance,
             );
+            reduced.meta.set_signature(r.signature.clone());
             reduced.meta.reduction = Some(ReductionRecord {
                 original_key: raw.key(),
                 original_cost: CostRecord::of(case),

@@ -324,6 +324,7 @@ mod tests {
             loop_type: None,
             forms: Default::default(),
             decisions: Default::default(),
+            ablated: Default::default(),
         };
         let mut buckets = Buckets::default();
         buckets.buckets.insert(

@@ -189,6 +189,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         versions,
         finding.meta.provenance.clone(),
     );
+    reduced.meta.set_signature(r.signature.clone());
     let (original_key, original_cost, original_body_lines) = match &finding.meta.reduction {
         // Reducing again: keep the first reduction's starting point.
         Some(prev) => (
@@ -267,6 +268,13 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         );
     }
     println!("signature: {}", r.signature.key());
+    if !r.signature.ablated.is_empty() {
+        let names: Vec<String> = r.signature.ablated.iter().map(|d| d.to_string()).collect();
+        println!(
+            "not needed (the finding shows with these lowered by their plain path, --plain {}): left out of the key",
+            names.join(",")
+        );
+    }
     if let Some(line) = cross_check_line {
         println!("{line}");
     }

@@ -27,6 +27,7 @@ fn sig(outcome: &str, cause: &str) -> Signature {
         loop_type: None,
         forms: BTreeSet::new(),
         decisions: Default::default(),
+        ablated: Default::default(),
     }
 }
 

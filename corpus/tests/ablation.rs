@@ -1,0 +1,94 @@
+//! The ablation behind a bucket's cause (`minimize::ablate`), in process: a read-after-write
+//! miscompile (fault `d1-read-after-write`: a loaded tensor that is also written stays a lazy
+//! Ref) seen through a static run and through a Ref view needs neither consumer, only the
+//! resident load, so both reduce to one bucket key.
+
+use compiler::compile::CodegenOptions;
+use compiler::decisions::{Decision, ViewKind};
+use compiler::faults::{Fault, FaultSet};
+use compiler::frontend::parse_case;
+use compiler::plan::SelectorKind;
+use fuzz::check::check_case;
+use fuzz::engines;
+use pallas_diff_corpus::minimize::{reduce_finding, shared};
+use pallas_diff_corpus::reduce::Budget;
+use pallas_diff_corpus::signature::signature;
+
+fn script(read: &str) -> String {
+    format!(
+        "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(backend=\"pallas\", static_shapes=True, \
+         config=helion.Config(block_sizes=[], pallas_loop_type=\"fori_loop\"))\n\
+         def kernel(x: torch.Tensor, y: torch.Tensor):\n\
+         \x20   out = torch.zeros([1, 1, 64], dtype=torch.float32)\n\
+         \x20   for request in hl.grid(1):\n\
+         \x20       acc = hl.zeros([1, 64], dtype=torch.float32)\n\
+         \x20       for outer in hl.tile(6, block_size=2):\n\
+         \x20           x_block = x[outer, :, :]\n\
+         \x20           x[outer, :, :] = y[outer, :, :]\n\
+         \x20           acc = acc + {read}\n\
+         \x20       out[request, :, :] = acc\n\
+         \x20   return out\n\n\n\
+         x = torch.ones(6, 1, 64, dtype=torch.float32)\n\
+         y = torch.zeros(6, 1, 64, dtype=torch.float32)\n\
+         kernel(x, y)\n"
+    )
+}
+
+#[test]
+fn one_read_after_write_seen_through_two_consumers_keys_on_the_load_alone() {
+    let options = CodegenOptions {
+        faults: FaultSet::only(Fault::D1ReadAfterWrite),
+        ..CodegenOptions::default()
+    };
+    let engines = shared(engines::build(&["pallas-sim".to_string()], None).expect("pallas-sim"));
+    let boxed = engines::build(&["pallas-sim".to_string()], None).expect("pallas-sim");
+    let mut keys = Vec::new();
+    for (read, consumer) in [
+        (
+            "x_block[0:1, :, :].sum(dim=0)",
+            Decision::Run {
+                kind: SelectorKind::Static,
+                mask: false,
+                squeeze: false,
+            },
+        ),
+        (
+            "x_block.unsqueeze(0).sum(dim=0).sum(dim=0)",
+            Decision::RefView(ViewKind::Unsqueeze),
+        ),
+    ] {
+        let src = script(read);
+        let case = parse_case(&src, "k.py").unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let report = check_case(&case, &boxed, &options);
+        let sig = signature(&case, &report);
+        assert_eq!(sig.outcome, "mismatch", "{read}: {:?}", report.outcome);
+        assert!(sig.decisions.contains(&consumer), "{read}: {}", sig.key());
+        let r = reduce_finding(&case, &sig, &engines, Budget::default(), 1, &options).unwrap();
+        assert!(sig.holds_for(&r.signature), "{read}");
+        // The consumer is planned, recorded, and shown not needed: the key leaves it out.
+        assert!(
+            r.signature.decisions.contains(&consumer),
+            "{read}: {:?}",
+            r.signature
+        );
+        assert!(
+            r.signature.ablated.contains(&consumer),
+            "{read}: {:?}",
+            r.signature
+        );
+        assert!(
+            !r.signature.key().contains(&consumer.to_string()),
+            "{}",
+            r.signature.key()
+        );
+        // The resident load is the cause: never ablated.
+        assert!(
+            r.signature
+                .cause_decisions()
+                .any(|d| *d == Decision::ResidentLoad)
+        );
+        keys.push(r.signature.key());
+    }
+    assert_eq!(keys[0], keys[1]);
+}

@@ -288,7 +288,9 @@ pub struct Signature {
     pub decisions: Decisions,
     /// Of those, the ones an ablation showed the finding does not need: with each lowered by
     /// its plain path (`compiler::decisions::PlainSet`, one more at a time), the finding still
-    /// showed ([`crate::minimize::ablate`]). The key leaves them out ([`Signature::cause`]).
+    /// showed ([`crate::minimize::ablate`]). The key leaves out the ablated views
+    /// ([`Signature::cause_decisions`]); an ablated run stays in it, but a bucket that shows
+    /// the cause without it absorbs it ([`Signature::subsumes`]).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub ablated: Decisions,
 }
@@ -313,10 +315,20 @@ impl Signature {
         self.symptom_key()
     }
 
-    /// The decisions the finding needs: [`Signature::decisions`] without the
-    /// [`Signature::ablated`] ones.
+    /// The decisions the key names: [`Signature::decisions`] without the ablated views.
+    ///
+    /// A view's plain path is the whole decision (a Ref reshape or a value reshape to the same
+    /// shape, nothing planned besides), so an ablated view is not part of the cause. A run's
+    /// plain path replaces only how it is read (the whole Ref, then a value slice); its
+    /// selector (start, width, mask, squeeze) is the planner's either way, so an ablated run
+    /// still names the selector a planner bug may sit in (measured: with runs left out too,
+    /// `d2-tile-count-without-begin` and `d14-mask-on-input-axis` filed the same key,
+    /// `resident-load+materialize`, and `d11-unmasked-gather`'s tile-selector bug lost its
+    /// run).
     pub fn cause_decisions(&self) -> impl Iterator<Item = &Decision> {
-        self.decisions.difference(&self.ablated)
+        self.decisions
+            .iter()
+            .filter(|d| !(matches!(d, Decision::RefView(_)) && self.ablated.contains(d)))
     }
 
     /// The key with the symptom: `<outcome>/<engine>/<cause>/` and then the decisions, or the
@@ -393,18 +405,22 @@ impl Signature {
 
     /// Whether `other` (a reduced finding's signature) is this bucket's cause seen through
     /// decisions that do not change what the code reads: the same engine, both about code our
-    /// compiler emitted (whatever the symptom, as in [`Signature::key`]), and `other`'s decisions are these plus only address-preserving views, materialization,
-    /// the static-value fallback or a loop skeleton. The reducer cannot always take those away
-    /// (dropping a view changes the shape downstream), so without this one bug under `None`,
-    /// `.unsqueeze` and a plain read filed three buckets. Runs and loads are never transparent:
-    /// a finding that needs another run kind is another cause.
+    /// compiler emitted (whatever the symptom, as in [`Signature::key`]), and `other`'s key
+    /// decisions are these plus only transparent ones: address-preserving views,
+    /// materialization, the static-value fallback, a loop skeleton, or a run `other`'s
+    /// ablation showed it does not need (this bucket shows the cause with no such run at
+    /// all). The reducer cannot always take a view away (dropping it changes the shape
+    /// downstream), so without this one bug under `None`, `.unsqueeze` and a plain read filed
+    /// three buckets. Loads are never transparent, and neither is a run the finding needs: a
+    /// finding that needs another run kind is another cause.
     pub fn subsumes(&self, other: &Signature) -> bool {
         let transparent = |d: &Decision| match d {
             Decision::RefView(_)
             | Decision::Materialize
             | Decision::StaticValue
             | Decision::Loop(_) => true,
-            Decision::ResidentLoad | Decision::ValueLoad | Decision::Run { .. } => false,
+            Decision::Run { .. } => other.ablated.contains(d),
+            Decision::ResidentLoad | Decision::ValueLoad => false,
         };
         let (own, theirs): (Decisions, Decisions) = (
             self.cause_decisions().copied().collect(),

@@ -406,7 +406,7 @@ impl Signature {
     /// Whether `other` (a reduced finding's signature) is this bucket's cause seen through
     /// decisions that do not change what the code reads: the same engine, both about code our
     /// compiler emitted (whatever the symptom, as in [`Signature::key`]), and `other`'s key
-    /// decisions are these plus only transparent ones: address-preserving views,
+    /// decisions are these (but for a canonical loop skeleton) plus only transparent ones: address-preserving views,
     /// materialization, the static-value fallback, a loop skeleton, or a run `other`'s
     /// ablation showed it does not need (this bucket shows the cause with no such run at
     /// all). The reducer cannot always take a view away (dropping it changes the shape
@@ -422,14 +422,22 @@ impl Signature {
             Decision::Run { .. } => other.ablated.contains(d),
             Decision::ResidentLoad | Decision::ValueLoad => false,
         };
+        // A bucket under the canonical loop skeleton was moved there by the reducer (or found
+        // there): the skeleton is not what it needs, so a finding under another skeleton, or
+        // with no device loop, may show the same cause (measured: d1-read-after-write filed
+        // one cause under fori_loop, emit_pipeline and a grid-level tail run).
+        let canonical = Decision::Loop(crate::reduce::CANONICAL_LOOP_TYPE);
         let (own, theirs): (Decisions, Decisions) = (
-            self.cause_decisions().copied().collect(),
+            self.cause_decisions()
+                .copied()
+                .filter(|d| *d != canonical)
+                .collect(),
             other.cause_decisions().copied().collect(),
         );
         self.engine == other.engine
             && !self.decisions.is_empty()
             && !other.decisions.is_empty()
-            && own != theirs
+            && self.key() != other.key()
             && own.is_subset(&theirs)
             && theirs.difference(&own).all(transparent)
     }
@@ -1151,6 +1159,44 @@ mod tests {
         // A kernel without device loops cannot gain one.
         let flat = with(&[Decision::ResidentLoad, run]);
         assert!(!flat.holds_for(&with(&[canonical, run])));
+    }
+
+    #[test]
+    fn a_canonical_bucket_absorbs_its_cause_under_another_skeleton_through_ablated_runs_only() {
+        use compiler::ir::LoopType;
+        let run = Decision::Run {
+            kind: SelectorKind::Tail,
+            mask: false,
+            squeeze: false,
+        };
+        let sig = |ds: &[Decision], ablated: &[Decision]| Signature {
+            outcome: "mismatch".into(),
+            engine: Some("pallas-sim".into()),
+            cause: Some("values".into()),
+            decisions: ds.iter().copied().collect(),
+            ablated: ablated.iter().copied().collect(),
+            ..Default::default()
+        };
+        let core = [Decision::ResidentLoad, Decision::Materialize];
+        let canonical = Decision::Loop(crate::reduce::CANONICAL_LOOP_TYPE);
+        let bucket = sig(&[canonical, core[0], core[1]], &[]);
+        // Another skeleton, or none, with a run its ablation showed unneeded: absorbed.
+        let piped = sig(
+            &[
+                Decision::Loop(LoopType::EmitPipeline),
+                core[0],
+                core[1],
+                run,
+            ],
+            &[run],
+        );
+        let flat = sig(&[core[0], core[1], run], &[run]);
+        assert!(bucket.subsumes(&piped) && bucket.subsumes(&flat));
+        // A run the finding needs is another cause.
+        assert!(!bucket.subsumes(&sig(&[core[0], core[1], run], &[])));
+        // A bucket under a non-canonical skeleton needs it.
+        let unrolled = sig(&[Decision::Loop(LoopType::Unroll), core[0], core[1]], &[]);
+        assert!(!unrolled.subsumes(&flat));
     }
 
     #[test]

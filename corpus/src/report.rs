@@ -146,6 +146,15 @@ fn forms(sig: &Signature) -> String {
         let decisions: Vec<String> = sig.decisions.iter().map(|d| d.to_string()).collect();
         parts.push(format!("decisions {}", decisions.join(", ")));
     }
+    if !sig.ablated.is_empty() {
+        // What a reader can skip: the finding still shows with these lowered by their plain
+        // path (`pallas-diff check --plain ...`).
+        let ablated: Vec<String> = sig.ablated.iter().map(|d| d.to_string()).collect();
+        parts.push(format!(
+            "not needed (shows with --plain {})",
+            ablated.join(",")
+        ));
+    }
     if !sig.forms.is_empty() {
         parts.push(
             sig.forms

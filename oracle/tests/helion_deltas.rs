@@ -608,8 +608,15 @@ fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
         assert_eq!(r.rule, Rule::TraceTypeError, "{refused}: {r:?}");
         assert!(r.message.contains("Min("), "{}", r.message);
     }
-    // A loop shorter than its block keeps no slice symbol (campaign 8, reduced: `hl.tile(0)`
-    // and `hl.tile(2)` under block 4 trace `x_block * x_block[2:3]`).
+    // A block above the extent does not pin the size (campaign 10, reduced; measured: block
+    // 16 over 8 rows is a ShapeMismatch for `x_block[4:8] * x_block[0:4]`).
+    let over = script("x_block[4:8, :] * x_block[0:4, :]")
+        .replace("block_sizes=[8]", "block_sizes=[16]")
+        .replace("torch.ones(16, 128)", "torch.ones(8, 128)");
+    assert_eq!(rejection(&over).rule, Rule::TraceTypeError);
+    // Where the block's range pins the size it is a number (campaign 8, reduced: `hl.tile(0)`
+    // and `hl.tile(2)` under block 4 trace `x_block * x_block[2:3]`, whose size expression
+    // is constant over the block range `[1, 2]`).
     let short = script("x_block * x_block[2:3, :]")
         .replace("hl.tile(x.size(0))", "hl.tile(2)")
         .replace("block_sizes=[8]", "block_sizes=[4]");

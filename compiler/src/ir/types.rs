@@ -846,10 +846,10 @@ impl<'a> Infer<'a> {
 
     /// Whether the size `Max(a, Min(b, u))` of slice `a:b` of block `block`'s dim stays a
     /// symbol of its own in 1.5.1 (D-1.5.1-03). The block symbol `u` ranges over `[1, next_pow2(extent
-    /// hint)]`: where that pins the size (`0:1` is always 1), it is a number. A loop whose
-    /// extent is below its block was measured to trace such products whatever the slice
-    /// (`hl.tile(0)` and `hl.tile(2)` under block 4), so only a loop at least one block long
-    /// keeps the symbol (measured: ShapeMismatch at extent 16, block 8).
+    /// hint)]` whatever the block: where that pins the size it is a number (`0:1` is always 1;
+    /// under `hl.tile(2)` `2:3` is always 0, so `x_block * x_block[2:3]` traces, measured),
+    /// and a block above the extent does not pin it (measured: block 16 over 8 rows,
+    /// `x_block[4:8] * x_block[0:4]` is a ShapeMismatch; block 8 over 16 rows the same).
     fn slice_size_is_symbolic(&self, block: BlockId, a: i64, b: i64) -> bool {
         // A fixed `block_size=` is a number, and a config block of 1 is specialized to 1
         // (measured: both trace `x_block[0:5] * x_block[1:6]` in 1.5.1), so only a
@@ -860,9 +860,6 @@ impl<'a> Infer<'a> {
             return false;
         }
         let hint = self.sizes.extent_hint.get(block).copied().unwrap_or(1);
-        if hint < self.sizes.effective[block] {
-            return false;
-        }
         let top = (hint.max(1) as u64).next_power_of_two() as i64;
         let size = |u: i64| a.max(b.min(u)) - a;
         size(1) != size(top)

@@ -389,15 +389,16 @@ mod tests {
     use crate::compile::{CodegenOptions, compile};
     use crate::frontend::parse_case;
 
-    fn decisions_of(index: &str, loop_type: &str) -> Decisions {
-        let src = [
+    /// A one-load kernel: `blk = x[outer, :]` read by `line` in an inner `hl.tile` loop.
+    fn kernel(block_sizes: &str, loop_type: &str, line: &str, rows: usize) -> String {
+        [
             "import torch",
             "import helion",
             "import helion.language as hl",
             "",
             &format!(
                 "@helion.kernel(backend=\"pallas\", static_shapes=True, \
-                 config=helion.Config(block_sizes=[4, 2], pallas_loop_type=\"{loop_type}\"))"
+                 config=helion.Config(block_sizes={block_sizes}, pallas_loop_type=\"{loop_type}\"))"
             ),
             "def k(x: torch.Tensor) -> torch.Tensor:",
             "    out = torch.zeros_like(x)",
@@ -405,15 +406,20 @@ mod tests {
             "        blk = x[outer, :]",
             "        acc = hl.zeros([128], dtype=torch.float32)",
             "        for local in hl.tile(outer.end - outer.begin):",
-            &format!("            acc = blk[{index}, :].sum(dim=0)"),
+            &format!("            {line}"),
             "        out[outer.begin, :] = acc",
             "    return out",
             "",
-            "x = torch.randn(12, 128)",
+            &format!("x = torch.randn({rows}, 128)"),
             "k(x)",
             "",
         ]
-        .join("\n");
+        .join("\n")
+    }
+
+    fn decisions_of(index: &str, loop_type: &str) -> Decisions {
+        let line = format!("acc = blk[{index}, :].sum(dim=0)");
+        let src = kernel("[4, 2]", loop_type, &line, 12);
         let case = parse_case(&src, "k.py").expect("parses");
         let c = compile(&case, &CodegenOptions::default());
         assert!(c.module.is_some(), "{}", crate::compile::verdict_line(&c));
@@ -464,28 +470,8 @@ mod tests {
 
     #[test]
     fn a_run_by_its_plain_path_reads_the_whole_ref_and_keeps_the_values() {
-        let src = [
-            "import torch",
-            "import helion",
-            "import helion.language as hl",
-            "",
-            "@helion.kernel(backend=\"pallas\", static_shapes=True, \
-             config=helion.Config(block_sizes=[8, 2], pallas_loop_type=\"fori_loop\"))",
-            "def k(x: torch.Tensor) -> torch.Tensor:",
-            "    out = torch.zeros_like(x)",
-            "    for outer in hl.tile(x.size(0)):",
-            "        blk = x[outer, :]",
-            "        acc = hl.zeros([128], dtype=torch.float32)",
-            "        for local in hl.tile(outer.end - outer.begin):",
-            "            acc = acc + blk[local.index, :].sum(dim=0)",
-            "        out[outer.begin, :] = acc",
-            "    return out",
-            "",
-            "x = torch.randn(13, 128)",
-            "k(x)",
-            "",
-        ]
-        .join("\n");
+        let line = "acc = acc + blk[local.index, :].sum(dim=0)";
+        let src = kernel("[8, 2]", "fori_loop", line, 13);
         let case = parse_case(&src, "k.py").expect("parses");
         let planned = compile(&case, &CodegenOptions::default());
         let run = Decision::Run {

@@ -555,26 +555,32 @@ impl<'a> Prepared<'a> {
     /// Classifies the case given the engines' runs.
     fn finish(self, runs: Vec<EngineRun>) -> CaseReport {
         let names = output_names(self.case);
-        let check = |e: &EngineRun, r: &EngineRun| {
-            let (r, magnitude) = match &self.eager_reference {
-                Some(eager)
-                    if crate::engines::reference_tiling(&e.engine)
-                        == oracle::Tiling::HelionEager =>
-                {
-                    (eager, self.eager_magnitude)
-                }
-                Some(_) | None => (r, self.reference_magnitude),
-            };
-            let (got, want) = (e.status.outputs()?, r.status.outputs()?);
-            compare::compare(&e.engine, &names, got, want, magnitude)
-                .err()
-                .map(|m| *m)
-        };
+        // Each engine's outputs are compared once: the classification and the per-engine
+        // values (`values_match`) read the same results.
+        let mismatches: Vec<Option<compare::Mismatch>> = runs
+            .iter()
+            .map(|e| {
+                let (r, magnitude) = match &self.eager_reference {
+                    Some(eager)
+                        if crate::engines::reference_tiling(&e.engine)
+                            == oracle::Tiling::HelionEager =>
+                    {
+                        (eager, self.eager_magnitude)
+                    }
+                    Some(_) | None => (&self.reference, self.reference_magnitude),
+                };
+                let (got, want) = (e.status.outputs()?, r.status.outputs()?);
+                compare::compare(&e.engine, &names, got, want, magnitude)
+                    .err()
+                    .map(|m| *m)
+            })
+            .collect();
         let values_match = match self.reference.status.outputs() {
             Some(_) => runs
                 .iter()
-                .filter(|e| e.status.outputs().is_some())
-                .map(|e| (e.engine.clone(), check(e, &self.reference).is_none()))
+                .zip(&mismatches)
+                .filter(|(e, _)| e.status.outputs().is_some())
+                .map(|(e, m)| (e.engine.clone(), m.is_none()))
                 .collect(),
             None => Vec::new(),
         };
@@ -583,7 +589,11 @@ impl<'a> Prepared<'a> {
             engine,
             mismatch,
             known_issue,
-        } = classify(self.compiler_result, &self.reference, &runs, check);
+        } = classify(self.compiler_result, &self.reference, &runs, |e, _| {
+            // One run per engine in a check: the name finds its comparison.
+            let i = runs.iter().position(|r| r.engine == e.engine)?;
+            mismatches[i].clone()
+        });
         // A findings-only check keeps the module of a finding only (it goes into the report).
         let emitted = match self.depth {
             Depth::Full => self.emitted().map(str::to_string),

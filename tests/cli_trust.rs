@@ -8,8 +8,8 @@ mod common;
 use common::{Run, run_in, run_with};
 
 use compiler::compile::CodegenOptions;
-use compiler::expectations::load_spec_kernels;
 use compiler::faults::{Fault, FaultSet};
+use corpus::expectations::load_spec_kernels;
 use corpus::finding::{
     CrossCheckRecord, CrossCheckResult, Finding, FindingProvenance, Versions, write_finding_dir,
 };

@@ -5,11 +5,11 @@
 #![allow(missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use lang::frontend::parse_case;
+use lang::ir::types::infer;
+use lang::pallas::print_module;
 use pallas_diff_compiler::compile::{CodegenOptions, compile};
-use pallas_diff_compiler::frontend::parse_case;
-use pallas_diff_compiler::ir::types::infer;
 use pallas_diff_compiler::lower::lower;
-use pallas_diff_compiler::pallas::print_module;
 use pallas_diff_compiler::plan::plan;
 use std::hint::black_box;
 use std::path::Path;

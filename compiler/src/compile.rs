@@ -1,9 +1,9 @@
 //! The compiler's entry point: a case in, a verdict and (when lowered) a Pallas module out.
 //!
 //! [`compile`] runs the stages in Helion's order — trace-time validation
-//! ([`crate::validate`]), tracing ([`crate::ir::types::infer`]), resident-Ref planning
+//! ([`crate::validate`]), tracing ([`lang::ir::types::infer`]), resident-Ref planning
 //! ([`crate::plan`]) and lowering ([`crate::lower`]) — and a rejection from any stage is the
-//! case's verdict. The module is printed as Python ([`crate::pallas`]) when first asked for
+//! case's verdict. The module is printed as Python ([`lang::pallas`]) when first asked for
 //! ([`Compiled::source`]): the in-process engines run the typed module, and printing was ~8% of
 //! a compile (perf, 2026-11-30). It never panics on a case that parses; a
 //! panic is a harness bug.
@@ -13,11 +13,11 @@
 //! rather than the verdict alone.
 
 use crate::decisions::Decisions;
-use crate::ir::Case;
-use crate::ir::blocks::BlockSizes;
-use crate::ir::scope::HostEnv;
-use crate::pallas::{PallasModule, print_module};
 use crate::verdict::{Rejection, Rule, Verdict};
+use lang::ir::Case;
+use lang::ir::blocks::BlockSizes;
+use lang::ir::scope::HostEnv;
+use lang::pallas::{PallasModule, print_module};
 
 pub use crate::lower::{CodegenOptions, Gap};
 
@@ -72,7 +72,7 @@ fn unreachable_gap() -> Outcome<'static> {
     // `compile` sets `module` whenever it sets neither a rejection nor a gap.
     static GAP: std::sync::OnceLock<Gap> = std::sync::OnceLock::new();
     Outcome::Gap(GAP.get_or_init(|| Gap {
-        span: crate::ir::Span::default(),
+        span: lang::ir::Span::default(),
         construct: "a lowered verdict without a module (a harness bug)".into(),
     }))
 }
@@ -90,7 +90,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
     // Trace once: validation reads the types (index tensors of the wrong rank) and the planner
     // needs them. Tracing twice was a third of a compile (perf, 2026-11-30: `infer` 21.7% of
     // the in-process campaign's samples, half of it under `validate`).
-    let traced = crate::ir::types::infer(case);
+    let traced = lang::ir::types::infer(case);
     // The trace's block sizes are `case.block_sizes` under `HostEnv::of(case)`: the same as
     // these, which a kernel that does not trace still reports.
     let untyped_block_sizes = || {
@@ -117,9 +117,9 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
     // something was removed. The reported block sizes stay the whole kernel's; where a dead
     // node raised one (D-1.5.1-08, sizes registered before nodes are removed) the live
     // kernel's types do not see it: not modelled.
-    let live = crate::ir::dead::without_dead(case);
+    let live = lang::ir::dead::without_dead(case);
     let (case, types) = match &live {
-        Some(live) => match crate::ir::types::infer(live) {
+        Some(live) => match lang::ir::types::infer(live) {
             Ok(t) => (live, t),
             Err(_) => (case, types),
         },

@@ -15,8 +15,8 @@
 //! [`crate::compile::compile`] for every lowered case, under the same fault set as the module,
 //! so an injected planner fault shows in it as the planner's real output would.
 
-use crate::ir::{Case, Expr, ExprKind, LoopType, ViewOp, walk};
 use crate::plan::{Plan, SelectorKind};
+use lang::ir::{Case, Expr, ExprKind, LoopType, ViewOp, walk};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
@@ -374,9 +374,9 @@ pub(crate) fn node_decision(e: &Expr, plan: &Plan) -> Option<(Decision, bool)> {
 fn has_device_loop(case: &Case) -> bool {
     let mut inner = false;
     walk::each_stmt(&case.kernel.body, &mut |s| {
-        if let crate::ir::StmtKind::For(lp) = &s.kind {
+        if let lang::ir::StmtKind::For(lp) = &s.kind {
             walk::each_stmt(&lp.body, &mut |t| {
-                inner |= matches!(t.kind, crate::ir::StmtKind::For(_));
+                inner |= matches!(t.kind, lang::ir::StmtKind::For(_));
             });
         }
     });
@@ -387,7 +387,7 @@ fn has_device_loop(case: &Case) -> bool {
 mod tests {
     use super::*;
     use crate::compile::{CodegenOptions, compile};
-    use crate::frontend::parse_case;
+    use lang::frontend::parse_case;
 
     /// A one-load kernel: `blk = x[outer, :]` read by `line` in an inner `hl.tile` loop.
     fn kernel(block_sizes: &str, loop_type: &str, line: &str, rows: usize) -> String {
@@ -498,10 +498,9 @@ mod tests {
         assert!(!a.contains("dynamic_slice_in_dim"), "{a}");
         assert!(b.contains("jax.lax.dynamic_slice_in_dim("), "{b}");
         let inputs = case.kernel_tensor_args().expect("inputs");
-        let options = crate::sim::SimOptions::default();
-        let run = |m: &crate::pallas::PallasModule| {
-            crate::sim::simulate(m, &inputs, &options).expect("runs")
-        };
+        let options = sim::SimOptions::default();
+        let run =
+            |m: &lang::pallas::PallasModule| sim::simulate(m, &inputs, &options).expect("runs");
         let (want, got) = (
             run(planned.module.as_ref().unwrap()),
             run(plain.module.as_ref().unwrap()),

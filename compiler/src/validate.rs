@@ -15,11 +15,11 @@
 //! Then the whole list: at most one narrowing entry.
 
 use crate::faults::{Fault, FaultSet};
-use crate::ir::hash::FastMap;
-use crate::ir::scope::HostEnv;
-use crate::ir::types::{Ty, Types};
-use crate::ir::{BinOp, Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
 use crate::verdict::{Rejection, Rule};
+use lang::ir::hash::FastMap;
+use lang::ir::scope::HostEnv;
+use lang::ir::types::{Ty, Types};
+use lang::ir::{BinOp, Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
 
 /// The first trace-time refusal of the kernel in program order, if any.
 pub fn validate(case: &Case) -> Option<Rejection> {
@@ -30,7 +30,7 @@ pub fn validate(case: &Case) -> Option<Rejection> {
 pub fn validate_with_faults(case: &Case, faults: FaultSet) -> Option<Rejection> {
     // Types, when the kernel traces at all, tell index tensors of the wrong rank; a kernel that
     // does not trace is refused later with the tracing error itself.
-    let types = crate::ir::types::infer(case).ok();
+    let types = lang::ir::types::infer(case).ok();
     validate_traced(case, types.as_ref(), faults)
 }
 
@@ -258,7 +258,7 @@ impl Validator<'_> {
 
 /// A Python-like repr of an index entry, for messages (`slice(-3, 2, None)`, `-1`, `None`).
 pub(crate) fn index_repr(index: &Index) -> String {
-    let opt = |e: &Option<Expr>| e.as_ref().map_or("None".to_string(), crate::render::expr);
+    let opt = |e: &Option<Expr>| e.as_ref().map_or("None".to_string(), lang::render::expr);
     match index {
         Index::Full => "slice(None, None, None)".into(),
         Index::NewAxis => "None".into(),
@@ -268,17 +268,17 @@ pub(crate) fn index_repr(index: &Index) -> String {
         }
         // Type propagation hands Helion's check a literal float as its `LiteralType`.
         Index::Expr(e) if matches!(e.kind, ExprKind::Float(_)) => {
-            format!("LiteralType({})", crate::render::expr(e))
+            format!("LiteralType({})", lang::render::expr(e))
         }
-        Index::Expr(e) => crate::render::expr(e),
+        Index::Expr(e) => lang::render::expr(e),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frontend::parse_case;
     use crate::verdict::ErrorClass;
+    use lang::frontend::parse_case;
 
     fn kernel(index: &str) -> String {
         format!(

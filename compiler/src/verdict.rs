@@ -10,7 +10,7 @@
 //! find the rule, its class and its message template) and its spec section. Message templates
 //! use `{name}` placeholders filled by [`Rule::message`].
 
-use crate::ir::Span;
+use lang::ir::Span;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -5,8 +5,8 @@
 mod codegen_support;
 
 use codegen_support::{py_compile_all, python3};
+use corpus::expectations::{ExpectedVerdict, load_spec_kernels};
 use pallas_diff_compiler::compile::{CodegenOptions, Outcome, compile};
-use pallas_diff_compiler::expectations::{ExpectedVerdict, load_spec_kernels};
 use pallas_diff_compiler::verdict::Verdict;
 
 #[test]

@@ -10,9 +10,10 @@
 mod codegen_support;
 
 use codegen_support::{jax_python, scratch_dir};
+use corpus::expectations::load_spec_kernels;
+use lang::ir::{ExprKind, StmtKind};
+use lang::tensor::{DType, Tensor};
 use pallas_diff_compiler::compile::{CodegenOptions, Outcome, compile};
-use pallas_diff_compiler::expectations::load_spec_kernels;
-use pallas_diff_compiler::ir::{ExprKind, StmtKind};
 use serde_json::{Value, json};
 use std::process::Command;
 
@@ -120,7 +121,6 @@ fn emitted_modules_run_in_jax_and_match_expectations() {
         if mode == "pallas-tpu-lower" {
             continue;
         }
-        let atol = k.expectations.tolerance.unwrap_or(1e-5);
         for exp in &k.expectations.outputs {
             let Some(i) = returns.iter().position(|n| n == &exp.name) else {
                 failures.push(format!(
@@ -135,8 +135,14 @@ fn emitted_modules_run_in_jax_and_match_expectations() {
                 .iter()
                 .map(|v| v.as_f64().unwrap_or(f64::NAN))
                 .collect();
+            let dtype = r["outputs"][i]["dtype"]
+                .as_str()
+                .and_then(DType::from_name)
+                .expect("the driver names each output's dtype");
+            let shape = vec![values.len()];
             checked += 1;
-            if let Err(e) = exp.check(&values, atol) {
+            if let Err(e) = exp.check(&Tensor::new(dtype, shape, values), k.expectations.tolerance)
+            {
                 failures.push(format!("{name} [{mode}] output `{}`: {e}", exp.name));
             }
         }
@@ -156,7 +162,7 @@ fn emitted_modules_run_in_jax_and_match_expectations() {
 /// invisible; with poison padding it returns NaN.
 #[test]
 fn poison_padding_reveals_an_unmasked_read_of_padding() {
-    use pallas_diff_compiler::pallas::{BinOp, Expr, Jnp, print_module};
+    use lang::pallas::{BinOp, Expr, Jnp, print_module};
     let Some(python) = jax_python() else {
         println!(
             "skipped: set PALLAS_DIFF_JAX_TESTS=1 (and PALLAS_DIFF_JAX_PYTHON, or provision .venv)"

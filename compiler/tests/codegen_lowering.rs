@@ -5,8 +5,8 @@
 mod codegen_support;
 
 use codegen_support::{py_compile_all, python3};
+use lang::frontend::parse_case;
 use pallas_diff_compiler::compile::{CodegenOptions, Outcome, compile};
-use pallas_diff_compiler::frontend::parse_case;
 
 fn script(config: &str, params: &str, body: &str, inputs: &str, call: &str) -> String {
     format!(

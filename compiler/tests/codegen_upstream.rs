@@ -7,8 +7,8 @@ mod codegen_support;
 use codegen_support::{
     assert_in, assert_narrowing_is_resident, assert_regex, compile_spec, regex_search, source_of,
 };
+use lang::ir::LoopType;
 use pallas_diff_compiler::compile::{CodegenOptions, Outcome, compile};
-use pallas_diff_compiler::ir::LoopType;
 
 fn code(name: &str) -> String {
     let (_, c) = compile_spec(name);

@@ -3,9 +3,9 @@
 //! (1-based line, 1-based column) of the construct's first character. Also regression tests for
 //! frontend bugs found by review and by `cargo fuzz` (fixed).
 
-use pallas_diff_compiler::frontend::{FrontendError, parse_case};
-use pallas_diff_compiler::ir::{Case, ExprKind, Span, StmtKind};
-use pallas_diff_compiler::render::render_case;
+use lang::frontend::{FrontendError, parse_case};
+use lang::ir::{Case, ExprKind, Span, StmtKind};
+use lang::render::render_case;
 use std::path::PathBuf;
 
 fn bad_input_dir() -> PathBuf {

@@ -4,10 +4,10 @@
 //! an over-deep expression) into the compiler and the reference. Every refusal names the file,
 //! the line and column in the JSON, and the construct; none panics or overflows a 2 MiB stack.
 
-use pallas_diff_compiler::frontend::{
+use lang::frontend::{
     CaseFormat, FrontendError, MAX_EXPR_DEPTH, case_format, load_case_text, parse_case,
 };
-use pallas_diff_compiler::ir::{BinOp, Case, Expr, ExprKind, Span, StmtKind};
+use lang::ir::{BinOp, Case, Expr, ExprKind, Span, StmtKind};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 

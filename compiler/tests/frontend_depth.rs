@@ -6,14 +6,12 @@
 //! drop. Everything runs on a 2 MiB thread, the stack of a spawned std or rayon thread (where
 //! campaigns run cases): an overflow aborts the test binary.
 
+use lang::frontend::{FrontendError, MAX_BLOCK_DEPTH, MAX_EXPR_DEPTH, load_case_text, parse_case};
+use lang::ir::{Case, Span};
+use lang::render::render_case;
 use pallas_diff_compiler::compile::{CodegenOptions, compile};
-use pallas_diff_compiler::frontend::{
-    FrontendError, MAX_BLOCK_DEPTH, MAX_EXPR_DEPTH, load_case_text, parse_case,
-};
-use pallas_diff_compiler::ir::{Case, Span};
-use pallas_diff_compiler::render::render_case;
-use pallas_diff_compiler::sim::{SimOptions, simulate};
 use pallas_diff_compiler::verdict::Verdict;
+use sim::{SimOptions, simulate};
 
 /// Runs `f` on a thread with a 2 MiB stack.
 fn on_2_mib_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {

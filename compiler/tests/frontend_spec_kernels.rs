@@ -2,12 +2,12 @@
 //! case, its expectation header parses and is coherent with the kernel, and parse ∘ render is
 //! the identity on it.
 
-use pallas_diff_compiler::expectations::{
+use corpus::expectations::{
     ExpectedVerdict, OutputCheck, SpecKernel, load_spec_kernels, spec_kernels_dir,
 };
-use pallas_diff_compiler::frontend::parse_case;
-use pallas_diff_compiler::ir::{ExprKind, StmtKind};
-use pallas_diff_compiler::render::render_case;
+use lang::frontend::parse_case;
+use lang::ir::{ExprKind, StmtKind};
+use lang::render::render_case;
 
 fn corpus() -> Vec<SpecKernel> {
     let kernels = load_spec_kernels().unwrap_or_else(|e| panic!("spec kernels do not load: {e}"));

@@ -234,8 +234,7 @@ fn d10_arange_bound_to_a_name_before_the_branch_lowers() {
     match sel.begin {
         pallas_diff_compiler::plan::SelectorBegin::Symbolic(a) => {
             assert_eq!(
-                a.add(&pallas_diff_compiler::ir::sym::Affine::constant(3))
-                    .as_live_extent(),
+                a.add(&lang::ir::sym::Affine::constant(3)).as_live_extent(),
                 Some(1)
             )
         }

@@ -3,10 +3,10 @@
 //! files with `#[path]`; compiled on its own it has no tests.
 #![allow(dead_code)]
 
-use pallas_diff_compiler::frontend::parse_case;
-use pallas_diff_compiler::ir::{Case, Expr, ExprKind, Index, Stmt, StmtKind, ViewOp};
+use lang::frontend::parse_case;
+use lang::ir::{Case, Expr, ExprKind, Index, Stmt, StmtKind, ViewOp};
+use lang::render;
 use pallas_diff_compiler::plan::{Plan, plan_case};
-use pallas_diff_compiler::render;
 use pallas_diff_compiler::validate::validate;
 use pallas_diff_compiler::verdict::{ErrorClass, Rejection, Rule};
 

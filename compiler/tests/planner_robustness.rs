@@ -6,8 +6,8 @@
 #[path = "planner_helpers.rs"]
 mod helpers;
 
-use pallas_diff_compiler::expectations::{load_spec_kernel, spec_kernels_dir};
-use pallas_diff_compiler::ir::{Case, ExprKind, Index, LoopType, Stmt, StmtKind, walk};
+use corpus::expectations::{load_spec_kernel, spec_kernels_dir};
+use lang::ir::{Case, ExprKind, Index, LoopType, Stmt, StmtKind, walk};
 use pallas_diff_compiler::plan::{plan, plan_case};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -71,7 +71,7 @@ fn each_int(case: &mut Case, f: &mut dyn FnMut(&mut i64)) {
             }
         }
     }
-    let mut on_expr = |e: &mut pallas_diff_compiler::ir::Expr| match &mut e.kind {
+    let mut on_expr = |e: &mut lang::ir::Expr| match &mut e.kind {
         ExprKind::Int(v) => f(v),
         ExprKind::Load { indices: ix, .. } | ExprKind::Subscript { indices: ix, .. } => {
             indices(ix, f)
@@ -171,9 +171,7 @@ fn planner_never_panics_on_spec_kernels_and_mutants() {
         all.extend(mutants(&case));
         for c in all {
             runs += 1;
-            let types = match catch_unwind(AssertUnwindSafe(|| {
-                pallas_diff_compiler::ir::types::infer(&c)
-            })) {
+            let types = match catch_unwind(AssertUnwindSafe(|| lang::ir::types::infer(&c))) {
                 Ok(Ok(t)) => t,
                 Ok(Err(_)) => continue,
                 Err(_) => {
@@ -182,10 +180,7 @@ fn planner_never_panics_on_spec_kernels_and_mutants() {
                 }
             };
             if catch_unwind(AssertUnwindSafe(|| plan(&c, &types))).is_err() {
-                planner_panics.push(format!(
-                    "{name}:\n{}",
-                    pallas_diff_compiler::render::render_case(&c)
-                ));
+                planner_panics.push(format!("{name}:\n{}", lang::render::render_case(&c)));
             }
             // The whole verdict path as well (validation first).
             let _ = catch_unwind(AssertUnwindSafe(|| helpers::verdict(&c)));

@@ -4,7 +4,7 @@
 #[path = "planner_helpers.rs"]
 mod helpers;
 
-use pallas_diff_compiler::expectations::{ExpectedVerdict, load_spec_kernels};
+use corpus::expectations::{ExpectedVerdict, load_spec_kernels};
 use pallas_diff_compiler::verdict::Rule;
 
 /// Rules raised by codegen (loop lowering), after the planner accepted the kernel: for these the

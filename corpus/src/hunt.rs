@@ -23,12 +23,12 @@ use crate::reduce::{Budget, Screen, reduce_staged};
 use crate::signature::signature;
 use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
-use compiler::ir::Case;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig};
 use fuzz::check::{CaseReport, check_case, compile_guarded};
 use fuzz::engines::{Engine, EngineRun, EngineStatus, Job};
 use fuzz::generators::GenConfig;
+use lang::ir::Case;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -387,11 +387,11 @@ fn write_script(
     key: &str,
     reproduce: &str,
 ) -> std::io::Result<()> {
-    let case = compiler::render::spell_out_inputs(case).unwrap_or_else(|_| case.clone());
+    let case = lang::render::spell_out_inputs(case).unwrap_or_else(|_| case.clone());
     let text = format!(
         "{}{}",
         script_header(fault, key, reproduce),
-        compiler::render::render_case(&case)
+        lang::render::render_case(&case)
     );
     crate::fsio::write_atomic(path, text.as_bytes())?;
     Ok(())
@@ -421,12 +421,12 @@ pub fn table(rows: &[HuntRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use compiler::frontend::parse_case;
-    use compiler::render::render_case;
+    use lang::frontend::parse_case;
+    use lang::render::render_case;
 
     #[test]
     fn a_reproducer_names_its_fault_and_still_parses_as_the_case() {
-        let case = compiler::expectations::load_spec_kernels()
+        let case = crate::expectations::load_spec_kernels()
             .unwrap()
             .into_iter()
             .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
@@ -463,7 +463,7 @@ mod tests {
             "{text}"
         );
         let back = parse_case(&text, "repro.py").unwrap();
-        let spelled = compiler::render::spell_out_inputs(&case).unwrap();
+        let spelled = lang::render::spell_out_inputs(&case).unwrap();
         assert_eq!(render_case(&back), render_case(&spelled));
         assert_eq!(
             reproduce_command(&path, fault, None),

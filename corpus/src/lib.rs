@@ -28,6 +28,7 @@
 //! * [`fsio`] and [`json`]: atomic writes and the JSON layout of every file written here.
 
 pub mod entry;
+pub mod expectations;
 pub mod finding;
 pub mod fsio;
 pub mod hunt;

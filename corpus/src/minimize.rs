@@ -20,12 +20,12 @@ use crate::reduce::{Budget, Reduced, Screen, reduce_staged};
 use crate::signature::{Signature, decisions_hold, index_forms, outcome_by_name, signature};
 use compiler::compile::CodegenOptions;
 use compiler::decisions::{Decisions, PlainSet};
-use compiler::frontend::parse_case;
-use compiler::ir::Case;
-use compiler::render::{render_body_text, render_case};
 use fuzz::check::{CaseReport, check_case, compile_guarded};
 use fuzz::engines::{Engine, EngineRun, Job};
 use fuzz::outcome::Outcome;
+use lang::frontend::parse_case;
+use lang::ir::Case;
+use lang::render::{render_body_text, render_case};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -112,7 +112,7 @@ impl Engine for Memo {
             format!(
                 "{}\n# ---- kernel ----\n{}",
                 job.emitted.unwrap_or_default(),
-                compiler::render::render_kernel(job.case)
+                lang::render::render_kernel(job.case)
             ),
             job.inputs
                 .iter()

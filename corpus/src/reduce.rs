@@ -28,7 +28,7 @@
 //! up to `jobs` candidates at once; the first interesting candidate *in candidate order* wins,
 //! so the result does not depend on `jobs`.
 
-use compiler::ir::{
+use lang::ir::{
     Arg, Case, Ctor, Expr, ExprKind, Index, InputOp, Loop, LoopKind, LoopType, ParamKind, Stmt,
     StmtKind, ViewOp, walk,
 };
@@ -456,7 +456,7 @@ fn simpler(e: &Expr) -> Vec<Expr> {
 /// without one of its `None` entries.
 fn simpler_in(
     case: &Case,
-    types: Option<&compiler::ir::types::Types>,
+    types: Option<&lang::ir::types::Types>,
     tile_vars: &[String],
     e: &Expr,
 ) -> Vec<Expr> {
@@ -547,11 +547,7 @@ fn simpler_in(
 
 /// The width of the one result dim each entry of the subscript `e` makes (`None` for an entry
 /// that makes none or several), read off the inferred type of `e`.
-fn entry_widths(
-    types: &compiler::ir::types::Types,
-    indices: &[Index],
-    e: &Expr,
-) -> Vec<Option<i64>> {
+fn entry_widths(types: &lang::ir::types::Types, indices: &[Index], e: &Expr) -> Vec<Option<i64>> {
     let Some(dims) = types.of(e).dims() else {
         return vec![None; indices.len()];
     };
@@ -563,7 +559,7 @@ fn entry_widths(
                 Index::Int(_) => 0,
                 Index::Full | Index::NewAxis | Index::Slice { .. } => 1,
                 Index::Expr(x) => match types.of(x) {
-                    compiler::ir::types::Ty::Tile(_) => 1,
+                    lang::ir::types::Ty::Tile(_) => 1,
                     t => t.dims().map_or(0, <[_]>::len),
                 },
             };
@@ -582,7 +578,7 @@ fn zeros_for_load(
     tile_vars: &[String],
     tensor: &str,
     indices: &[Index],
-    span: compiler::ir::Span,
+    span: lang::ir::Span,
 ) -> Option<Expr> {
     let p = case.kernel.params.iter().position(|p| p.name == tensor)?;
     let Some(Arg::Input(input)) = case.call.args.get(p) else {
@@ -642,7 +638,7 @@ fn tile_vars(case: &Case) -> Vec<String> {
 
 fn expr_candidates(case: &Case, out: &mut Vec<Case>) {
     let tile_vars = tile_vars(case);
-    let types = compiler::ir::types::infer(case).ok();
+    let types = lang::ir::types::infer(case).ok();
     // Number the expression nodes in a fixed pre-order, then rewrite node k in a fresh copy.
     let mut count = 0usize;
     walk::each_stmt(&case.kernel.body, &mut |s| {
@@ -738,7 +734,7 @@ fn shape_candidates(case: &Case, out: &mut Vec<Case>) {
 /// Keeps the first `rows` rows of a literal input: a `torch.tensor([...])` (row-major values),
 /// or the one-value-per-row form `torch.tensor([v0, v1, ...]).reshape(n, 1, ..).expand(n, ..)`
 /// (`.contiguous()`). Returns false (leaving the input as it was) for any other input.
-fn truncate_rows(input: &mut compiler::ir::Input, rows: usize) -> bool {
+fn truncate_rows(input: &mut lang::ir::Input, rows: usize) -> bool {
     let Ctor::Tensor { shape, values, .. } = &mut input.ctor else {
         return false;
     };
@@ -861,7 +857,7 @@ fn unused_input_candidates(case: &Case, out: &mut Vec<Case>) {
 }
 
 /// `case` with one tile loop removed together with the config slots it and the loops inside it
-/// take (`Config::block_sizes` entries, registered in pre-order: `compiler::ir::blocks`), one
+/// take (`Config::block_sizes` entries, registered in pre-order: `lang::ir::blocks`), one
 /// candidate per loop that takes any. Dropping a loop but not its slots would shift every later
 /// loop's block size, so such a candidate rarely keeps the finding.
 fn loop_with_slots_candidates(case: &Case, out: &mut Vec<Case>) {
@@ -952,8 +948,8 @@ fn drop_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use compiler::frontend::parse_case;
-    use compiler::render::render_case;
+    use lang::frontend::parse_case;
+    use lang::render::render_case;
 
     const BIG: &str = r#"import torch
 import helion
@@ -1083,7 +1079,7 @@ k(x)
 
     #[test]
     fn a_dropped_loop_takes_its_config_slots_with_it() {
-        let case = compiler::frontend::parse_case(THREE_LOOPS, "k.py").unwrap();
+        let case = lang::frontend::parse_case(THREE_LOOPS, "k.py").unwrap();
         let mut drops = Vec::new();
         loop_with_slots_candidates(&case, &mut drops);
         // The grid takes no slot; `chunk` takes slot 0; `outer` takes 1 and (inside) 2; `local`
@@ -1092,7 +1088,7 @@ k(x)
         assert_eq!(slots, vec![vec![], vec![4, 2], vec![3], vec![3, 4]]);
         // Dropping `chunk` leaves `outer` and `local` their own block sizes.
         let without_chunk = &drops[1];
-        let table = compiler::ir::blocks::BlockTable::of(&without_chunk.kernel);
+        let table = lang::ir::blocks::BlockTable::of(&without_chunk.kernel);
         assert_eq!(table.config_count(), without_chunk.config.block_sizes.len());
     }
 }

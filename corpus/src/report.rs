@@ -14,9 +14,9 @@ use crate::entry::NamedTensor;
 use crate::finding::Finding;
 use crate::repro::{Expected, ReproError, repro_py};
 use crate::signature::Signature;
-use compiler::render::{render_case, spell_out_inputs};
 use compiler::verdict::Verdict;
 use fuzz::check::output_names;
+use lang::render::{render_case, spell_out_inputs};
 use std::fmt::Write;
 
 /// What the reproducer section holds.

@@ -9,9 +9,9 @@
 //! without pallas-diff.
 
 use crate::entry::NamedTensor;
-use compiler::ir::{Case, ParamKind};
-use compiler::tensor::{DType, Tensor};
 use fuzz::compare::Tolerance;
+use lang::ir::{Case, ParamKind};
+use lang::tensor::{DType, Tensor};
 use std::fmt::Write;
 use tpu_runner::Mode;
 

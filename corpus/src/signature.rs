@@ -29,12 +29,12 @@
 use crate::fsio::{self, IoError};
 use crate::reduce::{Cost, cost};
 use compiler::decisions::{Decision, Decisions};
-use compiler::ir::{BinOp, Case, Expr, ExprKind, Index, StmtKind, TileAttr, walk};
 use compiler::plan::SelectorKind;
 use fuzz::check::CaseReport;
 use fuzz::compare::MismatchKind;
 use fuzz::engines::{EngineId, EngineStatus};
 use fuzz::outcome::Outcome;
+use lang::ir::{BinOp, Case, Expr, ExprKind, Index, StmtKind, TileAttr, walk};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -989,7 +989,7 @@ pub struct Rekeyed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use compiler::frontend::parse_case;
+    use lang::frontend::parse_case;
 
     fn case(body: &str) -> Case {
         let src = format!(
@@ -1087,8 +1087,8 @@ mod tests {
                 "    for tile in hl.tile(x.size(0), block_size=1):\n        out[tile, :] = x[tile, :]\n",
             );
             c.config.loop_type = Some(match loop_type {
-                "unroll" => compiler::ir::LoopType::Unroll,
-                _ => compiler::ir::LoopType::EmitPipeline,
+                "unroll" => lang::ir::LoopType::Unroll,
+                _ => lang::ir::LoopType::EmitPipeline,
             });
             let mut report = fuzz::check::check_case(&c, &[], &Default::default());
             report.outcome = Outcome::Mismatch;
@@ -1104,7 +1104,7 @@ mod tests {
 
     #[test]
     fn decisions_key_our_code_and_may_only_shrink_or_move_to_the_canonical_loop() {
-        use compiler::ir::LoopType;
+        use lang::ir::LoopType;
         let run = Decision::Run {
             kind: SelectorKind::Tile,
             mask: true,
@@ -1163,7 +1163,7 @@ mod tests {
 
     #[test]
     fn a_canonical_bucket_absorbs_its_cause_under_another_skeleton_through_ablated_runs_only() {
-        use compiler::ir::LoopType;
+        use lang::ir::LoopType;
         let run = Decision::Run {
             kind: SelectorKind::Tail,
             mask: false,

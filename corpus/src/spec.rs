@@ -12,14 +12,14 @@ use crate::entry::{
     ANY_ENGINE, Corpus, CorpusError, ENTRY_FORMAT, Entry, Expected, Provenance, Reference,
     VerdictRecord, star_expectation,
 };
+use crate::expectations::{ExpectedVerdict, SpecKernel};
 use crate::finding::CodegenRecord;
 use crate::replay::observe;
 use crate::signature::slugify;
 use compiler::compile::CodegenOptions;
-use compiler::expectations::{ExpectedVerdict, SpecKernel};
-use compiler::frontend::parse_case;
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::Engine;
+use lang::frontend::parse_case;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -70,7 +70,6 @@ pub fn cross_check(k: &SpecKernel, e: &Entry) -> Vec<String> {
         (Some(_), Reference::Invalid { .. }) | (None, Reference::Outputs(_)) => {}
     }
     if let Reference::Outputs(outs) = &e.reference {
-        let atol = ex.tolerance.unwrap_or(1e-5);
         for want in &ex.outputs {
             match outs.iter().find(|o| o.name == want.name) {
                 None => note(format!(
@@ -78,7 +77,7 @@ pub fn cross_check(k: &SpecKernel, e: &Entry) -> Vec<String> {
                     want.line, want.name
                 )),
                 Some(o) => {
-                    if let Err(m) = want.check(&o.values, atol) {
+                    if let Err(m) = want.check(&o.tensor(), ex.tolerance) {
                         note(format!("line {}: reference: {m}", want.line))
                     }
                 }

@@ -7,10 +7,10 @@
 use compiler::compile::CodegenOptions;
 use compiler::decisions::{Decision, ViewKind};
 use compiler::faults::{Fault, FaultSet};
-use compiler::frontend::parse_case;
 use compiler::plan::SelectorKind;
 use fuzz::check::check_case;
 use fuzz::engines;
+use lang::frontend::parse_case;
 use pallas_diff_corpus::minimize::{reduce_finding, shared};
 use pallas_diff_corpus::reduce::Budget;
 use pallas_diff_corpus::signature::{Buckets, CostRecord, signature};

@@ -3,9 +3,9 @@
 //! entry expected to fail that passes says "fixed?", and a finding directory round-trips.
 
 use compiler::compile::CodegenOptions;
-use compiler::expectations::load_spec_kernels;
 use fuzz::check::check_case;
 use pallas_diff_corpus::entry::{Corpus, CorpusError, Expected, default_dir, load_entry};
+use pallas_diff_corpus::expectations::load_spec_kernels;
 use pallas_diff_corpus::finding::{
     FINDING_FILES, Finding, FindingProvenance, Versions, write_finding_dir,
 };

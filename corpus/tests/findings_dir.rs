@@ -5,11 +5,11 @@
 //! script shows it in real Helion.
 
 use compiler::compile::CodegenOptions;
-use compiler::expectations::load_spec_kernels;
 use compiler::faults::{Fault, FaultSet};
 use fuzz::check::check_case;
 use fuzz::engines::Engine;
 use pallas_diff_corpus::entry::default_dir;
+use pallas_diff_corpus::expectations::load_spec_kernels;
 use pallas_diff_corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
 use pallas_diff_corpus::replay::{Source, SourceError, TrialResult, open_source, replay_finding};
 use pallas_diff_corpus::report::{Repro, markdown, repro_of};
@@ -29,7 +29,7 @@ fn sim() -> Arc<dyn Engine> {
 }
 
 /// The d12 spec kernel.
-fn d12_case() -> compiler::ir::Case {
+fn d12_case() -> lang::ir::Case {
     load_spec_kernels()
         .unwrap()
         .into_iter()
@@ -241,8 +241,8 @@ fn a_finding_joins_the_corpus_only_as_it_replays() {
 
 #[test]
 fn a_smaller_duplicate_that_replaces_a_buckets_case_says_so() {
-    use compiler::ir::{Expr, ExprKind, Span, Stmt, StmtKind};
     use fuzz::campaign::sink::{Filed, FindingSink};
+    use lang::ir::{Expr, ExprKind, Span, Stmt, StmtKind};
     let small = d12_case();
     // The same bug with an unused host int in front: a larger case of the same signature.
     let mut large = small.clone();

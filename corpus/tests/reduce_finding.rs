@@ -8,11 +8,11 @@
 //! quiet one (the wall-clock time is printed, never asserted).
 
 use compiler::compile::CodegenOptions;
-use compiler::frontend::parse_case;
-use compiler::render::render_case;
 use fuzz::check::check_case;
 use fuzz::engines::jax::Jax;
 use fuzz::engines::{Engine, EngineRun, Job};
+use lang::frontend::parse_case;
+use lang::render::render_case;
 use pallas_diff_corpus::minimize::{kernel_body_lines, reduce_finding};
 use pallas_diff_corpus::reduce::Budget;
 use pallas_diff_corpus::signature::signature;

@@ -10,13 +10,13 @@
 //! reproduce it.
 
 use compiler::compile::{CodegenOptions, compile};
-use compiler::expectations::load_spec_kernels;
-use compiler::ir::Case;
 use fuzz::campaign::sink::Filed;
 use fuzz::check::check_case;
 use fuzz::engines::jax::Jax;
 use fuzz::engines::{Engine, EngineRun, Job};
+use lang::ir::Case;
 use pallas_diff_corpus::entry::{Added, Corpus, Expected, NewFinding, Provenance};
+use pallas_diff_corpus::expectations::load_spec_kernels;
 use pallas_diff_corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
 use pallas_diff_corpus::minimize::SharedEngine;
 use pallas_diff_corpus::reduce::Budget;

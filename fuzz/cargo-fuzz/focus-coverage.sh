@@ -3,7 +3,9 @@
 # `sancov-module` pass and its `-sanitizer-coverage-*` options, which cargo-fuzz puts in RUSTFLAGS
 # for every crate) stays only on the crates whose `--crate-name` matches
 # PALLAS_DIFF_COVERAGE_CRATES, an extended regex. The default is the system under test, the
-# compiler crate (its planner, lowering and pallas-sim), and the fuzz target binaries.
+# compiler crate (validator, planner, lowering), the vocabulary crate whose frontend the
+# `frontend` target exercises, and the fuzz target binaries. The executor (pallas-sim), the
+# reference and the generator are tools, not the subject, and stay uninstrumented.
 #
 # Why: libFuzzer's per-run bookkeeping walks every counter a run touched, and was ~30% of the
 # `differential` target's time (perf, 2026-11-30). The reference, the generator and third-party
@@ -22,7 +24,7 @@ set -euo pipefail
 
 rustc=$1
 shift
-keep=${PALLAS_DIFF_COVERAGE_CRATES:-pallas_diff_compiler|differential|frontend|planner_total}
+keep=${PALLAS_DIFF_COVERAGE_CRATES:-pallas_diff_compiler|pallas_diff_lang|differential|frontend|planner_total}
 
 crate=""
 prev=""

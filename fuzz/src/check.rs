@@ -5,9 +5,9 @@ use crate::compare;
 use crate::engines::{Engine, EngineRun, EngineStatus, Job};
 use crate::outcome::{Classified, CompilerResult, Outcome, classify};
 use compiler::compile::{CodegenOptions, Compiled, compile};
-use compiler::ir::{Case, ExprKind, StmtKind};
-use compiler::tensor::Tensor;
 use compiler::verdict::{Rejection, Verdict};
+use lang::ir::{Case, ExprKind, StmtKind};
+use lang::tensor::Tensor;
 use serde::Serialize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -389,7 +389,7 @@ struct Prepared<'a> {
     gap: Option<String>,
     crash: Option<String>,
     /// The input tensors, made once for the reference (all of them) and the engines.
-    all_inputs: Result<Vec<Tensor>, compiler::ir::inputs::InputError>,
+    all_inputs: Result<Vec<Tensor>, lang::ir::inputs::InputError>,
     /// The kernel's arguments when they are not all the inputs in order (usually they are,
     /// and then they are not copied).
     args: Option<Vec<Tensor>>,

@@ -31,7 +31,7 @@
 //! read: padding or uninitialized VMEM reached an output); NaN in both is a match; infinities
 //! match only infinities of the same sign. Shapes and dtypes must be equal.
 
-use compiler::tensor::{DType, Tensor};
+use lang::tensor::{DType, Tensor};
 use serde::Serialize;
 use std::fmt;
 

@@ -356,7 +356,7 @@ pub fn classify(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use compiler::tensor::{DType, Tensor};
+    use lang::tensor::{DType, Tensor};
 
     fn run(engine: &str, status: EngineStatus) -> EngineRun {
         EngineRun::instant(engine, status)
@@ -494,7 +494,7 @@ mod tests {
         );
         let out_of_range = EngineStatus::Invalid {
             kind: "IndexOutOfRange".into(),
-            span: compiler::ir::Span::default(),
+            span: lang::ir::Span::default(),
             message: "index 9 is out of bounds".into(),
         };
         assert_eq!(
@@ -514,7 +514,7 @@ mod tests {
             "oracle",
             EngineStatus::Invalid {
                 kind: "IndexOutOfRange".into(),
-                span: compiler::ir::Span::default(),
+                span: lang::ir::Span::default(),
                 message: "m".into(),
             },
         );

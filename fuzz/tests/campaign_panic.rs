@@ -4,7 +4,7 @@
 
 use compiler::compile::CodegenOptions;
 use compiler::faults::FaultSet;
-use compiler::ir::Case;
+use lang::ir::Case;
 use pallas_diff_fuzz::campaign::sink::{Filed, FindingSink};
 use pallas_diff_fuzz::campaign::{self, CampaignConfig, Confirmation};
 use pallas_diff_fuzz::check::CaseReport;

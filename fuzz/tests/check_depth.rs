@@ -35,7 +35,7 @@ fn findings_only_loses_no_finding() {
                 options.faults,
                 full.outcome,
                 quick.outcome,
-                compiler::render::render_case(case)
+                lang::render::render_case(case)
             );
             if matches!(quick.reference.status, EngineStatus::NotRun(_)) {
                 // Skipped only where the compiler did not lower: then neither is a finding.

@@ -1,7 +1,7 @@
 //! The same seed bytes and config give the same case, byte for byte; so does the same seed.
 
 use arbitrary::Unstructured;
-use compiler::render::render_case;
+use lang::render::render_case;
 use pallas_diff_fuzz::generators::{GenConfig, generate, generate_from_seed};
 use rand::{RngCore, SeedableRng, rngs::SmallRng};
 

@@ -2,7 +2,7 @@
 //! tail/no-tail, non-zero begins, non-dividing extents, live loops, writes through aliases, ...)
 //! and every IR form, and `features` tags a hand-written case as it should.
 
-use compiler::ir::{DType, LoopType};
+use lang::ir::{DType, LoopType};
 use pallas_diff_fuzz::generators::{
     AttrTag, Feature, GenConfig, IndexForm, NOT_GENERATED, Surface, ViewKind, features,
     generate_from_seed,
@@ -209,7 +209,7 @@ fn a_spec_kernel_is_tagged_as_written() {
         "/../corpus/spec-kernels/case_script_example.py"
     ))
     .unwrap();
-    let case = compiler::frontend::parse_case(&src, "case_script_example.py").unwrap();
+    let case = lang::frontend::parse_case(&src, "case_script_example.py").unwrap();
     let f = features(&case);
     let lt = LoopType::ForiLoop;
     for want in [
@@ -284,7 +284,7 @@ def k(x: torch.Tensor):
 x = torch.ones(8, 2, 128)
 k(x)
 "#;
-    let case = compiler::frontend::parse_case(src, "k.py").unwrap();
+    let case = lang::frontend::parse_case(src, "k.py").unwrap();
     let f = features(&case);
     assert!(f.contains(&Feature::PairedReads), "{f:?}");
     assert!(f.contains(&Feature::OrderDependentUpdate), "{f:?}");
@@ -315,7 +315,7 @@ def k(x: torch.Tensor):
 x = torch.ones(8, 128)
 k(x)
 "#;
-    let case = compiler::frontend::parse_case(src, "k.py").unwrap();
+    let case = lang::frontend::parse_case(src, "k.py").unwrap();
     // Before the fix this never returned (an endless loop in release builds). (`live = live` shadows the `t.end - t.begin`
     // binding in the features' one-name map, so the loop is not tagged live-extent.)
     let f = features(&case);

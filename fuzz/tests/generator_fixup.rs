@@ -2,17 +2,17 @@
 //! resize block sizes, then fixup → the check passes, parse ∘ render is the identity, and the
 //! eager reference evaluates the case. It leaves well-formed cases alone.
 
-use compiler::frontend::parse_case;
-use compiler::ir::walk::{each_expr_mut, each_stmt_mut};
-use compiler::ir::{Case, Ctor, ExprKind, Index, Stmt, StmtKind};
-use compiler::render::render_case;
+use lang::frontend::parse_case;
+use lang::ir::walk::{each_expr_mut, each_stmt_mut};
+use lang::ir::{Case, Ctor, ExprKind, Index, Stmt, StmtKind};
+use lang::render::render_case;
 use pallas_diff_fuzz::generators::{GenConfig, check, fixup, generate_from_seed};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 fn stmt_count(body: &[Stmt]) -> usize {
     let mut n = 0;
-    compiler::ir::walk::each_stmt(body, &mut |_| n += 1);
+    lang::ir::walk::each_stmt(body, &mut |_| n += 1);
     n
 }
 
@@ -56,7 +56,7 @@ fn mutate(case: &mut Case, rng: &mut SmallRng) {
                 let target = rng.gen_range(0..40);
                 let new = rng.gen_range(-4..20);
                 each_stmt_mut(&mut case.kernel.body, &mut |s| {
-                    let mut visit = |e: &mut compiler::ir::Expr| {
+                    let mut visit = |e: &mut lang::ir::Expr| {
                         each_expr_mut(e, &mut |x| match &mut x.kind {
                             ExprKind::Int(v) => {
                                 if exprs == target {
@@ -101,7 +101,7 @@ fn mutate(case: &mut Case, rng: &mut SmallRng) {
                 let input = &mut case.inputs[i];
                 let (_, mut shape) = input
                     .dtype_and_shape()
-                    .unwrap_or((compiler::ir::DType::Float32, vec![1]));
+                    .unwrap_or((lang::ir::DType::Float32, vec![1]));
                 let d = rng.gen_range(0..shape.len());
                 shape[d] = rng.gen_range(1..=shape[d].max(1));
                 input.ctor = if rng.gen_bool(0.5) {
@@ -110,7 +110,7 @@ fn mutate(case: &mut Case, rng: &mut SmallRng) {
                     Ctor::Randn { shape }
                 };
                 input.chain.clear();
-                if input.dtype == Some(compiler::ir::DType::Int32) {
+                if input.dtype == Some(lang::ir::DType::Int32) {
                     input.ctor = Ctor::Ones {
                         shape: input.ctor.shape(),
                     };
@@ -204,7 +204,7 @@ fn fixup_repairs_named_breakages() {
     assert_well_formed(&c, "block sizes");
     assert_eq!(
         c.config.block_sizes.len(),
-        compiler::ir::blocks::BlockTable::of(&c.kernel).config_count()
+        lang::ir::blocks::BlockTable::of(&c.kernel).config_count()
     );
     // A poison input.
     let mut c = base.clone();
@@ -221,7 +221,7 @@ fn fixup_repairs_named_breakages() {
         Stmt::new(
             StmtKind::Assign {
                 target: "ghost".into(),
-                value: compiler::ir::Expr::name("nowhere", Default::default()),
+                value: lang::ir::Expr::name("nowhere", Default::default()),
             },
             Default::default(),
         ),

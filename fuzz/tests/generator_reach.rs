@@ -80,7 +80,7 @@ fn fault_reach_and_detection() {
                 shown += 1;
                 eprintln!(
                     "--- reached, not detected:\n{}",
-                    compiler::render::render_case(case)
+                    lang::render::render_case(case)
                 );
             }
         }

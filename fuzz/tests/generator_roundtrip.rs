@@ -1,9 +1,9 @@
 //! parse ∘ render is the identity over generated IR (span-stripped): the issue-2 property, over
 //! the default config, swarm configs, and the seeds the campaign driver uses.
 
-use compiler::frontend::parse_case;
-use compiler::ir::Case;
-use compiler::render::render_case;
+use lang::frontend::parse_case;
+use lang::ir::Case;
+use lang::render::render_case;
 use pallas_diff_fuzz::generators::{GenConfig, generate_from_seed, strategies};
 use proptest::prelude::*;
 
@@ -51,13 +51,13 @@ fn a_mismatch_is_detected() {
     let mut case = generate_from_seed(7, &GenConfig::default());
     case.kernel.body.insert(
         0,
-        compiler::ir::Stmt::new(
-            compiler::ir::StmtKind::Assign {
+        lang::ir::Stmt::new(
+            lang::ir::StmtKind::Assign {
                 target: "k".into(),
-                value: compiler::ir::Expr::new(
-                    compiler::ir::ExprKind::Alloc {
-                        kind: compiler::ir::AllocKind::Zeros,
-                        shape: compiler::ir::AllocShape::Dims(vec![]),
+                value: lang::ir::Expr::new(
+                    lang::ir::ExprKind::Alloc {
+                        kind: lang::ir::AllocKind::Zeros,
+                        shape: lang::ir::AllocShape::Dims(vec![]),
                         dtype: None,
                     },
                     Default::default(),
@@ -80,15 +80,13 @@ fn explicit_index_list_with_full_slices_round_trips() {
         },
     );
     let mut made_explicit = false;
-    compiler::ir::walk::each_stmt_mut(&mut case.kernel.body, &mut |s| {
-        if let compiler::ir::StmtKind::Assign { target, value } = &mut s.kind
+    lang::ir::walk::each_stmt_mut(&mut case.kernel.body, &mut |s| {
+        if let lang::ir::StmtKind::Assign { target, value } = &mut s.kind
             && target == "x_block"
-            && let compiler::ir::ExprKind::Load {
+            && let lang::ir::ExprKind::Load {
                 indices, explicit, ..
             } = &mut value.kind
-            && indices
-                .iter()
-                .any(|i| matches!(i, compiler::ir::Index::Full))
+            && indices.iter().any(|i| matches!(i, lang::ir::Index::Full))
         {
             *explicit = true;
             made_explicit = true;

@@ -4,8 +4,8 @@
 //! to let them through (spec D8). Without them a lowering that reads a permutation of the right
 //! rows (helion #2006's dropped offset inside one tile) sums to the right answer.
 
-use compiler::ir::walk::{each_expr, each_stmt, stmt_exprs};
-use compiler::ir::{BinOp, Case, Ctor, DType, Expr, ExprKind, Index, StmtKind, TileAttr};
+use lang::ir::walk::{each_expr, each_stmt, stmt_exprs};
+use lang::ir::{BinOp, Case, Ctor, DType, Expr, ExprKind, Index, StmtKind, TileAttr};
 use pallas_diff_fuzz::generators::{GenConfig, generate_from_seed};
 
 fn exprs(case: &Case, f: &mut dyn FnMut(&Expr)) {

@@ -5,7 +5,7 @@
 //! (`config.unroll-dynamic-bounds`) are not counted. Ignored by default (about a minute in a
 //! debug build): `cargo test -p pallas-diff-fuzz --test generator_stats -- --ignored --nocapture`.
 
-use compiler::ir::Case;
+use lang::ir::Case;
 use pallas_diff_fuzz::generators::{GenConfig, generate_from_seed};
 use std::collections::BTreeMap;
 

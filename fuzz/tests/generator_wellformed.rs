@@ -2,7 +2,7 @@
 //! reference refuses few of them (the target is under 10%); swarm configs included.
 
 use arbitrary::{Arbitrary, Unstructured};
-use compiler::ir::Case;
+use lang::ir::Case;
 use pallas_diff_fuzz::generators::{GenConfig, check, generate, generate_from_seed};
 use rand::{RngCore, SeedableRng, rngs::SmallRng};
 use std::collections::BTreeMap;
@@ -25,7 +25,7 @@ fn report(label: &str, cases: &[Case]) -> (usize, BTreeMap<String, usize>) {
             invalid += 1;
             *kinds.entry(e.kind.id().to_string()).or_default() += 1;
             if first.is_none() {
-                first = Some(format!("{e}\n{}", compiler::render::render_case(case)));
+                first = Some(format!("{e}\n{}", lang::render::render_case(case)));
             }
         }
     }
@@ -45,10 +45,7 @@ fn generated_cases_pass_the_check() {
     for seed in 0..1500 {
         let case = generate_from_seed(seed, &cfg);
         if let Err(flaw) = check(&case) {
-            panic!(
-                "seed {seed}: {flaw}\n{}",
-                compiler::render::render_case(&case)
-            );
+            panic!("seed {seed}: {flaw}\n{}", lang::render::render_case(&case));
         }
     }
 }
@@ -62,7 +59,7 @@ fn swarm_cases_pass_the_check() {
         if let Err(flaw) = check(&case) {
             panic!(
                 "swarm seed {seed}: {flaw}\n{cfg:?}\n{}",
-                compiler::render::render_case(&case)
+                lang::render::render_case(&case)
             );
         }
     }

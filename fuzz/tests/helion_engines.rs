@@ -6,7 +6,7 @@
 //! provisions it and runs them.
 
 use compiler::compile::CodegenOptions;
-use compiler::frontend::parse_case;
+use lang::frontend::parse_case;
 use pallas_diff_fuzz::check::{CaseReport, HelionHealth, ValueAgreement, check_case};
 use pallas_diff_fuzz::engines::{self, EngineStatus, Pools};
 use pallas_diff_fuzz::outcome::Outcome;

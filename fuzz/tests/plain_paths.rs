@@ -6,8 +6,8 @@
 
 use compiler::compile::{CodegenOptions, compile};
 use compiler::decisions::PlainSet;
-use compiler::sim::{SimOptions, simulate};
 use pallas_diff_fuzz::generators::{GenConfig, generate_from_seed};
+use sim::{SimOptions, simulate};
 
 #[test]
 fn plain_paths_keep_the_planned_values_on_generated_cases() {

@@ -44,7 +44,7 @@ tail_runs(x)
 "#;
 
 fn bench(c: &mut Criterion) {
-    let case = compiler::frontend::parse_case(CASE, "bench.py").expect("bench case parses");
+    let case = lang::frontend::parse_case(CASE, "bench.py").expect("bench case parses");
     let plan = Plan::compile(&case).expect("bench case compiles");
     plan.run().expect("bench case evaluates");
     c.bench_function(

@@ -7,7 +7,7 @@
 
 use crate::error::{EvalErrorKind as K, Res, err};
 use crate::ty::{I64_EXACT, Operand, Ty, r32, rbf, result_type, wrap32};
-use compiler::ir::{BinOp, Span};
+use lang::ir::{BinOp, Span};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Alias ids of views of host tensors carry this bit (see [`DTensor::alias`]).

@@ -5,7 +5,7 @@
 //! reference refuses to guess, such as reading `torch.empty` memory): the harness reports it as
 //! `invalid-case`, never as a finding.
 
-use compiler::ir::Span;
+use lang::ir::Span;
 use std::fmt;
 
 /// What went wrong, as a closed set with stable ids (`EvalErrorKind::id`).

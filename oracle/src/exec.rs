@@ -31,8 +31,8 @@ use crate::index::{Ix, Selection, select};
 use crate::output::{Output, Outputs};
 use crate::plan::{CAllocShape, CExpr, CIndex, CK, CLoop, CStmt, CView, ParamInit, Plan, SK};
 use crate::ty::{I64_EXACT, Ty, r32, rbf, wrap32};
-use compiler::ir::{AllocKind, AtomicOp, BinOp, CmpOp, LoopKind, Span, TileAttr};
-use compiler::tensor::Tensor;
+use lang::ir::{AllocKind, AtomicOp, BinOp, CmpOp, LoopKind, Span, TileAttr};
+use lang::tensor::Tensor;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -864,7 +864,7 @@ impl Runtime<'_> {
         &mut self,
         kind: AllocKind,
         shape: &CAllocShape,
-        dtype: Option<compiler::ir::DType>,
+        dtype: Option<lang::ir::DType>,
         span: Span,
     ) -> Res<Value> {
         let (shape, like_ty) = match shape {
@@ -894,7 +894,7 @@ impl Runtime<'_> {
         let (data, written, unwritten) = match kind {
             AllocKind::Zeros => (vec![0.0; n], Vec::new(), 0),
             AllocKind::Empty => (
-                vec![compiler::ir::inputs::poison(case_dtype); n],
+                vec![lang::ir::inputs::poison(case_dtype); n],
                 vec![false; n],
                 n,
             ),

@@ -15,7 +15,7 @@
 
 use crate::dense::{DTensor, MAX_NUMEL, expand, strides};
 use crate::error::{EvalErrorKind as K, Res, err};
-use compiler::ir::Span;
+use lang::ir::Span;
 use std::rc::Rc;
 
 /// One evaluated index entry.

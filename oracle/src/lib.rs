@@ -26,7 +26,7 @@
 //! x = torch.ones(6, 2, 128)
 //! k(x)
 //! "#;
-//! let case = compiler::frontend::parse_case(src, "k.py").unwrap();
+//! let case = lang::frontend::parse_case(src, "k.py").unwrap();
 //! let outputs = pallas_diff_oracle::evaluate(&case).unwrap();
 //! assert!(outputs.outputs[0].tensor.values.iter().all(|&v| v == 6.0));
 //! ```
@@ -90,7 +90,7 @@ pub use exec::{MAX_ITERATIONS, MAX_WORK};
 pub use output::{Output, OutputSummary, Outputs, Stats, fnv1a64};
 pub use plan::{Plan, Tiling};
 
-use compiler::ir::Case;
+use lang::ir::Case;
 
 /// Evaluates `case` eagerly: its returned tensors in return order, or why the case is invalid.
 /// Equivalent to `Plan::compile(case)?.run()`; compile a [`Plan`] once to run a case many times.
@@ -102,7 +102,7 @@ pub fn evaluate(case: &Case) -> Result<Outputs, EvalError> {
 /// included), so a caller that runs other engines on the same inputs makes them once.
 pub fn evaluate_with_inputs(
     case: &Case,
-    inputs: &Result<Vec<compiler::tensor::Tensor>, compiler::ir::inputs::InputError>,
+    inputs: &Result<Vec<lang::tensor::Tensor>, lang::ir::inputs::InputError>,
 ) -> Result<Outputs, EvalError> {
     Plan::compile_with_inputs(case, inputs)?.run()
 }
@@ -111,7 +111,7 @@ pub fn evaluate_with_inputs(
 /// Helion's ref eager mode computes, the reference of engine `helion-eager`).
 pub fn evaluate_tiled(
     case: &Case,
-    inputs: &Result<Vec<compiler::tensor::Tensor>, compiler::ir::inputs::InputError>,
+    inputs: &Result<Vec<lang::tensor::Tensor>, lang::ir::inputs::InputError>,
     tiling: Tiling,
 ) -> Result<Outputs, EvalError> {
     Plan::compile_tiled(case, inputs, tiling)?.run()

@@ -1,7 +1,7 @@
 //! What an evaluation returns, and the two forms the CLI prints it in: a one-line summary per
 //! output (`pallas-diff eval CASE.py`) and a JSON document (`--json`).
 
-use compiler::tensor::{DType, Tensor};
+use lang::tensor::{DType, Tensor};
 use serde::Serialize;
 use std::fmt;
 

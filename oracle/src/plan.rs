@@ -3,20 +3,20 @@
 //! Compiling resolves every name to a slot (Python function scope: one namespace for the whole
 //! kernel body, so a name bound in one loop iteration is visible in the next), fixes the
 //! *effective* block size of every loop dimension (spec §1.1a: Helion raises a block below the
-//! TPU minimum of the tensor dim it tiles; [`compiler::ir::Case::block_sizes`]), and builds the
+//! TPU minimum of the tensor dim it tiles; [`lang::ir::Case::block_sizes`]), and builds the
 //! input tensors once (shared copy-on-write by every run).
 
 use crate::error::{EvalError, EvalErrorKind as K, Res, err};
 use crate::ty::Ty;
-use compiler::ir::blocks::{BlockSource, BlockTable};
-use compiler::ir::hash::FastMap;
-use compiler::ir::inputs::InputError;
-use compiler::ir::scope::HostEnv;
-use compiler::ir::{
+use lang::ir::blocks::{BlockSource, BlockTable};
+use lang::ir::hash::FastMap;
+use lang::ir::inputs::InputError;
+use lang::ir::scope::HostEnv;
+use lang::ir::{
     AllocKind, AllocShape, Arg, AtomicOp, BinOp, Case, CmpOp, Ctor, DType, Expr, ExprKind, Index,
     LoopKind, ParamKind, Span, Stmt, StmtKind, TileAttr, ViewOp,
 };
-use compiler::tensor::Tensor;
+use lang::tensor::Tensor;
 use std::sync::Arc;
 
 /// A compiled expression.
@@ -451,7 +451,7 @@ impl Compiler<'_> {
                     .map(|v| {
                         let name = match &v.kind {
                             ExprKind::Name(n) => n.clone(),
-                            _ => compiler::render::expr(v),
+                            _ => lang::render::expr(v),
                         };
                         Ok((self.expr(v)?, name))
                     })

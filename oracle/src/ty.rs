@@ -13,7 +13,7 @@
 //!
 //! [`EvalErrorKind::Overflow`]: crate::EvalErrorKind::Overflow
 
-use compiler::tensor::DType;
+use lang::tensor::DType;
 
 /// The largest magnitude an int64 value may have while staying exact in `f64`.
 pub(crate) const I64_EXACT: f64 = 9_007_199_254_740_992.0;

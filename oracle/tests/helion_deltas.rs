@@ -4,8 +4,8 @@
 //! D-1.5.1-09 power-of-two config blocks).
 
 use compiler::compile::{CodegenOptions, compile};
-use compiler::frontend::parse_case;
 use compiler::verdict::{Rule, Verdict};
+use lang::frontend::parse_case;
 
 /// The S3 skeleton: row r of the `[n, 2, 128]` input holds 2^r; `body` is indented 8 spaces.
 fn s3(config: &str, n: usize, body: &str) -> String {
@@ -150,17 +150,14 @@ fn d10_an_absent_loop_type_is_fori_loop_or_emit_pipeline_never_unroll() {
     let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :]";
     let script = s3("block_sizes=[]", 9, body);
     let case = parse_case(&script, "k.py").unwrap();
-    assert_eq!(case.effective_loop_type(), compiler::ir::LoopType::ForiLoop);
+    assert_eq!(case.effective_loop_type(), lang::ir::LoopType::ForiLoop);
     assert_eq!(verdict(&script), Verdict::Lowered);
     assert_eq!(value(&script), 511.0);
     // noloop_static: static inner bounds -> emit_pipeline, lowered, 255.0.
     let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            for local in hl.tile(4, block_size=1):\n                acc = acc + x_block[local.begin, :, :]";
     let script = s3("block_sizes=[]", 8, body);
     let case = parse_case(&script, "k.py").unwrap();
-    assert_eq!(
-        case.effective_loop_type(),
-        compiler::ir::LoopType::EmitPipeline
-    );
+    assert_eq!(case.effective_loop_type(), lang::ir::LoopType::EmitPipeline);
     assert_eq!(verdict(&script), Verdict::Lowered);
     assert_eq!(value(&script), 255.0);
 }
@@ -223,7 +220,7 @@ fn lowered_value(script: &str) -> f64 {
         .iter()
         .map(|&p| all[p].clone())
         .collect();
-    let out = compiler::sim::simulate(&module, &args, &Default::default()).expect("simulates");
+    let out = sim::simulate(&module, &args, &Default::default()).expect("simulates");
     let v = out[0].values[0];
     assert!(
         out[0].values.iter().all(|&x| x == v),
@@ -621,7 +618,7 @@ fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
         .replace("hl.tile(x.size(0))", "hl.tile(2)")
         .replace("block_sizes=[8]", "block_sizes=[4]");
     let case = parse_case(&short, "k.py").expect("parses");
-    compiler::ir::types::infer(&case).unwrap_or_else(|e| panic!("{short}: {e:?}"));
+    lang::ir::types::infer(&case).unwrap_or_else(|e| panic!("{short}: {e:?}"));
     for traced in [
         "x_block[1:7, :] * x_block[1:7, :]",
         // `Max(0, Min(1, u))` is 1 by torch's value ranges (campaign 7, reduced).
@@ -629,7 +626,7 @@ fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
         "x_block[0:4, :] * hl.zeros([1, 128], dtype=torch.float32)",
     ] {
         let case = parse_case(&script(traced), "k.py").expect("parses");
-        compiler::ir::types::infer(&case).unwrap_or_else(|e| panic!("{traced}: {e:?}"));
+        lang::ir::types::infer(&case).unwrap_or_else(|e| panic!("{traced}: {e:?}"));
     }
     // Only a config-driven block above 1 is a symbol (campaign 9, reduced; measured in
     // helion==1.5.1): a fixed `block_size=8` lowers `x_block[1:7] * x_block[0:6]`, and a

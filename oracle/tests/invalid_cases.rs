@@ -4,7 +4,7 @@
 mod common;
 
 use common::{eval, parse, script};
-use compiler::ir::{Arg, Span};
+use lang::ir::{Arg, Span};
 use pallas_diff_oracle::{EvalError, EvalErrorKind as K, evaluate};
 
 /// A kernel over one 8×2×128 f32 input `x` whose body is `body` (indented as a kernel body).

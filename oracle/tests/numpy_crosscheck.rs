@@ -10,7 +10,7 @@
 mod common;
 
 use common::{eval, script};
-use compiler::tensor::DType;
+use lang::tensor::DType;
 use pallas_diff_oracle::EvalErrorKind;
 use serde_json::Value;
 

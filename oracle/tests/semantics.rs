@@ -6,7 +6,7 @@
 mod common;
 
 use common::{bf16, eval_ok, parse, script, values};
-use compiler::tensor::DType;
+use lang::tensor::DType;
 use pallas_diff_oracle::Plan;
 
 const TAIL_RUNS: &str = r#"

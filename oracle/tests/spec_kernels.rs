@@ -2,7 +2,7 @@
 //! (`# pallas-diff: output ...`) evaluates to it; every one marked `invalid` is refused; and
 //! every other one evaluates or is refused without a panic.
 
-use compiler::expectations::load_spec_kernels;
+use corpus::expectations::load_spec_kernels;
 use pallas_diff_oracle::evaluate;
 
 #[test]
@@ -34,11 +34,10 @@ fn spec_kernels_evaluate_to_their_stated_outputs() {
                 continue;
             }
         };
-        let atol = ex.tolerance.unwrap_or(0.0);
         for expected in &ex.outputs {
             match outputs.get(&expected.name) {
                 None => failures.push(format!("{name}: no output named `{}`", expected.name)),
-                Some(t) => match expected.check(&t.values, atol) {
+                Some(t) => match expected.check(t, ex.tolerance) {
                     Ok(()) => checked += 1,
                     Err(msg) => failures.push(format!("{name}: {msg}")),
                 },

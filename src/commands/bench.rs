@@ -12,13 +12,13 @@
 
 use super::{CliError, Exit};
 use compiler::compile::CodegenOptions;
-use compiler::ir::Case;
-use compiler::tensor::Tensor;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig, case_seed};
 use fuzz::check::CaseReport;
 use fuzz::engines;
 use fuzz::generators::{GenConfig, features, generate_from_seed};
+use lang::ir::Case;
+use lang::tensor::Tensor;
 use serde::Serialize;
 use std::hint::black_box;
 use std::sync::atomic::AtomicBool;
@@ -113,7 +113,7 @@ fn round(seeds: &[u64], cfg: &GenConfig, options: &CodegenOptions) -> Vec<[Optio
             t[0] = Some(us);
             t[1] = Some(timed(|| features(&case)).0);
             let (us, (traced, rejection)) = timed(|| {
-                let traced = compiler::ir::types::infer(&case);
+                let traced = lang::ir::types::infer(&case);
                 let r = compiler::validate::validate_traced(
                     &case,
                     traced.as_ref().ok(),
@@ -135,7 +135,7 @@ fn round(seeds: &[u64], cfg: &GenConfig, options: &CodegenOptions) -> Vec<[Optio
                     });
                     match lowered {
                         Some(Ok(m)) => {
-                            t[5] = Some(timed(|| compiler::pallas::print_module(&m)).0);
+                            t[5] = Some(timed(|| lang::pallas::print_module(&m)).0);
                             Some(m)
                         }
                         Some(Err(_)) | None => None,

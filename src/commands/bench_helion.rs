@@ -9,11 +9,11 @@
 //! how much it is.
 
 use super::{CliError, Exit};
-use compiler::ir::Case;
-use compiler::render::{render_case, spell_out_inputs};
 use fuzz::campaign::case_seed;
 use fuzz::engines::{Engine, EngineStatus, Job, helion::Helion};
 use fuzz::generators::{GenConfig, generate_from_seed};
+use lang::ir::Case;
+use lang::render::{render_case, spell_out_inputs};
 use std::sync::Arc;
 use std::time::Instant;
 use tpu_runner::{Mode, Pool, PoolConfig, Runtime};

@@ -17,9 +17,9 @@
 
 use super::{CliError, Exit};
 use compiler::compile::{CodegenOptions, compile};
-use compiler::tensor::Tensor;
 use fuzz::campaign::case_seed;
 use fuzz::generators::{GenConfig, generate_from_seed};
+use lang::tensor::Tensor;
 use serde::Serialize;
 use std::time::Instant;
 use tpu_runner::{

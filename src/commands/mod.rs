@@ -177,8 +177,8 @@ pub fn read_file(path: &Path) -> Result<String, CliError> {
 
 /// Reads and parses a case script or a case JSON file (decided by content when the extension
 /// does not say), with the same well-formedness checks for both.
-pub fn load_case(path: &Path) -> Result<compiler::ir::Case, CliError> {
+pub fn load_case(path: &Path) -> Result<lang::ir::Case, CliError> {
     let text = read_file(path)?;
-    compiler::frontend::load_case_text(&text, &path.display().to_string())
+    lang::frontend::load_case_text(&text, &path.display().to_string())
         .map_err(|e| CliError::Input(e.into()))
 }

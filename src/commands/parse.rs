@@ -1,7 +1,7 @@
 //! `pallas-diff parse CASE.py [--json]`.
 
 use super::{CliError, Exit, load_case};
-use compiler::ir::blocks::{BlockSource, BlockTable};
+use lang::ir::blocks::{BlockSource, BlockTable};
 use std::path::PathBuf;
 
 /// Arguments of `parse`.
@@ -22,7 +22,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         println!("{json}");
         return Ok(Exit::Ok);
     }
-    let host = compiler::ir::scope::HostEnv::of(&case);
+    let host = lang::ir::scope::HostEnv::of(&case);
     let sizes = case.block_sizes(|e| host.eval_int(e));
     let table = BlockTable::of(&case.kernel);
     println!(
@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     for b in &table.blocks {
         let source = match &b.source {
             BlockSource::Grid => "grid".to_string(),
-            BlockSource::Fixed(e) => format!("block_size={}", compiler::render::expr(e)),
+            BlockSource::Fixed(e) => format!("block_size={}", lang::render::expr(e)),
             BlockSource::Config(k) => format!("config block_sizes[{k}]"),
         };
         println!(
@@ -61,11 +61,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         println!(
             "  {} {dtype} {shape:?} = {}",
             input.name,
-            compiler::render::render_input(input)
+            lang::render::render_input(input)
         );
     }
     let mut stmts = 0;
-    compiler::ir::walk::each_stmt(&case.kernel.body, &mut |_| stmts += 1);
+    lang::ir::walk::each_stmt(&case.kernel.body, &mut |_| stmts += 1);
     println!("statements: {stmts}");
     match trace {
         None => println!("trace: ok"),

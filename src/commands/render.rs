@@ -16,8 +16,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Exit, CliError> {
     let mut case = load_case(&args.case)?;
     if args.spell_out_inputs {
-        case = compiler::render::spell_out_inputs(&case).map_err(|e| CliError::Input(e.into()))?;
+        case = lang::render::spell_out_inputs(&case).map_err(|e| CliError::Input(e.into()))?;
     }
-    print!("{}", compiler::render::render_case(&case));
+    print!("{}", lang::render::render_case(&case));
     Ok(Exit::Ok)
 }

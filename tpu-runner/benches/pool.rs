@@ -5,7 +5,7 @@
 //! `PALLAS_DIFF_BENCH_KERNELS` (default 24) and `PALLAS_DIFF_BENCH_INPUTS` (default 300) set the
 //! counts.
 
-use compiler::tensor::{DType, Tensor};
+use lang::tensor::{DType, Tensor};
 use pallas_diff_tpu_runner::{Mode, Pool, PoolConfig, RunRequest, provision};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;

@@ -6,11 +6,11 @@
 //! ([`provision()`]) and, opt-in, one with Helion ([`provision_helion`]), the persistent worker
 //! processes that import them once (`python/worker.py`, `python/helion_worker.py`,
 //! [`Worker`]), their JSON-lines protocol ([`protocol`]), and a thread-safe [`Pool`] of workers
-//! per environment ([`Runtime`]). Results come back as [`compiler::tensor::Tensor`]s.
+//! per environment ([`Runtime`]). Results come back as [`lang::tensor::Tensor`]s.
 //!
 //! ```no_run
 //! use pallas_diff_tpu_runner::{Mode, Pool, PoolConfig, RunRequest, provision};
-//! use compiler::tensor::{DType, Tensor};
+//! use lang::tensor::{DType, Tensor};
 //!
 //! let python = provision()?;
 //! let pool = Pool::new(PoolConfig::new(python))?;

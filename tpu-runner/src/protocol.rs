@@ -11,7 +11,7 @@ use crate::mode::Mode;
 use crate::probe::Availability;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use compiler::tensor::{DType, Tensor};
+use lang::tensor::{DType, Tensor};
 use serde::{Deserialize, Serialize};
 
 /// The protocol version this crate speaks (`"v"` in every line).

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use compiler::tensor::{DType, Tensor};
+use lang::tensor::{DType, Tensor};
 use pallas_diff_tpu_runner::{Mode, RunResult, Stage};
 
 fn outputs(result: RunResult) -> Vec<Tensor> {

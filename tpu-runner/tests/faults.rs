@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use compiler::tensor::DType;
+use lang::tensor::DType;
 use pallas_diff_tpu_runner::{
     Mode, Pool, PoolConfig, ProtocolError, ProvisionError, ProvisionOptions, RunError,
     provision_with,

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{kill_9, tensor};
-use compiler::tensor::DType;
+use lang::tensor::DType;
 use pallas_diff_tpu_runner::{
     CallArg, KernelCall, Mode, Pool, PoolConfig, RunError, RunRequest, Runtime,
     helion_python_if_present,

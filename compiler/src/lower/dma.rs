@@ -51,11 +51,11 @@
 //! resident plan's live guard) keeps the padding out of results.
 
 use super::{HostRef, Lowerer, RefOrigin};
-use crate::ir::hash::FastMap;
-use crate::ir::sym::BlockId;
-use crate::ir::{Expr, ExprKind, Index, Loop, LoopKind, LoopType, NodeKey, Stmt, StmtKind, walk};
-use crate::pallas::{self, CopyOp, Expr as P, IndexPart, MemorySpace, Scratch};
-use crate::tensor::DType;
+use lang::ir::hash::FastMap;
+use lang::ir::sym::BlockId;
+use lang::ir::{Expr, ExprKind, Index, Loop, LoopKind, LoopType, NodeKey, Stmt, StmtKind, walk};
+use lang::pallas::{self, CopyOp, Expr as P, IndexPart, MemorySpace, Scratch};
+use lang::tensor::DType;
 
 type PStmt = pallas::Stmt;
 
@@ -205,7 +205,7 @@ impl DmaPlan {
             return None;
         }
         let var = lp.vars.first()?;
-        if crate::ir::walk::assigned(&lp.body).iter().any(|n| n == var) {
+        if lang::ir::walk::assigned(&lp.body).iter().any(|n| n == var) {
             return None;
         }
         let &k = l.host_names.get(tensor)?;

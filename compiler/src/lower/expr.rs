@@ -3,11 +3,11 @@
 //! of values. Loads and subscripts are in [`super::memory`].
 
 use super::{Env, LResult, Lowerer, Val, gap};
-use crate::ir::sym::{Affine, BlockId, Sym};
-use crate::ir::types::Ty;
-use crate::ir::{BinOp, CmpOp, Expr, ExprKind, Span, TileAttr};
-use crate::pallas::{self, Expr as P, Jnp};
-use crate::tensor::DType;
+use lang::ir::sym::{Affine, BlockId, Sym};
+use lang::ir::types::Ty;
+use lang::ir::{BinOp, CmpOp, Expr, ExprKind, Span, TileAttr};
+use lang::pallas::{self, Expr as P, Jnp};
+use lang::tensor::DType;
 
 type PStmt = pallas::Stmt;
 

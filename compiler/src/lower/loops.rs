@@ -9,17 +9,17 @@
 //! names its branches assign as `cond` operands and returns those still needed after it.
 
 use super::{Env, LResult, Lowerer, Val, gap, py_name};
-use crate::ir::hash::FastSet;
-use crate::ir::sym::{Affine, BlockId, Sym};
-use crate::ir::types::{Ty, broadcast, promote};
-use crate::ir::{
+use crate::verdict::{Rejection, Rule};
+use lang::ir::hash::FastSet;
+use lang::ir::sym::{Affine, BlockId, Sym};
+use lang::ir::types::{Ty, broadcast, promote};
+use lang::ir::{
     AllocShape, Expr, ExprKind, Index, Loop, LoopType, Span, Stmt, StmtKind, ViewOp, walk,
 };
-use crate::pallas::{
+use lang::pallas::{
     self, CmpOp, Expr as P, Function, IndexPart, Jnp, MemorySpace, Scratch, Target,
 };
-use crate::tensor::DType;
-use crate::verdict::{Rejection, Rule};
+use lang::tensor::DType;
 
 type PStmt = pallas::Stmt;
 pub(crate) type Names<'a> = FastSet<&'a str>;
@@ -374,8 +374,8 @@ pub(crate) fn carried_ty(v: &Val) -> Option<Ty> {
 }
 
 /// The type of `a <op> b` (for `+=`), following torch promotion.
-pub(crate) fn combine_ty(op: crate::ir::BinOp, a: &Ty, b: &Ty) -> Ty {
-    let div = op == crate::ir::BinOp::Div;
+pub(crate) fn combine_ty(op: lang::ir::BinOp, a: &Ty, b: &Ty) -> Ty {
+    let div = op == lang::ir::BinOp::Div;
     match (a, b) {
         (Ty::Tensor { dtype: x, dims: dx }, Ty::Tensor { dtype: y, dims: dy }) => {
             let mut dtype = promote(*x, *y);
@@ -461,10 +461,10 @@ impl<'a> Lowerer<'a> {
                 };
                 if let (Some(Val::Int(a)), Some(b)) = (&old, self.static_int(value, env)) {
                     let folded = match op {
-                        crate::ir::BinOp::Add => a.checked_add(b),
-                        crate::ir::BinOp::Sub => a.checked_sub(b),
-                        crate::ir::BinOp::Mul => a.checked_mul(b),
-                        crate::ir::BinOp::FloorDiv | crate::ir::BinOp::Div => None,
+                        lang::ir::BinOp::Add => a.checked_add(b),
+                        lang::ir::BinOp::Sub => a.checked_sub(b),
+                        lang::ir::BinOp::Mul => a.checked_mul(b),
+                        lang::ir::BinOp::FloorDiv | lang::ir::BinOp::Div => None,
                     };
                     if let Some(v) = folded {
                         env.insert(target.clone(), Val::Int(v));

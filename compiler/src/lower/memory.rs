@@ -6,12 +6,12 @@
 use super::expr::zero;
 use super::{Env, LResult, Lowerer, Val, gap};
 use crate::decisions::node_decision;
-use crate::ir::sym::BlockId;
-use crate::ir::types::Ty;
-use crate::ir::{AtomicOp, BinOp, Expr, ExprKind, Index, Span, TileAttr};
-use crate::pallas::{self, Expr as P, IndexPart, Jnp};
 use crate::plan::{SelectorBegin, SelectorKind};
-use crate::tensor::DType;
+use lang::ir::sym::BlockId;
+use lang::ir::types::Ty;
+use lang::ir::{AtomicOp, BinOp, Expr, ExprKind, Index, Span, TileAttr};
+use lang::pallas::{self, Expr as P, IndexPart, Jnp};
+use lang::tensor::DType;
 
 type PStmt = pallas::Stmt;
 
@@ -219,7 +219,7 @@ impl Lowerer<'_> {
         out: &mut Vec<PStmt>,
     ) -> LResult<P> {
         let k = self.host_ref(tensor, env, e.span)?;
-        if let Some(s) = self.dma_active.get(&crate::ir::NodeKey::of(e)).cloned() {
+        if let Some(s) = self.dma_active.get(&lang::ir::NodeKey::of(e)).cloned() {
             // A double-buffered load reads the current slot (spec §3.2: `:` on DMA-staged
             // dims).
             let (slot, rank) = self.dma_current(&s);

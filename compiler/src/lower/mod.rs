@@ -1,4 +1,4 @@
-//! Lowering: kernel IR + types + resident-Ref plan → the Pallas AST ([`crate::pallas`]).
+//! Lowering: kernel IR + types + resident-Ref plan → the Pallas AST ([`lang::pallas`]).
 //!
 //! This module owns every codegen decision that is not the planner's (spec §1.3–1.9, §3):
 //! * the launch grid (the outermost `hl.tile`/`hl.grid`, `pl.program_id(k)`) and the nested
@@ -15,7 +15,7 @@
 //!   scaffolding (spec §3.1).
 //!
 //! # The emitted module
-//! One self-contained Python file (printed by [`crate::pallas::print_module`]):
+//! One self-contained Python file (printed by [`lang::pallas::print_module`]):
 //! * imports: `functools`, `jax`, `jax.numpy as jnp`, `jax.experimental.pallas as pl`,
 //!   `jax.experimental.pallas.tpu as pltpu`;
 //! * `_helion_<kernel>(refs...)`: the kernel body; its Ref parameters are the `pallas_call`
@@ -56,19 +56,19 @@ mod loops;
 mod memory;
 mod pad;
 
-use crate::ir::blocks::BlockSource;
-use crate::ir::hash::{FastMap, FastSet};
-use crate::ir::scope::HostOrigin;
-use crate::ir::sym::BlockId;
-use crate::ir::types::{Ty, Types};
-use crate::ir::{AllocKind, Case, ExprKind, LoopKind, ParamKind, Span, StmtKind};
-use crate::pallas::{
+use crate::plan::Plan;
+use crate::verdict::Rejection;
+use lang::ir::blocks::BlockSource;
+use lang::ir::hash::{FastMap, FastSet};
+use lang::ir::scope::HostOrigin;
+use lang::ir::sym::BlockId;
+use lang::ir::types::{Ty, Types};
+use lang::ir::{AllocKind, Case, ExprKind, LoopKind, ParamKind, Span, StmtKind};
+use lang::pallas::{
     self, Function, Launcher, Operand, OperandSource, Output, PaddingFill, PallasModule, Scratch,
     Target,
 };
-use crate::plan::Plan;
-use crate::tensor::DType;
-use crate::verdict::Rejection;
+use lang::tensor::DType;
 
 pub use loops::LoopDim;
 
@@ -266,7 +266,7 @@ pub(crate) struct Lowerer<'a> {
     /// The double-buffered loads of the case.
     pub dma: dma::DmaPlan,
     /// Double-buffered loads whose loop is being lowered: their slots.
-    pub dma_active: FastMap<crate::ir::NodeKey, dma::DmaSlot>,
+    pub dma_active: FastMap<lang::ir::NodeKey, dma::DmaSlot>,
     /// Every name the case binds (generated scratch names avoid them).
     pub ir_names: FastSet<String>,
 }
@@ -351,10 +351,10 @@ impl<'a> Lowerer<'a> {
                 .params
                 .iter()
                 .map(|p| p.name.clone())
-                .chain(crate::ir::walk::assigned(&case.kernel.body))
+                .chain(lang::ir::walk::assigned(&case.kernel.body))
                 .chain({
                     let mut vars = Vec::new();
-                    crate::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
+                    lang::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
                         if let StmtKind::For(lp) = &s.kind {
                             vars.extend(lp.vars.iter().cloned());
                         }
@@ -451,7 +451,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         // Which refs are written and returned.
-        crate::ir::walk::each_stmt(&self.case.kernel.body, &mut |s| match &s.kind {
+        lang::ir::walk::each_stmt(&self.case.kernel.body, &mut |s| match &s.kind {
             StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. } => {
                 if let Some(&k) = self.host_names.get(tensor) {
                     self.refs[k].written = true;
@@ -726,7 +726,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The effective loop type of nested loops.
-    pub fn loop_type(&self) -> crate::ir::LoopType {
+    pub fn loop_type(&self) -> lang::ir::LoopType {
         self.case.effective_loop_type()
     }
 

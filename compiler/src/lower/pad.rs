@@ -4,10 +4,10 @@
 //! the dim at its end by the difference.
 
 use super::{LResult, Lowerer, gap};
-use crate::ir::hash::FastMap;
-use crate::ir::sym::{Affine, BlockId, Sym};
-use crate::ir::types::Ty;
-use crate::ir::{Expr, ExprKind, Index, Stmt, StmtKind, TileAttr, walk};
+use lang::ir::hash::FastMap;
+use lang::ir::sym::{Affine, BlockId, Sym};
+use lang::ir::types::Ty;
+use lang::ir::{Expr, ExprKind, Index, Stmt, StmtKind, TileAttr, walk};
 
 /// Static facts about one loop dimension.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,8 +111,8 @@ impl Bounds {
                 };
                 let end = affine(&dim.end);
                 let bs = match lp.kind {
-                    crate::ir::LoopKind::Grid => 1,
-                    crate::ir::LoopKind::Tile => l.types.block_size(id).max(1),
+                    lang::ir::LoopKind::Grid => 1,
+                    lang::ir::LoopKind::Tile => l.types.block_size(id).max(1),
                 };
                 let begin_lo = begin.as_ref().and_then(|a| bounds.lo(a));
                 let end_hi = end.as_ref().and_then(|a| bounds.hi(a));
@@ -134,14 +134,14 @@ impl Bounds {
 
 /// Sets `HostRef::pad` of every Ref from the tile accesses of the kernel.
 pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
-    let mut needs: Vec<(usize, usize, BlockId, crate::ir::Span)> = Vec::new();
+    let mut needs: Vec<(usize, usize, BlockId, lang::ir::Span)> = Vec::new();
     fn entries(
         tensor: &str,
         indices: &[Index],
         tiles: &FastMap<&str, BlockId>,
         l: &Lowerer<'_>,
-        out: &mut Vec<(usize, usize, BlockId, crate::ir::Span)>,
-        span: crate::ir::Span,
+        out: &mut Vec<(usize, usize, BlockId, lang::ir::Span)>,
+        span: lang::ir::Span,
     ) {
         let Some(&k) = l.host_names.get(tensor) else {
             return;
@@ -180,7 +180,7 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
         stmts: &'a [Stmt],
         tiles: &mut FastMap<&'a str, BlockId>,
         l: &Lowerer<'_>,
-        out: &mut Vec<(usize, usize, BlockId, crate::ir::Span)>,
+        out: &mut Vec<(usize, usize, BlockId, lang::ir::Span)>,
     ) {
         for s in stmts {
             walk::stmt_exprs(s, &mut |e| {
@@ -204,7 +204,7 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
                 }
                 StmtKind::For(lp) => {
                     let saved = tiles.clone();
-                    if lp.kind == crate::ir::LoopKind::Tile {
+                    if lp.kind == lang::ir::LoopKind::Tile {
                         for (v, &id) in lp.vars.iter().zip(l.types.blocks.loop_ids(lp)) {
                             tiles.insert(v.as_str(), id);
                         }

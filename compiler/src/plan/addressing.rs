@@ -1,8 +1,8 @@
 //! Slice addressing of a VMEM dim (Helion's `_slice_addressing`, pallas/backend.py; spec §2.3)
 //! and the TPU alignment a non-direct static run must meet (spec §2.7 step 2).
 
-use crate::ir::DType;
-use crate::ir::blocks::required_alignment;
+use lang::ir::DType;
+use lang::ir::blocks::required_alignment;
 
 /// How a dim of a VMEM value can be sliced at a dynamic or unaligned offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

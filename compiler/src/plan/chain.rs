@@ -6,12 +6,12 @@ use super::addressing::{Addressing, slice_addressing};
 use super::links::GraphId;
 use super::links::{GraphKind, Slot, Use, User};
 use super::{Planner, ResidentPlan, Selector, Variant, at, lines};
-use crate::ir::blocks::required_alignment;
-use crate::ir::hash::{FastMap, FastSet};
-use crate::ir::sym::{BlockId, Sym};
-use crate::ir::types::Ty;
-use crate::ir::{AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, StmtKind, ViewOp};
 use crate::verdict::{Rejection, Rule};
+use lang::ir::blocks::required_alignment;
+use lang::ir::hash::{FastMap, FastSet};
+use lang::ir::sym::{BlockId, Sym};
+use lang::ir::types::Ty;
+use lang::ir::{AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, StmtKind, ViewOp};
 
 /// The resident-Ref transform allowlist (spec §2.5), as named in messages.
 pub(crate) const RESHAPE: &str = "aten.reshape.default";
@@ -613,7 +613,7 @@ fn expr_target(e: &Expr) -> &'static str {
 }
 
 /// The FX target of a statement user.
-fn stmt_target(s: &crate::ir::Stmt, slot: Slot) -> String {
+fn stmt_target(s: &lang::ir::Stmt, slot: Slot) -> String {
     match (&s.kind, slot) {
         (StmtKind::Store { .. }, _) => "hl.store".into(),
         (StmtKind::Atomic { op, .. }, _) => format!("hl.{}", atomic_name(*op)),

@@ -4,10 +4,10 @@
 
 use super::Planner;
 use super::links::{DefKind, ReadOrigin};
-use crate::ir::types::Ty;
-use crate::ir::{BinOp, Expr, ExprKind, Index, NodeKey};
-use crate::render;
 use crate::verdict::{Rejection, Rule};
+use lang::ir::types::Ty;
+use lang::ir::{BinOp, Expr, ExprKind, Index, NodeKey};
+use lang::render;
 
 /// A static index of the fallback: an int, or a contiguous range `[start, start + len)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

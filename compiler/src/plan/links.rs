@@ -14,7 +14,7 @@
 //! The outermost `hl.grid`/`hl.tile` body is Helion's root (grid) graph, not a device loop
 //! (spec §1.2); nested loops are device loops (`ForLoopGraphInfo`).
 
-use crate::ir::{AllocShape, Case, Expr, ExprKind, Index, Loop, NodeKey, Stmt, StmtKind, ViewOp};
+use lang::ir::{AllocShape, Case, Expr, ExprKind, Index, Loop, NodeKey, Stmt, StmtKind, ViewOp};
 
 /// Index of a graph in [`Links::graphs`].
 pub(crate) type GraphId = usize;
@@ -149,7 +149,7 @@ pub(crate) struct Use<'a> {
 
 impl<'a> Use<'a> {
     /// The source position of the user.
-    pub fn span(&self) -> crate::ir::Span {
+    pub fn span(&self) -> lang::ir::Span {
         match self.user {
             User::Expr { user, .. } => user.span,
             User::Stmt(s, _) => s.span,
@@ -169,7 +169,7 @@ pub(crate) enum ReadOrigin<'a> {
     Merge,
 }
 
-pub(crate) use crate::ir::hash::{FastMap, FastSet};
+pub(crate) use lang::ir::hash::{FastMap, FastSet};
 
 /// Facts about one statement.
 #[derive(Clone, Debug, Default)]

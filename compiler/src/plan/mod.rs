@@ -16,11 +16,11 @@ mod links;
 mod selector;
 
 use crate::faults::{Fault, FaultSet};
-use crate::ir::hash::{FastMap, FastSet};
-use crate::ir::sym::{Affine, BlockId};
-use crate::ir::types::Types;
-use crate::ir::{Case, Expr, LoopDim, LoopType, NodeKey, Span};
 use crate::verdict::{Rejection, Rule};
+use lang::ir::hash::{FastMap, FastSet};
+use lang::ir::sym::{Affine, BlockId};
+use lang::ir::types::Types;
+use lang::ir::{Case, Expr, LoopDim, LoopType, NodeKey, Span};
 use links::Links;
 
 /// `_RESIDENT_REF_ATEN_VIEW_TARGETS`: the aten ops that are address-preserving resident Ref
@@ -234,10 +234,10 @@ pub fn plan_with_faults(case: &Case, types: &Types, faults: FaultSet) -> Result<
     })
 }
 
-/// Runs Helion's tracing ([`crate::ir::types::infer`]) and then [`plan`]: a type error is a
+/// Runs Helion's tracing ([`lang::ir::types::infer`]) and then [`plan`]: a type error is a
 /// `trace.type-error` rejection (Helion's tracing itself raised).
 pub fn plan_case(case: &Case) -> Result<Plan, Rejection> {
-    let types = crate::ir::types::infer(case)
+    let types = lang::ir::types::infer(case)
         .map_err(|e| Rejection::new(Rule::TraceTypeError, e.span, &[("message", &e.message)]))?;
     plan(case, &types)
 }

@@ -6,12 +6,12 @@ use super::addressing::{Addressing, slice_addressing, static_run_aligned};
 use super::links::GraphKind;
 use super::{Planner, Selector, SelectorBegin, SelectorKind, Variant, at};
 use crate::faults::Fault;
-use crate::ir::blocks::required_alignment;
-use crate::ir::sym::{Affine, BlockId, Sym};
-use crate::ir::types::Ty;
-use crate::ir::{BinOp, CmpOp, Expr, ExprKind, Index, Span, StmtKind, TileAttr};
-use crate::render;
 use crate::verdict::{Rejection, Rule};
+use lang::ir::blocks::required_alignment;
+use lang::ir::sym::{Affine, BlockId, Sym};
+use lang::ir::types::Ty;
+use lang::ir::{BinOp, CmpOp, Expr, ExprKind, Index, Span, StmtKind, TileAttr};
+use lang::render;
 
 /// A normalized selector and what applying it needs besides the variants.
 #[derive(Clone, Debug)]

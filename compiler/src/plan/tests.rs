@@ -2,10 +2,10 @@
 //! form, and first-failure-wins recording (spec §2.8).
 
 use super::*;
-use crate::frontend::parse_case;
-use crate::ir::sym::Sym;
-use crate::render;
 use crate::verdict::Rule;
+use lang::frontend::parse_case;
+use lang::ir::sym::Sym;
+use lang::render;
 
 fn case_with(body: &str, x: &str) -> Case {
     let src = format!(
@@ -27,7 +27,7 @@ fn case_with(body: &str, x: &str) -> Case {
 
 /// Normalizes the subscript rendered `text` in `case`.
 fn normalized(case: &Case, text: &str) -> Result<Selector, Rejection> {
-    let types = crate::ir::types::infer(case).expect("types");
+    let types = lang::ir::types::infer(case).expect("types");
     let planner = Planner::new(case, &types);
     let sub = planner
         .links
@@ -118,7 +118,7 @@ fn normalizer_tail_forms_and_refusals() {
     );
     assert_eq!(s.begin, SelectorBegin::Symbolic(start.clone()));
     // The same slice text appears inside and outside the `if`.
-    let types = crate::ir::types::infer(&c).unwrap();
+    let types = lang::ir::types::infer(&c).unwrap();
     let planner = Planner::new(&c, &types);
     let both: Vec<_> = planner
         .links
@@ -154,7 +154,7 @@ fn first_failure_wins() {
          \x20               acc = acc + rows[:, 0, :].float().sum(dim=0)",
         "x = torch.ones(9, 2, 128)",
     );
-    let types = crate::ir::types::infer(&c).unwrap();
+    let types = lang::ir::types::infer(&c).unwrap();
     let mut planner = Planner::new(&c, &types);
     planner.plan_roots();
     planner.replay_failures();

@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
+use corpus::expectations::{SpecKernel, load_spec_kernel, spec_kernels_dir};
 use pallas_diff_compiler::compile::{CodegenOptions, Compiled, Outcome, compile};
-use pallas_diff_compiler::expectations::{SpecKernel, load_spec_kernel, spec_kernels_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

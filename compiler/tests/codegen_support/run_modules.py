@@ -2,7 +2,7 @@
 
 Reads a JSON list of jobs from argv[1]: {"name", "path", "inputs": [{"dtype", "shape",
 "values"}], "modes": [...]}; writes a JSON list of results to argv[2]: {"name", "mode",
-"ok", "outputs": [{"shape", "values"}] | "error"}. Modes: pallas-interpret,
+"ok", "outputs": [{"shape", "dtype", "values"}] | "error"}. Modes: pallas-interpret,
 pallas-tpu-interpret, pallas-tpu-lower (jax.export for TPU on CPU).
 """
 import importlib.util
@@ -69,7 +69,7 @@ def main():
                     else:
                         outs = jax.block_until_ready(fn(*arrays))
                         res["outputs"] = [
-                            {"shape": list(o.shape), "values": [clean(v) for v in np.asarray(o.astype(jnp.float32)).ravel()]}
+                            {"shape": list(o.shape), "dtype": str(o.dtype), "values": [clean(v) for v in np.asarray(o.astype(jnp.float32)).ravel()]}
                             for o in outs
                         ]
                 res["ok"] = True

@@ -23,7 +23,7 @@ use crate::engines::Engine;
 use crate::generators::{GenConfig, features, generate_from_seed};
 use crate::outcome::Outcome;
 use compiler::compile::CodegenOptions;
-use compiler::ir::Case;
+use lang::ir::Case;
 use sink::{Filed, FindingSink};
 use stats::Stats;
 use std::path::PathBuf;

@@ -11,8 +11,8 @@
 //! which ones matters more than how many: in arrival order most cells never reached JAX.
 
 use crate::generators::{Feature, IndexForm};
-use compiler::ir::{Case, LoopType};
-use compiler::tensor::DType;
+use lang::ir::{Case, LoopType};
+use lang::tensor::DType;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

@@ -3,7 +3,7 @@
 //! [`FindingSink`] (the fuzz crate cannot depend on it: the corpus replays through `check`).
 
 use crate::check::CaseReport;
-use compiler::ir::Case;
+use lang::ir::Case;
 
 /// What the sink did with a finding.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use crate::check::HelionHealth;
 use crate::generators::{Feature, IndexForm};
 use crate::outcome::Outcome;
-use compiler::ir::LoopType;
+use lang::ir::LoopType;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -32,7 +32,7 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
             report.outcome,
             report.decided_by,
             report.mismatch.map(|m| m.to_string()).unwrap_or_default(),
-            compiler::render::render_case(&case),
+            lang::render::render_case(&case),
             report.emitted.as_deref().unwrap_or("(none)")
         );
     }

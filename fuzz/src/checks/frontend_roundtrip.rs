@@ -9,9 +9,9 @@
 
 use crate::generators::{GenConfig, generate};
 use arbitrary::Unstructured;
-use compiler::frontend::{load_case_text, parse_case};
-use compiler::ir::Case;
-use compiler::render::render_case;
+use lang::frontend::{load_case_text, parse_case};
+use lang::ir::Case;
+use lang::render::render_case;
 use serde_json::Value;
 
 /// Checks one generated case; panics on a violation.
@@ -135,7 +135,7 @@ mod tests {
             \x20   for g in hl.grid(1):\n        out[g] = x[g] * 0.1\n    return out\n\n\n\
             x = torch.tensor([0.30000000000000004, 1e-300])\nk(x)\n";
         assert!(super::check_text(script));
-        let case = compiler::frontend::parse_case(script, "k.py").unwrap();
+        let case = lang::frontend::parse_case(script, "k.py").unwrap();
         assert!(super::check_text(&serde_json::to_string(&case).unwrap()));
         for not_a_case in ["", "{", "{}", "[1]", "x = 1", "{\"version\": 1}"] {
             assert!(!super::check_text(not_a_case), "{not_a_case:?}");

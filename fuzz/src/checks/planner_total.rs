@@ -5,8 +5,8 @@
 use crate::generators::{GenConfig, fixup, generate};
 use arbitrary::Unstructured;
 use compiler::compile::{CodegenOptions, Outcome, compile};
-use compiler::frontend::parse_case;
-use compiler::render::render_case;
+use lang::frontend::parse_case;
+use lang::render::render_case;
 
 /// Checks one generated case (re-parsed, so spans are real); panics on a violation.
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {

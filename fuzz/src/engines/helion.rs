@@ -3,14 +3,14 @@
 //! (`tpu-runner`'s `python/helion_worker.py`).
 //!
 //! Unlike the JAX engines they do not run our emitted module: they run the case script's kernel
-//! (rendered by [`compiler::render::render_kernel`]) on the case's input tensors, so they run on
+//! (rendered by [`lang::render::render_kernel`]) on the case's input tensors, so they run on
 //! every case, rejected by our compiler or not: Helion's verdict is one of the things checked.
 //! A run ends in outputs (or `Lowered`), a clean refusal by one of Helion's documented error
 //! classes ([`EngineStatus::Refused`]), or an exception from inside Helion
 //! ([`EngineStatus::KernelError`], classified `helion-crash`).
 
 use super::{Engine, EngineRun, EngineStatus, Job};
-use compiler::ir::Arg;
+use lang::ir::Arg;
 use std::sync::Arc;
 use std::time::Instant;
 use tpu_runner::{CallArg, KernelCall, Mode, Pool, RunRequest};
@@ -49,7 +49,7 @@ pub fn request(mode: Mode, job: &Job<'_>) -> Option<RunRequest> {
     }
     Some(RunRequest {
         mode,
-        source: compiler::render::render_kernel(case),
+        source: lang::render::render_kernel(case),
         inputs: job.inputs.to_vec(),
         call: Some(KernelCall {
             kernel: case.kernel.name.clone(),

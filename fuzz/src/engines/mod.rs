@@ -20,8 +20,8 @@ pub mod jax;
 pub mod reference;
 pub mod sim;
 
-use compiler::ir::{Case, Span};
-use compiler::tensor::Tensor;
+use lang::ir::{Case, Span};
+use lang::tensor::Tensor;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -134,7 +134,7 @@ pub struct Job<'a> {
     /// The emitted Pallas module, when the compiler lowered the kernel.
     pub emitted: Option<&'a str>,
     /// The same module as a typed AST (what `pallas-sim` interprets).
-    pub module: Option<&'a compiler::pallas::PallasModule>,
+    pub module: Option<&'a lang::pallas::PallasModule>,
 }
 
 /// What one engine did with one case.

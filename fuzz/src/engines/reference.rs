@@ -1,9 +1,9 @@
 //! The reference engine (`oracle`): eager PyTorch semantics from `pallas_diff_oracle`.
 
 use super::{Engine, EngineRun, EngineStatus, Job};
-use compiler::ir::Case;
-use compiler::ir::inputs::InputError;
-use compiler::tensor::Tensor;
+use lang::ir::Case;
+use lang::ir::inputs::InputError;
+use lang::tensor::Tensor;
 use std::time::Instant;
 
 /// The reference.

@@ -1,5 +1,5 @@
 //! The `pallas-sim` engine: the emitted module's typed AST run in process by
-//! [`compiler::sim`], with the TPU interpreter's semantics (no Python, microseconds per case).
+//! [`sim`], with the TPU interpreter's semantics (no Python, microseconds per case).
 //!
 //! Statuses: the outputs; what the module raised as [`EngineStatus::KernelError`] with the
 //! stage and class JAX would report (a dynamic out-of-range read: stage `run`, kind
@@ -9,7 +9,7 @@
 //! [`EngineStatus::Crash`] if the executor panicked (a harness bug).
 
 use super::{Engine, EngineRun, EngineStatus, Job};
-use compiler::sim::{ErrorKind, Interpreter, Program, SimError, SimOptions, SimStage};
+use sim::{ErrorKind, Interpreter, Program, SimError, SimOptions, SimStage};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
@@ -69,8 +69,8 @@ impl Sim {
     /// Runs a module on inputs, catching a panic of the executor.
     pub fn status(
         &self,
-        module: &compiler::pallas::PallasModule,
-        inputs: &[compiler::tensor::Tensor],
+        module: &lang::pallas::PallasModule,
+        inputs: &[lang::tensor::Tensor],
     ) -> EngineStatus {
         let run = catch_unwind(AssertUnwindSafe(|| {
             Program::new(module).and_then(|p| p.run(inputs, &self.options))

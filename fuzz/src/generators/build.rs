@@ -22,8 +22,8 @@ use super::config::GenConfig;
 use super::make::*;
 use super::shape::{Dim, Val, reduce_to, slice_len};
 use arbitrary::{Result, Unstructured};
-use compiler::ir::blocks::minimum_block;
-use compiler::ir::{
+use lang::ir::blocks::minimum_block;
+use lang::ir::{
     AllocKind, AllocShape, Arg, AtomicOp, BinOp, CASE_VERSION, Call, Case, CmpOp, Config, Ctor,
     DType, Expr, ExprKind, Index, Input, InputOp, Kernel, LoopType, Param, ParamKind, Span, Stmt,
     StmtKind, TileAttr, ViewOp,

@@ -19,10 +19,10 @@
 //! The check is what [`super::fixup`] repairs against, and what the generator's tests hold every
 //! generated case to.
 
-use compiler::ir::blocks::BlockTable;
-use compiler::ir::hash::FastMap;
-use compiler::ir::scope::HostEnv;
-use compiler::ir::{
+use lang::ir::blocks::BlockTable;
+use lang::ir::hash::FastMap;
+use lang::ir::scope::HostEnv;
+use lang::ir::{
     AllocKind, AllocShape, Arg, AtomicOp, BinOp, CASE_VERSION, Case, Ctor, DType, Expr, ExprKind,
     Index, Loop, LoopKind, ParamKind, Stmt, StmtKind, TileAttr, ViewOp,
 };
@@ -266,7 +266,7 @@ fn static_stmt(
 fn static_indices(indices: &[Index], depth: usize, names: &FastMap<String, NameKind>) -> R<()> {
     syntax_indices(indices)?;
     let mut r = Ok(());
-    compiler::ir::walk::each_index_expr(indices, &mut |x| {
+    lang::ir::walk::each_index_expr(indices, &mut |x| {
         if r.is_ok() {
             r = static_reads(x, depth, names);
         }
@@ -278,7 +278,7 @@ fn static_indices(indices: &[Index], depth: usize, names: &FastMap<String, NameK
 fn static_reads(e: &Expr, depth: usize, names: &FastMap<String, NameKind>) -> R<()> {
     syntax(e)?;
     let mut bad: Option<String> = None;
-    compiler::ir::walk::each_expr(e, &mut |x| {
+    lang::ir::walk::each_expr(e, &mut |x| {
         if bad.is_some() {
             return;
         }
@@ -1223,7 +1223,7 @@ impl<'c> Checker<'c> {
     fn syntax_indices(&self, indices: &[Index]) -> R<()> {
         syntax_indices(indices)?;
         let mut r = Ok(());
-        compiler::ir::walk::each_index_expr(indices, &mut |x| {
+        lang::ir::walk::each_index_expr(indices, &mut |x| {
             if r.is_ok() {
                 r = syntax(x);
             }
@@ -1667,7 +1667,7 @@ impl<'c> Checker<'c> {
 /// IR forms that do not survive render → parse unchanged, and literals Python cannot spell.
 fn syntax(e: &Expr) -> R<()> {
     let mut bad = None;
-    compiler::ir::walk::each_expr(e, &mut |x| {
+    lang::ir::walk::each_expr(e, &mut |x| {
         if bad.is_some() {
             return;
         }

@@ -11,10 +11,10 @@
 //!   does not divide, loops over the live extent, writes to a loaded tensor (direct or through a
 //!   host alias), whole-block consumers, ...
 
-use compiler::ir::blocks::BlockTable;
-use compiler::ir::hash::FastMap;
-use compiler::ir::scope::{HostEnv, HostOrigin};
-use compiler::ir::{
+use lang::ir::blocks::BlockTable;
+use lang::ir::hash::FastMap;
+use lang::ir::scope::{HostEnv, HostOrigin};
+use lang::ir::{
     AllocKind, AllocShape, AtomicOp, BinOp, Case, CmpOp, Ctor, DType, Expr, ExprKind, Index,
     InputOp, LoopKind, LoopType, ParamKind, Stmt, StmtKind, TileAttr, ViewOp,
 };
@@ -538,9 +538,9 @@ impl<'c> Walker<'c> {
         let table = BlockTable::of(&case.kernel);
         let sizes = case.block_sizes_with(&table, &host, |e| host.eval_int(e));
         let mut loaded_storages = Vec::new();
-        compiler::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
-            compiler::ir::walk::stmt_exprs(s, &mut |e| {
-                compiler::ir::walk::each_expr(e, &mut |x| {
+        lang::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
+            lang::ir::walk::stmt_exprs(s, &mut |e| {
+                lang::ir::walk::each_expr(e, &mut |x| {
                     if let ExprKind::Load { tensor, .. } = &x.kind
                         && let Some(t) = host.tensors.get(tensor)
                     {
@@ -1194,7 +1194,7 @@ trait SpanFreeEq {
 impl SpanFreeEq for Expr {
     fn without_spans_eq(&self, other: &Expr) -> bool {
         // Spans differ between two occurrences of the same name; compare the rendered forms.
-        compiler::render::expr(self) == compiler::render::expr(other)
+        lang::render::expr(self) == lang::render::expr(other)
     }
 }
 

@@ -13,11 +13,11 @@
 use super::check::{Arm, Flaw, StmtPath, check, is_identifier};
 use super::config::GenConfig;
 use super::make::{int, name, st};
-use compiler::ir::blocks::BlockTable;
-use compiler::ir::hash::FastMap;
-use compiler::ir::scope::HostEnv;
-use compiler::ir::walk::{each_expr_mut, each_stmt_mut};
-use compiler::ir::{
+use lang::ir::blocks::BlockTable;
+use lang::ir::hash::FastMap;
+use lang::ir::scope::HostEnv;
+use lang::ir::walk::{each_expr_mut, each_stmt_mut};
+use lang::ir::{
     AllocKind, Arg, AtomicOp, BinOp, CASE_VERSION, Case, Ctor, DType, Expr, ExprKind, Index, Input,
     LoopKind, ParamKind, Stmt, StmtKind,
 };
@@ -451,7 +451,7 @@ fn fit_loops(case: &mut Case) {
         .map(|(n, t)| (n.clone(), t.shape.clone()))
         .collect();
     let mut limit: FastMap<String, usize> = FastMap::default();
-    compiler::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
+    lang::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
         let mut see = |tensor: &str, indices: &[Index]| {
             let Some(shape) = shapes.get(tensor) else {
                 return;
@@ -481,8 +481,8 @@ fn fit_loops(case: &mut Case) {
             } => see(tensor, indices),
             _ => {}
         }
-        compiler::ir::walk::stmt_exprs(s, &mut |e| {
-            compiler::ir::walk::each_expr(e, &mut |x| {
+        lang::ir::walk::stmt_exprs(s, &mut |e| {
+            lang::ir::walk::each_expr(e, &mut |x| {
                 if let ExprKind::Load {
                     tensor, indices, ..
                 } = &x.kind
@@ -639,7 +639,7 @@ partial(x, y)
 
     #[test]
     fn partial_lists_become_what_helion_runs_unless_kept() {
-        let parsed = compiler::frontend::parse_case(SCRIPT, "partial.py").unwrap();
+        let parsed = lang::frontend::parse_case(SCRIPT, "partial.py").unwrap();
         // Atomic first, then the store (the load is inside the store's value).
         assert_eq!(lists(&parsed), vec![(1, true), (1, true)]);
 
@@ -651,7 +651,7 @@ partial(x, y)
         subscript_partial_lists(&mut fixed, &mut || false);
         // The atomic's list is completed with `slice(None)`; the store becomes a subscript.
         assert_eq!(lists(&fixed), vec![(3, true), (1, false)]);
-        let rendered = compiler::render::render_case(&fixed);
+        let rendered = lang::render::render_case(&fixed);
         assert!(
             rendered.contains("hl.atomic_add(x, [outer, slice(None), slice(None)], "),
             "{rendered}"

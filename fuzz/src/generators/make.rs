@@ -1,7 +1,7 @@
 //! Short constructors for IR nodes without source positions (spans are 0:0 until a case is
 //! rendered and parsed back), so the generator and `fixup` read like the scripts they build.
 
-use compiler::ir::{
+use lang::ir::{
     BinOp, CmpOp, DType, Expr, ExprKind, Index, Loop, LoopDim, LoopKind, Span, Stmt, StmtKind,
     TileAttr, ViewOp,
 };

@@ -31,7 +31,7 @@ pub use config::{GenConfig, GenConfigOverrides};
 pub use features::{AttrTag, Feature, IndexForm, NOT_GENERATED, Surface, ViewKind, features};
 pub use fixup::fixup;
 
-use compiler::ir::Case;
+use lang::ir::Case;
 use rand::{RngCore, SeedableRng, rngs::SmallRng};
 
 /// Bytes drawn per attempt: a default-config case takes about 70 (at most ~160 measured over

@@ -4,7 +4,7 @@
 //! shape (sums over row dims, squeezes, a final permute) and stay valid for the eager reference.
 
 use super::make::{cast, permute, sum, view};
-use compiler::ir::{DType, Expr, ExprKind, ViewOp};
+use lang::ir::{DType, Expr, ExprKind, ViewOp};
 
 /// A dim of a device value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

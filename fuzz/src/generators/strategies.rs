@@ -4,7 +4,7 @@
 
 use super::{GenConfig, generate, generate_from_seed};
 use arbitrary::{Arbitrary, Unstructured};
-use compiler::ir::Case;
+use lang::ir::Case;
 use proptest::prelude::*;
 
 /// Cases generated under `cfg` from arbitrary bytes.

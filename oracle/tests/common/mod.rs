@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use compiler::ir::Case;
+use lang::ir::Case;
 use pallas_diff_oracle::{EvalError, Outputs, evaluate};
 
 /// Removes the common leading indentation of `s` (lines of only whitespace ignored).
@@ -42,7 +42,7 @@ pub fn script(block_sizes: &str, params: &str, body: &str, inputs: &str, args: &
 
 /// Parses a script (panicking on frontend errors: tests write valid scripts).
 pub fn parse(src: &str) -> Case {
-    compiler::frontend::parse_case(src, "test.py").unwrap_or_else(|e| panic!("{e}\n{src}"))
+    lang::frontend::parse_case(src, "test.py").unwrap_or_else(|e| panic!("{e}\n{src}"))
 }
 
 /// Parses and evaluates.

@@ -1,7 +1,7 @@
 //! Shared test helpers: a provisioned Python (real JAX), a shared pool, kernel sources.
 #![allow(dead_code)]
 
-use compiler::tensor::{DType, Tensor};
+use lang::tensor::{DType, Tensor};
 use pallas_diff_tpu_runner::{Mode, Pool, PoolConfig, RunRequest, provision};
 use std::path::PathBuf;
 use std::sync::OnceLock;

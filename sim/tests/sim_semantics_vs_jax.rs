@@ -12,12 +12,12 @@
 
 mod float_order;
 
-use compiler::pallas::{
+use lang::pallas::{
     BinOp, CmpOp, Expr as E, Function, IndexPart as I, Jnp, Launcher, MemorySpace, Operand,
     OperandSource, Output, PaddingFill, PallasModule, Scratch, Stmt as S, Target, print_module,
 };
-use compiler::sim::{Interpreter, Program, SimError, SimOptions};
-use compiler::tensor::{DType, Tensor};
+use lang::tensor::{DType, Tensor};
+use pallas_diff_sim::{Interpreter, Program, SimError, SimOptions};
 use std::sync::{Arc, Mutex};
 use tpu_runner::{KernelError, Mode, Pool, RunRequest};
 

@@ -4,12 +4,12 @@
 //! construct; the outputs the script headers state must come out exactly. No JAX needed.
 
 use compiler::compile::{CodegenOptions, compile};
-use compiler::expectations::load_spec_kernels;
-use compiler::sim::{Interpreter, SimOptions};
-use pallas_diff_fuzz::check::output_names;
-use pallas_diff_fuzz::compare::compare;
-use pallas_diff_fuzz::engines::EngineStatus;
-use pallas_diff_fuzz::engines::sim::Sim;
+use corpus::expectations::load_spec_kernels;
+use fuzz::check::output_names;
+use fuzz::compare::compare;
+use fuzz::engines::EngineStatus;
+use fuzz::engines::sim::Sim;
+use pallas_diff_sim::{Interpreter, SimOptions};
 
 #[test]
 fn spec_kernels_agree_with_the_reference() {
@@ -56,8 +56,7 @@ fn spec_kernels_agree_with_the_reference() {
                             let Some(p) = names.iter().position(|n| n == &w.name) else {
                                 continue;
                             };
-                            let atol = k.expectations.tolerance.unwrap_or(1e-5);
-                            if let Err(e) = w.check(&got[p].values, atol) {
+                            if let Err(e) = w.check(&got[p], k.expectations.tolerance) {
                                 failures.push(format!("{label}: header output: {e}"));
                             }
                         }

@@ -14,8 +14,8 @@ use super::ops::{self, VIdx, contiguous, for_each_strided, strided_copy};
 use super::reduce;
 use super::resolve::{RExpr, RIndex, RJnp, RStmt, RTarget, Resolved};
 use super::value::{self, Arr, Base, Cat, IntVal, MAX_RANK, Shape, Value, View};
-use crate::pallas::{BinOp, CmpOp};
-use crate::tensor::DType;
+use lang::pallas::{BinOp, CmpOp};
+use lang::tensor::DType;
 use std::rc::Rc;
 
 /// One kernel buffer (operand, output or scratch).
@@ -487,7 +487,7 @@ impl<'p> Machine<'p> {
         src: &'p RExpr,
         dst: &'p RExpr,
         sem: &'p RExpr,
-        op: crate::pallas::CopyOp,
+        op: lang::pallas::CopyOp,
     ) -> SimResult<()> {
         let mut refs = Vec::with_capacity(3);
         for (what, e) in [("source", src), ("destination", dst), ("semaphore", sem)] {
@@ -541,7 +541,7 @@ impl<'p> Machine<'p> {
             Access::Gather { buf, offsets } => (buf, offsets.first().copied().unwrap_or(0)),
         };
         match op {
-            crate::pallas::CopyOp::Start => {
+            lang::pallas::CopyOp::Start => {
                 let deferred = !self.generic;
                 if !deferred {
                     self.copy(&src, &dst)?;
@@ -551,7 +551,7 @@ impl<'p> Machine<'p> {
                     .or_default()
                     .push_back(Pending { src, dst, deferred });
             }
-            crate::pallas::CopyOp::Wait => {
+            lang::pallas::CopyOp::Wait => {
                 let Some(p) = self.dma.get_mut(&key).and_then(|q| q.pop_front()) else {
                     return Err(SimError::new(
                         SimStage::Run,
@@ -1619,12 +1619,12 @@ mod tests {
     //! end of its buffer (`x[0:0, 2:3]` on a `(0, 4)` buffer: offset 2 into no data); a read
     //! or write of it must be an empty value / a no-op, never a slice panic.
 
-    use crate::pallas::{
+    use crate::{ErrorKind, Interpreter, Program, SimError, SimOptions};
+    use lang::pallas::{
         BinOp, Expr as E, Function, IndexPart as I, Launcher, Operand, OperandSource, Output,
         PaddingFill, PallasModule, Stmt as S,
     };
-    use crate::sim::{ErrorKind, Interpreter, Program, SimError, SimOptions};
-    use crate::tensor::{DType, Tensor};
+    use lang::tensor::{DType, Tensor};
 
     /// How a window indexes one dim of the Ref.
     #[derive(Clone, Copy, Debug)]
@@ -1978,7 +1978,7 @@ mod tests {
             }];
             let m = module(x, o, body);
             let e = Program::new(&m).unwrap_err();
-            assert_eq!(e.stage, crate::sim::SimStage::Trace, "{x:?}: {e}");
+            assert_eq!(e.stage, crate::SimStage::Trace, "{x:?}: {e}");
             assert_eq!(e.kind, ErrorKind::IndexError, "{x:?}: {e}");
             assert!(e.message.ends_with("with size 0"), "{x:?}: {e}");
             for interp in BOTH {

@@ -12,21 +12,24 @@
 //! Keys (each at most once, except `output`, once per output name):
 //! * `source <free text>`: where the kernel comes from (spec section, upstream test);
 //! * `verdict lowered` or `verdict rejected <ErrorClass> <rule-id>`: Helion's decision under the
-//!   merged upstream rules (rule ids and classes of [`crate::verdict`]; the class must be the
+//!   merged upstream rules (rule ids and classes of [`compiler::verdict`]; the class must be the
 //!   rule's class);
 //! * `output <name> all <v>` (every element equals `v`), `output <name> sum <v>` (the elements
 //!   add up to `v`), `output <name> values <JSON list>` (the elements, row-major): the correct
 //!   eager PyTorch value of the output `name` (a name in the kernel's `return`);
-//! * `tolerance <atol>`: the absolute tolerance output comparisons use (bf16 rounding);
+//! * `tolerance <atol>`: the absolute tolerance output comparisons use (bf16 rounding), in
+//!   place of the comparison module's per-dtype policy (`fuzz::compare`);
 //! * `invalid <reason>`: eager PyTorch itself refuses the case (no output is defined).
 //!
 //! Only the leading block of comment and blank lines is a header; a `# pallas-diff:` line after
 //! the first line of code is an error, as is an unknown key, so a typo never silently drops an
 //! expectation. Keys that are absent assert nothing.
 
-use crate::frontend::{FrontendError, parse_case};
-use crate::ir::Case;
-use crate::verdict::{ErrorClass, Rule};
+use compiler::verdict::{ErrorClass, Rule};
+use fuzz::compare::Tolerance;
+use lang::frontend::{FrontendError, parse_case};
+use lang::ir::Case;
+use lang::tensor::Tensor;
 use std::path::{Path, PathBuf};
 
 /// The comment prefix that marks a header line (after `#` and optional spaces).
@@ -91,12 +94,19 @@ pub enum OutputCheck {
 }
 
 impl ExpectedOutput {
-    /// Checks `actual` (row-major elements) against the expectation within `atol` (for `sum`,
-    /// within `atol` times the element count). Returns a description of the first mismatch.
-    pub fn check(&self, actual: &[f64], atol: f64) -> Result<(), String> {
-        let close = |a: f64, e: f64, tol: f64| (a - e).abs() <= tol || (a.is_nan() && e.is_nan());
+    /// Checks `actual` against the expectation with the comparison module's policy
+    /// ([`Tolerance::matches`]): the header's `tolerance` as an absolute tolerance when it states
+    /// one ([`Expectations::tolerance`]), else the dtype's [`Tolerance::for_dtype`]. A `sum` is
+    /// compared with `atol` times the element count (the terms' rounding adds up). Returns a
+    /// description of the first mismatch.
+    pub fn check(&self, actual: &Tensor, header_atol: Option<f64>) -> Result<(), String> {
+        let tolerance = match header_atol {
+            Some(atol) => Tolerance { atol, rtol: 0.0 },
+            None => Tolerance::for_dtype(actual.dtype),
+        };
+        let actual = &actual.values;
         match &self.check {
-            OutputCheck::All(v) => match actual.iter().position(|&a| !close(a, *v, atol)) {
+            OutputCheck::All(v) => match actual.iter().position(|&a| !tolerance.matches(a, *v)) {
                 None => Ok(()),
                 Some(i) => Err(format!(
                     "output `{}`[{i}] = {} but every element should be {v}",
@@ -105,7 +115,11 @@ impl ExpectedOutput {
             },
             OutputCheck::Sum(v) => {
                 let sum: f64 = actual.iter().sum();
-                if close(sum, *v, atol * actual.len().max(1) as f64) {
+                let summed = Tolerance {
+                    atol: tolerance.atol * actual.len().max(1) as f64,
+                    ..tolerance
+                };
+                if summed.matches(sum, *v) {
                     Ok(())
                 } else {
                     Err(format!(
@@ -126,7 +140,7 @@ impl ExpectedOutput {
                 match actual
                     .iter()
                     .zip(vs)
-                    .position(|(&a, &e)| !close(a, e, atol))
+                    .position(|(&a, &e)| !tolerance.matches(a, e))
                 {
                     None => Ok(()),
                     Some(i) => Err(format!(
@@ -407,12 +421,9 @@ pub enum SpecKernelError {
     },
 }
 
-/// `corpus/spec-kernels` of this workspace (from the compiler crate's `CARGO_MANIFEST_DIR`).
+/// `corpus/spec-kernels` of this workspace (from this crate's `CARGO_MANIFEST_DIR`).
 pub fn spec_kernels_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("corpus")
-        .join("spec-kernels")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("spec-kernels")
 }
 
 /// Loads one case script with its expectations.
@@ -639,15 +650,23 @@ mod tests {
 
     #[test]
     fn output_checks() {
+        use lang::tensor::DType;
+        let t = |dtype, values: &[f64]| Tensor::new(dtype, vec![values.len()], values.to_vec());
         let all = ExpectedOutput {
             name: "out".into(),
             check: OutputCheck::All(8.0),
             line: 1,
         };
-        assert!(all.check(&[8.0, 8.0], 0.0).is_ok());
-        assert!(all.check(&[8.0, 8.005], 0.01).is_ok());
+        assert!(all.check(&t(DType::Int32, &[8.0, 8.0]), None).is_ok());
         assert!(
-            all.check(&[8.0, 7.0], 0.01)
+            all.check(&t(DType::Float32, &[8.0, 8.005]), Some(0.01))
+                .is_ok()
+        );
+        // Without a header tolerance, float32's policy: 8.005 is far outside 1e-5 + 1e-5 * 8.
+        assert!(all.check(&t(DType::Float32, &[8.0, 8.005]), None).is_err());
+        assert!(all.check(&t(DType::Float32, &[8.0, 8.00001]), None).is_ok());
+        assert!(
+            all.check(&t(DType::Float32, &[8.0, 7.0]), Some(0.01))
                 .unwrap_err()
                 .contains("out`[1] = 7")
         );
@@ -656,15 +675,27 @@ mod tests {
             check: OutputCheck::Sum(6.0),
             line: 1,
         };
-        assert!(sum.check(&[1.0, 2.0, 3.0], 0.0).is_ok());
-        assert!(sum.check(&[1.0, 2.0], 0.0).is_err());
+        assert!(sum.check(&t(DType::Int32, &[1.0, 2.0, 3.0]), None).is_ok());
+        assert!(sum.check(&t(DType::Int32, &[1.0, 2.0]), None).is_err());
         let vals = ExpectedOutput {
             name: "out".into(),
             check: OutputCheck::Values(vec![1.0, 2.0]),
             line: 1,
         };
-        assert!(vals.check(&[1.0, 2.0], 0.0).is_ok());
-        assert!(vals.check(&[1.0], 0.0).unwrap_err().contains("1 elements"));
-        assert!(vals.check(&[1.0, 3.0], 0.5).is_err());
+        assert!(vals.check(&t(DType::Int32, &[1.0, 2.0]), None).is_ok());
+        assert!(
+            vals.check(&t(DType::Int32, &[1.0]), None)
+                .unwrap_err()
+                .contains("1 elements")
+        );
+        assert!(
+            vals.check(&t(DType::Float32, &[1.0, 3.0]), Some(0.5))
+                .is_err()
+        );
+        // NaN where a number is expected is a mismatch, as in the comparison module.
+        assert!(
+            vals.check(&t(DType::Float32, &[1.0, f64::NAN]), Some(0.5))
+                .is_err()
+        );
     }
 }

@@ -1,10 +1,10 @@
 //! How the conformance tests judge a float that pallas-sim and JAX computed: bit for bit where
 //! pallas-sim models XLA:CPU's summation order on this host with these XLA flags
 //! (`tpu_runner::sim_order_holds_here`), else with the campaign's tolerance policy
-//! (`pallas_diff_fuzz::compare`), after saying once why bit-identity is not claimed here.
+//! (`fuzz::compare`), after saying once why bit-identity is not claimed here.
 
-use compiler::tensor::Tensor;
-use pallas_diff_fuzz::compare::Tolerance;
+use fuzz::compare::Tolerance;
+use lang::tensor::Tensor;
 use std::sync::OnceLock;
 
 /// Whether this host and these XLA flags give the order pallas-sim models (printed once when

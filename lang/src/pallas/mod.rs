@@ -1,7 +1,7 @@
 //! The typed Pallas AST: the one representation of an emitted module, and its one printer to
 //! Python ([`print_module`]).
 //!
-//! This module owns every node kind the codegen can emit. Lowering ([`crate::lower`]) builds
+//! This module owns every node kind the codegen can emit. Lowering (`compiler::lower`) builds
 //! these nodes; nothing else in the compiler writes Python text. The set of node kinds is
 //! closed on purpose: there is no raw-code escape hatch, so an in-process executor with the TPU
 //! interpreter's semantics (`pallas-sim`) can interpret a [`PallasModule`] directly, node by
@@ -379,7 +379,7 @@ pub enum Jnp {
     },
     /// `jax.lax.dynamic_slice_in_dim(x, start, size, axis=k)`: `size` elements of axis `k`
     /// from `start`, clamped so the slice stays inside `x` (the codegen's plain path for a
-    /// run read out of a whole materialized Ref, [`crate::decisions::PlainSet`]).
+    /// run read out of a whole materialized Ref, `compiler::decisions::PlainSet`).
     DynamicSliceInDim {
         /// Sliced value.
         x: Box<Expr>,

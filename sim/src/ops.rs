@@ -8,8 +8,8 @@
 
 use super::error::{ErrorKind, SimError, SimResult};
 use super::value::{Arr, Cat, Data, MAX_RANK, Shape, pool_vec, round_bf16, wrap_i32};
-use crate::pallas::{BinOp, CmpOp};
-use crate::tensor::DType;
+use lang::pallas::{BinOp, CmpOp};
+use lang::tensor::DType;
 
 fn trace_err(kind: ErrorKind, msg: impl Into<String>) -> SimError {
     SimError::trace(kind, msg)

@@ -2,7 +2,7 @@
 //! inline shapes, arrays (concrete or traced), Ref views and Python values.
 
 use super::error::{ErrorKind, SimError, SimResult};
-use crate::tensor::DType;
+use lang::tensor::DType;
 use std::rc::Rc;
 
 /// The largest rank a value or view may have.

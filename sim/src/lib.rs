@@ -1,4 +1,4 @@
-//! `pallas-sim`: an in-process executor of the Pallas AST ([`crate::pallas`]) with the
+//! `pallas-sim`: an in-process executor of the Pallas AST ([`lang::pallas`]) with the
 //! semantics of JAX's TPU interpreter
 //! (`pltpu.InterpretParams(out_of_bounds_reads="raise", uninitialized_memory="nan")`, jax
 //! 0.10.2 on XLA:CPU), or optionally of the generic interpreter (`interpret=True`).
@@ -11,7 +11,7 @@
 //!
 //! # Semantics (what was measured, and what the executor does)
 //! * **Launcher** (`make()`): inputs are padded as the launcher says (`jnp.pad` with zeros, or
-//!   NaN / `INT_MAX` with [`PaddingFill::Poison`](crate::pallas::PaddingFill)); `jnp.zeros`
+//!   NaN / `INT_MAX` with [`PaddingFill::Poison`](lang::pallas::PaddingFill)); `jnp.zeros`
 //!   operands are zeros. Every operand, output and scratch is one whole-array VMEM buffer that
 //!   persists across grid steps; the grid runs in row-major order (last axis fastest); outputs
 //!   are sliced back to their true shapes.
@@ -57,7 +57,7 @@
 //! * **Values**: JAX promotion with weak types (`bool < int* < int32 < float* < bfloat16 <
 //!   float32`); Python scalars keep Python semantics among themselves (`//`, `%` floor) and
 //!   enter JAX as weak types. Each operation rounds to its result dtype (bf16
-//!   round-to-nearest-even via [`DType::round`](crate::tensor::DType::round); XLA:CPU
+//!   round-to-nearest-even via [`DType::round`](lang::tensor::DType::round); XLA:CPU
 //!   computes bf16 in f32 and rounds after every op, measured equal to exact bf16
 //!   arithmetic). int32 wraps. Float→int `astype` saturates, NaN → 0 (XLA:CPU). `minimum`,
 //!   `maximum`, `clip` propagate NaN. Basic indexing of a value clamps out-of-range integers
@@ -91,9 +91,9 @@ mod value;
 
 pub use error::{ErrorKind, SimError, SimStage};
 
-use crate::pallas::{Launcher, MemorySpace, OperandSource, PaddingFill, PallasModule};
-use crate::tensor::Tensor;
 use exec::{Buffer, Machine};
+use lang::pallas::{Launcher, MemorySpace, OperandSource, PaddingFill, PallasModule};
+use lang::tensor::Tensor;
 use resolve::Resolved;
 use std::rc::Rc;
 use value::{Cat, MAX_RANK, Shape, Value, View};

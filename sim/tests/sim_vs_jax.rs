@@ -30,19 +30,19 @@ mod float_order;
 use compiler::compile::{CodegenOptions, compile};
 use compiler::decisions::PlainSet;
 use compiler::faults::FaultSet;
-use compiler::ir::Case;
-use compiler::ir::LoopType;
-use compiler::pallas::{
+use fuzz::engines::jax::Jax;
+use fuzz::engines::sim::Sim;
+use fuzz::engines::{Engine, EngineStatus, Job};
+use fuzz::generators::{GenConfig, generate_from_seed};
+use fuzz::known_issues::known_issue;
+use lang::ir::Case;
+use lang::ir::LoopType;
+use lang::pallas::{
     CopyOp, Expr as E, Function, IndexPart as I, Launcher, MemorySpace, Operand, OperandSource,
     Output, PaddingFill, PallasModule, Scratch, Stmt as S, Target, print_module,
 };
-use compiler::sim::{Interpreter, SimOptions};
-use compiler::tensor::{DType, Tensor};
-use pallas_diff_fuzz::engines::jax::Jax;
-use pallas_diff_fuzz::engines::sim::Sim;
-use pallas_diff_fuzz::engines::{Engine, EngineStatus, Job};
-use pallas_diff_fuzz::generators::{GenConfig, generate_from_seed};
-use pallas_diff_fuzz::known_issues::known_issue;
+use lang::tensor::{DType, Tensor};
+use pallas_diff_sim::{Interpreter, SimOptions};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -532,7 +532,7 @@ fn read_slot(k: usize) -> S {
 fn dma_timing_and_bounds_match_jax() {
     let traced = |v: i64| {
         E::binary(
-            compiler::pallas::BinOp::Add,
+            lang::pallas::BinOp::Add,
             E::ProgramId(0).times(E::Int(0)),
             E::Int(v),
         )
@@ -601,7 +601,7 @@ fn dma_timing_and_bounds_match_jax() {
                         value: traced(7),
                     },
                     when(
-                        E::name("n").compare(compiler::pallas::CmpOp::Gt, E::Int(0)),
+                        E::name("n").compare(lang::pallas::CmpOp::Gt, E::Int(0)),
                         "_taken",
                         vec![
                             copy(E::name("a"), CopyOp::Start),
@@ -610,7 +610,7 @@ fn dma_timing_and_bounds_match_jax() {
                     ),
                     read_slot(0),
                     when(
-                        E::name("n").compare(compiler::pallas::CmpOp::Gt, E::Int(5)),
+                        E::name("n").compare(lang::pallas::CmpOp::Gt, E::Int(5)),
                         "_not_taken",
                         vec![
                             copy(E::name("b"), CopyOp::Start),
@@ -692,7 +692,7 @@ fn dma_cases_match_the_reference_in_process() {
                 .expect("start JAX workers"),
         )
     });
-    let engines = pallas_diff_fuzz::engines::build(&names, pool).expect("engines");
+    let engines = fuzz::engines::build(&names, pool).expect("engines");
     let cases = collect_dma(n);
     assert!(
         cases.len() >= n.min(10),
@@ -707,7 +707,7 @@ fn dma_cases_match_the_reference_in_process() {
             faults: FaultSet::NONE,
             plain: PlainSet::NONE,
         };
-        let report = pallas_diff_fuzz::check::check_case(&c.case, &engines, &options);
+        let report = fuzz::check::check_case(&c.case, &engines, &options);
         *outcomes
             .entry(report.outcome.name().to_string())
             .or_default() += 1;
@@ -743,8 +743,8 @@ fn dma_wait_without_start_is_a_timeout() {
         shape: vec![16, 128],
         values: vec![1.0; 16 * 128],
     };
-    let err = compiler::sim::simulate(&module, &[x], &SimOptions::default()).unwrap_err();
-    assert_eq!(err.kind, compiler::sim::ErrorKind::StepLimit, "{err}");
+    let err = pallas_diff_sim::simulate(&module, &[x], &SimOptions::default()).unwrap_err();
+    assert_eq!(err.kind, pallas_diff_sim::ErrorKind::StepLimit, "{err}");
     assert!(matches!(
         Sim::default().status(
             &module,
@@ -815,7 +815,7 @@ fn windowed_nested_sums_match_jax() {
     let mut failures = Vec::new();
     for block in ["7", "8", "4"] {
         let script = WINDOWED_SUMS.replace("BLOCK", block);
-        let case = compiler::frontend::parse_case(&script, "windowed_sums.py").expect("parses");
+        let case = lang::frontend::parse_case(&script, "windowed_sums.py").expect("parses");
         let c = compile(&case, &CodegenOptions::default());
         let (Some(module), Some(source)) = (c.module.as_ref(), c.source()) else {
             panic!("block {block}: not lowered");

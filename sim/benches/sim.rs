@@ -8,8 +8,8 @@
 //! `cargo bench -p pallas-diff-fuzz --bench sim` (`SIM_BENCH_CASES`, default 500).
 
 use compiler::compile::{CodegenOptions, compile};
-use compiler::sim::{Program, SimOptions};
-use pallas_diff_fuzz::generators::{GenConfig, generate_from_seed};
+use fuzz::generators::{GenConfig, generate_from_seed};
+use pallas_diff_sim::{Program, SimOptions};
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -9,7 +9,7 @@
 //! one well-formedness check on the IR (`wellformed`): the call against the parameters,
 //! the config's block sizes, the inputs, the scope of names, the version and the depth limits,
 //! so a JSON file cannot carry a case that no script could. Whether Helion accepts the kernel
-//! is not its question: trace-time refusals are verdicts ([`crate::validate`]).
+//! is not its question: trace-time refusals are verdicts (`compiler::validate`).
 //!
 //! It also owns *input safety*: no file makes it (or any pass after it) panic or overflow its
 //! stack. The IR is a tree and every later pass recurses over it, so the frontend refuses trees

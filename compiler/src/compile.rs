@@ -9,8 +9,8 @@
 //! panic is a harness bug.
 //!
 //! A [`Gap`] is not a verdict: the planner accepted the case (Helion would lower it) but the
-//! codegen does not model one of its constructs. Callers must look at [`Compiled::outcome`]
-//! rather than the verdict alone.
+//! codegen does not model one of its constructs. [`Compiled`] has one variant per end, so a
+//! caller that matches on it cannot mistake a gap's `Lowered` verdict for a module.
 
 use crate::decisions::Decisions;
 use crate::verdict::{Rejection, Rule, Verdict};
@@ -21,71 +21,143 @@ use lang::pallas::{PallasModule, print_module};
 
 pub use crate::lower::{CodegenOptions, Gap};
 
-/// What [`compile`] produced.
+/// What [`compile`] produced: one of three ends, each with only what that end has.
+///
+/// Not boxed: a `Compiled` is made once per case and moved at most into its report, and a box
+/// would add an allocation to each of the ~30% of generated cases that lower.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
-pub struct Compiled {
-    /// Helion's decision: `Lowered` when validation and planning accepted the case (and
-    /// lowering raised no codegen-time refusal), else the first rejection.
-    pub verdict: Verdict,
-    /// The emitted module: present iff the verdict is `Lowered` and there is no gap.
-    pub module: Option<PallasModule>,
+pub enum Compiled {
+    /// Validation and planning accepted the case and the codegen emitted a module.
+    Lowered(Lowered),
+    /// Refused as Helion refuses it (at trace time, while planning, or by a codegen-time rule).
+    Rejected(Refused),
+    /// Accepted by the planner (Helion would lower it), not modelled by the codegen.
+    Gap(NotModelled),
+}
+
+/// A lowered case.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The emitted module.
+    pub module: PallasModule,
     /// The module printed as Python, once asked for ([`Compiled::source`]).
     source: std::sync::OnceLock<String>,
     /// Configured and effective block size per block id (spec §1.1a).
     pub block_sizes: BlockSizes,
-    /// A construct the codegen does not model (verdict `Lowered`, no module).
-    pub gap: Option<Gap>,
-    /// The planner's and codegen's decisions ([`crate::decisions`]); empty unless planned.
+    /// The planner's and codegen's decisions ([`crate::decisions`]).
     pub decisions: Decisions,
 }
 
-/// The three ways a compile ends.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Outcome<'a> {
-    /// Lowered; the module ([`Compiled::source`] prints it).
-    Lowered(&'a PallasModule),
-    /// Refused as Helion refuses it.
-    Rejected(&'a Rejection),
-    /// Accepted by the planner, not modelled by the codegen.
-    Gap(&'a Gap),
+/// A refused case.
+#[derive(Clone, Debug)]
+pub struct Refused {
+    /// The first rejection, in Helion's order.
+    pub rejection: Rejection,
+    /// Configured and effective block size per block id, as far as tracing got.
+    pub block_sizes: BlockSizes,
 }
 
+/// A case the planner accepted and the codegen does not model.
+#[derive(Clone, Debug)]
+pub struct NotModelled {
+    /// The construct the codegen does not model.
+    pub gap: Gap,
+    /// Configured and effective block size per block id.
+    pub block_sizes: BlockSizes,
+    /// The planner's decisions.
+    pub decisions: Decisions,
+}
+
+/// The decisions of a case that was not planned.
+static NO_DECISIONS: Decisions = Decisions::new();
+
 impl Compiled {
-    /// How the compile ended.
-    pub fn outcome(&self) -> Outcome<'_> {
-        match (&self.verdict, &self.gap, &self.module) {
-            (Verdict::Rejected(r), _, _) => Outcome::Rejected(r),
-            (Verdict::Lowered, Some(g), _) => Outcome::Gap(g),
-            (Verdict::Lowered, None, Some(m)) => Outcome::Lowered(m),
-            (Verdict::Lowered, None, None) => unreachable_gap(),
+    /// Helion's decision: `Lowered` when validation and planning accepted the case (a gap
+    /// included: Helion would lower it), else the rejection.
+    pub fn verdict(&self) -> Verdict {
+        match self {
+            Compiled::Lowered(_) | Compiled::Gap(_) => Verdict::Lowered,
+            Compiled::Rejected(r) => Verdict::Rejected(r.rejection.clone()),
         }
     }
 
-    /// The emitted module as Python source (present iff `module` is), printed on first call.
-    pub fn source(&self) -> Option<&str> {
-        let module = self.module.as_ref()?;
-        Some(self.source.get_or_init(|| print_module(module)))
+    /// The emitted module, when lowered.
+    pub fn module(&self) -> Option<&PallasModule> {
+        match self {
+            Compiled::Lowered(l) => Some(&l.module),
+            Compiled::Rejected(_) | Compiled::Gap(_) => None,
+        }
     }
-}
 
-fn unreachable_gap() -> Outcome<'static> {
-    // `compile` sets `module` whenever it sets neither a rejection nor a gap.
-    static GAP: std::sync::OnceLock<Gap> = std::sync::OnceLock::new();
-    Outcome::Gap(GAP.get_or_init(|| Gap {
-        span: lang::ir::Span::default(),
-        construct: "a lowered verdict without a module (a harness bug)".into(),
-    }))
+    /// The emitted module as Python source (present iff [`Compiled::module`] is), printed on
+    /// first call.
+    pub fn source(&self) -> Option<&str> {
+        match self {
+            Compiled::Lowered(l) => Some(l.source.get_or_init(|| print_module(&l.module))),
+            Compiled::Rejected(_) | Compiled::Gap(_) => None,
+        }
+    }
+
+    /// The rejection, when refused.
+    pub fn rejection(&self) -> Option<&Rejection> {
+        match self {
+            Compiled::Rejected(r) => Some(&r.rejection),
+            Compiled::Lowered(_) | Compiled::Gap(_) => None,
+        }
+    }
+
+    /// The construct the codegen does not model, when there is one.
+    pub fn gap(&self) -> Option<&Gap> {
+        match self {
+            Compiled::Gap(g) => Some(&g.gap),
+            Compiled::Lowered(_) | Compiled::Rejected(_) => None,
+        }
+    }
+
+    /// Configured and effective block size per block id (spec §1.1a).
+    pub fn block_sizes(&self) -> &BlockSizes {
+        match self {
+            Compiled::Lowered(l) => &l.block_sizes,
+            Compiled::Rejected(r) => &r.block_sizes,
+            Compiled::Gap(g) => &g.block_sizes,
+        }
+    }
+
+    /// The planner's and codegen's decisions ([`crate::decisions`]); empty unless planned.
+    pub fn decisions(&self) -> &Decisions {
+        match self {
+            Compiled::Lowered(l) => &l.decisions,
+            Compiled::Gap(g) => &g.decisions,
+            Compiled::Rejected(_) => &NO_DECISIONS,
+        }
+    }
+
+    /// [`Compiled::module`], owned.
+    pub fn into_module(self) -> Option<PallasModule> {
+        match self {
+            Compiled::Lowered(l) => Some(l.module),
+            Compiled::Rejected(_) | Compiled::Gap(_) => None,
+        }
+    }
+
+    /// [`Compiled::decisions`], owned.
+    pub fn into_decisions(self) -> Decisions {
+        match self {
+            Compiled::Lowered(l) => l.decisions,
+            Compiled::Gap(g) => g.decisions,
+            Compiled::Rejected(_) => Decisions::new(),
+        }
+    }
 }
 
 /// Compiles `case` under its config.
 pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
-    let rejected = |r: Rejection, block_sizes: BlockSizes| Compiled {
-        verdict: Verdict::Rejected(r),
-        module: None,
-        source: Default::default(),
-        block_sizes,
-        gap: None,
-        decisions: Decisions::new(),
+    let rejected = |rejection: Rejection, block_sizes: BlockSizes| {
+        Compiled::Rejected(Refused {
+            rejection,
+            block_sizes,
+        })
     };
     // Trace once: validation reads the types (index tensors of the wrong rank) and the planner
     // needs them. Tracing twice was a third of a compile (perf, 2026-11-30: `infer` 21.7% of
@@ -131,23 +203,18 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
     };
     let decisions = crate::decisions::decisions(case, &plan);
     match crate::lower::lower(case, &types, &plan, options) {
-        Ok(module) => Compiled {
-            verdict: Verdict::Lowered,
-            module: Some(module),
+        Ok(module) => Compiled::Lowered(Lowered {
+            module,
             source: Default::default(),
             block_sizes,
-            gap: None,
             decisions,
-        },
+        }),
         Err(crate::lower::LowerError::Rejected(r)) => rejected(r, block_sizes),
-        Err(crate::lower::LowerError::Gap(g)) => Compiled {
-            verdict: Verdict::Lowered,
-            module: None,
-            source: Default::default(),
+        Err(crate::lower::LowerError::Gap(gap)) => Compiled::Gap(NotModelled {
+            gap,
             block_sizes,
-            gap: Some(g),
             decisions,
-        },
+        }),
     }
 }
 
@@ -155,9 +222,9 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
 /// `rejected: <class> [<rule>] at <line>:<col>: <message>`, `lowered`, or
 /// `not modelled at <line>:<col>: <construct>`.
 pub fn verdict_line(c: &Compiled) -> String {
-    match c.outcome() {
-        Outcome::Lowered(_) => "lowered".to_string(),
-        Outcome::Rejected(r) => format!("rejected: {r}"),
-        Outcome::Gap(g) => g.to_string(),
+    match c {
+        Compiled::Lowered(_) => "lowered".to_string(),
+        Compiled::Rejected(r) => format!("rejected: {}", r.rejection),
+        Compiled::Gap(g) => g.gap.to_string(),
     }
 }

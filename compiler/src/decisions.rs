@@ -422,8 +422,8 @@ mod tests {
         let src = kernel("[4, 2]", loop_type, &line, 12);
         let case = parse_case(&src, "k.py").expect("parses");
         let c = compile(&case, &CodegenOptions::default());
-        assert!(c.module.is_some(), "{}", crate::compile::verdict_line(&c));
-        c.decisions
+        assert!(c.module().is_some(), "{}", crate::compile::verdict_line(&c));
+        c.into_decisions()
     }
 
     #[test]
@@ -480,10 +480,10 @@ mod tests {
             squeeze: false,
         };
         assert!(
-            planned.decisions.contains(&run),
+            planned.decisions().contains(&run),
             "{}: {:?}",
             crate::compile::verdict_line(&planned),
-            planned.decisions
+            planned.decisions()
         );
         let plain = compile(
             &case,
@@ -493,7 +493,7 @@ mod tests {
             },
         );
         // The plan, and so the decisions, are the same; only the code differs.
-        assert_eq!(plain.decisions, planned.decisions);
+        assert_eq!(plain.decisions(), planned.decisions());
         let (a, b) = (planned.source().unwrap(), plain.source().unwrap());
         assert!(!a.contains("dynamic_slice_in_dim"), "{a}");
         assert!(b.contains("jax.lax.dynamic_slice_in_dim("), "{b}");
@@ -501,10 +501,7 @@ mod tests {
         let options = sim::SimOptions::default();
         let run =
             |m: &lang::pallas::PallasModule| sim::simulate(m, &inputs, &options).expect("runs");
-        let (want, got) = (
-            run(planned.module.as_ref().unwrap()),
-            run(plain.module.as_ref().unwrap()),
-        );
+        let (want, got) = (run(planned.module().unwrap()), run(plain.module().unwrap()));
         assert_eq!(got[0].values, want[0].values);
     }
 

@@ -13,7 +13,7 @@ use codegen_support::{jax_python, scratch_dir};
 use corpus::expectations::load_spec_kernels;
 use lang::ir::{ExprKind, StmtKind};
 use lang::tensor::{DType, Tensor};
-use pallas_diff_compiler::compile::{CodegenOptions, Outcome, compile};
+use pallas_diff_compiler::compile::{CodegenOptions, Compiled, compile};
 use serde_json::{Value, json};
 use std::process::Command;
 
@@ -65,7 +65,7 @@ fn emitted_modules_run_in_jax_and_match_expectations() {
                     ..Default::default()
                 },
             );
-            let (Outcome::Lowered(_), Some(src)) = (c.outcome(), c.source()) else {
+            let (Compiled::Lowered(_), Some(src)) = (&c, c.source()) else {
                 continue;
             };
             let name = format!("{}{}", k.name(), if poison { "_poison" } else { "" });
@@ -189,7 +189,7 @@ fn poison_padding_reveals_an_unmasked_read_of_padding() {
                 ..Default::default()
             },
         );
-        let mut m = c.module.expect("example 2 lowers");
+        let mut m = c.module().expect("example 2 lowers").clone();
         if unmask {
             let mut dropped = 0;
             m.kernel.walk_exprs_mut(&mut |e| {

@@ -6,7 +6,9 @@ mod codegen_support;
 
 use codegen_support::{py_compile_all, python3};
 use lang::frontend::parse_case;
-use pallas_diff_compiler::compile::{CodegenOptions, Outcome, compile};
+use pallas_diff_compiler::compile::{
+    CodegenOptions, Compiled, Lowered, NotModelled, Refused, compile,
+};
 
 fn script(config: &str, params: &str, body: &str, inputs: &str, call: &str) -> String {
     format!(
@@ -25,10 +27,10 @@ fn emit(name: &str, src: &str, poison: bool) -> String {
             ..Default::default()
         },
     );
-    let code = match c.outcome() {
-        Outcome::Lowered(s) => s.to_string(),
-        Outcome::Rejected(r) => panic!("{name}: rejected {r}"),
-        Outcome::Gap(g) => panic!("{name}: {g}"),
+    let code = match &c {
+        Compiled::Lowered(Lowered { module: s, .. }) => s.to_string(),
+        Compiled::Rejected(Refused { rejection: r, .. }) => panic!("{name}: rejected {r}"),
+        Compiled::Gap(NotModelled { gap: g, .. }) => panic!("{name}: {g}"),
     };
     if let Some(py) = python3() {
         let failures = py_compile_all(&py, &[(name.to_string(), code.clone())]);

@@ -8,7 +8,7 @@ use codegen_support::{
     assert_in, assert_narrowing_is_resident, assert_regex, compile_spec, regex_search, source_of,
 };
 use lang::ir::LoopType;
-use pallas_diff_compiler::compile::{CodegenOptions, Outcome, compile};
+use pallas_diff_compiler::compile::{CodegenOptions, Compiled, Lowered, NotModelled, compile};
 
 fn code(name: &str) -> String {
     let (_, c) = compile_spec(name);
@@ -115,11 +115,11 @@ fn load_buffer_count_is_ignored_outside_fori_loop() {
         let mut case = k.case.clone();
         case.config.loop_type = Some(loop_type);
         let c = compile(&case, &CodegenOptions::default());
-        let code = match c.outcome() {
-            Outcome::Lowered(s) => s.to_string(),
+        let code = match &c {
+            Compiled::Lowered(Lowered { module: s, .. }) => s.to_string(),
             // `unroll` refuses the data-dependent outer loop (spec §1.4): nothing to check.
-            Outcome::Rejected(_) => continue,
-            Outcome::Gap(g) => panic!("{name} {loop_type:?}: {g}"),
+            Compiled::Rejected(_) => continue,
+            Compiled::Gap(NotModelled { gap: g, .. }) => panic!("{name} {loop_type:?}: {g}"),
         };
         assert!(
             !code.contains("make_async_copy"),
@@ -146,9 +146,9 @@ fn load_buffer_count_one_keeps_the_vmem_load() {
     case.config.load_buffer_count = Some(vec![]);
     let c = compile(&case, &CodegenOptions::default());
     assert!(
-        matches!(&c.verdict, pallas_diff_compiler::verdict::Verdict::Rejected(r) if r.rule == pallas_diff_compiler::verdict::Rule::ConfigLoadBufferCount),
+        matches!(&c.verdict(), pallas_diff_compiler::verdict::Verdict::Rejected(r) if r.rule == pallas_diff_compiler::verdict::Rule::ConfigLoadBufferCount),
         "{:?}",
-        c.verdict
+        c.verdict()
     );
 }
 

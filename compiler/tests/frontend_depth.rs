@@ -274,8 +274,8 @@ fn every_pass_runs_at_both_limits_on_a_2_mib_thread() {
         on_2_mib_stack(move || {
             let case = parse_case(&src, "limits.py").expect("a case at both limits");
             let compiled = compile(&case, &CodegenOptions::default());
-            assert_eq!(compiled.verdict, Verdict::Lowered, "{stmt}");
-            let module = compiled.module.as_ref().expect("a module");
+            assert_eq!(compiled.verdict(), Verdict::Lowered, "{stmt}");
+            let module = compiled.module().expect("a module");
             assert!(compiled.source().is_some());
             let inputs = case.input_tensors().expect("inputs");
             let outputs = simulate(module, &inputs, &SimOptions::default()).expect("it runs");

@@ -157,7 +157,7 @@ impl FaultGate {
 /// Whether `faulty` compiles `case` to another outcome or module than `clean` does.
 fn fault_changes(case: &Case, clean: &CodegenOptions, faulty: &CodegenOptions) -> bool {
     match (compile_guarded(case, clean), compile_guarded(case, faulty)) {
-        (Ok(a), Ok(b)) => a.source() != b.source() || a.verdict != b.verdict,
+        (Ok(a), Ok(b)) => a.source() != b.source() || a.verdict() != b.verdict(),
         // A compiler crash either way is decided without JAX; let the engine see it.
         _ => true,
     }

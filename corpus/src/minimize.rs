@@ -221,9 +221,9 @@ pub fn reduce_finding(
         let compile_ok = match (&compiled, outcome) {
             (Err(_), Some(Outcome::CompilerCrash)) => true,
             (Err(_), _) | (Ok(_), Some(Outcome::CompilerCrash)) => false,
-            (Ok(k), _) if wants_module => k.module.is_some(),
+            (Ok(k), _) if wants_module => k.module().is_some(),
             (Ok(k), Some(Outcome::Rejected)) => {
-                matches!(k.verdict, compiler::verdict::Verdict::Rejected(_))
+                matches!(k.verdict(), compiler::verdict::Verdict::Rejected(_))
             }
             (Ok(_), _) => true,
         };
@@ -234,7 +234,7 @@ pub fn reduce_finding(
             let keeps = match &compiled {
                 // Our emitted code: a subset of the finding's decisions.
                 Ok(k) if !signature_.decisions.is_empty() => {
-                    decisions_hold(&signature_.decisions, &k.decisions)
+                    decisions_hold(&signature_.decisions, k.decisions())
                 }
                 // Helion's: the loop type kept (`Signature::loop_type_holds`), a subset of
                 // the forms.

@@ -415,20 +415,18 @@ impl<'a> Prepared<'a> {
         let compile_seconds = t.elapsed().as_secs_f64();
         let (compiler_result, verdict, gap, crash) = match &compiled {
             Err(panic) => (CompilerResult::Crashed, None, None, Some(panic.clone())),
-            Ok(c) => match c.outcome() {
-                compiler::compile::Outcome::Lowered(_) => {
-                    (CompilerResult::Lowered, Some(c.verdict.clone()), None, None)
-                }
-                compiler::compile::Outcome::Rejected(r) => (
-                    CompilerResult::Rejected(r.class()),
-                    Some(c.verdict.clone()),
+            Ok(c) => match c {
+                Compiled::Lowered(_) => (CompilerResult::Lowered, Some(c.verdict()), None, None),
+                Compiled::Rejected(r) => (
+                    CompilerResult::Rejected(r.rejection.class()),
+                    Some(c.verdict()),
                     None,
                     None,
                 ),
-                compiler::compile::Outcome::Gap(g) => (
+                Compiled::Gap(g) => (
                     CompilerResult::Gap,
-                    Some(c.verdict.clone()),
-                    Some(format!("{} at {}", g.construct, g.span)),
+                    Some(c.verdict()),
+                    Some(format!("{} at {}", g.gap.construct, g.gap.span)),
                     None,
                 ),
             },
@@ -530,7 +528,7 @@ impl<'a> Prepared<'a> {
             } else {
                 None
             },
-            module: self.compiled.as_ref().ok().and_then(|c| c.module.as_ref()),
+            module: self.compiled.as_ref().ok().and_then(Compiled::module),
         }
     }
 
@@ -613,7 +611,10 @@ impl<'a> Prepared<'a> {
             known_issue,
             emitted,
             compile_seconds: self.compile_seconds,
-            decisions: self.compiled.map(|c| c.decisions).unwrap_or_default(),
+            decisions: self
+                .compiled
+                .map(Compiled::into_decisions)
+                .unwrap_or_default(),
             values_match,
         }
     }

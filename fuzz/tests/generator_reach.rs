@@ -11,7 +11,7 @@
 //! `REACH_SEEDS=20000` sets the seed count, `REACH_FAULTS=d8,issue-2006` the faults,
 //! `REACH_SHOW=3` prints that many reached but undetected cases.
 
-use compiler::compile::{CodegenOptions, Compiled, Outcome, compile};
+use compiler::compile::{CodegenOptions, Compiled, Refused, compile};
 use compiler::faults::{Fault, FaultSet};
 use pallas_diff_fuzz::campaign::case_seed;
 use pallas_diff_fuzz::check::check_case;
@@ -21,10 +21,10 @@ use pallas_diff_fuzz::generators::{GenConfig, generate_from_seed};
 /// Whether the faulty compile lowers `case` to other code than the clean one (a fault that only
 /// moves a rejection to another rule is not reached: no wrong code runs).
 fn lowers_differently(clean: &Compiled, faulty: &Compiled) -> bool {
-    match (clean.outcome(), faulty.outcome()) {
-        (Outcome::Lowered(_), Outcome::Lowered(_)) => clean.source() != faulty.source(),
-        (_, Outcome::Lowered(_)) => true,
-        (_, Outcome::Rejected(_) | Outcome::Gap(_)) => false,
+    match (&clean, &faulty) {
+        (Compiled::Lowered(_), Compiled::Lowered(_)) => clean.source() != faulty.source(),
+        (_, Compiled::Lowered(_)) => true,
+        (_, Compiled::Rejected(_) | Compiled::Gap(_)) => false,
     }
 }
 
@@ -61,7 +61,10 @@ fn fault_reach_and_detection() {
         let mut shown = 0;
         for case in &cases {
             let (c, f) = (compile(case, &clean), compile(case, &faulty));
-            if let (Outcome::Rejected(x), Outcome::Rejected(y)) = (c.outcome(), f.outcome())
+            if let (
+                Compiled::Rejected(Refused { rejection: x, .. }),
+                Compiled::Rejected(Refused { rejection: y, .. }),
+            ) = (&c, &f)
                 && x.rule != y.rule
             {
                 *moved

@@ -22,10 +22,10 @@ fn plain_paths_keep_the_planned_values_on_generated_cases() {
         let case = generate_from_seed(seed, &cfg);
         let planned = compile(&case, &CodegenOptions::default());
         let ablated = compile(&case, &plain);
-        let (Some(a), Some(b)) = (&planned.module, &ablated.module) else {
+        let (Some(a), Some(b)) = (&planned.module(), &ablated.module()) else {
             assert_eq!(
-                planned.module.is_some(),
-                ablated.module.is_some(),
+                planned.module().is_some(),
+                ablated.module().is_some(),
                 "seed {seed}: a plain path changed the verdict"
             );
             continue;

@@ -49,7 +49,7 @@ fn value(script: &str) -> f64 {
 
 fn verdict(script: &str) -> Verdict {
     let case = parse_case(script, "k.py").unwrap_or_else(|e| panic!("{e}\n{script}"));
-    compile(&case, &CodegenOptions::default()).verdict
+    compile(&case, &CodegenOptions::default()).verdict()
 }
 
 const F: &str = "block_sizes=[], pallas_loop_type=\"fori_loop\"";
@@ -208,7 +208,7 @@ fn reference_and_lowered(script: &str) -> f64 {
 fn lowered_value(script: &str) -> f64 {
     let case = parse_case(script, "k.py").unwrap_or_else(|e| panic!("{e}\n{script}"));
     let compiled = compile(&case, &CodegenOptions::default());
-    let module = compiled.module.unwrap_or_else(|| {
+    let module = compiled.module().unwrap_or_else(|| {
         panic!(
             "{}\n{script}",
             compiler::compile::verdict_line(&compile(&case, &CodegenOptions::default()))
@@ -220,7 +220,7 @@ fn lowered_value(script: &str) -> f64 {
         .iter()
         .map(|&p| all[p].clone())
         .collect();
-    let out = sim::simulate(&module, &args, &Default::default()).expect("simulates");
+    let out = sim::simulate(module, &args, &Default::default()).expect("simulates");
     let v = out[0].values[0];
     assert!(
         out[0].values.iter().all(|&x| x == v),

@@ -38,7 +38,7 @@ fn main() {
         let case = generate_from_seed(seed, &cfg);
         seed += 1;
         let c = compile(&case, &CodegenOptions::default());
-        let (Some(module), Ok(inputs)) = (c.module, case.kernel_tensor_args()) else {
+        let (Some(module), Ok(inputs)) = (c.into_module(), case.kernel_tensor_args()) else {
             continue;
         };
         if oracle::evaluate(&case).is_err() {

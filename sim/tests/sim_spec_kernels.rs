@@ -31,7 +31,7 @@ fn spec_kernels_agree_with_the_reference() {
                 poison_padding,
                 ..CodegenOptions::default()
             };
-            let Some(module) = compile(&k.case, &options).module else {
+            let Some(module) = compile(&k.case, &options).into_module() else {
                 continue;
             };
             for interpreter in [Interpreter::Tpu, Interpreter::Generic] {

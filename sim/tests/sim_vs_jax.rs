@@ -210,7 +210,7 @@ fn collect(n: usize, only: Option<&[u64]>, faulty: bool, plain: bool) -> Vec<Low
             };
             compile(&case, &clean).source() != c.source()
         };
-        if let (Some(module), Some(source)) = (c.module.clone(), c.source().map(str::to_string))
+        if let (Some(module), Some(source)) = (c.module().cloned(), c.source().map(str::to_string))
             && (!(faulty || plain) || changed())
             && oracle::evaluate(&case).is_ok()
             && let Ok(inputs) = case.kernel_tensor_args()
@@ -263,7 +263,7 @@ fn collect_dma(n: usize) -> Vec<Lowered> {
             plain: PlainSet::NONE,
         };
         let c = compile(&case, &options);
-        if let (Some(module), Some(source)) = (c.module.clone(), c.source().map(str::to_string))
+        if let (Some(module), Some(source)) = (c.module().cloned(), c.source().map(str::to_string))
             && stages_by_dma(&module)
             && oracle::evaluate(&case).is_ok()
             && let Ok(inputs) = case.kernel_tensor_args()
@@ -817,7 +817,7 @@ fn windowed_nested_sums_match_jax() {
         let script = WINDOWED_SUMS.replace("BLOCK", block);
         let case = lang::frontend::parse_case(&script, "windowed_sums.py").expect("parses");
         let c = compile(&case, &CodegenOptions::default());
-        let (Some(module), Some(source)) = (c.module.as_ref(), c.source()) else {
+        let (Some(module), Some(source)) = (c.module(), c.source()) else {
             panic!("block {block}: not lowered");
         };
         let inputs = case.kernel_tensor_args().expect("inputs");

@@ -1,7 +1,7 @@
 //! `pallas-diff emit CASE.py [--json]`: the emitted Pallas module, or the rejection.
 
 use super::{CliError, Exit, load_case};
-use compiler::compile::{CodegenOptions, Outcome, compile};
+use compiler::compile::{CodegenOptions, Compiled, NotModelled, Refused, compile};
 use std::path::PathBuf;
 
 /// Arguments of `emit`.
@@ -35,12 +35,12 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     let compiled = compile(&case, &options);
     if args.json {
         let json = serde_json::json!({
-            "verdict": compiled.verdict,
+            "verdict": compiled.verdict(),
             "block_sizes": {
-                "configured": compiled.block_sizes.configured,
-                "effective": compiled.block_sizes.effective,
+                "configured": compiled.block_sizes().configured,
+                "effective": compiled.block_sizes().effective,
             },
-            "gap": compiled.gap.as_ref().map(|g| format!("{} at {}", g.construct, g.span)),
+            "gap": compiled.gap().map(|g| format!("{} at {}", g.construct, g.span)),
             "source": compiled.source(),
         });
         println!(
@@ -49,10 +49,10 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         );
         return Ok(Exit::Ok);
     }
-    match compiled.outcome() {
-        Outcome::Lowered(_) => print!("{}", compiled.source().unwrap_or_default()),
-        Outcome::Rejected(r) => println!("rejected: {r}"),
-        Outcome::Gap(g) => println!(
+    match &compiled {
+        Compiled::Lowered(_) => print!("{}", compiled.source().unwrap_or_default()),
+        Compiled::Rejected(Refused { rejection: r, .. }) => println!("rejected: {r}"),
+        Compiled::Gap(NotModelled { gap: g, .. }) => println!(
             "unsupported: pallas-diff's codegen does not model {} at {}",
             g.construct, g.span
         ),

@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 use corpus::expectations::{SpecKernel, load_spec_kernel, spec_kernels_dir};
-use pallas_diff_compiler::compile::{CodegenOptions, Compiled, Outcome, compile};
+use pallas_diff_compiler::compile::{
+    CodegenOptions, Compiled, Lowered, NotModelled, Refused, compile,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,10 +25,10 @@ pub fn compile_spec(name: &str) -> (SpecKernel, Compiled) {
 
 /// The emitted source, or a panic naming why there is none.
 pub fn source_of(name: &str, c: &Compiled) -> String {
-    match c.outcome() {
-        Outcome::Lowered(s) => s.to_string(),
-        Outcome::Rejected(r) => panic!("{name}: rejected: {r}"),
-        Outcome::Gap(g) => panic!("{name}: {g}"),
+    match &c {
+        Compiled::Lowered(Lowered { module: s, .. }) => s.to_string(),
+        Compiled::Rejected(Refused { rejection: r, .. }) => panic!("{name}: rejected: {r}"),
+        Compiled::Gap(NotModelled { gap: g, .. }) => panic!("{name}: {g}"),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::generators::{GenConfig, fixup, generate};
 use arbitrary::Unstructured;
-use compiler::compile::{CodegenOptions, Outcome, compile};
+use compiler::compile::{CodegenOptions, Compiled, NotModelled, Refused, compile};
 use lang::frontend::parse_case;
 use lang::render::render_case;
 
@@ -26,8 +26,8 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     };
     let lines = text.lines().count() as u32;
     let compiled = compile(&case, &CodegenOptions::default());
-    match compiled.outcome() {
-        Outcome::Rejected(r) => {
+    match &compiled {
+        Compiled::Rejected(Refused { rejection: r, .. }) => {
             assert_eq!(
                 r.class(),
                 r.rule.class(),
@@ -42,13 +42,15 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
                 "finding: rejection without a source line: {r}\n{text}"
             );
         }
-        Outcome::Lowered(_) => assert!(
+        Compiled::Lowered(_) => assert!(
             compiled
                 .source()
                 .is_some_and(|src| src.contains("def make(")),
             "finding: emitted module has no make()"
         ),
-        Outcome::Gap(g) => assert!(!g.construct.is_empty(), "finding: unnamed codegen gap"),
+        Compiled::Gap(NotModelled { gap: g, .. }) => {
+            assert!(!g.construct.is_empty(), "finding: unnamed codegen gap")
+        }
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ use crate::reduce::{Budget, Reduced, Screen, reduce_staged};
 use crate::signature::{Signature, decisions_hold, index_forms, outcome_by_name, signature};
 use compiler::compile::CodegenOptions;
 use compiler::decisions::{Decisions, PlainSet};
-use fuzz::check::{CaseReport, check_case, compile_guarded};
+use fuzz::check::{CaseReport, Depth, PreparedCase, check_case};
 use fuzz::engines::{Engine, EngineRun, Job};
 use fuzz::outcome::Outcome;
 use lang::frontend::parse_case;
@@ -211,20 +211,22 @@ pub fn reduce_finding(
     let engine = memo.clone();
     // Stage 1, in-process and sequential: the checks that need no engine.
     let hooks = HookGuard::new();
-    let screen = |candidate: &Case| -> Screen<Case> {
+    let screen = |candidate: &Case| -> Screen<PreparedCase<'static>> {
         // A case script that parses back (so the result is one).
         let Ok(c) = parse_case(&render_case(candidate), "candidate.py") else {
             return Screen::Boring;
         };
+        // Prepared once: the screen's compile and reference run are the ones the engine stage
+        // reuses.
+        let prepared = PreparedCase::owned(Depth::Full, c, codegen);
+        let c = prepared.case();
         // The same kind of compile result, the same loop type, a subset of the forms.
-        let compiled = compile_guarded(&c, codegen);
+        let compiled = prepared.compiled();
         let compile_ok = match (&compiled, outcome) {
             (Err(_), Some(Outcome::CompilerCrash)) => true,
             (Err(_), _) | (Ok(_), Some(Outcome::CompilerCrash)) => false,
             (Ok(k), _) if wants_module => k.module().is_some(),
-            (Ok(k), Some(Outcome::Rejected)) => {
-                matches!(k.verdict(), compiler::verdict::Verdict::Rejected(_))
-            }
+            (Ok(k), Some(Outcome::Rejected)) => k.rejection().is_some(),
             (Ok(_), _) => true,
         };
         if !compile_ok {
@@ -240,7 +242,7 @@ pub fn reduce_finding(
                 // the forms.
                 Ok(_) | Err(_) => {
                     signature_.loop_type_holds(Some(c.effective_loop_type().name()))
-                        && index_forms(&c).is_subset(&signature_.forms)
+                        && index_forms(c).is_subset(&signature_.forms)
                 }
             };
             if !keeps {
@@ -248,9 +250,9 @@ pub fn reduce_finding(
             }
         }
         // The check without engines: the compiler and the reference.
-        let base = check_case(&c, &[], codegen);
+        let base = prepared.check(&[]);
         if engine.is_none() {
-            return if signature_.holds_for(&signature(&c, &base)) {
+            return if signature_.holds_for(&signature(c, &base)) {
                 Screen::Interesting
             } else {
                 Screen::Boring
@@ -260,12 +262,12 @@ pub fn reduce_finding(
             return Screen::Boring;
         }
         hooks.repair();
-        Screen::Run(c)
+        Screen::Run(prepared)
     };
-    // Stage 2, one engine run per candidate, in parallel: the whole check with the engine.
-    let run = |c: Case| -> bool {
-        let (_, sig) = check(&c);
-        signature_.holds_for(&sig)
+    // Stage 2, one engine run per candidate, in parallel: the engines on the prepared case.
+    let run = |p: PreparedCase<'static>| -> bool {
+        let report = p.check(&selected);
+        signature_.holds_for(&signature(p.case(), &report))
     };
     let jobs = if engine.is_some() { jobs.max(1) } else { 1 };
     let Reduced {

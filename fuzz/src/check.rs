@@ -9,7 +9,9 @@ use compiler::verdict::{Rejection, Verdict};
 use lang::ir::{Case, ExprKind, StmtKind};
 use lang::tensor::Tensor;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// Everything known about one checked case.
@@ -312,9 +314,7 @@ pub fn check_case_to(
     engines: &[Box<dyn Engine>],
     options: &CodegenOptions,
 ) -> CaseReport {
-    check_cases_to(depth, &[case], engines, options)
-        .pop()
-        .expect("one report per case")
+    PreparedCase::new(depth, case, options).check(engines)
 }
 
 /// [`check_case`] on several cases at once, one report per case in order: each engine gets the
@@ -326,32 +326,35 @@ pub fn check_cases(
     engines: &[Box<dyn Engine>],
     options: &CodegenOptions,
 ) -> Vec<CaseReport> {
-    check_cases_to(Depth::Full, cases, engines, options)
+    let prepared: Vec<PreparedCase<'_>> = cases
+        .iter()
+        .map(|case| PreparedCase::new(Depth::Full, case, options))
+        .collect();
+    let prepared: Vec<&PreparedCase<'_>> = prepared.iter().collect();
+    check_prepared(&prepared, engines)
 }
 
-/// [`check_cases`], running only as much as `depth` asks.
-pub fn check_cases_to(
-    depth: Depth,
-    cases: &[&Case],
+/// Runs `engines` on cases prepared once ([`PreparedCase`]) and classifies each, one report per
+/// case in order; each engine gets the cases it runs as one [`Engine::run_batch`]. The same
+/// prepared cases can be checked again with other engines: nothing is compiled or evaluated
+/// twice.
+pub fn check_prepared(
+    prepared: &[&PreparedCase<'_>],
     engines: &[Box<dyn Engine>],
-    options: &CodegenOptions,
 ) -> Vec<CaseReport> {
-    let prepared: Vec<Prepared<'_>> = cases
-        .iter()
-        .map(|case| Prepared::new(depth, case, engines, options))
-        .collect();
     let engines: Vec<&dyn Engine> = engines
         .iter()
         .filter(|e| e.name() != "oracle")
         .map(|e| e.as_ref())
         .collect();
+    let needs = Needs::of(&engines);
     // runs[c][e]: engine e's run of case c.
-    let mut runs: Vec<Vec<Option<EngineRun>>> = vec![vec![None; engines.len()]; cases.len()];
+    let mut runs: Vec<Vec<Option<EngineRun>>> = vec![vec![None; engines.len()]; prepared.len()];
     for (k, engine) in engines.iter().enumerate() {
         let mut members = Vec::new();
         let mut jobs = Vec::new();
         for (c, p) in prepared.iter().enumerate() {
-            match p.skip_reason(engine.name()) {
+            match p.skip_reason(needs, engine.name()) {
                 Some(why) => {
                     runs[c][k] = Some(EngineRun::instant(
                         engine.name(),
@@ -360,7 +363,7 @@ pub fn check_cases_to(
                 }
                 None => {
                     members.push(c);
-                    jobs.push(p.job());
+                    jobs.push(p.job(needs));
                 }
             }
         }
@@ -372,136 +375,168 @@ pub fn check_cases_to(
         }
     }
     prepared
-        .into_iter()
+        .iter()
         .zip(runs)
-        .map(|(p, runs)| p.finish(runs.into_iter().flatten().collect()))
+        .map(|(p, runs)| p.finish(needs, runs.into_iter().flatten().collect()))
         .collect()
 }
 
-/// One case compiled, its inputs made and its reference run: everything but the engines.
-struct Prepared<'a> {
-    depth: Depth,
-    case: &'a Case,
-    compiled: Result<Compiled, String>,
-    compile_seconds: f64,
-    compiler_result: CompilerResult,
-    verdict: Option<Verdict>,
-    gap: Option<String>,
-    crash: Option<String>,
-    /// The input tensors, made once for the reference (all of them) and the engines.
-    all_inputs: Result<Vec<Tensor>, lang::ir::inputs::InputError>,
+/// What a set of engines needs of a prepared case beyond the compile.
+#[derive(Clone, Copy, Debug)]
+struct Needs {
+    /// A Helion engine runs every case the compiler did not crash on (Helion's verdict is
+    /// checked too) and its outputs are compared with the reference's, so the reference runs
+    /// on rejected kernels as well.
+    helion: bool,
+    /// An engine compares with the reference tiled as Helion's eager mode tiles.
+    eager_reference: bool,
+    /// An engine runs the module's text (JAX), not only its typed AST (in-process).
+    text: bool,
+}
+
+impl Needs {
+    fn of(engines: &[&dyn Engine]) -> Needs {
+        Needs {
+            helion: engines.iter().any(|e| crate::engines::is_helion(e.name())),
+            eager_reference: engines
+                .iter()
+                .any(|e| crate::engines::reference_tiling(e.name()) == oracle::Tiling::HelionEager),
+            text: engines
+                .iter()
+                .any(|e| !crate::engines::is_in_process(e.name())),
+        }
+    }
+}
+
+/// A case's input tensors, made once for the reference (all of them) and the engines.
+struct Inputs {
+    all: Result<Vec<Tensor>, lang::ir::inputs::InputError>,
     /// The kernel's arguments when they are not all the inputs in order (usually they are,
     /// and then they are not copied).
     args: Option<Vec<Tensor>>,
-    /// Whether the engines run the module's text (JAX) or only its typed AST (in-process).
-    wants_text: bool,
-    reference: EngineRun,
-    eager_reference: Option<EngineRun>,
-    /// The largest float magnitude each reference computed ([`oracle::Outputs::magnitude`]):
-    /// the comparison's float32 tolerance scales with it.
-    reference_magnitude: f64,
-    eager_magnitude: f64,
 }
 
-impl<'a> Prepared<'a> {
-    fn new(
-        depth: Depth,
-        case: &'a Case,
-        engines: &[Box<dyn Engine>],
-        options: &CodegenOptions,
-    ) -> Prepared<'a> {
+/// One case prepared once for any set of engines: compiled (a compiler panic caught as a
+/// `compiler-crash`), and, on first need, its inputs made and its reference (and Helion-eager
+/// reference) run. [`PreparedCase::check`] runs engines on it and classifies; calling it again
+/// with other engines (a JAX confirmation, a cross-check, a reduction candidate's engine run)
+/// reuses the compile and the reference instead of recomputing them.
+pub struct PreparedCase<'a> {
+    depth: Depth,
+    case: Cow<'a, Case>,
+    compiled: Result<Compiled, String>,
+    compile_seconds: f64,
+    compiler_result: CompilerResult,
+    inputs: OnceLock<Inputs>,
+    /// The reference run and the largest float magnitude it computed
+    /// ([`oracle::Outputs::magnitude`]): the comparison's float32 tolerance scales with it.
+    reference: OnceLock<(EngineRun, f64)>,
+    eager_reference: OnceLock<(EngineRun, f64)>,
+}
+
+impl<'a> PreparedCase<'a> {
+    /// Compiles `case`; nothing else runs until an engine set needs it.
+    pub fn new(depth: Depth, case: &'a Case, options: &CodegenOptions) -> Self {
+        PreparedCase::with(depth, Cow::Borrowed(case), options)
+    }
+
+    /// [`PreparedCase::new`] on a case it keeps (to hand to another thread or stage).
+    pub fn owned(depth: Depth, case: Case, options: &CodegenOptions) -> PreparedCase<'static> {
+        PreparedCase::with(depth, Cow::Owned(case), options)
+    }
+
+    fn with(depth: Depth, case: Cow<'a, Case>, options: &CodegenOptions) -> Self {
         let t = Instant::now();
-        let compiled = compile_guarded(case, options);
+        let compiled = compile_guarded(&case, options);
         let compile_seconds = t.elapsed().as_secs_f64();
-        let (compiler_result, verdict, gap, crash) = match &compiled {
-            Err(panic) => (CompilerResult::Crashed, None, None, Some(panic.clone())),
-            Ok(c) => match c {
-                Compiled::Lowered(_) => (CompilerResult::Lowered, Some(c.verdict()), None, None),
-                Compiled::Rejected(r) => (
-                    CompilerResult::Rejected(r.rejection.class()),
-                    Some(c.verdict()),
-                    None,
-                    None,
-                ),
-                Compiled::Gap(g) => (
-                    CompilerResult::Gap,
-                    Some(c.verdict()),
-                    Some(format!("{} at {}", g.gap.construct, g.gap.span)),
-                    None,
-                ),
-            },
+        let compiler_result = match &compiled {
+            Err(_) => CompilerResult::Crashed,
+            Ok(Compiled::Lowered(_)) => CompilerResult::Lowered,
+            Ok(Compiled::Rejected(r)) => CompilerResult::Rejected(r.rejection.class()),
+            Ok(Compiled::Gap(_)) => CompilerResult::Gap,
         };
-        // The Helion engines run every case the compiler did not crash on (Helion's verdict is
-        // checked too), and their outputs are compared with the reference's.
-        let helion = engines.iter().any(|e| crate::engines::is_helion(e.name()));
-        let reference_decides = match compiler_result {
-            CompilerResult::Lowered | CompilerResult::Crashed => true,
-            CompilerResult::Rejected(_) | CompilerResult::Gap => depth == Depth::Full || helion,
-        };
-        let all_inputs = if reference_decides {
-            case.input_tensors()
-        } else {
-            Ok(Vec::new())
-        };
-        let args = match &all_inputs {
-            Err(_) => None,
-            Ok(all) => {
-                let positions = case.kernel_arg_positions();
-                if !reference_decides || positions.iter().copied().eq(0..all.len()) {
-                    None
-                } else {
-                    Some(positions.into_iter().map(|p| all[p].clone()).collect())
-                }
-            }
-        };
-        let (reference, reference_magnitude) = if reference_decides {
-            crate::engines::reference::Reference.run_with_inputs(case, &all_inputs)
-        } else {
-            let run = EngineRun::instant(
-                "oracle",
-                EngineStatus::NotRun(
-                    "the compiler did not lower the kernel (a findings-only check)".into(),
-                ),
-            );
-            (run, 0.0)
-        };
-        // Helion's eager mode ignores the config's block sizes: its reference is tiled the same
-        // way.
-        let eager_reference = engines
-            .iter()
-            .any(|e| crate::engines::reference_tiling(e.name()) == oracle::Tiling::HelionEager)
-            .then(|| {
-                crate::engines::reference::Reference.run_tiled(
-                    case,
-                    &all_inputs,
-                    oracle::Tiling::HelionEager,
-                )
-            });
-        let (eager_reference, eager_magnitude) = match eager_reference {
-            Some((run, magnitude)) => (Some(run), magnitude),
-            None => (None, 0.0),
-        };
-        let wants_text = depth == Depth::Full
-            || engines
-                .iter()
-                .any(|e| !crate::engines::is_in_process(e.name()));
-        Prepared {
+        PreparedCase {
             depth,
             case,
             compiled,
             compile_seconds,
             compiler_result,
-            verdict,
-            gap,
-            crash,
-            all_inputs,
-            args,
-            wants_text,
-            reference,
-            eager_reference,
-            reference_magnitude,
-            eager_magnitude,
+            inputs: OnceLock::new(),
+            reference: OnceLock::new(),
+            eager_reference: OnceLock::new(),
         }
+    }
+
+    /// The case.
+    pub fn case(&self) -> &Case {
+        &self.case
+    }
+
+    /// The compile, or the compiler's panic message and backtrace.
+    pub fn compiled(&self) -> Result<&Compiled, &str> {
+        self.compiled.as_ref().map_err(String::as_str)
+    }
+
+    /// Runs `engines` on the case and classifies it ([`check_prepared`] for one case).
+    pub fn check(&self, engines: &[Box<dyn Engine>]) -> CaseReport {
+        check_prepared(&[self], engines)
+            .pop()
+            .expect("one report per case")
+    }
+
+    /// Whether the reference runs for these engines: on every case the compiler lowered (or
+    /// crashed on), and on the others in a full check or for a Helion engine.
+    fn reference_decides(&self, needs: Needs) -> bool {
+        match self.compiler_result {
+            CompilerResult::Lowered | CompilerResult::Crashed => true,
+            CompilerResult::Rejected(_) | CompilerResult::Gap => {
+                self.depth == Depth::Full || needs.helion
+            }
+        }
+    }
+
+    fn inputs_made(&self) -> &Inputs {
+        self.inputs.get_or_init(|| {
+            let all = self.case.input_tensors();
+            let args = match &all {
+                Err(_) => None,
+                Ok(all) => {
+                    let positions = self.case.kernel_arg_positions();
+                    if positions.iter().copied().eq(0..all.len()) {
+                        None
+                    } else {
+                        Some(positions.into_iter().map(|p| all[p].clone()).collect())
+                    }
+                }
+            };
+            Inputs { all, args }
+        })
+    }
+
+    /// The reference run for these engines (made on first need), with its magnitude.
+    fn reference(&self, needs: Needs) -> Option<&(EngineRun, f64)> {
+        if !self.reference_decides(needs) {
+            return None;
+        }
+        Some(self.reference.get_or_init(|| {
+            crate::engines::reference::Reference
+                .run_with_inputs(&self.case, &self.inputs_made().all)
+        }))
+    }
+
+    /// The reference tiled as Helion's eager mode tiles (it ignores the config's block
+    /// sizes), when an engine compares with it.
+    fn eager_reference(&self, needs: Needs) -> Option<&(EngineRun, f64)> {
+        if !needs.eager_reference {
+            return None;
+        }
+        Some(self.eager_reference.get_or_init(|| {
+            crate::engines::reference::Reference.run_tiled(
+                &self.case,
+                &self.inputs_made().all,
+                oracle::Tiling::HelionEager,
+            )
+        }))
     }
 
     /// The emitted module's text (printed on first use; present iff the compiler lowered).
@@ -509,21 +544,25 @@ impl<'a> Prepared<'a> {
         self.compiled.as_ref().ok().and_then(|c| c.source())
     }
 
-    /// The kernel's arguments.
-    fn inputs(&self) -> &[Tensor] {
-        match (&self.args, &self.all_inputs) {
+    /// The kernel's arguments (none when the reference does not run: no engine runs then).
+    fn args(&self, needs: Needs) -> &[Tensor] {
+        if !self.reference_decides(needs) {
+            return &[];
+        }
+        let inputs = self.inputs_made();
+        match (&inputs.args, &inputs.all) {
             (Some(args), _) => args,
             (None, Ok(all)) => all,
             (None, Err(_)) => &[],
         }
     }
 
-    fn job(&self) -> Job<'_> {
+    fn job(&self, needs: Needs) -> Job<'_> {
         Job {
-            case: self.case,
-            inputs: self.inputs(),
+            case: &self.case,
+            inputs: self.args(needs),
             // The JAX engines run the module's text; the in-process ones its typed AST.
-            emitted: if self.wants_text {
+            emitted: if self.depth == Depth::Full || needs.text {
                 self.emitted()
             } else {
                 None
@@ -533,14 +572,16 @@ impl<'a> Prepared<'a> {
     }
 
     /// Why `engine` does not run this case, if it does not.
-    fn skip_reason(&self, engine: &str) -> Option<&'static str> {
+    fn skip_reason(&self, needs: Needs, engine: &str) -> Option<&'static str> {
         if crate::engines::is_helion(engine) {
             return match self.compiler_result {
                 CompilerResult::Crashed => Some("the compiler crashed"),
                 CompilerResult::Lowered | CompilerResult::Rejected(_) | CompilerResult::Gap => None,
             };
         }
-        let reference_ok = self.reference.status.outputs().is_some();
+        let reference_ok = self
+            .reference(needs)
+            .is_some_and(|(r, _)| r.status.outputs().is_some());
         match self.compiler_result {
             CompilerResult::Lowered if reference_ok => None,
             CompilerResult::Lowered => Some("the reference refused the case"),
@@ -551,21 +592,35 @@ impl<'a> Prepared<'a> {
     }
 
     /// Classifies the case given the engines' runs.
-    fn finish(self, runs: Vec<EngineRun>) -> CaseReport {
-        let names = output_names(self.case);
+    fn finish(&self, needs: Needs, runs: Vec<EngineRun>) -> CaseReport {
+        let names = output_names(&self.case);
+        let not_run;
+        let (reference, reference_magnitude) = match self.reference(needs) {
+            Some((run, magnitude)) => (run, *magnitude),
+            None => {
+                not_run = EngineRun::instant(
+                    "oracle",
+                    EngineStatus::NotRun(
+                        "the compiler did not lower the kernel (a findings-only check)".into(),
+                    ),
+                );
+                (&not_run, 0.0)
+            }
+        };
+        let eager = self.eager_reference(needs);
         // Each engine's outputs are compared once: the classification and the per-engine
         // values (`values_match`) read the same results.
         let mismatches: Vec<Option<compare::Mismatch>> = runs
             .iter()
             .map(|e| {
-                let (r, magnitude) = match &self.eager_reference {
-                    Some(eager)
+                let (r, magnitude) = match eager {
+                    Some((eager, magnitude))
                         if crate::engines::reference_tiling(&e.engine)
                             == oracle::Tiling::HelionEager =>
                     {
-                        (eager, self.eager_magnitude)
+                        (eager, *magnitude)
                     }
-                    Some(_) | None => (&self.reference, self.reference_magnitude),
+                    Some(_) | None => (reference, reference_magnitude),
                 };
                 let (got, want) = (e.status.outputs()?, r.status.outputs()?);
                 compare::compare(&e.engine, &names, got, want, magnitude)
@@ -573,7 +628,7 @@ impl<'a> Prepared<'a> {
                     .map(|m| *m)
             })
             .collect();
-        let values_match = match self.reference.status.outputs() {
+        let values_match = match reference.status.outputs() {
             Some(_) => runs
                 .iter()
                 .zip(&mismatches)
@@ -587,7 +642,7 @@ impl<'a> Prepared<'a> {
             engine,
             mismatch,
             known_issue,
-        } = classify(self.compiler_result, &self.reference, &runs, |e, _| {
+        } = classify(self.compiler_result, reference, &runs, |e, _| {
             // One run per engine in a check: the name finds its comparison.
             let i = runs.iter().position(|r| r.engine == e.engine)?;
             mismatches[i].clone()
@@ -598,14 +653,22 @@ impl<'a> Prepared<'a> {
             Depth::FindingsOnly if outcome.is_finding() => self.emitted().map(str::to_string),
             Depth::FindingsOnly => None,
         };
+        let (verdict, gap, crash) = match &self.compiled {
+            Err(panic) => (None, None, Some(panic.clone())),
+            Ok(c) => (
+                Some(c.verdict()),
+                c.gap().map(|g| format!("{} at {}", g.construct, g.span)),
+                None,
+            ),
+        };
         CaseReport {
             outcome,
             decided_by: engine,
-            verdict: self.verdict,
-            gap: self.gap,
-            crash: self.crash,
-            reference: self.reference,
-            eager_reference: self.eager_reference,
+            verdict,
+            gap,
+            crash,
+            reference: reference.clone(),
+            eager_reference: eager.map(|(run, _)| run.clone()),
             engines: runs,
             mismatch,
             known_issue,
@@ -613,7 +676,8 @@ impl<'a> Prepared<'a> {
             compile_seconds: self.compile_seconds,
             decisions: self
                 .compiled
-                .map(Compiled::into_decisions)
+                .as_ref()
+                .map(|c| c.decisions().clone())
                 .unwrap_or_default(),
             values_match,
         }

@@ -11,14 +11,15 @@
 //! TPU interpreter manages a few new kernels/s on this machine, the in-process engines
 //! thousands) — unless the campaign is told to confirm every lowered case
 //! ([`Confirmation::Every`]), when generation waits for JAX. A confirmer takes up to
-//! [`JAX_BATCH`] cases of one engine and runs them as one batch ([`crate::check::check_cases`]).
+//! [`JAX_BATCH`] cases of one engine and runs them as one batch on the cases as the in-process
+//! check prepared them ([`crate::check::check_prepared`]: no second compile or reference run).
 
 pub mod record;
 pub mod select;
 pub mod sink;
 pub mod stats;
 
-use crate::check::{CaseReport, check_case, check_cases};
+use crate::check::{CaseReport, Depth, PreparedCase, check_prepared};
 use crate::engines::Engine;
 use crate::generators::{GenConfig, features, generate_from_seed};
 use crate::outcome::Outcome;
@@ -193,8 +194,10 @@ pub fn run(
                             io_error.lock().expect("error lock").get_or_insert(e);
                         }
                     }
-                    let report = check_case(&case, &cfg.in_process, &cfg.codegen);
-                    let feats = features(&case);
+                    let prepared = PreparedCase::owned(Depth::Full, case, &cfg.codegen);
+                    let report = prepared.check(&cfg.in_process);
+                    let case = prepared.case();
+                    let feats = features(case);
                     {
                         let mut st = stats.lock().expect("stats lock");
                         st.record(report.outcome, report.lowered(), &feats);
@@ -216,11 +219,11 @@ pub fn run(
                         }
                     }
                     if report.outcome.is_finding() {
-                        file(&case, &report, seed);
+                        file(case, &report, seed);
                     } else if report.outcome == Outcome::Agree
                         && report.emitted.is_some()
                         && !cfg.jax.is_empty()
-                        && !selector.offer(case, seed, select::cells(&feats))
+                        && !selector.offer(prepared, seed, select::cells(&feats))
                     {
                         break;
                     }
@@ -251,8 +254,9 @@ pub fn run(
                         break;
                     }
                     let engine = std::slice::from_ref(&cfg.jax[e]);
-                    let cases: Vec<&Case> = batch.iter().map(|p| &p.case).collect();
-                    let reports = check_cases(&cases, engine, &cfg.codegen);
+                    let prepared: Vec<&PreparedCase<'_>> =
+                        batch.iter().map(|p| &p.prepared).collect();
+                    let reports = check_prepared(&prepared, engine);
                     for (p, report) in batch.iter().zip(&reports) {
                         // A case two engines both disagree on moves out of `agree` once.
                         let moves = report.outcome != Outcome::Agree
@@ -262,14 +266,14 @@ pub fn run(
                             st.record_confirmation(
                                 cfg.jax[e].name(),
                                 moves.then_some(report.outcome),
-                                &features(&p.case),
+                                &features(p.prepared.case()),
                             );
                             if let Some(k) = report.known_issue {
                                 *st.known_issues.entry(k.to_string()).or_default() += 1;
                             }
                         }
                         if report.outcome.is_finding() {
-                            file(&p.case, report, p.seed);
+                            file(p.prepared.case(), report, p.seed);
                         }
                     }
                 }

@@ -10,8 +10,9 @@
 //! skipped). In the default two-minute campaign JAX confirms ~0.1% of the agreeing cases, so
 //! which ones matters more than how many: in arrival order most cells never reached JAX.
 
+use crate::check::PreparedCase;
 use crate::generators::{Feature, IndexForm};
-use lang::ir::{Case, LoopType};
+use lang::ir::LoopType;
 use lang::tensor::DType;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicBool;
@@ -110,8 +111,9 @@ pub struct Rank {
 
 /// A case waiting for confirmation.
 pub struct Pending {
-    /// The case.
-    pub case: Case,
+    /// The case as the in-process check prepared it: the confirmation runs the JAX engine on
+    /// the same compile and reference.
+    pub prepared: PreparedCase<'static>,
     /// Its generator seed.
     pub seed: u64,
     /// Its cells.
@@ -220,7 +222,12 @@ impl Selector {
 
     /// Offers a lowered agreeing case to every engine. Returns false when the selector is
     /// closed (the campaign is stopping).
-    pub fn offer(&self, case: Case, seed: u64, cells: Vec<ConfirmCell>) -> bool {
+    pub fn offer(
+        &self,
+        prepared: PreparedCase<'static>,
+        seed: u64,
+        cells: Vec<ConfirmCell>,
+    ) -> bool {
         let mut st = self.lock();
         for c in &cells {
             *st.lowered.entry(*c).or_default() += 1;
@@ -228,7 +235,7 @@ impl Selector {
         let seq = st.next_seq;
         st.next_seq += 1;
         let pending = Arc::new(Pending {
-            case,
+            prepared,
             seed,
             cells,
             reclassified: AtomicBool::new(false),
@@ -385,8 +392,10 @@ mod tests {
         }
     }
 
-    fn case() -> Case {
-        crate::generators::generate_from_seed(1, &crate::generators::GenConfig::default())
+    fn case() -> PreparedCase<'static> {
+        let case =
+            crate::generators::generate_from_seed(1, &crate::generators::GenConfig::default());
+        PreparedCase::owned(crate::check::Depth::Full, case, &Default::default())
     }
 
     #[test]

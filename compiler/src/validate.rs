@@ -19,7 +19,7 @@ use crate::verdict::{Rejection, Rule};
 use lang::ir::hash::FastMap;
 use lang::ir::scope::HostEnv;
 use lang::ir::types::{Ty, Types};
-use lang::ir::{BinOp, Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
+use lang::ir::{Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
 
 /// The first trace-time refusal of the kernel in program order, if any.
 pub fn validate(case: &Case) -> Option<Rejection> {
@@ -116,39 +116,7 @@ impl Validator<'_> {
     /// The value of a compile-time static int expression (literals, host ints, host sizes,
     /// device names bound to static ints, and arithmetic on them).
     fn static_int(&self, e: &Expr) -> Option<i64> {
-        match &e.kind {
-            ExprKind::Name(n) => self
-                .consts
-                .get(n)
-                .copied()
-                .or_else(|| self.host.ints.get(n).copied()),
-            ExprKind::Binary { op, lhs, rhs } => {
-                let (a, b) = (self.static_int(lhs)?, self.static_int(rhs)?);
-                match op {
-                    BinOp::Add => a.checked_add(b),
-                    BinOp::Sub => a.checked_sub(b),
-                    BinOp::Mul => a.checked_mul(b),
-                    BinOp::FloorDiv => {
-                        (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
-                    }
-                    BinOp::Div => None,
-                }
-            }
-            ExprKind::Int(_) | ExprKind::Size { .. } => self.host.eval_int(e),
-            ExprKind::Float(_)
-            | ExprKind::TileAttr { .. }
-            | ExprKind::Compare { .. }
-            | ExprKind::Load { .. }
-            | ExprKind::Subscript { .. }
-            | ExprKind::Arange { .. }
-            | ExprKind::Zeros { .. }
-            | ExprKind::Full { .. }
-            | ExprKind::Cast { .. }
-            | ExprKind::Sum { .. }
-            | ExprKind::View { .. }
-            | ExprKind::Permute { .. }
-            | ExprKind::Alloc { .. } => None,
-        }
+        lang::ir::arith::static_int(e, self)
     }
 
     fn check_expr(&self, e: &Expr) -> Option<Rejection> {
@@ -271,6 +239,20 @@ pub(crate) fn index_repr(index: &Index) -> String {
             format!("LiteralType({})", lang::render::expr(e))
         }
         Index::Expr(e) => lang::render::expr(e),
+    }
+}
+
+/// Device names bound to static ints first, then the host's ints and sizes.
+impl lang::ir::arith::IntEnv for Validator<'_> {
+    fn name(&self, name: &str) -> Option<i64> {
+        self.consts
+            .get(name)
+            .copied()
+            .or_else(|| self.host.ints.get(name).copied())
+    }
+
+    fn size(&self, size: &Expr, _value: &Expr, _dim: i64) -> Option<i64> {
+        self.host.eval_int(size)
     }
 }
 

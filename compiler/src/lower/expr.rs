@@ -42,42 +42,36 @@ pub(crate) fn zero(dtype: DType) -> P {
     }
 }
 
-/// Normalizes a possibly negative dim of a rank-`rank` value.
-pub(crate) fn norm_dim(dim: i64, rank: usize) -> Option<usize> {
-    let d = if dim < 0 { dim + rank as i64 } else { dim };
-    usize::try_from(d).ok().filter(|&d| d < rank)
+pub(crate) use lang::ir::arith::norm_dim;
+
+/// Names bound to ints in the lowering's environment; sizes by their trace type (a loop-carried
+/// int is not static, so trace types are not used for names).
+struct StaticInts<'l, 'a> {
+    lowerer: &'l Lowerer<'a>,
+    env: &'l Env,
 }
 
-fn floor_div(a: i64, b: i64) -> Option<i64> {
-    (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
+impl lang::ir::arith::IntEnv for StaticInts<'_, '_> {
+    fn name(&self, name: &str) -> Option<i64> {
+        match self.env.get(name) {
+            Some(Val::Int(v)) => Some(*v),
+            _ => None,
+        }
+    }
+
+    fn size(&self, size: &Expr, _value: &Expr, _dim: i64) -> Option<i64> {
+        match self.lowerer.types.of(size) {
+            Ty::Int(Some(a)) => a.as_const(),
+            _ => None,
+        }
+    }
 }
 
 impl Lowerer<'_> {
     /// The value of `e` when it is syntactically static: int literals, static names, sizes and
     /// arithmetic on those. (Trace types are not used: a loop-carried int is not static.)
     pub(super) fn static_int(&self, e: &Expr, env: &Env) -> Option<i64> {
-        match &e.kind {
-            ExprKind::Int(v) => Some(*v),
-            ExprKind::Name(n) => match env.get(n) {
-                Some(Val::Int(v)) => Some(*v),
-                _ => None,
-            },
-            ExprKind::Size { .. } => match self.types.of(e) {
-                Ty::Int(Some(a)) => a.as_const(),
-                _ => None,
-            },
-            ExprKind::Binary { op, lhs, rhs } => {
-                let (a, b) = (self.static_int(lhs, env)?, self.static_int(rhs, env)?);
-                match op {
-                    BinOp::Add => a.checked_add(b),
-                    BinOp::Sub => a.checked_sub(b),
-                    BinOp::Mul => a.checked_mul(b),
-                    BinOp::FloorDiv => floor_div(a, b),
-                    BinOp::Div => None,
-                }
-            }
-            _ => None,
-        }
+        lang::ir::arith::static_int(e, &StaticInts { lowerer: self, env })
     }
 
     /// Whether `e` evaluates to a resident Ref (a planned load, view or subscript that does not

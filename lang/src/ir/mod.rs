@@ -13,6 +13,7 @@
 //! workspace is exhaustive (no `_` arm), so a new form fails to compile until the frontend,
 //! renderer, reference, planner and generator handle it.
 
+pub mod arith;
 pub mod blocks;
 pub mod dead;
 pub mod hash;

@@ -3,9 +3,7 @@
 //! captures of a branch or loop graph (the outer names it reads, spec §2.2).
 
 use super::hash::FastSet;
-use super::{
-    AllocKind, AllocShape, Arg, BinOp, Case, Expr, ExprKind, ParamKind, Stmt, StmtKind, ViewOp,
-};
+use super::{AllocKind, AllocShape, Arg, Case, Expr, ExprKind, ParamKind, Stmt, StmtKind, ViewOp};
 use crate::tensor::DType;
 use std::collections::BTreeMap;
 
@@ -126,46 +124,10 @@ impl HostEnv {
         found
     }
 
-    /// Evaluates a host int expression: literals, int names, `t.size(d)`, `+ - * //`.
+    /// Evaluates a host int expression: literals, int names, `t.size(d)`, `+ - * //`
+    /// ([`super::arith::static_int`]).
     pub fn eval_int(&self, e: &Expr) -> Option<i64> {
-        match &e.kind {
-            ExprKind::Int(v) => Some(*v),
-            ExprKind::Name(n) => self.ints.get(n).copied(),
-            ExprKind::Size { value, dim } => {
-                let ExprKind::Name(n) = &value.kind else {
-                    return None;
-                };
-                let t = self.tensors.get(n)?;
-                let rank = t.shape.len() as i64;
-                let d = if *dim < 0 { dim + rank } else { *dim };
-                (0..rank).contains(&d).then(|| t.shape[d as usize] as i64)
-            }
-            ExprKind::Binary { op, lhs, rhs } => {
-                let (a, b) = (self.eval_int(lhs)?, self.eval_int(rhs)?);
-                match op {
-                    BinOp::Add => a.checked_add(b),
-                    BinOp::Sub => a.checked_sub(b),
-                    BinOp::Mul => a.checked_mul(b),
-                    BinOp::FloorDiv => {
-                        (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
-                    }
-                    BinOp::Div => None,
-                }
-            }
-            ExprKind::Float(_)
-            | ExprKind::TileAttr { .. }
-            | ExprKind::Compare { .. }
-            | ExprKind::Load { .. }
-            | ExprKind::Subscript { .. }
-            | ExprKind::Arange { .. }
-            | ExprKind::Zeros { .. }
-            | ExprKind::Full { .. }
-            | ExprKind::Cast { .. }
-            | ExprKind::Sum { .. }
-            | ExprKind::View { .. }
-            | ExprKind::Permute { .. }
-            | ExprKind::Alloc { .. } => None,
-        }
+        super::arith::static_int(e, self)
     }
 
     fn host_tensor(&self, e: &Expr, next_storage: &mut StorageId) -> Option<HostTensor> {
@@ -314,4 +276,19 @@ pub fn captures(body: &[Stmt]) -> Vec<String> {
     let mut out = Vec::new();
     walk(body, &mut FastSet::default(), &mut out);
     out
+}
+
+impl super::arith::IntEnv for HostEnv {
+    fn name(&self, name: &str) -> Option<i64> {
+        self.ints.get(name).copied()
+    }
+
+    fn size(&self, _size: &Expr, value: &Expr, dim: i64) -> Option<i64> {
+        let ExprKind::Name(n) = &value.kind else {
+            return None;
+        };
+        let t = self.tensors.get(n)?;
+        let d = super::arith::norm_dim(dim, t.shape.len())?;
+        Some(t.shape[d] as i64)
+    }
 }

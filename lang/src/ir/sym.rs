@@ -162,8 +162,7 @@ impl Affine {
     /// Floor division, only of constants by non-zero constants.
     pub fn floor_div(&self, other: &Affine) -> Option<Affine> {
         let (a, b) = (self.as_const()?, other.as_const()?);
-        (b != 0)
-            .then(|| Affine::constant(a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0)))
+        super::arith::floor_div(a, b).map(Affine::constant)
     }
 
     /// Evaluates the form with concrete symbol values.

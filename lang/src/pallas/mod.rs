@@ -535,12 +535,8 @@ impl Expr {
                     BinOp::Add => a.checked_add(b),
                     BinOp::Sub => a.checked_sub(b),
                     BinOp::Mul => a.checked_mul(b),
-                    BinOp::FloorDiv => {
-                        (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
-                    }
-                    BinOp::Mod => (b != 0).then(|| {
-                        a - b * (a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
-                    }),
+                    BinOp::FloorDiv => crate::ir::arith::floor_div(a, b),
+                    BinOp::Mod => crate::ir::arith::floor_mod(a, b),
                     BinOp::Div | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => None,
                 };
                 if let Some(v) = folded {

@@ -10,6 +10,7 @@ use crate::value::{Arr, Cat, IntVal, MAX_RANK, Shape, Value};
 use lang::pallas::{BinOp, CmpOp};
 use std::rc::Rc;
 
+/// Python's `a // b` ([`lang::ir::arith::floor_div`]), with Python's error for a zero divisor.
 fn py_floor_div(a: i64, b: i64) -> SimResult<i64> {
     if b == 0 {
         return Err(te(
@@ -17,12 +18,8 @@ fn py_floor_div(a: i64, b: i64) -> SimResult<i64> {
             "integer division or modulo by zero",
         ));
     }
-    let q = a.div_euclid(b);
-    Ok(if b < 0 && a.rem_euclid(b) != 0 {
-        q - 1
-    } else {
-        q
-    })
+    lang::ir::arith::floor_div(a, b)
+        .ok_or_else(|| SimError::unsupported("Python int arithmetic beyond 64 bits"))
 }
 
 fn py_float_mod(a: f64, b: f64) -> f64 {
@@ -50,8 +47,8 @@ fn py_binary(op: BinOp, a: &Value, b: &Value) -> SimResult<Value> {
             }
             BinOp::FloorDiv => Value::Int(py_floor_div(x, y)?),
             BinOp::Mod => {
-                let q = py_floor_div(x, y)?;
-                Value::Int(x - q * y)
+                py_floor_div(x, y)?;
+                Value::Int(lang::ir::arith::floor_mod(x, y).ok_or_else(overflow)?)
             }
             BinOp::BitAnd => Value::Int(x & y),
             BinOp::BitOr => Value::Int(x | y),

@@ -1,0 +1,121 @@
+//! The one constant-evaluation kit: Python's int arithmetic on `i64`, dim normalization, and
+//! the evaluation of static int expressions under a name environment.
+//!
+//! The validator, the planner, the lowering, the Pallas AST's folding, the executor and the
+//! generator's admissibility check all ask these questions; they answer them here, so a rule
+//! such as "floor division rounds toward negative infinity" is written once. The reference
+//! (`pallas-diff-oracle`) deliberately keeps its own arithmetic: it is the independent opinion
+//! every finding is judged against.
+//!
+//! Every function is total: a zero divisor or a result beyond `i64` is `None`, never a panic
+//! (`i64::MIN // -1` overflows in Rust's `div_euclid`; Python gives 2**63).
+
+use super::{BinOp, Expr, ExprKind};
+
+/// Python's `a // b` (rounds toward negative infinity); `None` for `b == 0` or an overflow.
+pub fn floor_div(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div_euclid(b)?;
+    // Euclidean division rounds a negative divisor's quotient up where a remainder is left.
+    Some(if b < 0 && a.checked_rem_euclid(b)? != 0 {
+        q - 1
+    } else {
+        q
+    })
+}
+
+/// Python's `a % b` (the sign of `b`); `None` for `b == 0` or an overflow.
+pub fn floor_mod(a: i64, b: i64) -> Option<i64> {
+    a.checked_sub(b.checked_mul(floor_div(a, b)?)?)
+}
+
+/// `a op b` on Python ints: `+ - * //` (checked); true division is not an int.
+pub fn int_binop(op: BinOp, a: i64, b: i64) -> Option<i64> {
+    match op {
+        BinOp::Add => a.checked_add(b),
+        BinOp::Sub => a.checked_sub(b),
+        BinOp::Mul => a.checked_mul(b),
+        BinOp::FloorDiv => floor_div(a, b),
+        BinOp::Div => None,
+    }
+}
+
+/// A possibly negative dim of a rank-`rank` value, as an index (`None` out of range).
+pub fn norm_dim(dim: i64, rank: usize) -> Option<usize> {
+    let d = if dim < 0 {
+        dim.checked_add(rank as i64)?
+    } else {
+        dim
+    };
+    usize::try_from(d).ok().filter(|&d| d < rank)
+}
+
+/// What names and sizes mean to [`static_int`].
+pub trait IntEnv {
+    /// The static int a name is bound to, if it is one.
+    fn name(&self, name: &str) -> Option<i64>;
+    /// The static value of `size` (an [`ExprKind::Size`] of `value` at `dim`), if static.
+    fn size(&self, size: &Expr, value: &Expr, dim: i64) -> Option<i64>;
+}
+
+/// The value of `e` when it is a static int: int literals, names and sizes the environment
+/// knows, and `+ - * //` on those ([`int_binop`]).
+pub fn static_int(e: &Expr, env: &impl IntEnv) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Name(n) => env.name(n),
+        ExprKind::Size { value, dim } => env.size(e, value, *dim),
+        ExprKind::Binary { op, lhs, rhs } => {
+            int_binop(*op, static_int(lhs, env)?, static_int(rhs, env)?)
+        }
+        ExprKind::Float(_)
+        | ExprKind::TileAttr { .. }
+        | ExprKind::Compare { .. }
+        | ExprKind::Load { .. }
+        | ExprKind::Subscript { .. }
+        | ExprKind::Arange { .. }
+        | ExprKind::Zeros { .. }
+        | ExprKind::Full { .. }
+        | ExprKind::Cast { .. }
+        | ExprKind::Sum { .. }
+        | ExprKind::View { .. }
+        | ExprKind::Permute { .. }
+        | ExprKind::Alloc { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floor_division_and_modulo_are_pythons() {
+        // (a, b, a // b, a % b) as Python 3 computes them.
+        for (a, b, q, r) in [
+            (7, 2, 3, 1),
+            (-7, 2, -4, 1),
+            (7, -2, -4, -1),
+            (-7, -2, 3, -1),
+            (6, -3, -2, 0),
+            (0, -5, 0, 0),
+        ] {
+            assert_eq!(floor_div(a, b), Some(q), "{a} // {b}");
+            assert_eq!(floor_mod(a, b), Some(r), "{a} % {b}");
+        }
+        assert_eq!(floor_div(1, 0), None);
+        assert_eq!(floor_mod(1, 0), None);
+        // Python: -2**63 // -1 == 2**63, beyond i64: none, not a panic.
+        assert_eq!(floor_div(i64::MIN, -1), None);
+        assert_eq!(floor_mod(i64::MIN, -1), None);
+        assert_eq!(int_binop(BinOp::Add, i64::MAX, 1), None);
+        assert_eq!(int_binop(BinOp::Div, 4, 2), None);
+    }
+
+    #[test]
+    fn dims_normalize_like_torch() {
+        assert_eq!(norm_dim(-1, 3), Some(2));
+        assert_eq!(norm_dim(2, 3), Some(2));
+        assert_eq!(norm_dim(3, 3), None);
+        assert_eq!(norm_dim(-4, 3), None);
+        assert_eq!(norm_dim(i64::MIN, 3), None);
+    }
+}

@@ -17,7 +17,7 @@
 //! Forms that Helion refuses (negative bounds, open slices, iotas outside their branch, ...) are
 //! drawn on purpose at the rate [`GenConfig::wild_percent`] says.
 
-use super::check::contiguous_after;
+use super::admissible::contiguous_after;
 use super::config::GenConfig;
 use super::make::*;
 use super::shape::{Dim, Val, reduce_to, slice_len};

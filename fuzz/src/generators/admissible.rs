@@ -1,7 +1,9 @@
-//! The well-formedness check: is a case one the eager reference can evaluate, and one the
-//! frontend reads back unchanged from its rendering?
+//! Admissibility, the generator's validator: is a case one the eager reference can evaluate,
+//! and one the frontend reads back unchanged from its rendering? (Stronger than the IR rules of
+//! `lang::frontend::wellformed`, which every case read from a script or JSON meets: those say a
+//! case means something, this says it runs in range on every iteration and round-trips.)
 //!
-//! [`check`] runs the kernel the way eager PyTorch would, but on shapes instead of values: it
+//! [`validate_admissible`] runs the kernel the way eager PyTorch would, but on shapes instead of values: it
 //! iterates every grid index and tile with the *effective* block sizes (spec §1.1a), binds tile
 //! attributes to concrete ints, and tracks the exact values of small int index tensors
 //! (`t.index`, `hl.arange`, `t.index + k`). So it can tell, exactly, whether every index is in
@@ -11,13 +13,13 @@
 //! unchanged (an `Index::Expr` holding an int literal, a grid with `block_size=`, ...).
 //!
 //! It is deliberately stricter than PyTorch in a few places, each noted where it is decided:
-//! `.view` needs a value the check can prove contiguous, int32 values must be cast before `.sum`
+//! `.view` needs a value the validator can prove contiguous, int32 values must be cast before `.sum`
 //! (torch would promote to int64, which cases do not have), an int index beside a tensor index is
 //! refused (NumPy and PyTorch place the result dims differently), and names first bound inside a
 //! loop or branch are forgotten after it (Helion does not carry them out).
 //!
-//! The check is what [`super::fixup`] repairs against, and what the generator's tests hold every
-//! generated case to.
+//! The validator is what [`super::fixup`] repairs against, and what the generator's tests hold
+//! every generated case to.
 
 use lang::ir::blocks::BlockTable;
 use lang::ir::hash::FastMap;
@@ -87,13 +89,13 @@ const MAX_STEPS: usize = 20_000;
 /// Most elements an input or allocation may have.
 const MAX_ELEMS: usize = 1 << 16;
 
-/// Checks that `case` is well-formed: see the module docs.
-pub fn check(case: &Case) -> Result<(), Flaw> {
-    check_module(case).map_err(Flaw::Module)?;
-    check_return(case).map_err(Flaw::Return)?;
-    check_static(case)?;
-    let mut c = Checker::new(case).map_err(Flaw::Module)?;
-    c.run()
+/// Whether `case` is admissible (see the module docs): `Ok`, or the first flaw found.
+pub fn validate_admissible(case: &Case) -> Result<(), Flaw> {
+    module_rules(case).map_err(Flaw::Module)?;
+    return_rule(case).map_err(Flaw::Return)?;
+    frontend_rules(case)?;
+    let mut run = ShapeRun::new(case).map_err(Flaw::Module)?;
+    run.run()
 }
 
 // ---- what the frontend decides without running anything -------------------------------------
@@ -111,7 +113,7 @@ enum NameKind {
 /// The frontend's rules, over every statement whether or not it runs: names are bound before
 /// they are read (in program order), tile attributes are of tiles, loads and stores name host
 /// tensors, device constructs sit inside device loops, and every form survives render → parse.
-fn check_static(case: &Case) -> Result<(), Flaw> {
+fn frontend_rules(case: &Case) -> Result<(), Flaw> {
     let mut names: FastMap<String, NameKind> = case
         .kernel
         .params
@@ -328,7 +330,7 @@ pub(crate) fn is_identifier(n: &str) -> bool {
         && !RESERVED.contains(&n)
 }
 
-fn check_module(case: &Case) -> Result<(), String> {
+fn module_rules(case: &Case) -> Result<(), String> {
     if case.version != CASE_VERSION {
         return Err(format!("version {} is not {CASE_VERSION}", case.version));
     }
@@ -468,7 +470,7 @@ fn check_module(case: &Case) -> Result<(), String> {
     Ok(())
 }
 
-fn check_return(case: &Case) -> Result<(), String> {
+fn return_rule(case: &Case) -> Result<(), String> {
     let body = &case.kernel.body;
     let returns = body
         .iter()
@@ -542,7 +544,7 @@ enum Storage {
     },
 }
 
-struct Checker<'c> {
+struct ShapeRun<'c> {
     case: &'c Case,
     table: BlockTable,
     effective: Vec<i64>,
@@ -647,15 +649,15 @@ pub(crate) fn contiguous_after(
     ok
 }
 
-impl<'c> Checker<'c> {
-    fn new(case: &'c Case) -> R<Checker<'c>> {
+impl<'c> ShapeRun<'c> {
+    fn new(case: &'c Case) -> R<ShapeRun<'c>> {
         let host = HostEnv::of(case);
         let sizes = case.block_sizes(|e| host.eval_int(e));
         let table = BlockTable::of(&case.kernel);
         if let Some(bad) = sizes.effective.iter().position(|&b| b < 1) {
             return Err(format!("block id {bad} has no positive block size"));
         }
-        let mut c = Checker {
+        let mut c = ShapeRun {
             case,
             table,
             effective: sizes.effective,

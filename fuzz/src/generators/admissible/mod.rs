@@ -43,7 +43,6 @@ use lang::ir::Case;
 use module_rules::{module_rules, return_rule};
 use run::ShapeRun;
 use static_rules::frontend_rules;
-use std::fmt;
 
 /// Which body of a statement a path step descends into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -63,11 +62,13 @@ pub enum Arm {
 pub type StmtPath = Vec<(Arm, usize)>;
 
 /// What is wrong with a case, and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Flaw {
     /// Module level: inputs, parameters, the call, the config or the case version.
+    #[error("case: {0}")]
     Module(String),
     /// A statement of the kernel body.
+    #[error("statement {path:?}: {message}")]
     Stmt {
         /// Where the statement is.
         path: StmtPath,
@@ -75,28 +76,14 @@ pub enum Flaw {
         message: String,
     },
     /// An output allocated with `torch.empty` is returned with elements never written.
+    #[error("`{name}` is allocated with torch.empty and returned partly unwritten")]
     UnwrittenEmpty {
         /// The host name of the allocation.
         name: String,
     },
     /// The kernel does not end with one `return` of host tensors.
+    #[error("return: {0}")]
     Return(String),
-}
-
-impl fmt::Display for Flaw {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Flaw::Module(m) => write!(f, "case: {m}"),
-            Flaw::Stmt { path, message } => write!(f, "statement {path:?}: {message}"),
-            Flaw::UnwrittenEmpty { name } => {
-                write!(
-                    f,
-                    "`{name}` is allocated with torch.empty and returned partly unwritten"
-                )
-            }
-            Flaw::Return(m) => write!(f, "return: {m}"),
-        }
-    }
 }
 
 /// Most loop-body executions a case may take (cases evaluate in microseconds).

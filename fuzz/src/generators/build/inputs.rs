@@ -2,11 +2,40 @@
 //! wrong row shows in the sum (one power of two per row) and products of two reads stay exact
 //! in float32.
 
-use super::Gen;
+use super::{Gen, Plan};
 use arbitrary::Result;
 use lang::ir::{Ctor, DType, Input, InputOp, Span};
 
 impl Gen<'_, '_> {
+    /// The inputs (`x`, `y` when the case writes, `init` when `acc` starts from it) and the
+    /// `torch.manual_seed` a random one needs.
+    pub(super) fn choose_inputs(&mut self, plan: &Plan) -> Result<(Vec<Input>, Option<u64>)> {
+        let mut inputs = vec![self.x_input()?];
+        let mut random = matches!(inputs[0].ctor, Ctor::Randn { .. } | Ctor::Rand { .. });
+        if plan.writes {
+            let y = self.y_input()?;
+            random |= matches!(y.ctor, Ctor::Randn { .. } | Ctor::Rand { .. });
+            inputs.push(y);
+        }
+        if plan.init_acc {
+            let shape = [vec![plan.grid], self.acc_shape.clone()].concat();
+            inputs.push(Input {
+                name: "init".into(),
+                ctor: Ctor::Randn { shape },
+                dtype: None,
+                chain: vec![],
+                span: Span::default(),
+            });
+            random = true;
+        }
+        let seed = if random {
+            Some(self.u.int_in_range(0..=999u64)?)
+        } else {
+            None
+        };
+        Ok((inputs, seed))
+    }
+
     pub(super) fn x_input(&mut self) -> Result<Input> {
         let shape = self.x_shape.clone();
         let dtype = self.dtype;

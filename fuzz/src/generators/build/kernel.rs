@@ -1,22 +1,119 @@
 //! The kernel skeleton: [`Gen::case`] decides, in order, everything around the items — the
 //! dtype and loop type, the family (an `hl.grid` around the tile loop, or the tile loop as the
 //! launch grid), `x`'s shape, whether the case writes the tensor it loads, the grid, the trace
-//! output, the outer tile loop's bounds and block, the host allocations, the outer body, the
+//! output, the outer tile loop's range and block, the host allocations, the outer body, the
 //! inputs, the config and the call — and the blocks of the outer loop and of the `tile.count`
 //! loop ahead of it.
 
-use super::{Base, Family, Gen, Outer, Scope};
+use super::{Base, Family, Gen, Outer, Plan, Scope};
+use crate::generators::fixup::{canonical_lists, subscript_partial_lists};
 use crate::generators::make::*;
 use crate::generators::shape::{Dim, Val};
 use arbitrary::Result;
 use lang::ir::blocks::minimum_block;
 use lang::ir::{
-    AllocKind, AllocShape, Arg, CASE_VERSION, Call, Case, Config, Ctor, DType, ExprKind, Index,
-    Input, Kernel, LoopType, Param, ParamKind, Span, Stmt, StmtKind, TileAttr, ViewOp,
+    AllocKind, AllocShape, Arg, CASE_VERSION, Call, Case, Config, DType, Expr, ExprKind, Index,
+    Kernel, LoopType, Param, ParamKind, Span, Stmt, StmtKind, TileAttr, ViewOp,
 };
 
+/// The outer tile loop's variable.
+const OUTER: &str = "outer";
+
+/// The outer tile loop's range over `x`'s first dim, and its block.
+struct OuterRange {
+    /// `x.size(0)`.
+    n: usize,
+    begin: usize,
+    end: usize,
+    block: usize,
+    /// The fewest live rows any tile has (the last one's).
+    live_min: usize,
+}
+
+impl OuterRange {
+    fn extent(&self) -> usize {
+        self.end - self.begin
+    }
+}
+
+/// The kernel's parameters and the call's arguments, in the same order.
+struct Signature {
+    params: Vec<Param>,
+    args: Vec<Arg>,
+}
+
+impl Signature {
+    fn push(&mut self, name: &str, kind: ParamKind, arg: Arg) {
+        self.params.push(Param {
+            name: name.into(),
+            kind,
+            span: Span::default(),
+        });
+        self.args.push(arg);
+    }
+}
+
 impl Gen<'_, '_> {
+    /// The case: the decisions below, in the order they draw from the input. The order is part
+    /// of what a seed means (moving a draw changes every case after it), so each step keeps its
+    /// place even where it could be decided elsewhere.
     pub(super) fn case(mut self) -> Result<Case> {
+        self.choose_dtype()?;
+        self.choose_loop_type()?;
+        self.choose_explicit_memory_ops()?;
+        let family = self.choose_family()?;
+        self.choose_x_shape()?;
+        let (writes, alias) = self.choose_writes()?;
+        let (grid, init_acc) = self.choose_grid(family, writes)?;
+        let plan = Plan {
+            family,
+            writes,
+            alias,
+            grid,
+            init_acc,
+        };
+        self.choose_trace(&plan)?;
+        let mut sig = Self::signature(&plan);
+        let range = self.choose_outer_range()?;
+        let mut host = Vec::new();
+        let end = self.outer_end(&range, &mut host, &mut sig)?;
+        let begin = (range.begin > 0).then(|| int(range.begin as i64));
+        self.allocate_outputs(&plan, &mut host)?;
+        let acc_init = self.acc_init(plan.init_acc)?;
+        let count_loop = self.count_loop_ahead(&plan)?;
+        let outer_loop = self.outer_loop(&plan, &range, begin, end, &acc_init)?;
+        let device = match plan.family {
+            Family::Grid => self.grid_around(&plan, acc_init, count_loop, outer_loop)?,
+            Family::TopLevelTile => outer_loop,
+        };
+        let mut body = host;
+        body.push(device);
+        body.push(self.return_outputs());
+        let (inputs, seed) = self.choose_inputs(&plan)?;
+        let mut config = self.choose_config_loop_type()?;
+        canonical_lists(&mut body);
+        let kernel = Kernel {
+            name: "kernel".into(),
+            params: sig.params,
+            body,
+            span: Span::default(),
+        };
+        self.choose_config_extras(&mut config, &kernel)?;
+        let call = self.choose_call(sig.args)?;
+        let mut case = Case {
+            version: CASE_VERSION,
+            kernel,
+            config,
+            inputs,
+            seed,
+            call,
+        };
+        self.choose_partial_index_lists(&mut case)?;
+        Ok(case)
+    }
+
+    /// The input dtype, among those the config enables.
+    fn choose_dtype(&mut self) -> Result<()> {
         let dtypes: Vec<DType> = DType::ALL
             .into_iter()
             .filter(|d| match d {
@@ -26,6 +123,11 @@ impl Gen<'_, '_> {
             })
             .collect();
         self.dtype = *self.u.choose(&dtypes)?;
+        Ok(())
+    }
+
+    /// The `pallas_loop_type`, among those the config enables.
+    fn choose_loop_type(&mut self) -> Result<()> {
         let loop_types: Vec<LoopType> = LoopType::ALL
             .into_iter()
             .filter(|l| match l {
@@ -35,13 +137,31 @@ impl Gen<'_, '_> {
             })
             .collect();
         self.loop_type = *self.u.choose(&loop_types)?;
-        self.explicit = self.cfg.explicit_memory_ops && self.u.ratio(1, 6)?;
+        Ok(())
+    }
 
-        let family = if self.cfg.max_depth == 1 || self.pct(self.cfg.top_level_tile_percent)? {
-            Family::TopLevelTile
-        } else {
-            Family::Grid
-        };
+    /// Whether loads and stores may be spelled `hl.load(...)` / `hl.store(...)` (each one then
+    /// draws its own spelling).
+    fn choose_explicit_memory_ops(&mut self) -> Result<()> {
+        self.explicit = self.cfg.explicit_memory_ops && self.u.ratio(1, 6)?;
+        Ok(())
+    }
+
+    /// The family: the tile loop as the launch grid when the config allows one loop level only,
+    /// else at [`GenConfig::top_level_tile_percent`](super::GenConfig::top_level_tile_percent);
+    /// otherwise an `hl.grid` around it.
+    fn choose_family(&mut self) -> Result<Family> {
+        Ok(
+            if self.cfg.max_depth == 1 || self.pct(self.cfg.top_level_tile_percent)? {
+                Family::TopLevelTile
+            } else {
+                Family::Grid
+            },
+        )
+    }
+
+    /// `x`'s shape (rank, rows, sublanes, lanes) and the accumulator's (`x`'s last two dims).
+    fn choose_x_shape(&mut self) -> Result<()> {
         // Rank of x: 3-D mostly (the tiled dim has alignment 1, so the configured block is the
         // effective one), sometimes 4-D (views with hidden dims) or 2-D f32-style rows.
         let flat_weight = if self.dtype == DType::Float32 { 3 } else { 1 };
@@ -66,9 +186,20 @@ impl Gen<'_, '_> {
         }
         self.x_shape = shape;
         self.acc_shape = self.x_shape[(self.x_shape.len().max(3) - 2)..].to_vec();
+        Ok(())
+    }
 
+    /// Whether the case writes `y` into the tensor it loads, and whether through a host
+    /// `view_as` alias.
+    fn choose_writes(&mut self) -> Result<(bool, bool)> {
         let writes = self.cfg.writes && self.pct(self.cfg.write_percent)?;
         let alias = writes && self.pct(self.cfg.alias_write_percent)?;
+        Ok((writes, alias))
+    }
+
+    /// The grid (`hl.grid(G)`, `G > 1` only when it runs over output rows, never beside a
+    /// write) and whether `acc` then starts from a host tensor `init`.
+    fn choose_grid(&mut self, family: Family, writes: bool) -> Result<(usize, bool)> {
         let mut grid = 1;
         let mut init_acc = false;
         if family == Family::Grid && !writes && self.pct(self.cfg.grid_over_rows_percent)? {
@@ -78,37 +209,39 @@ impl Gen<'_, '_> {
             )?;
             init_acc = self.u.ratio(1, 2)?;
         }
-        // A per-token trace output: only with one request (rows are overwritten per request).
-        self.trace = family == Family::Grid
-            && grid == 1
+        Ok((grid, init_acc))
+    }
+
+    /// Whether the case has a per-token trace output: only with one request (rows are
+    /// overwritten per request), and room for the inner loops that write it.
+    fn choose_trace(&mut self, plan: &Plan) -> Result<()> {
+        self.trace = plan.family == Family::Grid
+            && plan.grid == 1
             && self.x_shape.len() <= 3
             && self.cfg.max_depth >= 3
             && self.u.ratio(1, 5)?;
+        Ok(())
+    }
 
-        let mut params = vec![Param {
-            name: "x".into(),
-            kind: ParamKind::Tensor,
-            span: Span::default(),
-        }];
-        let mut args = vec![Arg::Input("x".into())];
-        if writes {
-            params.push(Param {
-                name: "y".into(),
-                kind: ParamKind::Tensor,
-                span: Span::default(),
-            });
-            args.push(Arg::Input("y".into()));
+    /// The tensor parameters: `x`, then `y` when the case writes, then `init` when `acc` starts
+    /// from it. (An int parameter `n` may follow: [`Gen::outer_end`].)
+    fn signature(plan: &Plan) -> Signature {
+        let mut sig = Signature {
+            params: Vec::new(),
+            args: Vec::new(),
+        };
+        sig.push("x", ParamKind::Tensor, Arg::Input("x".into()));
+        if plan.writes {
+            sig.push("y", ParamKind::Tensor, Arg::Input("y".into()));
         }
-        if init_acc {
-            params.push(Param {
-                name: "init".into(),
-                kind: ParamKind::Tensor,
-                span: Span::default(),
-            });
-            args.push(Arg::Input("init".into()));
+        if plan.init_acc {
+            sig.push("init", ParamKind::Tensor, Arg::Input("init".into()));
         }
+        sig
+    }
 
-        // The outer tile loop's bounds and block.
+    /// The outer tile loop's bounds and block.
+    fn choose_outer_range(&mut self) -> Result<OuterRange> {
         let n = self.x_shape[0];
         let min_block = if self.x_shape.len() == 2 {
             minimum_block(n as i64, 8) as usize
@@ -126,40 +259,54 @@ impl Gen<'_, '_> {
         let block = self.outer_block(extent, min_block)?;
         let count = extent.div_ceil(block);
         let live_min = extent - (count - 1) * block;
+        Ok(OuterRange {
+            n,
+            begin,
+            end,
+            block,
+            live_min,
+        })
+    }
 
-        let mut host = Vec::new();
-        let end_expr = if end == n {
-            match self.weighted(&[4, 2, 1, 1])? {
-                0 => size("x", 0),
-                1 => int(n as i64),
-                2 => {
-                    host.push(assign("n", size("x", 0)));
-                    name("n")
-                }
-                _ => {
-                    params.push(Param {
-                        name: "n".into(),
-                        kind: ParamKind::Int,
-                        span: Span::default(),
-                    });
-                    args.push(Arg::Int(n as i64));
-                    name("n")
-                }
+    /// The outer loop's end as the kernel spells it: a literal when the loop stops short of
+    /// `x`'s rows; otherwise `x.size(0)`, the literal, a host name bound to `x.size(0)`, or an
+    /// int parameter `n`.
+    fn outer_end(
+        &mut self,
+        range: &OuterRange,
+        host: &mut Vec<Stmt>,
+        sig: &mut Signature,
+    ) -> Result<Expr> {
+        let n = range.n;
+        if range.end != n {
+            return Ok(int(range.end as i64));
+        }
+        Ok(match self.weighted(&[4, 2, 1, 1])? {
+            0 => size("x", 0),
+            1 => int(n as i64),
+            2 => {
+                host.push(assign("n", size("x", 0)));
+                name("n")
             }
-        } else {
-            int(end as i64)
-        };
-        let begin_expr = (begin > 0).then(|| int(begin as i64));
+            _ => {
+                sig.push("n", ParamKind::Int, Arg::Int(n as i64));
+                name("n")
+            }
+        })
+    }
 
-        let out_dims: Vec<usize> = match family {
-            Family::Grid => [vec![grid], self.acc_shape.clone()].concat(),
+    /// The host allocations: `out` (zeros, or `torch.empty` where the grid overwrites every
+    /// row; dims, or shaped like `x`), the `trace` output and the host alias `x_alias`.
+    fn allocate_outputs(&mut self, plan: &Plan, host: &mut Vec<Stmt>) -> Result<()> {
+        let out_dims: Vec<usize> = match plan.family {
+            Family::Grid => [vec![plan.grid], self.acc_shape.clone()].concat(),
             Family::TopLevelTile => self.x_shape.clone(),
         };
-        let out_alloc = match (family, self.u.ratio(1, 4)?) {
+        let out_alloc = match (plan.family, self.u.ratio(1, 4)?) {
             (Family::Grid, true) => AllocKind::Empty,
             _ => AllocKind::Zeros,
         };
-        let out_shape = if family == Family::TopLevelTile && self.u.ratio(1, 2)? {
+        let out_shape = if plan.family == Family::TopLevelTile && self.u.ratio(1, 2)? {
             AllocShape::Like(Box::new(name("x")))
         } else {
             AllocShape::Dims(ints(&out_dims))
@@ -182,73 +329,110 @@ impl Gen<'_, '_> {
                 }),
             ));
         }
-        if alias {
+        if plan.alias {
             host.push(assign(
                 "x_alias",
                 view(name("x"), ViewOp::ViewAs(Box::new(name("x")))),
             ));
         }
+        Ok(())
+    }
 
-        let acc_init = self.acc_init(init_acc)?;
-        // A `tile.count` loop ahead of the outer loop in the grid body: its config slot comes
-        // first in registration order, so it is drawn first.
-        let count_loop = if family == Family::Grid
+    /// A `tile.count` loop ahead of the outer loop in the grid body: its config slot comes
+    /// first in registration order, so it is drawn first.
+    fn count_loop_ahead(&mut self, plan: &Plan) -> Result<Option<Stmt>> {
+        if plan.family == Family::Grid
             && self.cfg.tile_attr_values
             && self.pct(self.cfg.tile_attr_percent / 2)?
         {
-            Some(self.count_loop()?)
+            Ok(Some(self.count_loop()?))
         } else {
-            None
-        };
-        // The outer loop: its config slot is registered before any inner loop's.
-        let outer_var = "outer".to_string();
-        let block_expr = self.block_expr(block)?;
-        let x_load = self.trim(
-            std::iter::once(ix(name(&outer_var)))
-                .chain((1..self.x_shape.len()).map(|_| self.full()))
-                .collect(),
-        );
+            Ok(None)
+        }
+    }
+
+    /// `for outer in hl.tile(...)`: its block (its config slot is registered before any inner
+    /// loop's), then what its body knows about it ([`Outer`]), then the body.
+    fn outer_loop(
+        &mut self,
+        plan: &Plan,
+        range: &OuterRange,
+        begin: Option<Expr>,
+        end: Expr,
+        acc_init: &Expr,
+    ) -> Result<Stmt> {
+        let block_expr = self.block_expr(range.block)?;
+        self.enter_outer_loop(range);
+        let body = self.outer_body(plan, acc_init)?;
+        Ok(tile_loop(OUTER, begin, end, block_expr, body))
+    }
+
+    /// What every read in the outer body relies on: the block's rows and how many of them are
+    /// live, and the block `x_block` as the first base to narrow.
+    fn enter_outer_loop(&mut self, range: &OuterRange) {
+        let extent = range.extent();
         let x_dims: Vec<Dim> = std::iter::once(Dim::Rows)
             .chain(self.x_shape[1..].iter().map(|&d| Dim::Fixed(d)))
             .collect();
         self.outer = Some(Outer {
-            var: outer_var.clone(),
-            block,
-            live_min,
-            all_full: extent.is_multiple_of(block),
-            unguarded: begin == 0 && end == n && extent.is_multiple_of(block),
+            var: OUTER.to_string(),
+            block: range.block,
+            live_min: range.live_min,
+            all_full: extent.is_multiple_of(range.block),
+            unguarded: range.begin == 0
+                && range.end == range.n
+                && extent.is_multiple_of(range.block),
             bases: vec![Base {
                 name: "x_block".into(),
                 val: Val::new(x_dims),
             }],
             live: "live".into(),
         });
+    }
+
+    /// The outer body: the block's load, the top-level tile's `acc`, the write (before or after
+    /// the items), `live`, the items, and the top-level tile's store.
+    fn outer_body(&mut self, plan: &Plan, acc_init: &Expr) -> Result<Vec<Stmt>> {
+        let x_load = self.trim(
+            std::iter::once(ix(name(OUTER)))
+                .chain((1..self.x_shape.len()).map(|_| self.full()))
+                .collect(),
+        );
         let explicit_load = self.explicit && self.u.ratio(1, 2)?;
-        let mut outer_body = vec![assign("x_block", load("x", x_load, explicit_load))];
-        if family == Family::TopLevelTile {
-            outer_body.push(assign("acc", acc_init.clone()));
+        let mut body = vec![assign("x_block", load("x", x_load, explicit_load))];
+        if plan.family == Family::TopLevelTile {
+            body.push(assign("acc", acc_init.clone()));
         }
-        let write = if writes {
-            Some(self.write_stmt(alias)?)
+        let write = if plan.writes {
+            Some(self.write_stmt(plan.alias)?)
         } else {
             None
         };
         let write_first = self.u.ratio(1, 2)?;
         if write_first {
-            outer_body.extend(write.clone());
+            body.extend(write.clone());
         }
-        outer_body.push(assign(
+        body.push(assign(
             "live",
-            sub(
-                attr(&outer_var, TileAttr::End),
-                attr(&outer_var, TileAttr::Begin),
-            ),
+            sub(attr(OUTER, TileAttr::End), attr(OUTER, TileAttr::Begin)),
         ));
+        body.extend(self.outer_items(plan.family)?);
+        if !write_first {
+            body.extend(write);
+        }
+        if plan.family == Family::TopLevelTile {
+            body.push(self.top_level_store()?);
+        }
+        Ok(body)
+    }
+
+    /// The view prelude and the items of the outer body, with the loop levels left below it.
+    fn outer_items(&mut self, family: Family) -> Result<Vec<Stmt>> {
         let depth_left = match family {
             Family::Grid => self.cfg.max_depth.saturating_sub(2),
             Family::TopLevelTile => self.cfg.max_depth.saturating_sub(1),
         };
-        outer_body.extend(self.view_prelude()?);
+        let mut items = self.view_prelude()?;
         let n_items = self.range(1, self.cfg.max_items as usize)?;
         let scope = Scope {
             inner: None,
@@ -257,68 +441,50 @@ impl Gen<'_, '_> {
         };
         for _ in 0..n_items {
             let item = self.item(&scope)?;
-            outer_body.extend(item);
+            items.extend(item);
         }
-        if !write_first {
-            outer_body.extend(write);
-        }
-        if family == Family::TopLevelTile {
-            outer_body.push(self.top_level_store()?);
-        }
-        let outer_loop = tile_loop(&outer_var, begin_expr, end_expr, block_expr, outer_body);
+        Ok(items)
+    }
 
-        let mut body = host;
-        match family {
-            Family::Grid => {
-                let mut grid_body = vec![assign("acc", acc_init)];
-                grid_body.extend(count_loop);
-                grid_body.push(outer_loop);
-                let idx = self.trim(
-                    std::iter::once(ix(name("request")))
-                        .chain(self.acc_shape.iter().map(|_| Index::Full))
-                        .collect(),
-                );
-                let explicit = self.explicit && self.u.ratio(1, 2)?;
-                grid_body.push(st(StmtKind::Store {
-                    tensor: "out".into(),
-                    indices: idx,
-                    value: name("acc"),
-                    explicit,
-                }));
-                body.push(grid_loop("request", int(grid as i64), grid_body));
-            }
-            Family::TopLevelTile => body.push(outer_loop),
-        }
+    /// `for request in hl.grid(G):` around the outer loop: `acc`'s start, the `tile.count`
+    /// loop, the outer loop, and the store of `acc` into the request's output row.
+    fn grid_around(
+        &mut self,
+        plan: &Plan,
+        acc_init: Expr,
+        count_loop: Option<Stmt>,
+        outer_loop: Stmt,
+    ) -> Result<Stmt> {
+        let mut grid_body = vec![assign("acc", acc_init)];
+        grid_body.extend(count_loop);
+        grid_body.push(outer_loop);
+        let idx = self.trim(
+            std::iter::once(ix(name("request")))
+                .chain(self.acc_shape.iter().map(|_| Index::Full))
+                .collect(),
+        );
+        let explicit = self.explicit && self.u.ratio(1, 2)?;
+        grid_body.push(st(StmtKind::Store {
+            tensor: "out".into(),
+            indices: idx,
+            value: name("acc"),
+            explicit,
+        }));
+        Ok(grid_loop("request", int(plan.grid as i64), grid_body))
+    }
+
+    /// `return out` (and `trace`).
+    fn return_outputs(&self) -> Stmt {
         let mut ret = vec![name("out")];
         if self.trace {
             ret.push(name("trace"));
         }
-        body.push(st(StmtKind::Return(ret)));
+        st(StmtKind::Return(ret))
+    }
 
-        let mut inputs = vec![self.x_input()?];
-        let mut random = matches!(inputs[0].ctor, Ctor::Randn { .. } | Ctor::Rand { .. });
-        if writes {
-            let y = self.y_input()?;
-            random |= matches!(y.ctor, Ctor::Randn { .. } | Ctor::Rand { .. });
-            inputs.push(y);
-        }
-        if init_acc {
-            let shape = [vec![grid], self.acc_shape.clone()].concat();
-            inputs.push(Input {
-                name: "init".into(),
-                ctor: Ctor::Randn { shape },
-                dtype: None,
-                chain: vec![],
-                span: Span::default(),
-            });
-            random = true;
-        }
-        let seed = if random {
-            Some(self.u.int_in_range(0..=999u64)?)
-        } else {
-            None
-        };
-
+    /// The config with the block sizes registered so far and the loop type (under unroll the
+    /// key is sometimes left absent, which means unroll too).
+    fn choose_config_loop_type(&mut self) -> Result<Config> {
         let mut config = Config {
             block_sizes: self.block_sizes.clone(),
             ..Config::default()
@@ -328,13 +494,11 @@ impl Gen<'_, '_> {
         } else {
             Some(self.loop_type)
         };
-        crate::generators::fixup::canonical_lists(&mut body);
-        let kernel = Kernel {
-            name: "kernel".into(),
-            params,
-            body,
-            span: Span::default(),
-        };
+        Ok(config)
+    }
+
+    /// Now and then `pallas_worklist_grouping` or `pallas_load_buffer_count`.
+    fn choose_config_extras(&mut self, config: &mut Config, kernel: &Kernel) -> Result<()> {
         if self.cfg.config_extras && self.u.ratio(1, 20)? {
             if self.u.ratio(1, 2)? {
                 config.worklist_grouping = Some(self.range(0, 2)? as i64);
@@ -354,26 +518,29 @@ impl Gen<'_, '_> {
                 config.load_buffer_count = Some(counts);
             }
         }
+        Ok(())
+    }
+
+    /// The call, its result bound to a name or not.
+    fn choose_call(&mut self, args: Vec<Arg>) -> Result<Call> {
         let result = self.u.ratio(1, 2)?.then(|| "result".to_string());
-        let mut case = Case {
-            version: CASE_VERSION,
-            kernel,
-            config,
-            inputs,
-            seed,
-            call: Call {
-                args,
-                result,
-                span: Span::default(),
-            },
-        };
-        // Decided after the case is whole, since it needs every tensor's rank; the draws come
-        // last so that they shift nothing before them.
-        // One draw per case, not per list: a case has several lists, and per list 1% kept
-        // 3.0% of a Helion campaign's cases (28 of 934, seed 23).
+        Ok(Call {
+            args,
+            result,
+            span: Span::default(),
+        })
+    }
+
+    /// Whether the case keeps its index lists shorter than their tensor's rank
+    /// ([`GenConfig::partial_index_list_percent`](super::GenConfig::partial_index_list_percent)).
+    /// Decided after the case is whole, since it needs every tensor's rank; the draws come last
+    /// so that they shift nothing before them. One draw per case, not per list: a case has
+    /// several lists, and per list 1% kept 3.0% of a Helion campaign's cases (28 of 934, seed
+    /// 23).
+    fn choose_partial_index_lists(&mut self, case: &mut Case) -> Result<()> {
         let keep = self.pct(self.cfg.partial_index_list_percent)?;
-        crate::generators::fixup::subscript_partial_lists(&mut case, &mut || keep);
-        Ok(case)
+        subscript_partial_lists(case, &mut || keep);
+        Ok(())
     }
 
     /// The outer block: a divisor of the extent or not, as the config asks, at least

@@ -87,6 +87,20 @@ struct Scope {
     depth_left: u8,
 }
 
+/// What a case is made of, decided before its body: see [`Gen::case`].
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    family: Family,
+    /// The kernel writes `y` into the tensor it loads.
+    writes: bool,
+    /// Through a host `view_as` alias of it.
+    alias: bool,
+    /// `hl.grid(grid)`: more than 1 only when the grid runs over output rows.
+    grid: usize,
+    /// `acc` starts from the host tensor `init` (one row per request).
+    init_acc: bool,
+}
+
 /// Which value the trace output records, when the case has one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Family {

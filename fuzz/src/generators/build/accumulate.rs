@@ -3,10 +3,31 @@
 //! stores that write it out (the grid's output row is in [`super::kernel`]; here the top-level
 //! tile's rows and the per-token trace), and the writes of `y` into the loaded tensor.
 
-use super::{Gen, Scope};
+use super::{Gen, Scope, when};
 use crate::generators::make::*;
 use arbitrary::Result;
 use lang::ir::{AtomicOp, BinOp, DType, Expr, ExprKind, Index, Stmt, StmtKind, TileAttr};
+
+/// How `acc` starts when no host tensor gives it: mostly `hl.zeros`, now and then `hl.full`
+/// of ones.
+const ACC_START_ZEROS: u32 = 5;
+const ACC_START_ONES: u32 = 1;
+
+/// The spellings of an accumulator update ([`Gen::acc_update`]). The commuting ones:
+/// `acc = acc + v` most of all, then `acc += v` (never while `acc` is a view of a host tensor,
+/// which an in-place update would write through), `acc = v + acc`, `acc = acc + v * 0.5` and
+/// `acc = acc - v / 2.0`.
+const UPDATE_ADD: u32 = 6;
+const UPDATE_AUG_ADD: u32 = 2;
+const UPDATE_ADD_SWAPPED: u32 = 1;
+const UPDATE_ADD_HALF: u32 = 1;
+const UPDATE_SUB_HALF: u32 = 1;
+/// The order-dependent ones, under [`GenConfig::ordered_updates`]: `acc = acc * 0.5 + v`
+/// (decay) and `acc = v - acc` (alternating signs).
+///
+/// [`GenConfig::ordered_updates`]: super::GenConfig::ordered_updates
+const UPDATE_DECAY: u32 = 2;
+const UPDATE_ALTERNATE: u32 = 1;
 
 impl Gen<'_, '_> {
     pub(super) fn acc_init(&mut self, from_init: bool) -> Result<Expr> {
@@ -20,7 +41,7 @@ impl Gen<'_, '_> {
             return Ok(cast(load("init", idx, false), DType::Float32));
         }
         let shape = ints(&self.acc_shape);
-        Ok(match self.weighted(&[5, 1])? {
+        Ok(match self.weighted(&[ACC_START_ZEROS, ACC_START_ONES])? {
             0 => ex(ExprKind::Zeros {
                 shape,
                 dtype: DType::Float32,
@@ -39,25 +60,30 @@ impl Gen<'_, '_> {
     /// ones (`acc * 0.5 + v` weights each iteration by its distance from the end, `v - acc`
     /// alternates signs) make the order of the contributions part of the result.
     pub(super) fn acc_update(&mut self, v: Expr) -> Result<Stmt> {
-        let aug = if self.acc_is_view { 0 } else { 2 };
-        let (decay, alternate) = if self.cfg.ordered_updates {
-            (2, 1)
-        } else {
-            (0, 0)
-        };
-        Ok(match self.weighted(&[6, aug, 1, 1, 1, decay, alternate])? {
-            0 => assign("acc", add(name("acc"), v)),
-            1 => st(StmtKind::AugAssign {
-                target: "acc".into(),
-                op: BinOp::Add,
-                value: v,
-            }),
-            2 => assign("acc", add(v, name("acc"))),
-            3 => assign("acc", add(name("acc"), bin(BinOp::Mul, v, float(0.5)))),
-            4 => assign("acc", sub(name("acc"), bin(BinOp::Div, v, float(2.0)))),
-            5 => assign("acc", add(bin(BinOp::Mul, name("acc"), float(0.5)), v)),
-            _ => assign("acc", sub(v, name("acc"))),
-        })
+        let ordered = self.cfg.ordered_updates;
+        Ok(
+            match self.weighted(&[
+                UPDATE_ADD,
+                when(!self.acc_is_view, UPDATE_AUG_ADD),
+                UPDATE_ADD_SWAPPED,
+                UPDATE_ADD_HALF,
+                UPDATE_SUB_HALF,
+                when(ordered, UPDATE_DECAY),
+                when(ordered, UPDATE_ALTERNATE),
+            ])? {
+                0 => assign("acc", add(name("acc"), v)),
+                1 => st(StmtKind::AugAssign {
+                    target: "acc".into(),
+                    op: BinOp::Add,
+                    value: v,
+                }),
+                2 => assign("acc", add(v, name("acc"))),
+                3 => assign("acc", add(name("acc"), bin(BinOp::Mul, v, float(0.5)))),
+                4 => assign("acc", sub(name("acc"), bin(BinOp::Div, v, float(2.0)))),
+                5 => assign("acc", add(bin(BinOp::Mul, name("acc"), float(0.5)), v)),
+                _ => assign("acc", sub(v, name("acc"))),
+            },
+        )
     }
 
     /// The store of the top-level-tile family: the tile's first row, or the whole tile.

@@ -2,9 +2,20 @@
 //! wrong row shows in the sum (one power of two per row) and products of two reads stay exact
 //! in float32.
 
-use super::{Gen, Plan};
+use super::{Gen, Plan, when};
 use arbitrary::Result;
 use lang::ir::{Ctor, DType, Input, InputOp, Span};
+
+/// The values of an `x` that is not one power of two per row. Random values (`torch.randn`, and
+/// `torch.rand` half as often) only for float dtypes, and only where no product of two reads is
+/// taken; int dtypes take `torch.arange` over every element in their place. Then `arange` over
+/// every element, `arange` per row spread over the row, ones, and a constant fill.
+const X_RANDN: u32 = 4;
+const X_RAND: u32 = 2;
+const X_ARANGE: u32 = 2;
+const X_ARANGE_ROWS: u32 = 2;
+const X_ONES: u32 = 1;
+const X_FULL: u32 = 1;
 
 impl Gen<'_, '_> {
     /// The inputs (`x`, `y` when the case writes, `init` when `acc` starts from it) and the
@@ -79,11 +90,18 @@ impl Gen<'_, '_> {
         }
         let numel: usize = shape.iter().product();
         // Random float32 values only where no product of two of them is taken.
-        let random = if exact { 0 } else { 4 };
+        let random = !exact;
         Ok(
             match (
                 dtype.is_float(),
-                self.weighted(&[random, random / 2, 2, 2, 1, 1])?,
+                self.weighted(&[
+                    when(random, X_RANDN),
+                    when(random, X_RAND),
+                    X_ARANGE,
+                    X_ARANGE_ROWS,
+                    X_ONES,
+                    X_FULL,
+                ])?,
             ) {
                 (true, 0) => input(Ctor::Randn { shape }, Some(dtype), vec![]),
                 (true, 1) => input(

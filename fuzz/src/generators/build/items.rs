@@ -3,11 +3,45 @@
 //! named-index branch, a trace store, a tile attribute used as a value, a whole-block consumer —
 //! and paired reads (the product of two reads whose rows line up).
 
-use super::{Gen, Scope};
+use super::{Gen, Scope, when};
 use crate::generators::make::*;
 use crate::generators::shape::Val;
 use arbitrary::Result;
 use lang::ir::{BinOp, DType, Expr, Index, LoopType, Stmt, TileAttr};
+
+/// The items of a scope ([`Gen::item`]), each where the scope allows it.
+///
+/// A direct read (a static selector): more on an unguarded block, where static selectors can
+/// plan ([`Outer::unguarded`](super::Outer::unguarded), spec §2.4), less elsewhere.
+const ITEM_DIRECT_READ_UNGUARDED: u32 = 4;
+const ITEM_DIRECT_READ_GUARDED: u32 = 1;
+/// An inner loop over the live extent, where loops may nest and the loop type allows it.
+const ITEM_LIVE_LOOP: u32 = 5;
+/// An inner loop over a static extent: more when every tile is full, and where the loop type
+/// rules the live loop out (unroll, [`GenConfig::unroll_live_loop_percent`]) as much as the
+/// live loop would weigh.
+///
+/// [`GenConfig::unroll_live_loop_percent`]: super::GenConfig::unroll_live_loop_percent
+const ITEM_STATIC_LOOP_ALL_FULL: u32 = 2;
+const ITEM_STATIC_LOOP_PARTIAL: u32 = 1;
+const ITEM_STATIC_LOOP_NO_LIVE: u32 = 5;
+/// A tail branch, outside any other tail branch.
+const ITEM_TAIL_BRANCH: u32 = 3;
+/// A read through the inner loop's tile, inside an inner loop.
+const ITEM_INNER_READ: u32 = 6;
+/// A named-index branch, inside an inner loop, weighs [`GenConfig::named_index_percent`]
+/// divided by this.
+///
+/// [`GenConfig::named_index_percent`]: super::GenConfig::named_index_percent
+const ITEM_NAMED_BRANCH_PERCENT_DIVISOR: u32 = 4;
+/// A store of `acc` into the trace output, inside a block-1 inner loop.
+const ITEM_TRACE_STORE: u32 = 2;
+
+/// The value a tile-attribute item adds: mostly the attribute itself, now and then `live` or
+/// the attribute floor-divided by a small int.
+const TILE_ATTR_ITSELF: u32 = 6;
+const TILE_ATTR_LIVE: u32 = 1;
+const TILE_ATTR_FLOOR_DIV: u32 = 1;
 
 impl Gen<'_, '_> {
     pub(super) fn item(&mut self, sc: &Scope) -> Result<Vec<Stmt>> {
@@ -23,38 +57,28 @@ impl Gen<'_, '_> {
         let inner_forms =
             self.cfg.tile_index || self.cfg.tile_begin_index || self.cfg.tile_index_offset;
         let weights = [
-            if self.outer().unguarded { 4 } else { 1 }, // direct read
-            if can_loop && live_ok && inner_forms {
-                5
+            if self.outer().unguarded {
+                ITEM_DIRECT_READ_UNGUARDED
             } else {
-                0
-            }, // loop over live
+                ITEM_DIRECT_READ_GUARDED
+            },
+            when(can_loop && live_ok && inner_forms, ITEM_LIVE_LOOP),
             match (can_loop && inner_forms, live_ok, self.outer().all_full) {
                 (false, _, _) => 0,
-                (true, true, true) => 2,
-                (true, true, false) => 1,
-                (true, false, _) => 5,
-            }, // static loop
-            if self.cfg.tail && sc.tail.is_none() {
-                3
-            } else {
-                0
-            }, // tail branch
-            if sc.inner.is_some() && inner_forms {
-                6
-            } else {
-                0
-            }, // inner read
-            if sc.inner.is_some() && self.cfg.named_index {
-                self.cfg.named_index_percent as u32 / 4
-            } else {
-                0
+                (true, true, true) => ITEM_STATIC_LOOP_ALL_FULL,
+                (true, true, false) => ITEM_STATIC_LOOP_PARTIAL,
+                (true, false, _) => ITEM_STATIC_LOOP_NO_LIVE,
             },
-            if sc.inner.as_ref().is_some_and(|i| i.block == 1) && self.trace {
-                2
-            } else {
-                0
-            }, // trace store
+            when(self.cfg.tail && sc.tail.is_none(), ITEM_TAIL_BRANCH),
+            when(sc.inner.is_some() && inner_forms, ITEM_INNER_READ),
+            when(
+                sc.inner.is_some() && self.cfg.named_index,
+                self.cfg.named_index_percent as u32 / ITEM_NAMED_BRANCH_PERCENT_DIVISOR,
+            ),
+            when(
+                sc.inner.as_ref().is_some_and(|i| i.block == 1) && self.trace,
+                ITEM_TRACE_STORE,
+            ),
         ];
         Ok(match self.weighted(&weights)? {
             0 => vec![self.direct_read(sc)?],
@@ -80,7 +104,7 @@ impl Gen<'_, '_> {
             TileAttr::Id,
             TileAttr::BlockSize,
         ])?;
-        let v = match self.weighted(&[6, 1, 1])? {
+        let v = match self.weighted(&[TILE_ATTR_ITSELF, TILE_ATTR_LIVE, TILE_ATTR_FLOOR_DIV])? {
             0 => attr(&var, a),
             1 => name(&o.live),
             _ => bin(

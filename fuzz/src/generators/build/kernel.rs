@@ -19,6 +19,26 @@ use lang::ir::{
 /// The outer tile loop's variable.
 const OUTER: &str = "outer";
 
+/// The rank of `x`: 3-D mostly (the tiled dim has alignment 1, so the configured block is the
+/// effective one), sometimes 4-D (views with hidden dims) or 2-D rows, those more often with
+/// float32 inputs (2-D rows are float32-style).
+const RANKS: [usize; 3] = [3, 4, 2];
+const RANK_3: u32 = 14;
+const RANK_4: u32 = 3;
+const RANK_2_FLOAT32: u32 = 3;
+const RANK_2_OTHER: u32 = 1;
+
+/// The lanes of `x`'s last dim: mostly a full 128, now and then fewer.
+const LANES: [usize; 5] = [128, 64, 16, 8, 1];
+const LANE_WEIGHTS: [u32; 5] = [12, 2, 2, 1, 1];
+
+/// How the outer loop's end spells `x`'s rows: mostly `x.size(0)`, then the literal, a host
+/// name bound to `x.size(0)`, or an int parameter.
+const END_SIZE: u32 = 4;
+const END_LITERAL: u32 = 2;
+const END_HOST_NAME: u32 = 1;
+const END_INT_PARAM: u32 = 1;
+
 /// The outer tile loop's range over `x`'s first dim, and its block.
 struct OuterRange {
     /// `x.size(0)`.
@@ -162,10 +182,12 @@ impl Gen<'_, '_> {
 
     /// `x`'s shape (rank, rows, sublanes, lanes) and the accumulator's (`x`'s last two dims).
     fn choose_x_shape(&mut self) -> Result<()> {
-        // Rank of x: 3-D mostly (the tiled dim has alignment 1, so the configured block is the
-        // effective one), sometimes 4-D (views with hidden dims) or 2-D f32-style rows.
-        let flat_weight = if self.dtype == DType::Float32 { 3 } else { 1 };
-        let rank = [3usize, 4, 2][self.weighted(&[14, 3, flat_weight])?];
+        let flat = if self.dtype == DType::Float32 {
+            RANK_2_FLOAT32
+        } else {
+            RANK_2_OTHER
+        };
+        let rank = RANKS[self.weighted(&[RANK_3, RANK_4, flat])?];
         // Mostly enough rows for several tiles with partial ones among them.
         let (lo, hi) = (self.cfg.min_rows as usize, self.cfg.max_rows as usize);
         let rows = if hi >= 4 && self.u.ratio(4, 5)? {
@@ -173,7 +195,7 @@ impl Gen<'_, '_> {
         } else {
             self.range(lo, hi)?
         };
-        let lanes = [128usize, 64, 16, 8, 1][self.weighted(&[12, 2, 2, 1, 1])?];
+        let lanes = LANES[self.weighted(&LANE_WEIGHTS)?];
         let sublanes = self.range(1, 2)?;
         let mut shape = match rank {
             2 => vec![rows, lanes],
@@ -281,18 +303,20 @@ impl Gen<'_, '_> {
         if range.end != n {
             return Ok(int(range.end as i64));
         }
-        Ok(match self.weighted(&[4, 2, 1, 1])? {
-            0 => size("x", 0),
-            1 => int(n as i64),
-            2 => {
-                host.push(assign("n", size("x", 0)));
-                name("n")
-            }
-            _ => {
-                sig.push("n", ParamKind::Int, Arg::Int(n as i64));
-                name("n")
-            }
-        })
+        Ok(
+            match self.weighted(&[END_SIZE, END_LITERAL, END_HOST_NAME, END_INT_PARAM])? {
+                0 => size("x", 0),
+                1 => int(n as i64),
+                2 => {
+                    host.push(assign("n", size("x", 0)));
+                    name("n")
+                }
+                _ => {
+                    sig.push("n", ParamKind::Int, Arg::Int(n as i64));
+                    name("n")
+                }
+            },
+        )
     }
 
     /// The host allocations: `out` (zeros, or `torch.empty` where the grid overwrites every

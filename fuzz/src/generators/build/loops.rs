@@ -2,10 +2,25 @@
 //! loops over the live extent (`hl.tile(live - k)`) and over static extents, their bodies, tail
 //! branches under `if live >= w:` and branches on a name bound to an inner index.
 
-use super::{Gen, Inner, Scope};
+use super::{Gen, Inner, Scope, when};
 use crate::generators::make::*;
 use arbitrary::Result;
 use lang::ir::{CmpOp, Expr, Index, Stmt, TileAttr};
+
+/// The row selector of a tail branch: mostly the slice `live - w : live`, then
+/// `hl.arange(live - w, live)`, the same iota bound to a name first, and a strided static iota
+/// below `w`.
+const TAIL_SLICE: u32 = 5;
+const TAIL_ARANGE: u32 = 2;
+const TAIL_NAMED_ARANGE: u32 = 1;
+const TAIL_STRIDED_ARANGE: u32 = 1;
+
+/// The condition of a named-index branch: mostly `live >= c`, then `local.count >= 1`,
+/// `live != c` and `c < live`.
+const NAMED_BRANCH_LIVE_GE: u32 = 6;
+const NAMED_BRANCH_COUNT_GE_1: u32 = 2;
+const NAMED_BRANCH_LIVE_NE: u32 = 1;
+const NAMED_BRANCH_LIVE_GT_SWAPPED: u32 = 1;
 
 impl Gen<'_, '_> {
     /// `block_size=<b>` or a new config slot holding `b`.
@@ -128,15 +143,12 @@ impl Gen<'_, '_> {
         let mut pre = Vec::new();
         let base = self.pick_base()?;
         let rows_ax = base.val.rows_axis().unwrap_or(0);
+        let arange_ok = self.cfg.arange_index;
         let sel = match self.weighted(&[
-            5,
-            if self.cfg.arange_index { 2 } else { 0 },
-            if self.cfg.arange_index && self.cfg.named_index {
-                1
-            } else {
-                0
-            },
-            if self.cfg.arange_index { 1 } else { 0 },
+            TAIL_SLICE,
+            when(arange_ok, TAIL_ARANGE),
+            when(arange_ok && self.cfg.named_index, TAIL_NAMED_ARANGE),
+            when(arange_ok, TAIL_STRIDED_ARANGE),
         ])? {
             0 => Index::Slice {
                 start: Some(sub(live.clone(), int(w as i64))),
@@ -201,7 +213,12 @@ impl Gen<'_, '_> {
         }
         let c = self.range(1, o.block.max(2))? as i64;
         let live = name(&o.live);
-        let cond = match self.weighted(&[6, 2, 1, 1])? {
+        let cond = match self.weighted(&[
+            NAMED_BRANCH_LIVE_GE,
+            NAMED_BRANCH_COUNT_GE_1,
+            NAMED_BRANCH_LIVE_NE,
+            NAMED_BRANCH_LIVE_GT_SWAPPED,
+        ])? {
             0 => cmp(CmpOp::Ge, live, int(c)),
             1 => cmp(CmpOp::Ge, attr(&inner.var, TileAttr::Count), int(1)),
             2 => cmp(CmpOp::Ne, live, int(c)),

@@ -22,7 +22,8 @@
 //! choices, fresh names). The rest is split by what it decides: [`kernel`] the kernel skeleton
 //! around the items, [`items`] the items, [`loops`] inner loops and branches, [`subscripts`] the
 //! index forms of reads, [`views`] view chains, [`accumulate`] the accumulator and the stores,
-//! [`inputs`] the input tensors.
+//! [`inputs`] the input tensors. Each weighted choice's weights are named constants next to
+//! it, with why they are what they are where that is known.
 
 mod accumulate;
 mod inputs;
@@ -41,6 +42,11 @@ use lang::ir::{Case, DType, Index, LoopType};
 pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Result<Case> {
     let cfg = cfg.normalized();
     Gen::new(u, &cfg).case()
+}
+
+/// `weight` where `allowed`, else 0: the choice is never picked.
+fn when(allowed: bool, weight: u32) -> u32 {
+    if allowed { weight } else { 0 }
 }
 
 /// Something the items can narrow: a name bound to the block or to a view of it.
@@ -177,7 +183,9 @@ impl<'u, 'a> Gen<'u, 'a> {
         }
     }
 
-    /// Picks an index by weight; zero weights are never picked.
+    /// Picks an index by weight; zero weights are never picked. The weight tables are named
+    /// constants next to each choice, with [`when`] for the ones the config or the scope rules
+    /// out.
     fn weighted(&mut self, weights: &[u32]) -> Result<usize> {
         let total: u32 = weights.iter().sum();
         if total == 0 {

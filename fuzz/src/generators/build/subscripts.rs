@@ -3,12 +3,50 @@
 //! built from them — which dim each entry leaves, whether the result stays contiguous, and the
 //! reduction back to the accumulator's shape.
 
-use super::{Base, Gen, Inner, Scope};
+use super::{Base, Gen, Inner, Scope, when};
 use crate::generators::admissible::contiguous_after;
 use crate::generators::make::*;
 use crate::generators::shape::{Dim, Val, reduce_to, slice_len};
 use arbitrary::Result;
 use lang::ir::{Expr, ExprKind, Index, TileAttr};
+
+/// A selector through the inner tile: `local.index` (only where the loop has no shift to
+/// make up), `local.index + k`, and `local.begin`: as much as `local.index` in a block-1 loop
+/// (where the two pick the same row), less elsewhere.
+const INNER_INDEX: u32 = 4;
+const INNER_INDEX_OFFSET: u32 = 2;
+const INNER_BEGIN_BLOCK_1: u32 = 4;
+const INNER_BEGIN: u32 = 1;
+
+/// A constant row selector Helion refuses. Negative bounds weigh double: they are how Python
+/// code names the last rows (`x[-1]`, `x[-3:-1]`), the refused idiom a kernel author reaches
+/// for first. Then a slice past the block, an open slice, a stepped slice and an empty one.
+const WILD_ROW_NEGATIVE_INT: u32 = 2;
+const WILD_ROW_NEGATIVE_SLICE: u32 = 2;
+const WILD_ROW_PAST_BLOCK: u32 = 1;
+const WILD_ROW_OPEN_SLICE: u32 = 1;
+const WILD_ROW_STEPPED_SLICE: u32 = 1;
+const WILD_ROW_EMPTY_SLICE: u32 = 1;
+
+/// A constant row selector: ints and static slices alike and most of all (a slice stands in
+/// when neither ints nor iotas are enabled), then the iotas `hl.arange(a, b)`,
+/// `a + hl.arange(n)` and `hl.arange(a, b, s)`.
+const ROW_INT: u32 = 7;
+const ROW_SLICE: u32 = 7;
+const ROW_ARANGE: u32 = 1;
+const ROW_OFFSET_ARANGE: u32 = 1;
+const ROW_STRIDED_ARANGE: u32 = 1;
+
+/// A selector on a fixed dim: an int, a slice (always allowed) or an iota.
+const FIXED_INT: u32 = 3;
+const FIXED_SLICE: u32 = 3;
+const FIXED_ARANGE: u32 = 1;
+
+/// A slice of a fixed dim: mostly its full width (aligned on every dim), then one element, or
+/// a run.
+const FIXED_SLICE_FULL: u32 = 3;
+const FIXED_SLICE_ONE: u32 = 1;
+const FIXED_SLICE_RUN: u32 = 1;
 
 impl Gen<'_, '_> {
     pub(super) fn pick_base(&mut self) -> Result<Base> {
@@ -32,16 +70,12 @@ impl Gen<'_, '_> {
     pub(super) fn inner_selector(&mut self, inner: &Inner) -> Result<(Index, bool)> {
         let v = &inner.var;
         let weights = [
-            if self.cfg.tile_index && inner.shift == 0 {
-                4
-            } else {
-                0
-            },
-            if self.cfg.tile_index_offset { 2 } else { 0 },
+            when(self.cfg.tile_index && inner.shift == 0, INNER_INDEX),
+            when(self.cfg.tile_index_offset, INNER_INDEX_OFFSET),
             match (self.cfg.tile_begin_index, inner.block) {
                 (false, _) => 0,
-                (true, 1) => 4,
-                (true, _) => 1,
+                (true, 1) => INNER_BEGIN_BLOCK_1,
+                (true, _) => INNER_BEGIN,
             },
         ];
         Ok(match self.weighted(&weights)? {
@@ -110,64 +144,68 @@ impl Gen<'_, '_> {
         let rows = self.guaranteed_rows(sc);
         let block = self.outer().block;
         if self.wild()? {
-            // Negative bounds weigh double: they are how Python code names the last rows
-            // (`x[-1]`, `x[-3:-1]`), the refused idiom a kernel author reaches for first.
-            return Ok(match self.weighted(&[2, 2, 1, 1, 1, 1])? {
-                0 => Index::Int(-(self.range(1, rows)? as i64)),
-                1 => self.negative_slice(block, true)?,
-                2 => {
-                    let a = self.range(0, block - 1)? as i64;
-                    let b = (block + self.range(1, 8)?) as i64;
-                    Index::Slice {
-                        start: Some(int(a)),
-                        stop: Some(int(b)),
-                        step: None,
-                    }
-                }
-                3 => {
-                    let a = self.range(0, block)? as i64;
-                    if self.u.ratio(1, 2)? {
+            return Ok(
+                match self.weighted(&[
+                    WILD_ROW_NEGATIVE_INT,
+                    WILD_ROW_NEGATIVE_SLICE,
+                    WILD_ROW_PAST_BLOCK,
+                    WILD_ROW_OPEN_SLICE,
+                    WILD_ROW_STEPPED_SLICE,
+                    WILD_ROW_EMPTY_SLICE,
+                ])? {
+                    0 => Index::Int(-(self.range(1, rows)? as i64)),
+                    1 => self.negative_slice(block, true)?,
+                    2 => {
+                        let a = self.range(0, block - 1)? as i64;
+                        let b = (block + self.range(1, 8)?) as i64;
                         Index::Slice {
                             start: Some(int(a)),
-                            stop: None,
+                            stop: Some(int(b)),
                             step: None,
                         }
-                    } else {
+                    }
+                    3 => {
+                        let a = self.range(0, block)? as i64;
+                        if self.u.ratio(1, 2)? {
+                            Index::Slice {
+                                start: Some(int(a)),
+                                stop: None,
+                                step: None,
+                            }
+                        } else {
+                            Index::Slice {
+                                start: None,
+                                stop: Some(int(a.max(1))),
+                                step: None,
+                            }
+                        }
+                    }
+                    4 => {
+                        let b = self.range(1, block)? as i64;
                         Index::Slice {
-                            start: None,
-                            stop: Some(int(a.max(1))),
+                            start: Some(int(0)),
+                            stop: Some(int(b)),
+                            step: Some(int(self.range(2, 3)? as i64)),
+                        }
+                    }
+                    _ => {
+                        let a = self.range(0, block)? as i64;
+                        Index::Slice {
+                            start: Some(int(a)),
+                            stop: Some(int(a)),
                             step: None,
                         }
                     }
-                }
-                4 => {
-                    let b = self.range(1, block)? as i64;
-                    Index::Slice {
-                        start: Some(int(0)),
-                        stop: Some(int(b)),
-                        step: Some(int(self.range(2, 3)? as i64)),
-                    }
-                }
-                _ => {
-                    let a = self.range(0, block)? as i64;
-                    Index::Slice {
-                        start: Some(int(a)),
-                        stop: Some(int(a)),
-                        step: None,
-                    }
-                }
-            });
+                },
+            );
         }
+        let (int_ok, arange_ok) = (self.cfg.int_index, self.cfg.arange_index);
         let weights = [
-            if self.cfg.int_index { 7 } else { 0 },
-            if self.cfg.static_slice || !(self.cfg.int_index || self.cfg.arange_index) {
-                7
-            } else {
-                0
-            },
-            if self.cfg.arange_index { 1 } else { 0 },
-            if self.cfg.arange_index { 1 } else { 0 },
-            if self.cfg.arange_index { 1 } else { 0 },
+            when(int_ok, ROW_INT),
+            when(self.cfg.static_slice || !(int_ok || arange_ok), ROW_SLICE),
+            when(arange_ok, ROW_ARANGE),
+            when(arange_ok, ROW_OFFSET_ARANGE),
+            when(arange_ok, ROW_STRIDED_ARANGE),
         ];
         Ok(match self.weighted(&weights)? {
             0 => Index::Int(self.range(0, rows - 1)? as i64),
@@ -245,25 +283,25 @@ impl Gen<'_, '_> {
             });
         }
         let weights = [
-            if self.cfg.int_index { 3 } else { 0 },
-            3,
-            if self.cfg.arange_index { 1 } else { 0 },
+            when(self.cfg.int_index, FIXED_INT),
+            FIXED_SLICE,
+            when(self.cfg.arange_index, FIXED_ARANGE),
         ];
         Ok(match self.weighted(&weights)? {
             0 => Index::Int(self.range(0, d - 1)? as i64),
             1 => {
-                // Full width (aligned on every dim), one element, or a run.
-                let (a, b) = match self.weighted(&[3, 1, 1])? {
-                    0 => (0, d),
-                    1 => {
-                        let a = self.range(0, d - 1)?;
-                        (a, a + 1)
-                    }
-                    _ => {
-                        let a = self.range(0, d - 1)?;
-                        (a, self.range(a + 1, d)?)
-                    }
-                };
+                let (a, b) =
+                    match self.weighted(&[FIXED_SLICE_FULL, FIXED_SLICE_ONE, FIXED_SLICE_RUN])? {
+                        0 => (0, d),
+                        1 => {
+                            let a = self.range(0, d - 1)?;
+                            (a, a + 1)
+                        }
+                        _ => {
+                            let a = self.range(0, d - 1)?;
+                            (a, self.range(a + 1, d)?)
+                        }
+                    };
                 Index::Slice {
                     start: Some(int(a as i64)),
                     stop: Some(int(b as i64)),

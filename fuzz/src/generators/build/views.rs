@@ -2,11 +2,19 @@
 //! `.permute` on the block (bound to names before the items) or on a read, with the shape and
 //! contiguity of each result tracked so later subscripts and reductions line up.
 
-use super::{Base, Gen};
+use super::{Base, Gen, when};
 use crate::generators::make::*;
 use crate::generators::shape::{Dim, Val};
 use arbitrary::Result;
 use lang::ir::{Expr, Index, Stmt, ViewOp};
+
+/// One view step ([`Gen::view_step`]): a `None` subscript, `.unsqueeze`, `.squeeze` (where a
+/// dim of one may go) and `.reshape`/`.view`, which only a value with at most one run of rows
+/// takes and which weighs most.
+const VIEW_NONE_SUBSCRIPT: u32 = 3;
+const VIEW_UNSQUEEZE: u32 = 3;
+const VIEW_SQUEEZE: u32 = 2;
+const VIEW_RESHAPE: u32 = 4;
 
 impl Gen<'_, '_> {
     /// Views of the block bound to names before the items, so items can narrow them
@@ -87,10 +95,10 @@ impl Gen<'_, '_> {
             .filter(|&i| val.dims[i] == Dim::Fixed(1) && (!keep || i + 2 < rank))
             .collect();
         let choice = self.weighted(&[
-            if self.cfg.new_axis { 3 } else { 0 },
-            3,
-            if ones.is_empty() { 0 } else { 2 },
-            if val.rows_count() <= 1 { 4 } else { 0 },
+            when(self.cfg.new_axis, VIEW_NONE_SUBSCRIPT),
+            VIEW_UNSQUEEZE,
+            when(!ones.is_empty(), VIEW_SQUEEZE),
+            when(val.rows_count() <= 1, VIEW_RESHAPE),
         ])?;
         let mut dims = val.dims.clone();
         Ok(match choice {

@@ -1,4 +1,4 @@
-//! The generator's knobs, declared once in [`define_gen_config!`]: one field list, each knob
+//! The generator's knobs, declared once in `define_gen_config!`: one field list, each knob
 //! with its default and (for counts and percentages) its range, gives [`GenConfig`] with its
 //! `Default`, its serde form (kebab-case keys, unknown keys refused), [`GenConfigOverrides`]
 //! (every knob optional, as `--flags` through `clap::Args` and as a JSON file), `impl Arbitrary
@@ -274,7 +274,7 @@ define_gen_config! {
 impl GenConfig {
     /// Puts every knob in its range and keeps the config able to generate: at least one loop
     /// type and one dtype enabled (fori_loop and float32 when none is), every count and
-    /// percentage within the range its row in [`define_gen_config!`] states, and
+    /// percentage within the range its row in `define_gen_config!` states, and
     /// `min_rows <= max_rows`.
     pub fn normalize(&mut self) {
         if !(self.unroll || self.fori_loop || self.emit_pipeline) {

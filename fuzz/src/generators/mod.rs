@@ -3,8 +3,8 @@
 //! This module owns the one case generator ([`generate`], written against
 //! `arbitrary::Unstructured`, steered by [`GenConfig`]), the validator it is held to
 //! ([`validate_admissible`]: is a case admissible?), the repair that makes any mutated case
-//! admissible again ([`fixup`]), coverage tags ([`features`]) and proptest adapters
-//! ([`strategies`]).
+//! admissible again ([`fixup`](fn@fixup)), coverage tags ([`features`](fn@features)) and
+//! proptest adapters ([`strategies`]).
 //!
 //! Promises:
 //! - *Admissible*: every generated case passes [`validate_admissible`]: it renders to a case

@@ -18,7 +18,7 @@
 //! index is refused (NumPy and PyTorch place the result dims differently), and names first bound
 //! inside a loop or branch are forgotten after it (Helion does not carry them out).
 //!
-//! The validator is what [`super::fixup`] repairs against, and what the generator's tests hold
+//! The validator is what [`fixup`](fn@super::fixup) repairs against, and what the generator's tests hold
 //! every generated case to.
 
 //!

@@ -140,6 +140,8 @@ impl Gen<'_, '_> {
     }
 
     /// A read ([`Gen::read_expr`]) or, at [`GenConfig::paired_read_percent`], a paired read.
+    ///
+    /// [`GenConfig::paired_read_percent`]: super::GenConfig::paired_read_percent
     fn read_or_pair(&mut self, sc: &Scope, through_inner: bool) -> Result<Expr> {
         if self.cfg.paired_reads && self.pct(self.cfg.paired_read_percent)? {
             return self.paired_read(sc, through_inner);

@@ -1,12 +1,12 @@
 //! `fixup` makes mutated cases well-formed: drop statements, change constants, shrink shapes,
-//! resize block sizes, then fixup → the check passes, parse ∘ render is the identity, and the
+//! resize block sizes, then fixup → the admissibility validator passes, parse ∘ render is the identity, and the
 //! eager reference evaluates the case. It leaves well-formed cases alone.
 
 use lang::frontend::parse_case;
 use lang::ir::walk::{each_expr_mut, each_stmt_mut};
 use lang::ir::{Case, Ctor, ExprKind, Index, Stmt, StmtKind};
 use lang::render::render_case;
-use pallas_diff_fuzz::generators::{GenConfig, check, fixup, generate_from_seed};
+use pallas_diff_fuzz::generators::{GenConfig, fixup, generate_from_seed, validate_admissible};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -142,7 +142,7 @@ fn mutate(case: &mut Case, rng: &mut SmallRng) {
 }
 
 fn assert_well_formed(case: &Case, what: &str) {
-    if let Err(f) = check(case) {
+    if let Err(f) = validate_admissible(case) {
         panic!("{what}: fixup left a flaw: {f}\n{}", render_case(case));
     }
     let text = render_case(case);
@@ -226,7 +226,7 @@ fn fixup_repairs_named_breakages() {
             Default::default(),
         ),
     );
-    assert!(check(&c).is_err());
+    assert!(validate_admissible(&c).is_err());
     fixup(&mut c);
     assert_well_formed(&c, "unbound name");
     // Nothing valid left: a small valid case replaces it.

@@ -1,8 +1,10 @@
-//! The generator's knobs, declared once in [`define_gen_config!`]: one field list gives
-//! [`GenConfig`] with its `Default`, its serde form (kebab-case keys, unknown keys refused),
-//! [`GenConfigOverrides`] (every knob optional, as `--flags` through `clap::Args` and as a JSON
-//! file) and `impl Arbitrary for GenConfig` (swarm testing: each input draws its own mix of
-//! enabled features, so rare interactions are not drowned out by the defaults).
+//! The generator's knobs, declared once in `define_gen_config!`: one field list, each knob
+//! with its default and (for counts and percentages) its range, gives [`GenConfig`] with its
+//! `Default`, its serde form (kebab-case keys, unknown keys refused), [`GenConfigOverrides`]
+//! (every knob optional, as `--flags` through `clap::Args` and as a JSON file), `impl Arbitrary
+//! for GenConfig` (swarm testing: each input draws its own mix of enabled features, so rare
+//! interactions are not drowned out by the defaults), the clamping in
+//! [`GenConfig::normalize`], and the range and default in each knob's docs and `--help`.
 //!
 //! Precedence: `flags.or(json).apply(GenConfig::default())` — a flag wins over the JSON file,
 //! which wins over the default.
@@ -12,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 /// The `--help` text of a generator flag, from its field's doc lines: the leading space of
 /// each line dropped, rustdoc links (`` [`GenConfig::wild_index`] ``) written as the flag they
-/// name (`--wild-index`), the default on a line of its own.
-pub fn flag_help(doc: &[&str], default: &str) -> String {
+/// name (`--wild-index`), then the range (where the knob has one) and the default on lines of
+/// their own.
+pub fn flag_help(doc: &[&str], range: Option<&str>, default: &str) -> String {
     let mut text = doc
         .iter()
         .map(|l| l.strip_prefix(' ').unwrap_or(l))
@@ -28,17 +31,22 @@ pub fn flag_help(doc: &[&str], default: &str) -> String {
         let flag = format!("`--{}`", name.replace('_', "-"));
         text.replace_range(start..start + len + 2, &flag);
     }
-    format!("{text}\n\nDefault: {default}")
+    match range {
+        Some(range) => format!("{text}\n\nRange: {range}\nDefault: {default}"),
+        None => format!("{text}\n\nDefault: {default}"),
+    }
 }
 
-/// Declares the generator config. Each row is `/// doc` `name: Type = default, swarm = |u|
-/// expr;`: every field's doc gets "Defaults to `<default>`." appended from the default itself,
-/// and the swarm expression draws the field from an `Unstructured` for
-/// `impl Arbitrary for GenConfig`.
+/// Declares the generator config. Each row is `/// doc` `name: Type = default;` for a switch,
+/// or `/// doc` `name: Type = default, in lo..=hi;` for a count or a percentage. The range is
+/// stated there once: swarm configs draw the knob from it (`impl Arbitrary for GenConfig`;
+/// switches draw a `bool`), [`GenConfig::normalize`] clamps the knob to it, and the field's docs
+/// and `--help` text state it ("From `lo` to `hi`.", "Range: lo to hi"), beside the default
+/// ("Defaults to `<default>`.").
 macro_rules! define_gen_config {
     ($(
         $(#[doc = $doc:literal])*
-        $field:ident : $ty:ty = $default:expr, swarm = |$u:ident| $swarm:expr;
+        $field:ident : $ty:ty = $default:expr $(, in $lo:literal ..= $hi:literal)?;
     )*) => {
         /// What the case generator produces: which index forms, loop types, dtypes and features
         /// it may use, the shape ranges, and how often each optional feature appears
@@ -48,6 +56,10 @@ macro_rules! define_gen_config {
         pub struct GenConfig {
             $(
                 $(#[doc = $doc])*
+                $(
+                    #[doc = ""]
+                    #[doc = concat!("From `", stringify!($lo), "` to `", stringify!($hi), "`.")]
+                )?
                 #[doc = ""]
                 #[doc = concat!("Defaults to `", stringify!($default), "`.")]
                 pub $field: $ty,
@@ -60,6 +72,13 @@ macro_rules! define_gen_config {
             }
         }
 
+        impl GenConfig {
+            /// Every count and percentage clamped to its range.
+            fn clamp_to_ranges(&mut self) {
+                $( $( self.$field = self.$field.clamp($lo, $hi); )? )*
+            }
+        }
+
         /// Every [`GenConfig`] knob as an option: command-line flags (`--max-rows 8`) and the
         /// JSON config file both deserialize to this, and [`GenConfigOverrides::or`] merges them
         /// so that flags win.
@@ -68,11 +87,19 @@ macro_rules! define_gen_config {
         pub struct GenConfigOverrides {
             $(
                 $(#[doc = $doc])*
+                $(
+                    #[doc = ""]
+                    #[doc = concat!("From `", stringify!($lo), "` to `", stringify!($hi), "`.")]
+                )?
                 #[doc = ""]
                 #[doc = concat!("Defaults to `", stringify!($default), "`.")]
                 #[arg(
                     long,
-                    long_help = flag_help(&[$($doc),*], stringify!($default))
+                    long_help = flag_help(
+                        &[$($doc),*],
+                        knob_range!($($lo, $hi)?),
+                        stringify!($default),
+                    )
                 )]
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<$ty>,
@@ -95,7 +122,7 @@ macro_rules! define_gen_config {
 
         impl<'a> Arbitrary<'a> for GenConfig {
             fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
-                let mut cfg = GenConfig { $( $field: { let $u = &mut *u; $swarm }, )* };
+                let mut cfg = GenConfig { $( $field: knob_swarm!(u $(, $lo, $hi)?), )* };
                 cfg.normalize();
                 Ok(cfg)
             }
@@ -103,119 +130,136 @@ macro_rules! define_gen_config {
     };
 }
 
-fn percent(u: &mut Unstructured<'_>) -> arbitrary::Result<u8> {
-    u.int_in_range(0..=100)
+/// A knob's range as `--help` states it, or `None` for a switch.
+macro_rules! knob_range {
+    () => {
+        None
+    };
+    ($lo:literal, $hi:literal) => {
+        Some(concat!(stringify!($lo), " to ", stringify!($hi)))
+    };
+}
+
+/// A swarm config's draw of one knob: a switch is an arbitrary `bool`, a count or a percentage
+/// is drawn from its range.
+macro_rules! knob_swarm {
+    ($u:ident) => {
+        $u.arbitrary()?
+    };
+    ($u:ident, $lo:literal, $hi:literal) => {
+        $u.int_in_range($lo..=$hi)?
+    };
 }
 
 define_gen_config! {
     /// Constant int indices (`x_block[1, :, :]`, `x_block[:, 0, :]`).
-    int_index: bool = true, swarm = |u| u.arbitrary()?;
+    int_index: bool = true;
     /// Static slices inside the block (`x_block[1:3, :, :]`).
-    static_slice: bool = true, swarm = |u| u.arbitrary()?;
+    static_slice: bool = true;
     /// Constant indices Helion refuses at trace or plan time: negative ints and slice bounds,
     /// bounds past the block, open and stepped slices, several narrowing entries at once, and
     /// branch predicates other than `live >= w`.
-    wild_index: bool = true, swarm = |u| u.arbitrary()?;
+    wild_index: bool = true;
     /// `x_block[local.begin, :, :]` (a scalar tile-begin selector).
-    tile_begin_index: bool = true, swarm = |u| u.arbitrary()?;
+    tile_begin_index: bool = true;
     /// `x_block[local.index, :, :]` (a tile run).
-    tile_index: bool = true, swarm = |u| u.arbitrary()?;
+    tile_index: bool = true;
     /// `x_block[local.index + k, :, :]`, over `hl.tile(live - k)` when `k > 0`.
-    tile_index_offset: bool = true, swarm = |u| u.arbitrary()?;
+    tile_index_offset: bool = true;
     /// Tails under `if live >= w:`: `x_block[live - w : live, ...]` and
     /// `hl.arange(live - w, live)`.
-    tail: bool = true, swarm = |u| u.arbitrary()?;
+    tail: bool = true;
     /// Static and strided `hl.arange(a, b[, s])` and `a + hl.arange(n)` indices.
-    arange_index: bool = true, swarm = |u| u.arbitrary()?;
+    arange_index: bool = true;
     /// `None` entries, at every position.
-    new_axis: bool = true, swarm = |u| u.arbitrary()?;
+    new_axis: bool = true;
     /// Trailing `:` entries spelled out (`x[outer, :, :]`); when off they are left implicit
     /// (`x[outer]`).
-    full_slice: bool = true, swarm = |u| u.arbitrary()?;
+    full_slice: bool = true;
     /// Indices bound to a name before a branch (`rows = local.index` then `if live >= 2:`).
-    named_index: bool = true, swarm = |u| u.arbitrary()?;
+    named_index: bool = true;
     /// `pallas_loop_type="unroll"` (or the key left absent).
-    unroll: bool = true, swarm = |u| u.arbitrary()?;
+    unroll: bool = true;
     /// `pallas_loop_type="fori_loop"`.
-    fori_loop: bool = true, swarm = |u| u.arbitrary()?;
+    fori_loop: bool = true;
     /// `pallas_loop_type="emit_pipeline"`.
-    emit_pipeline: bool = true, swarm = |u| u.arbitrary()?;
-    /// Deepest loop nesting (grid, outer tile, inner tile), 1 to 3.
-    max_depth: u8 = 3, swarm = |u| u.int_in_range(1..=3)?;
+    emit_pipeline: bool = true;
+    /// Deepest loop nesting (grid, outer tile, inner tile).
+    max_depth: u8 = 3, in 1..=3;
     /// float32 inputs.
-    float32: bool = true, swarm = |u| u.arbitrary()?;
+    float32: bool = true;
     /// bfloat16 inputs.
-    bfloat16: bool = true, swarm = |u| u.arbitrary()?;
+    bfloat16: bool = true;
     /// int32 inputs.
-    int32: bool = true, swarm = |u| u.arbitrary()?;
-    /// Fewest rows of the tiled (first) dimension, 1 to 16.
-    min_rows: u8 = 1, swarm = |u| u.int_in_range(1..=16)?;
-    /// Most rows of the tiled (first) dimension, 1 to 16.
-    max_rows: u8 = 16, swarm = |u| u.int_in_range(1..=16)?;
-    /// Largest `hl.grid(G)` when the grid runs over output rows, 1 to 16.
-    max_grid: u8 = 4, swarm = |u| u.int_in_range(1..=16)?;
-    /// Most reads, loops and branches in one outer tile body, 1 to 8.
-    max_items: u8 = 3, swarm = |u| u.int_in_range(1..=8)?;
+    int32: bool = true;
+    /// Fewest rows of the tiled (first) dimension.
+    min_rows: u8 = 1, in 1..=16;
+    /// Most rows of the tiled (first) dimension.
+    max_rows: u8 = 16, in 1..=16;
+    /// Largest `hl.grid(G)` when the grid runs over output rows.
+    max_grid: u8 = 4, in 1..=16;
+    /// Most reads, loops and branches in one outer tile body.
+    max_items: u8 = 3, in 1..=8;
     /// View chains (`.reshape`, `.view`, `.unsqueeze`, `.squeeze`, `None` views).
-    views: bool = true, swarm = |u| u.arbitrary()?;
+    views: bool = true;
     /// `.permute(...)` in read chains.
-    permute: bool = true, swarm = |u| u.arbitrary()?;
+    permute: bool = true;
     /// Stores and atomics to the loaded tensor, directly or through a host `view_as` alias.
-    writes: bool = true, swarm = |u| u.arbitrary()?;
+    writes: bool = true;
     /// Tile attributes used as values (`acc + outer.count`).
-    tile_attr_values: bool = true, swarm = |u| u.arbitrary()?;
+    tile_attr_values: bool = true;
     /// Whole-block consumers beside narrowing ones (`x_block.float().sum(dim=0)`).
-    whole_block: bool = true, swarm = |u| u.arbitrary()?;
+    whole_block: bool = true;
     /// The explicit `hl.load(...)` / `hl.store(...)` spellings.
-    explicit_memory_ops: bool = true, swarm = |u| u.arbitrary()?;
+    explicit_memory_ops: bool = true;
     /// Accumulator updates whose result depends on the order of the iterations
     /// (`acc = acc * 0.5 + v`, `acc = v - acc`), beside the ones that commute.
-    ordered_updates: bool = true, swarm = |u| u.arbitrary()?;
+    ordered_updates: bool = true;
     /// Paired reads: the product of two reads of one base whose selected rows line up element
     /// by element (`x_block[local.index + -1, :, :].float() * x_block[local.index, :, :].float()`,
     /// two static windows of one width), so which row a selector lands on matters even where a
     /// sum over the rows would not notice.
-    paired_reads: bool = true, swarm = |u| u.arbitrary()?;
+    paired_reads: bool = true;
     /// `pallas_worklist_grouping` and `pallas_load_buffer_count` in the config.
-    config_extras: bool = true, swarm = |u| u.arbitrary()?;
+    config_extras: bool = true;
     /// How often an index drawn is one Helion refuses ([`GenConfig::wild_index`]), percent.
-    wild_percent: u8 = 6, swarm = |u| percent(u)?;
+    wild_percent: u8 = 6, in 0..=100;
     /// How often a read is a paired read ([`GenConfig::paired_reads`]), percent.
-    paired_read_percent: u8 = 15, swarm = |u| percent(u)?;
+    paired_read_percent: u8 = 15, in 0..=100;
     /// How often the outer tile loop starts past zero (`hl.tile(4, 12)`), percent.
-    nonzero_begin_percent: u8 = 25, swarm = |u| percent(u)?;
+    nonzero_begin_percent: u8 = 25, in 0..=100;
     /// How often the outer block divides the loop extent, percent.
-    dividing_extent_percent: u8 = 50, swarm = |u| percent(u)?;
+    dividing_extent_percent: u8 = 50, in 0..=100;
     /// How often a case writes the tensor it loads, percent.
-    write_percent: u8 = 6, swarm = |u| percent(u)?;
+    write_percent: u8 = 6, in 0..=100;
     /// Of those writes, how often through a host `view_as` alias, percent.
-    alias_write_percent: u8 = 50, swarm = |u| percent(u)?;
+    alias_write_percent: u8 = 50, in 0..=100;
     /// How often a read goes through a view chain, percent.
-    view_percent: u8 = 15, swarm = |u| percent(u)?;
+    view_percent: u8 = 15, in 0..=100;
     /// How often a read goes through `.permute`, percent.
-    permute_percent: u8 = 3, swarm = |u| percent(u)?;
+    permute_percent: u8 = 3, in 0..=100;
     /// How often an item is a whole-block consumer, percent.
-    whole_block_percent: u8 = 5, swarm = |u| percent(u)?;
+    whole_block_percent: u8 = 5, in 0..=100;
     /// How often an item adds a tile attribute, percent.
-    tile_attr_percent: u8 = 12, swarm = |u| percent(u)?;
+    tile_attr_percent: u8 = 12, in 0..=100;
     /// How often an inner index is bound to a name before its branch, percent.
-    named_index_percent: u8 = 20, swarm = |u| percent(u)?;
+    named_index_percent: u8 = 20, in 0..=100;
     /// How often the loaded tensor has one distinct power of two per row (else random or
     /// arange values), percent.
-    power_of_two_rows_percent: u8 = 45, swarm = |u| percent(u)?;
+    power_of_two_rows_percent: u8 = 45, in 0..=100;
     /// How often the grid runs over several output rows (`hl.grid(G)`, `G > 1`), percent.
-    grid_over_rows_percent: u8 = 25, swarm = |u| percent(u)?;
+    grid_over_rows_percent: u8 = 25, in 0..=100;
     /// How often the outer tile loop is the launch grid itself (no `hl.grid`), percent.
-    top_level_tile_percent: u8 = 15, swarm = |u| percent(u)?;
+    top_level_tile_percent: u8 = 15, in 0..=100;
     /// Under `unroll`, how often an inner loop still runs over `live` (which Helion refuses
     /// with `InvalidConfig`), percent.
-    unroll_live_loop_percent: u8 = 15, swarm = |u| percent(u)?;
+    unroll_live_loop_percent: u8 = 15, in 0..=100;
     /// How often a tile loop fixes `block_size=` instead of taking a config entry, percent.
-    fixed_block_percent: u8 = 30, swarm = |u| percent(u)?;
+    fixed_block_percent: u8 = 30, in 0..=100;
     /// How often a config-driven block that is not a power of two stays in the config, percent
     /// (Helion 1.5.1 refuses it with `InvalidConfig`, D-1.5.1-09; this keeps the refusal
     /// tested). Otherwise the loop fixes it with `block_size=`, which Helion does not check.
-    non_power_of_two_config_percent: u8 = 3, swarm = |u| percent(u)?;
+    non_power_of_two_config_percent: u8 = 3, in 0..=100;
     /// How often a case keeps its `hl.load`/`hl.store` index lists shorter than their tensor's
     /// rank, percent of cases (Helion 1.5.1 raises an internal `AssertionError: invalid
     /// subscript` on them, D-1.5.1-20, the known issue `helion-partial-index-list-assertion`;
@@ -224,13 +268,14 @@ define_gen_config! {
     /// subscript, which Helion accepts with trailing dims omitted, and an atomic's list is
     /// completed with `slice(None)` (a 30-minute campaign had 3.5% of its cases on atomics'
     /// partial lists before they were completed).
-    partial_index_list_percent: u8 = 1, swarm = |u| percent(u)?;
+    partial_index_list_percent: u8 = 1, in 0..=100;
 }
 
 impl GenConfig {
     /// Puts every knob in its range and keeps the config able to generate: at least one loop
-    /// type and one dtype enabled (fori_loop and float32 when none is), `min_rows <= max_rows`,
-    /// counts within their documented bounds, percentages at most 100.
+    /// type and one dtype enabled (fori_loop and float32 when none is), every count and
+    /// percentage within the range its row in `define_gen_config!` states, and
+    /// `min_rows <= max_rows`.
     pub fn normalize(&mut self) {
         if !(self.unroll || self.fori_loop || self.emit_pipeline) {
             self.fori_loop = true;
@@ -238,35 +283,9 @@ impl GenConfig {
         if !(self.float32 || self.bfloat16 || self.int32) {
             self.float32 = true;
         }
-        self.max_depth = self.max_depth.clamp(1, 3);
-        self.min_rows = self.min_rows.clamp(1, 16);
-        self.max_rows = self.max_rows.clamp(1, 16);
+        self.clamp_to_ranges();
         if self.min_rows > self.max_rows {
             std::mem::swap(&mut self.min_rows, &mut self.max_rows);
-        }
-        self.max_grid = self.max_grid.clamp(1, 16);
-        self.max_items = self.max_items.clamp(1, 8);
-        for p in [
-            &mut self.wild_percent,
-            &mut self.nonzero_begin_percent,
-            &mut self.dividing_extent_percent,
-            &mut self.write_percent,
-            &mut self.alias_write_percent,
-            &mut self.view_percent,
-            &mut self.permute_percent,
-            &mut self.whole_block_percent,
-            &mut self.tile_attr_percent,
-            &mut self.named_index_percent,
-            &mut self.power_of_two_rows_percent,
-            &mut self.grid_over_rows_percent,
-            &mut self.top_level_tile_percent,
-            &mut self.unroll_live_loop_percent,
-            &mut self.fixed_block_percent,
-            &mut self.paired_read_percent,
-            &mut self.non_power_of_two_config_percent,
-            &mut self.partial_index_list_percent,
-        ] {
-            *p = (*p).min(100);
         }
     }
 
@@ -289,11 +308,17 @@ mod help_tests {
                 " How often a read is a paired read ([`GenConfig::paired_reads`]),",
                 " percent.",
             ],
+            Some("0 to 100"),
             "15",
         );
         assert_eq!(
             help,
-            "How often a read is a paired read (`--paired-reads`),\npercent.\n\nDefault: 15"
+            "How often a read is a paired read (`--paired-reads`),\npercent.\n\n\
+             Range: 0 to 100\nDefault: 15"
+        );
+        assert_eq!(
+            flag_help(&[" `None` entries, at every position."], None, "true"),
+            "`None` entries, at every position.\n\nDefault: true"
         );
     }
 }

@@ -1,16 +1,16 @@
 //! `fixup`: makes any case — mutated by a fuzzer, shrunk by the reducer, edited by hand —
-//! well-formed in the sense of [`super::check`], changing as little as it can.
+//! admissible ([`super::validate_admissible`]), changing as little as it can.
 //!
 //! In order: module-level repairs (inputs whose constructor cannot make their shape or dtype,
 //! poison inputs, the call's arguments, the config's ranges), IR forms that would not survive
 //! render → parse (`Index::Expr` of an int literal, a grid with `block_size=`, ...), loop bounds
 //! past the dims they tile, `block_sizes` resized to the config-driven block ids; then, until the
-//! check passes, the statement the check blames is removed (a `torch.empty` output left partly
-//! unwritten becomes `torch.zeros` instead). Removing a statement can only make later statements
-//! fail on undefined names, which removes them in turn, so the loop ends; a case with nothing
-//! valid left is replaced by a small valid case.
+//! validator passes it, the statement the validator blames is removed (a `torch.empty` output
+//! left partly unwritten becomes `torch.zeros` instead). Removing a statement can only make later
+//! statements fail on undefined names, which removes them in turn, so the loop ends; a case with
+//! nothing valid left is replaced by a small valid case.
 
-use super::check::{Arm, Flaw, StmtPath, check, is_identifier};
+use super::admissible::{Arm, Flaw, StmtPath, is_identifier, validate_admissible};
 use super::config::GenConfig;
 use super::make::{int, name, st};
 use lang::ir::blocks::BlockTable;
@@ -25,8 +25,8 @@ use lang::ir::{
 /// Most repair rounds before giving up on a case and replacing it.
 const MAX_ROUNDS: usize = 400;
 
-/// Makes `case` well-formed: afterwards [`super::check`] passes and `parse_case(render_case(case))`
-/// gives the case back (span-stripped).
+/// Makes `case` admissible: afterwards [`super::validate_admissible`] passes and
+/// `parse_case(render_case(case))` gives the case back (span-stripped).
 pub fn fixup(case: &mut Case) {
     fix_module(case);
     fix_syntax(case);
@@ -35,7 +35,7 @@ pub fn fixup(case: &mut Case) {
     for _ in 0..MAX_ROUNDS {
         fix_block_sizes(case);
         fix_return(case);
-        let flaw = match check(case) {
+        let flaw = match validate_admissible(case) {
             Ok(()) => return,
             Err(f) => f,
         };
@@ -256,7 +256,7 @@ fn top_exprs_mut(stmt: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
 /// Index lists of `hl.load` and `hl.store` leave trailing `:` implicit, since Python has no `:`
 /// inside a list literal; a load or store that still needs a `:` or slice is written as a
 /// subscript instead. An atomic has no subscript form: its `slice(None)` entries stay (Helion
-/// 1.5.1 needs them, D-1.5.1-20), and a slice in it is left for the check to refuse.
+/// 1.5.1 needs them, D-1.5.1-20), and a slice in it is left for the validator to refuse.
 pub(crate) fn canonical_lists(body: &mut [Stmt]) {
     fn list(indices: &mut Vec<Index>, explicit: &mut bool) {
         if *explicit {

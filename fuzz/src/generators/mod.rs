@@ -1,23 +1,24 @@
-//! Generators of well-formed cases, and what goes with them.
+//! Generators of admissible cases, and what goes with them.
 //!
 //! This module owns the one case generator ([`generate`], written against
-//! `arbitrary::Unstructured`, steered by [`GenConfig`]), the well-formedness check it is held to
-//! ([`check`]), the repair that makes any mutated case well-formed again ([`fixup`]), coverage
-//! tags ([`features`]) and proptest adapters ([`strategies`]).
+//! `arbitrary::Unstructured`, steered by [`GenConfig`]), the validator it is held to
+//! ([`validate_admissible`]: is a case admissible?), the repair that makes any mutated case
+//! admissible again ([`fixup`](fn@fixup)), coverage tags ([`features`](fn@features)) and
+//! proptest adapters ([`strategies`]).
 //!
 //! Promises:
-//! - *Well-formed*: every generated case passes [`check`]: it renders to a case script that
-//!   `parse_case` reads back to the same IR (span-stripped), and the eager reference can evaluate
-//!   it (shapes line up, indices are in range on every iteration, nothing reads uninitialized
-//!   memory). Forms Helion refuses at trace or plan time are generated on purpose, at the rate
+//! - *Admissible*: every generated case passes [`validate_admissible`]: it renders to a case
+//!   script that `parse_case` reads back to the same IR (span-stripped), and the eager reference
+//!   can evaluate it (shapes line up, indices are in range on every iteration, nothing reads
+//!   uninitialized memory). Forms Helion refuses at trace or plan time are generated on purpose, at the rate
 //!   [`GenConfig::wild_percent`] sets.
 //! - *Deterministic*: the same bytes and config give the same case, byte for byte;
 //!   [`generate_from_seed`] gives the same case for the same seed and config.
 //! - *Small*: outputs stay within 16×2×128 elements and loops nest at most three deep, so a case
 //!   evaluates in microseconds.
 
+pub mod admissible;
 mod build;
-pub mod check;
 mod config;
 mod features;
 mod fixup;
@@ -25,8 +26,8 @@ mod make;
 mod shape;
 pub mod strategies;
 
+pub use admissible::{Flaw, validate_admissible};
 pub use build::generate;
-pub use check::{Flaw, check};
 pub use config::{GenConfig, GenConfigOverrides};
 pub use features::{AttrTag, Feature, IndexForm, NOT_GENERATED, Surface, ViewKind, features};
 pub use fixup::fixup;

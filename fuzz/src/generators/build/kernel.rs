@@ -1,0 +1,623 @@
+//! The kernel skeleton: [`Gen::case`] decides, in order, everything around the items — the
+//! dtype and loop type, the family (an `hl.grid` around the tile loop, or the tile loop as the
+//! launch grid), `x`'s shape, whether the case writes the tensor it loads, the grid, the trace
+//! output, the outer tile loop's range and block, the host allocations, the outer body, the
+//! inputs, the config and the call — and the blocks of the outer loop and of the `tile.count`
+//! loop ahead of it.
+
+use super::{Base, Family, Gen, Outer, Plan, Scope};
+use crate::generators::fixup::{canonical_lists, subscript_partial_lists};
+use crate::generators::make::*;
+use crate::generators::shape::{Dim, Val};
+use arbitrary::Result;
+use lang::ir::blocks::minimum_block;
+use lang::ir::{
+    AllocKind, AllocShape, Arg, CASE_VERSION, Call, Case, Config, DType, Expr, ExprKind, Index,
+    Kernel, LoopType, Param, ParamKind, Span, Stmt, StmtKind, TileAttr, ViewOp,
+};
+
+/// The outer tile loop's variable.
+const OUTER: &str = "outer";
+
+/// The rank of `x`: 3-D mostly (the tiled dim has alignment 1, so the configured block is the
+/// effective one), sometimes 4-D (views with hidden dims) or 2-D rows, those more often with
+/// float32 inputs (2-D rows are float32-style).
+const RANKS: [usize; 3] = [3, 4, 2];
+const RANK_3: u32 = 14;
+const RANK_4: u32 = 3;
+const RANK_2_FLOAT32: u32 = 3;
+const RANK_2_OTHER: u32 = 1;
+
+/// The lanes of `x`'s last dim: mostly a full 128, now and then fewer.
+const LANES: [usize; 5] = [128, 64, 16, 8, 1];
+const LANE_WEIGHTS: [u32; 5] = [12, 2, 2, 1, 1];
+
+/// How the outer loop's end spells `x`'s rows: mostly `x.size(0)`, then the literal, a host
+/// name bound to `x.size(0)`, or an int parameter.
+const END_SIZE: u32 = 4;
+const END_LITERAL: u32 = 2;
+const END_HOST_NAME: u32 = 1;
+const END_INT_PARAM: u32 = 1;
+
+/// The outer tile loop's range over `x`'s first dim, and its block.
+struct OuterRange {
+    /// `x.size(0)`.
+    n: usize,
+    begin: usize,
+    end: usize,
+    block: usize,
+    /// The fewest live rows any tile has (the last one's).
+    live_min: usize,
+}
+
+impl OuterRange {
+    fn extent(&self) -> usize {
+        self.end - self.begin
+    }
+}
+
+/// The kernel's parameters and the call's arguments, in the same order.
+struct Signature {
+    params: Vec<Param>,
+    args: Vec<Arg>,
+}
+
+impl Signature {
+    fn push(&mut self, name: &str, kind: ParamKind, arg: Arg) {
+        self.params.push(Param {
+            name: name.into(),
+            kind,
+            span: Span::default(),
+        });
+        self.args.push(arg);
+    }
+}
+
+impl Gen<'_, '_> {
+    /// The case: the decisions below, in the order they draw from the input. The order is part
+    /// of what a seed means (moving a draw changes every case after it), so each step keeps its
+    /// place even where it could be decided elsewhere.
+    pub(super) fn case(mut self) -> Result<Case> {
+        self.choose_dtype()?;
+        self.choose_loop_type()?;
+        self.choose_explicit_memory_ops()?;
+        let family = self.choose_family()?;
+        self.choose_x_shape()?;
+        let (writes, alias) = self.choose_writes()?;
+        let (grid, init_acc) = self.choose_grid(family, writes)?;
+        let plan = Plan {
+            family,
+            writes,
+            alias,
+            grid,
+            init_acc,
+        };
+        self.choose_trace(&plan)?;
+        let mut sig = Self::signature(&plan);
+        let range = self.choose_outer_range()?;
+        let mut host = Vec::new();
+        let end = self.outer_end(&range, &mut host, &mut sig)?;
+        let begin = (range.begin > 0).then(|| int(range.begin as i64));
+        self.allocate_outputs(&plan, &mut host)?;
+        let acc_init = self.acc_init(plan.init_acc)?;
+        let count_loop = self.count_loop_ahead(&plan)?;
+        let outer_loop = self.outer_loop(&plan, &range, begin, end, &acc_init)?;
+        let device = match plan.family {
+            Family::Grid => self.grid_around(&plan, acc_init, count_loop, outer_loop)?,
+            Family::TopLevelTile => outer_loop,
+        };
+        let mut body = host;
+        body.push(device);
+        body.push(self.return_outputs());
+        let (inputs, seed) = self.choose_inputs(&plan)?;
+        let mut config = self.choose_config_loop_type()?;
+        canonical_lists(&mut body);
+        let kernel = Kernel {
+            name: "kernel".into(),
+            params: sig.params,
+            body,
+            span: Span::default(),
+        };
+        self.choose_config_extras(&mut config, &kernel)?;
+        let call = self.choose_call(sig.args)?;
+        let mut case = Case {
+            version: CASE_VERSION,
+            kernel,
+            config,
+            inputs,
+            seed,
+            call,
+        };
+        self.choose_partial_index_lists(&mut case)?;
+        Ok(case)
+    }
+
+    /// The input dtype, among those the config enables.
+    fn choose_dtype(&mut self) -> Result<()> {
+        let dtypes: Vec<DType> = DType::ALL
+            .into_iter()
+            .filter(|d| match d {
+                DType::Float32 => self.cfg.float32,
+                DType::Bfloat16 => self.cfg.bfloat16,
+                DType::Int32 => self.cfg.int32,
+            })
+            .collect();
+        self.dtype = *self.u.choose(&dtypes)?;
+        Ok(())
+    }
+
+    /// The `pallas_loop_type`, among those the config enables.
+    fn choose_loop_type(&mut self) -> Result<()> {
+        let loop_types: Vec<LoopType> = LoopType::ALL
+            .into_iter()
+            .filter(|l| match l {
+                LoopType::Unroll => self.cfg.unroll,
+                LoopType::ForiLoop => self.cfg.fori_loop,
+                LoopType::EmitPipeline => self.cfg.emit_pipeline,
+            })
+            .collect();
+        self.loop_type = *self.u.choose(&loop_types)?;
+        Ok(())
+    }
+
+    /// Whether loads and stores may be spelled `hl.load(...)` / `hl.store(...)` (each one then
+    /// draws its own spelling).
+    fn choose_explicit_memory_ops(&mut self) -> Result<()> {
+        self.explicit = self.cfg.explicit_memory_ops && self.u.ratio(1, 6)?;
+        Ok(())
+    }
+
+    /// The family: the tile loop as the launch grid when the config allows one loop level only,
+    /// else at [`GenConfig::top_level_tile_percent`](super::GenConfig::top_level_tile_percent);
+    /// otherwise an `hl.grid` around it.
+    fn choose_family(&mut self) -> Result<Family> {
+        Ok(
+            if self.cfg.max_depth == 1 || self.pct(self.cfg.top_level_tile_percent)? {
+                Family::TopLevelTile
+            } else {
+                Family::Grid
+            },
+        )
+    }
+
+    /// `x`'s shape (rank, rows, sublanes, lanes) and the accumulator's (`x`'s last two dims).
+    fn choose_x_shape(&mut self) -> Result<()> {
+        let flat = if self.dtype == DType::Float32 {
+            RANK_2_FLOAT32
+        } else {
+            RANK_2_OTHER
+        };
+        let rank = RANKS[self.weighted(&[RANK_3, RANK_4, flat])?];
+        // Mostly enough rows for several tiles with partial ones among them.
+        let (lo, hi) = (self.cfg.min_rows as usize, self.cfg.max_rows as usize);
+        let rows = if hi >= 4 && self.u.ratio(4, 5)? {
+            self.range(lo.max(4), hi)?
+        } else {
+            self.range(lo, hi)?
+        };
+        let lanes = LANES[self.weighted(&LANE_WEIGHTS)?];
+        let sublanes = self.range(1, 2)?;
+        let mut shape = match rank {
+            2 => vec![rows, lanes],
+            3 => vec![rows, sublanes, lanes],
+            _ => vec![rows, self.range(1, 2)?, sublanes, lanes],
+        };
+        // Outputs shaped like x stay within 16x2x128 elements.
+        while shape.iter().product::<usize>() > 4096 && shape[0] > 1 {
+            shape[0] -= 1;
+        }
+        self.x_shape = shape;
+        self.acc_shape = self.x_shape[(self.x_shape.len().max(3) - 2)..].to_vec();
+        Ok(())
+    }
+
+    /// Whether the case writes `y` into the tensor it loads, and whether through a host
+    /// `view_as` alias.
+    fn choose_writes(&mut self) -> Result<(bool, bool)> {
+        let writes = self.cfg.writes && self.pct(self.cfg.write_percent)?;
+        let alias = writes && self.pct(self.cfg.alias_write_percent)?;
+        Ok((writes, alias))
+    }
+
+    /// The grid (`hl.grid(G)`, `G > 1` only when it runs over output rows, never beside a
+    /// write) and whether `acc` then starts from a host tensor `init`.
+    fn choose_grid(&mut self, family: Family, writes: bool) -> Result<(usize, bool)> {
+        let mut grid = 1;
+        let mut init_acc = false;
+        if family == Family::Grid && !writes && self.pct(self.cfg.grid_over_rows_percent)? {
+            grid = self.range(
+                2.min(self.cfg.max_grid as usize),
+                self.cfg.max_grid as usize,
+            )?;
+            init_acc = self.u.ratio(1, 2)?;
+        }
+        Ok((grid, init_acc))
+    }
+
+    /// Whether the case has a per-token trace output: only with one request (rows are
+    /// overwritten per request), and room for the inner loops that write it.
+    fn choose_trace(&mut self, plan: &Plan) -> Result<()> {
+        self.trace = plan.family == Family::Grid
+            && plan.grid == 1
+            && self.x_shape.len() <= 3
+            && self.cfg.max_depth >= 3
+            && self.u.ratio(1, 5)?;
+        Ok(())
+    }
+
+    /// The tensor parameters: `x`, then `y` when the case writes, then `init` when `acc` starts
+    /// from it. (An int parameter `n` may follow: [`Gen::outer_end`].)
+    fn signature(plan: &Plan) -> Signature {
+        let mut sig = Signature {
+            params: Vec::new(),
+            args: Vec::new(),
+        };
+        sig.push("x", ParamKind::Tensor, Arg::Input("x".into()));
+        if plan.writes {
+            sig.push("y", ParamKind::Tensor, Arg::Input("y".into()));
+        }
+        if plan.init_acc {
+            sig.push("init", ParamKind::Tensor, Arg::Input("init".into()));
+        }
+        sig
+    }
+
+    /// The outer tile loop's bounds and block.
+    fn choose_outer_range(&mut self) -> Result<OuterRange> {
+        let n = self.x_shape[0];
+        let min_block = if self.x_shape.len() == 2 {
+            minimum_block(n as i64, 8) as usize
+        } else {
+            1
+        };
+        let nonzero = n >= 2 && self.pct(self.cfg.nonzero_begin_percent)?;
+        let begin = if nonzero { self.range(1, n - 1)? } else { 0 };
+        let end = if self.u.ratio(1, 6)? {
+            self.range(begin + 1, n)?
+        } else {
+            n
+        };
+        let extent = end - begin;
+        let block = self.outer_block(extent, min_block)?;
+        let count = extent.div_ceil(block);
+        let live_min = extent - (count - 1) * block;
+        Ok(OuterRange {
+            n,
+            begin,
+            end,
+            block,
+            live_min,
+        })
+    }
+
+    /// The outer loop's end as the kernel spells it: a literal when the loop stops short of
+    /// `x`'s rows; otherwise `x.size(0)`, the literal, a host name bound to `x.size(0)`, or an
+    /// int parameter `n`.
+    fn outer_end(
+        &mut self,
+        range: &OuterRange,
+        host: &mut Vec<Stmt>,
+        sig: &mut Signature,
+    ) -> Result<Expr> {
+        let n = range.n;
+        if range.end != n {
+            return Ok(int(range.end as i64));
+        }
+        Ok(
+            match self.weighted(&[END_SIZE, END_LITERAL, END_HOST_NAME, END_INT_PARAM])? {
+                0 => size("x", 0),
+                1 => int(n as i64),
+                2 => {
+                    host.push(assign("n", size("x", 0)));
+                    name("n")
+                }
+                _ => {
+                    sig.push("n", ParamKind::Int, Arg::Int(n as i64));
+                    name("n")
+                }
+            },
+        )
+    }
+
+    /// The host allocations: `out` (zeros, or `torch.empty` where the grid overwrites every
+    /// row; dims, or shaped like `x`), the `trace` output and the host alias `x_alias`.
+    fn allocate_outputs(&mut self, plan: &Plan, host: &mut Vec<Stmt>) -> Result<()> {
+        let out_dims: Vec<usize> = match plan.family {
+            Family::Grid => [vec![plan.grid], self.acc_shape.clone()].concat(),
+            Family::TopLevelTile => self.x_shape.clone(),
+        };
+        let out_alloc = match (plan.family, self.u.ratio(1, 4)?) {
+            (Family::Grid, true) => AllocKind::Empty,
+            _ => AllocKind::Zeros,
+        };
+        let out_shape = if plan.family == Family::TopLevelTile && self.u.ratio(1, 2)? {
+            AllocShape::Like(Box::new(name("x")))
+        } else {
+            AllocShape::Dims(ints(&out_dims))
+        };
+        host.push(assign(
+            "out",
+            ex(ExprKind::Alloc {
+                kind: out_alloc,
+                shape: out_shape,
+                dtype: Some(DType::Float32),
+            }),
+        ));
+        if self.trace {
+            host.push(assign(
+                "trace",
+                ex(ExprKind::Alloc {
+                    kind: AllocKind::Zeros,
+                    shape: AllocShape::Like(Box::new(name("x"))),
+                    dtype: Some(DType::Float32),
+                }),
+            ));
+        }
+        if plan.alias {
+            host.push(assign(
+                "x_alias",
+                view(name("x"), ViewOp::ViewAs(Box::new(name("x")))),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A `tile.count` loop ahead of the outer loop in the grid body: its config slot comes
+    /// first in registration order, so it is drawn first.
+    fn count_loop_ahead(&mut self, plan: &Plan) -> Result<Option<Stmt>> {
+        if plan.family == Family::Grid
+            && self.cfg.tile_attr_values
+            && self.pct(self.cfg.tile_attr_percent / 2)?
+        {
+            Ok(Some(self.count_loop()?))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// `for outer in hl.tile(...)`: its block (its config slot is registered before any inner
+    /// loop's), then what its body knows about it ([`Outer`]), then the body.
+    fn outer_loop(
+        &mut self,
+        plan: &Plan,
+        range: &OuterRange,
+        begin: Option<Expr>,
+        end: Expr,
+        acc_init: &Expr,
+    ) -> Result<Stmt> {
+        let block_expr = self.block_expr(range.block)?;
+        self.enter_outer_loop(range);
+        let body = self.outer_body(plan, acc_init)?;
+        Ok(tile_loop(OUTER, begin, end, block_expr, body))
+    }
+
+    /// What every read in the outer body relies on: the block's rows and how many of them are
+    /// live, and the block `x_block` as the first base to narrow.
+    fn enter_outer_loop(&mut self, range: &OuterRange) {
+        let extent = range.extent();
+        let x_dims: Vec<Dim> = std::iter::once(Dim::Rows)
+            .chain(self.x_shape[1..].iter().map(|&d| Dim::Fixed(d)))
+            .collect();
+        self.outer = Some(Outer {
+            var: OUTER.to_string(),
+            block: range.block,
+            live_min: range.live_min,
+            all_full: extent.is_multiple_of(range.block),
+            unguarded: range.begin == 0
+                && range.end == range.n
+                && extent.is_multiple_of(range.block),
+            bases: vec![Base {
+                name: "x_block".into(),
+                val: Val::new(x_dims),
+            }],
+            live: "live".into(),
+        });
+    }
+
+    /// The outer body: the block's load, the top-level tile's `acc`, the write (before or after
+    /// the items), `live`, the items, and the top-level tile's store.
+    fn outer_body(&mut self, plan: &Plan, acc_init: &Expr) -> Result<Vec<Stmt>> {
+        let x_load = self.trim(
+            std::iter::once(ix(name(OUTER)))
+                .chain((1..self.x_shape.len()).map(|_| self.full()))
+                .collect(),
+        );
+        let explicit_load = self.explicit && self.u.ratio(1, 2)?;
+        let mut body = vec![assign("x_block", load("x", x_load, explicit_load))];
+        if plan.family == Family::TopLevelTile {
+            body.push(assign("acc", acc_init.clone()));
+        }
+        let write = if plan.writes {
+            Some(self.write_stmt(plan.alias)?)
+        } else {
+            None
+        };
+        let write_first = self.u.ratio(1, 2)?;
+        if write_first {
+            body.extend(write.clone());
+        }
+        body.push(assign(
+            "live",
+            sub(attr(OUTER, TileAttr::End), attr(OUTER, TileAttr::Begin)),
+        ));
+        body.extend(self.outer_items(plan.family)?);
+        if !write_first {
+            body.extend(write);
+        }
+        if plan.family == Family::TopLevelTile {
+            body.push(self.top_level_store()?);
+        }
+        Ok(body)
+    }
+
+    /// The view prelude and the items of the outer body, with the loop levels left below it.
+    fn outer_items(&mut self, family: Family) -> Result<Vec<Stmt>> {
+        let depth_left = match family {
+            Family::Grid => self.cfg.max_depth.saturating_sub(2),
+            Family::TopLevelTile => self.cfg.max_depth.saturating_sub(1),
+        };
+        let mut items = self.view_prelude()?;
+        let n_items = self.range(1, self.cfg.max_items as usize)?;
+        let scope = Scope {
+            inner: None,
+            tail: None,
+            depth_left,
+        };
+        for _ in 0..n_items {
+            let item = self.item(&scope)?;
+            items.extend(item);
+        }
+        Ok(items)
+    }
+
+    /// `for request in hl.grid(G):` around the outer loop: `acc`'s start, the `tile.count`
+    /// loop, the outer loop, and the store of `acc` into the request's output row.
+    fn grid_around(
+        &mut self,
+        plan: &Plan,
+        acc_init: Expr,
+        count_loop: Option<Stmt>,
+        outer_loop: Stmt,
+    ) -> Result<Stmt> {
+        let mut grid_body = vec![assign("acc", acc_init)];
+        grid_body.extend(count_loop);
+        grid_body.push(outer_loop);
+        let idx = self.trim(
+            std::iter::once(ix(name("request")))
+                .chain(self.acc_shape.iter().map(|_| Index::Full))
+                .collect(),
+        );
+        let explicit = self.explicit && self.u.ratio(1, 2)?;
+        grid_body.push(st(StmtKind::Store {
+            tensor: "out".into(),
+            indices: idx,
+            value: name("acc"),
+            explicit,
+        }));
+        Ok(grid_loop("request", int(plan.grid as i64), grid_body))
+    }
+
+    /// `return out` (and `trace`).
+    fn return_outputs(&self) -> Stmt {
+        let mut ret = vec![name("out")];
+        if self.trace {
+            ret.push(name("trace"));
+        }
+        st(StmtKind::Return(ret))
+    }
+
+    /// The config with the block sizes registered so far and the loop type (under unroll the
+    /// key is sometimes left absent, which means unroll too).
+    fn choose_config_loop_type(&mut self) -> Result<Config> {
+        let mut config = Config {
+            block_sizes: self.block_sizes.clone(),
+            ..Config::default()
+        };
+        config.loop_type = if self.loop_type == LoopType::Unroll && self.u.ratio(1, 3)? {
+            None
+        } else {
+            Some(self.loop_type)
+        };
+        Ok(config)
+    }
+
+    /// Now and then `pallas_worklist_grouping` or `pallas_load_buffer_count`.
+    fn choose_config_extras(&mut self, config: &mut Config, kernel: &Kernel) -> Result<()> {
+        if self.cfg.config_extras && self.u.ratio(1, 20)? {
+            if self.u.ratio(1, 2)? {
+                config.worklist_grouping = Some(self.range(0, 2)? as i64);
+            } else {
+                // One count per tensor parameter (D-1.5.1-11); one list in eight has one entry
+                // too many, which 1.5.1 refuses cleanly (`config.load-buffer-count`), so the
+                // refusal stays tested.
+                let tensors = kernel
+                    .params
+                    .iter()
+                    .filter(|p| p.kind == ParamKind::Tensor)
+                    .count();
+                let len = tensors + usize::from(self.u.ratio(1, 8)?);
+                let counts = (0..len)
+                    .map(|_| self.range(1, 2).map(|c| c as i64))
+                    .collect::<Result<Vec<_>>>()?;
+                config.load_buffer_count = Some(counts);
+            }
+        }
+        Ok(())
+    }
+
+    /// The call, its result bound to a name or not.
+    fn choose_call(&mut self, args: Vec<Arg>) -> Result<Call> {
+        let result = self.u.ratio(1, 2)?.then(|| "result".to_string());
+        Ok(Call {
+            args,
+            result,
+            span: Span::default(),
+        })
+    }
+
+    /// Whether the case keeps its index lists shorter than their tensor's rank
+    /// ([`GenConfig::partial_index_list_percent`](super::GenConfig::partial_index_list_percent)).
+    /// Decided after the case is whole, since it needs every tensor's rank; the draws come last
+    /// so that they shift nothing before them. One draw per case, not per list: a case has
+    /// several lists, and per list 1% kept 3.0% of a Helion campaign's cases (28 of 934, seed
+    /// 23).
+    fn choose_partial_index_lists(&mut self, case: &mut Case) -> Result<()> {
+        let keep = self.pct(self.cfg.partial_index_list_percent)?;
+        subscript_partial_lists(case, &mut || keep);
+        Ok(())
+    }
+
+    /// The outer block: a divisor of the extent or not, as the config asks, at least
+    /// `min_block` (so the configured block is the effective one).
+    fn outer_block(&mut self, extent: usize, min_block: usize) -> Result<usize> {
+        if min_block > 1 {
+            let choices: Vec<usize> = [min_block, min_block * 2]
+                .into_iter()
+                .filter(|&b| b <= 16)
+                .collect();
+            return Ok(*self.u.choose(&choices)?);
+        }
+        let hi = extent.clamp(1, 8);
+        let dividing = self.pct(self.cfg.dividing_extent_percent)?;
+        let fits: Vec<usize> = (1..=hi)
+            .filter(|b| extent.is_multiple_of(*b) == dividing)
+            .collect();
+        // Prefer blocks of two rows or more that leave at least two tiles, so partial and full
+        // tiles both occur and runs inside a block have room.
+        let several: Vec<usize> = fits
+            .iter()
+            .copied()
+            .filter(|&b| b < extent && (b > 1 || extent < 3))
+            .collect();
+        if !several.is_empty() && self.u.ratio(3, 4)? {
+            return Ok(*self.u.choose(&several)?);
+        }
+        if !fits.is_empty() {
+            return Ok(*self.u.choose(&fits)?);
+        }
+        Ok(hi)
+    }
+
+    /// `for chunk in hl.tile(b, e, block_size=k): acc = acc + chunk.count` (spec D2).
+    fn count_loop(&mut self) -> Result<Stmt> {
+        let k = self.range(1, 4)?;
+        let b = self.range(0, 8)?;
+        let e = b + self.range(1, 12)?;
+        let a = *self.u.choose(&[
+            TileAttr::Count,
+            TileAttr::Id,
+            TileAttr::Begin,
+            TileAttr::BlockSize,
+        ])?;
+        let begin = (b > 0 || self.u.ratio(1, 4)?).then(|| int(b as i64));
+        let block = self.block_expr(k)?;
+        let var = self.fresh("chunk");
+        Ok(tile_loop(
+            &var,
+            begin,
+            int(e as i64),
+            block,
+            vec![self.acc_update(attr(&var, a))?],
+        ))
+    }
+}

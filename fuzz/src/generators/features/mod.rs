@@ -1,0 +1,440 @@
+//! Coverage tags: what a case exercises, for campaign coverage tables.
+//!
+//! [`features`] reads the IR itself (not the generator's choices), so it tags any case — fixed
+//! up, reduced or written by hand — the same way. Two kinds of tag:
+//! - [`Surface`]: one per IR form (every variant of `ExprKind`, `Index`, `StmtKind`, `ViewOp`,
+//!   `TileAttr`, `AtomicOp`, `Ctor`, `InputOp`, `BinOp`, `CmpOp`, ...), mapped by exhaustive
+//!   matches with no `_` arm: a new IR form fails to compile here until it has a tag, and the
+//!   generator's coverage test then fails until the generator produces it;
+//! - the corners of the resident-Ref planner (spec §2, §4): each narrowing index form crossed
+//!   with the loop type and whether it sits in a branch, non-zero loop begins, extents the block
+//!   does not divide, loops over the live extent, writes to a loaded tensor (direct or through a
+//!   host alias), whole-block consumers, ...
+//!
+//! Layout: this module owns the tags and [`features`]; `walk` the walk over modules and
+//! statements, `exprs` expressions and surface tags, `index_forms` the forms of narrowing
+//! subscript entries.
+
+mod exprs;
+mod index_forms;
+mod walk;
+
+use lang::ir::{Case, DType, LoopType};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt;
+use walk::{Out, Walker};
+
+macro_rules! surface {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
+        /// One IR form (see the module docs).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum Surface { $( $(#[$doc])* $variant, )* }
+
+        impl Surface {
+            /// Every form, in declaration order.
+            pub const ALL: &'static [Surface] = &[ $( Surface::$variant, )* ];
+
+            /// A stable kebab-case name, e.g. `expr-tile-attr`.
+            pub fn name(self) -> &'static str {
+                match self { $( Surface::$variant => $name, )* }
+            }
+        }
+    };
+}
+
+surface! {
+    /// `ExprKind::Name`.
+    ExprName = "expr-name",
+    /// `ExprKind::Int`.
+    ExprInt = "expr-int",
+    /// `ExprKind::Float`.
+    ExprFloat = "expr-float",
+    /// `ExprKind::Size`.
+    ExprSize = "expr-size",
+    /// `ExprKind::TileAttr`.
+    ExprTileAttr = "expr-tile-attr",
+    /// `ExprKind::Binary`.
+    ExprBinary = "expr-binary",
+    /// `ExprKind::Compare`.
+    ExprCompare = "expr-compare",
+    /// `ExprKind::Load` written `x[...]`.
+    ExprLoad = "expr-load",
+    /// `ExprKind::Load` written `hl.load(...)`.
+    ExprLoadExplicit = "expr-load-explicit",
+    /// `ExprKind::Subscript`.
+    ExprSubscript = "expr-subscript",
+    /// `ExprKind::Arange`.
+    ExprArange = "expr-arange",
+    /// `ExprKind::Zeros`.
+    ExprZeros = "expr-zeros",
+    /// `ExprKind::Full`.
+    ExprFull = "expr-full",
+    /// `ExprKind::Cast`.
+    ExprCast = "expr-cast",
+    /// `ExprKind::Sum`.
+    ExprSum = "expr-sum",
+    /// `ExprKind::View`.
+    ExprView = "expr-view",
+    /// `ExprKind::Permute`.
+    ExprPermute = "expr-permute",
+    /// `ExprKind::Alloc`.
+    ExprAlloc = "expr-alloc",
+    /// `Index::Full`.
+    IndexFull = "index-full",
+    /// `Index::NewAxis`.
+    IndexNewAxis = "index-new-axis",
+    /// `Index::Int`.
+    IndexInt = "index-int",
+    /// `Index::Slice`.
+    IndexSlice = "index-slice",
+    /// `Index::Expr`.
+    IndexExpr = "index-expr",
+    /// `StmtKind::Assign`.
+    StmtAssign = "stmt-assign",
+    /// `StmtKind::AugAssign`.
+    StmtAugAssign = "stmt-aug-assign",
+    /// `StmtKind::Store` written `t[...] = v`.
+    StmtStore = "stmt-store",
+    /// `StmtKind::Store` written `hl.store(...)`.
+    StmtStoreExplicit = "stmt-store-explicit",
+    /// `StmtKind::Atomic`.
+    StmtAtomic = "stmt-atomic",
+    /// `StmtKind::For`.
+    StmtFor = "stmt-for",
+    /// `StmtKind::If`.
+    StmtIf = "stmt-if",
+    /// `StmtKind::If` with an `else`.
+    StmtIfElse = "stmt-if-else",
+    /// `StmtKind::Return`.
+    StmtReturn = "stmt-return",
+    /// `LoopKind::Tile`.
+    LoopTile = "loop-tile",
+    /// `LoopKind::Grid`.
+    LoopGrid = "loop-grid",
+    /// A loop with `block_size=`.
+    LoopFixedBlock = "loop-fixed-block",
+    /// A loop with two bounds.
+    LoopBegin = "loop-begin",
+    /// `TileAttr::Begin`.
+    AttrBegin = "attr-begin",
+    /// `TileAttr::End`.
+    AttrEnd = "attr-end",
+    /// `TileAttr::Index`.
+    AttrIndex = "attr-index",
+    /// `TileAttr::Count`.
+    AttrCount = "attr-count",
+    /// `TileAttr::BlockSize`.
+    AttrBlockSize = "attr-block-size",
+    /// `TileAttr::Id`.
+    AttrId = "attr-id",
+    /// `BinOp::Add`.
+    BinAdd = "bin-add",
+    /// `BinOp::Sub`.
+    BinSub = "bin-sub",
+    /// `BinOp::Mul`.
+    BinMul = "bin-mul",
+    /// `BinOp::Div`.
+    BinDiv = "bin-div",
+    /// `BinOp::FloorDiv`.
+    BinFloorDiv = "bin-floor-div",
+    /// `CmpOp::Ge`.
+    CmpGe = "cmp-ge",
+    /// `CmpOp::Gt`.
+    CmpGt = "cmp-gt",
+    /// `CmpOp::Le`.
+    CmpLe = "cmp-le",
+    /// `CmpOp::Lt`.
+    CmpLt = "cmp-lt",
+    /// `CmpOp::Eq`.
+    CmpEq = "cmp-eq",
+    /// `CmpOp::Ne`.
+    CmpNe = "cmp-ne",
+    /// `ViewOp::Reshape`.
+    ViewReshape = "view-reshape",
+    /// `ViewOp::View`.
+    ViewView = "view-view",
+    /// `ViewOp::Squeeze`.
+    ViewSqueeze = "view-squeeze",
+    /// `ViewOp::Unsqueeze`.
+    ViewUnsqueeze = "view-unsqueeze",
+    /// `ViewOp::ViewAs`.
+    ViewViewAs = "view-view-as",
+    /// `AtomicOp::Add`.
+    AtomicAdd = "atomic-add",
+    /// `AtomicOp::And`.
+    AtomicAnd = "atomic-and",
+    /// `AtomicOp::Cas`.
+    AtomicCas = "atomic-cas",
+    /// `AtomicOp::Max`.
+    AtomicMax = "atomic-max",
+    /// `AtomicOp::Min`.
+    AtomicMin = "atomic-min",
+    /// `AtomicOp::Or`.
+    AtomicOr = "atomic-or",
+    /// `AtomicOp::Xchg`.
+    AtomicXchg = "atomic-xchg",
+    /// `AtomicOp::Xor`.
+    AtomicXor = "atomic-xor",
+    /// `AllocKind::Empty`.
+    AllocEmpty = "alloc-empty",
+    /// `AllocKind::Zeros`.
+    AllocZeros = "alloc-zeros",
+    /// `AllocShape::Dims`.
+    AllocDims = "alloc-dims",
+    /// `AllocShape::Like`.
+    AllocLike = "alloc-like",
+    /// `Ctor::Randn`.
+    CtorRandn = "ctor-randn",
+    /// `Ctor::Rand`.
+    CtorRand = "ctor-rand",
+    /// `Ctor::Ones`.
+    CtorOnes = "ctor-ones",
+    /// `Ctor::Zeros`.
+    CtorZeros = "ctor-zeros",
+    /// `Ctor::Full`.
+    CtorFull = "ctor-full",
+    /// `Ctor::Arange`.
+    CtorArange = "ctor-arange",
+    /// `Ctor::Tensor`.
+    CtorTensor = "ctor-tensor",
+    /// `Ctor::Empty`.
+    CtorEmpty = "ctor-empty",
+    /// `InputOp::Reshape`.
+    InputReshape = "input-reshape",
+    /// `InputOp::Expand`.
+    InputExpand = "input-expand",
+    /// `InputOp::Contiguous`.
+    InputContiguous = "input-contiguous",
+    /// `InputOp::To`.
+    InputTo = "input-to",
+    /// `ParamKind::Tensor`.
+    ParamTensor = "param-tensor",
+    /// `ParamKind::Int`.
+    ParamInt = "param-int",
+    /// `pallas_loop_type` absent (fori_loop or emit_pipeline by default, D-1.5.1-10).
+    ConfigLoopTypeAbsent = "config-loop-type-absent",
+    /// `pallas_worklist_grouping` present.
+    ConfigWorklistGrouping = "config-worklist-grouping",
+    /// `pallas_load_buffer_count` present.
+    ConfigLoadBufferCount = "config-load-buffer-count",
+    /// `torch.manual_seed(N)`.
+    Seed = "seed",
+    /// `result = kernel(...)`.
+    CallResult = "call-result",
+}
+
+/// Surface forms the generator never produces, with the reason; the coverage test checks every
+/// other form appears.
+pub const NOT_GENERATED: &[(Surface, &str)] = &[(
+    Surface::CtorEmpty,
+    "a torch.empty input is poison: reading it makes the case invalid",
+)];
+
+/// How a narrowing subscript entry selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IndexForm {
+    /// `blk[2]`.
+    Int,
+    /// `blk[-1]`.
+    NegativeInt,
+    /// `blk[1:3]` inside the extent.
+    StaticSlice,
+    /// `blk[-3:2]`.
+    NegativeSlice,
+    /// `blk[1:10]` on 4 rows.
+    PastExtentSlice,
+    /// `blk[2:]`, `blk[:3]`.
+    OpenSlice,
+    /// `blk[0:4:2]`.
+    SteppedSlice,
+    /// `blk[2:2]`.
+    EmptySlice,
+    /// `blk[live - w : live]`.
+    TailSlice,
+    /// Another slice with a symbolic bound.
+    DynamicSlice,
+    /// `blk[t.begin]`.
+    TileBegin,
+    /// `blk[t.index]`.
+    TileIndex,
+    /// `blk[t.index + k]`.
+    TileIndexOffset,
+    /// `blk[hl.arange(live - w, live)]`.
+    TailArange,
+    /// `blk[hl.arange(a, b)]`.
+    StaticArange,
+    /// `blk[a + hl.arange(n)]`.
+    OffsetArange,
+    /// `blk[hl.arange(a, b, s)]`, `s > 1`.
+    StridedArange,
+    /// `blk[rows]`, `rows` bound earlier.
+    NamedIndex,
+    /// Any other expression.
+    OtherExpr,
+    /// Several narrowing entries in one subscript.
+    MultipleNarrowing,
+}
+
+/// What kind of view a case applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ViewKind {
+    /// `.reshape(...)`.
+    Reshape,
+    /// `.view(...)`.
+    View,
+    /// `.squeeze(d)`.
+    Squeeze,
+    /// `.unsqueeze(d)`.
+    Unsqueeze,
+    /// `.view_as(t)`.
+    ViewAs,
+    /// A subscript of only `None` and `:` entries.
+    NoneSubscript,
+}
+
+/// One thing a case exercises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Feature {
+    /// A narrowing subscript entry: its form, the case's loop type, and whether it sits in an
+    /// `if` branch (the tail position).
+    Index {
+        /// How it selects.
+        form: IndexForm,
+        /// `pallas_loop_type` in effect.
+        loop_type: LoopType,
+        /// Inside an `if`.
+        in_branch: bool,
+    },
+    /// A `None` entry at this position of a subscript.
+    NoneAt(u8),
+    /// A tile loop whose begin is not zero.
+    NonZeroBegin,
+    /// A tile loop whose extent the (effective) block does not divide.
+    NonDividingExtent,
+    /// A tile loop whose extent the block divides.
+    DividingExtent,
+    /// `hl.tile(live)` with `live = t.end - t.begin`.
+    LiveLoop,
+    /// `hl.tile(live - k)`.
+    ShiftedLiveLoop,
+    /// A nested tile loop over a static extent.
+    StaticInnerLoop,
+    /// An `if` on the live extent.
+    LiveBranch,
+    /// A branch with an `else`.
+    ElseBranch,
+    /// A store to a tensor the kernel also loads.
+    DirectWrite,
+    /// A store or atomic to a host alias (`x.view_as(x)`) of a loaded tensor.
+    AliasWrite,
+    /// An atomic to a loaded tensor.
+    AtomicWrite,
+    /// A loaded block consumed whole (cast, sum, arithmetic) as well as narrowed.
+    WholeBlockConsumer,
+    /// A view of a device value.
+    View(ViewKind),
+    /// `.permute` of a device value.
+    Permute,
+    /// A tile attribute used as a value (not an index or a bound).
+    TileAttrValue(AttrTag),
+    /// An input tensor of this dtype.
+    DType(DType),
+    /// The case's loop type.
+    LoopType(LoopType),
+    /// `hl.grid(G)` with `G > 1`.
+    GridOverRows,
+    /// A tile loop that is the launch grid.
+    TopLevelTile,
+    /// Deepest loop nesting.
+    LoopDepth(u8),
+    /// An input with one distinct power of two per row.
+    PowerOfTwoRows,
+    /// A random input (`torch.randn`, `torch.rand`).
+    RandomValues,
+    /// An `torch.arange`-based input.
+    ArangeValues,
+    /// A product of two narrowing reads of one loaded block (`x_block[i + -1] * x_block[i]`):
+    /// rows are paired, so a read of the wrong rows shows even where a sum over the tile would
+    /// hide it (helion #2006).
+    PairedReads,
+    /// An accumulator update whose result depends on the iteration order (`acc = acc * c + v`,
+    /// `acc = v - acc`).
+    OrderDependentUpdate,
+    /// An IR form.
+    Surface(Surface),
+}
+
+/// A tile attribute, as a tag (orderable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AttrTag {
+    /// `.begin`.
+    Begin,
+    /// `.end`.
+    End,
+    /// `.index`.
+    Index,
+    /// `.count`.
+    Count,
+    /// `.block_size`.
+    BlockSize,
+    /// `.id`.
+    Id,
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kebab = |v: &dyn erased::Ser| v.kebab();
+        match self {
+            Feature::Index {
+                form,
+                loop_type,
+                in_branch,
+            } => write!(
+                f,
+                "index/{}/{}/{}",
+                kebab(form),
+                loop_type.name(),
+                if *in_branch { "branch" } else { "straight" }
+            ),
+            Feature::NoneAt(p) => write!(f, "none-at/{p}"),
+            Feature::View(k) => write!(f, "view/{}", kebab(k)),
+            Feature::TileAttrValue(a) => write!(f, "tile-attr-value/{}", kebab(a)),
+            Feature::DType(d) => write!(f, "dtype/{d}"),
+            Feature::LoopType(l) => write!(f, "loop-type/{}", l.name()),
+            Feature::LoopDepth(d) => write!(f, "loop-depth/{d}"),
+            Feature::Surface(s) => write!(f, "surface/{}", s.name()),
+            other => f.write_str(&kebab(other)),
+        }
+    }
+}
+
+/// Kebab-case names of unit variants through serde (one spelling for JSON and tables).
+mod erased {
+    pub trait Ser {
+        fn kebab(&self) -> String;
+    }
+    impl<T: serde::Serialize> Ser for T {
+        fn kebab(&self) -> String {
+            match serde_json::to_value(self) {
+                Ok(serde_json::Value::String(s)) => s,
+                Ok(other) => other.to_string(),
+                Err(e) => format!("<{e}>"),
+            }
+        }
+    }
+}
+
+/// What `case` exercises (see the module docs).
+pub fn features(case: &Case) -> BTreeSet<Feature> {
+    let mut w = Walker::new(case);
+    let mut out = Out::default();
+    w.module(&mut out);
+    w.body(&case.kernel.body, 0, false, &mut out);
+    out.finish()
+}

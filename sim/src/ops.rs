@@ -23,16 +23,12 @@ pub(crate) fn broadcast_shapes(a: Shape, b: Shape, what: &str) -> SimResult<Shap
     for (k, slot) in out.iter_mut().enumerate().take(r) {
         let da = if k + ra >= r { a.dims()[k + ra - r] } else { 1 };
         let db = if k + rb >= r { b.dims()[k + rb - r] } else { 1 };
-        *slot = if da == db || db == 1 {
-            da
-        } else if da == 1 {
-            db
-        } else {
-            return Err(trace_err(
+        *slot = lang::ir::arith::broadcast_dim(da, db).ok_or_else(|| {
+            trace_err(
                 ErrorKind::TypeError,
                 format!("{what} got incompatible shapes for broadcasting: {a:?}, {b:?}"),
-            ));
-        };
+            )
+        })?;
     }
     Shape::new(&out[..r])
 }

@@ -10,19 +10,17 @@
 
 use super::{Env, LResult, Lowerer, Val, gap, py_name};
 use crate::verdict::{Rejection, Rule};
-use lang::ir::hash::FastSet;
 use lang::ir::sym::{Affine, BlockId, Sym};
 use lang::ir::types::{Ty, broadcast, promote};
-use lang::ir::{
-    AllocShape, Expr, ExprKind, Index, Loop, LoopType, Span, Stmt, StmtKind, ViewOp, walk,
-};
+use lang::ir::{Expr, ExprKind, Loop, LoopType, Span, Stmt, StmtKind, walk};
 use lang::pallas::{
     self, CmpOp, Expr as P, Function, IndexPart, Jnp, MemorySpace, Scratch, Target,
 };
 use lang::tensor::DType;
 
 type PStmt = pallas::Stmt;
-pub(crate) type Names<'a> = FastSet<&'a str>;
+pub(crate) use lang::ir::live::Names;
+use lang::ir::live::{definitely_assigned, exposed, live_after, stmt_reads};
 
 /// The record of one loop dimension: everything tile attributes and masks read. Built only by
 /// [`LoopDim::new`], which takes the begin and the end together, so `tile.count` can never see
@@ -157,211 +155,6 @@ fn assign(name: impl Into<String>, value: P) -> PStmt {
         target: Target::Name(name.into()),
         value,
     }
-}
-
-/// Names read after a statement: by the statements after it in its body (`rest`), or after
-/// that body (`outer`).
-fn live_after<'a>(rest: &'a [Stmt], outer: &Names<'a>) -> Names<'a> {
-    let mut live = Names::with_capacity_and_hasher(outer.len().max(32), Default::default());
-    live.extend(outer.iter().copied());
-    rest.iter().for_each(|s| stmt_reads(s, &mut live));
-    live
-}
-
-/// Names a statement reads (expressions, `+=` targets, tile variables of attributes).
-fn stmt_reads<'a>(s: &'a Stmt, out: &mut Names<'a>) {
-    stmt_top_reads(s, out);
-    match &s.kind {
-        StmtKind::For(lp) => lp.body.iter().for_each(|s| stmt_reads(s, out)),
-        StmtKind::If {
-            then_body,
-            else_body,
-            ..
-        } => then_body
-            .iter()
-            .chain(else_body)
-            .for_each(|s| stmt_reads(s, out)),
-        StmtKind::Assign { .. }
-        | StmtKind::AugAssign { .. }
-        | StmtKind::Store { .. }
-        | StmtKind::Atomic { .. }
-        | StmtKind::Return(_) => {}
-    }
-}
-
-/// Names a statement reads itself (not in nested bodies).
-fn stmt_top_reads<'a>(s: &'a Stmt, out: &mut Names<'a>) {
-    match &s.kind {
-        StmtKind::Assign { value, .. } => expr_reads(value, out),
-        StmtKind::AugAssign { target, value, .. } => {
-            out.insert(target);
-            expr_reads(value, out);
-        }
-        StmtKind::Store {
-            tensor,
-            indices,
-            value,
-            ..
-        } => {
-            out.insert(tensor);
-            index_reads(indices, out);
-            expr_reads(value, out);
-        }
-        StmtKind::Atomic {
-            tensor,
-            indices,
-            expected,
-            value,
-            ..
-        } => {
-            out.insert(tensor);
-            index_reads(indices, out);
-            if let Some(x) = expected {
-                expr_reads(x, out);
-            }
-            expr_reads(value, out);
-        }
-        StmtKind::For(lp) => {
-            for d in &lp.dims {
-                if let Some(b) = &d.begin {
-                    expr_reads(b, out);
-                }
-                expr_reads(&d.end, out);
-                if let Some(b) = &d.block_size {
-                    expr_reads(b, out);
-                }
-            }
-        }
-        StmtKind::If { cond, .. } => expr_reads(cond, out),
-        StmtKind::Return(values) => values.iter().for_each(|v| expr_reads(v, out)),
-    }
-}
-
-fn index_reads<'a>(indices: &'a [Index], out: &mut Names<'a>) {
-    for i in indices {
-        match i {
-            Index::Full | Index::NewAxis | Index::Int(_) => {}
-            Index::Slice { start, stop, step } => [start, stop, step]
-                .into_iter()
-                .flatten()
-                .for_each(|e| expr_reads(e, out)),
-            Index::Expr(e) => expr_reads(e, out),
-        }
-    }
-}
-
-/// Names an expression reads (variables and the tiles of attributes).
-fn expr_reads<'a>(e: &'a Expr, out: &mut Names<'a>) {
-    match &e.kind {
-        ExprKind::Name(n) => {
-            out.insert(n);
-        }
-        ExprKind::TileAttr { tile, .. } => {
-            out.insert(tile);
-        }
-        ExprKind::Int(_) | ExprKind::Float(_) => {}
-        ExprKind::Size { value, .. }
-        | ExprKind::Cast { value, .. }
-        | ExprKind::Sum { value, .. }
-        | ExprKind::Permute { value, .. } => expr_reads(value, out),
-        ExprKind::Binary { lhs, rhs, .. } | ExprKind::Compare { lhs, rhs, .. } => {
-            expr_reads(lhs, out);
-            expr_reads(rhs, out);
-        }
-        ExprKind::Load {
-            tensor, indices, ..
-        } => {
-            out.insert(tensor);
-            index_reads(indices, out);
-        }
-        ExprKind::Subscript { value, indices } => {
-            expr_reads(value, out);
-            index_reads(indices, out);
-        }
-        ExprKind::Arange { start, end, step } => {
-            [start, step]
-                .into_iter()
-                .flatten()
-                .for_each(|e| expr_reads(e, out));
-            expr_reads(end, out);
-        }
-        ExprKind::Zeros { shape, .. } => shape.iter().for_each(|d| expr_reads(d, out)),
-        ExprKind::Full { shape, value, .. } => {
-            shape.iter().for_each(|d| expr_reads(d, out));
-            expr_reads(value, out);
-        }
-        ExprKind::View { value, op } => {
-            expr_reads(value, out);
-            match op {
-                ViewOp::Reshape(dims) | ViewOp::View(dims) => {
-                    dims.iter().for_each(|d| expr_reads(d, out))
-                }
-                ViewOp::Squeeze(_) | ViewOp::Unsqueeze(_) => {}
-                ViewOp::ViewAs(other) => expr_reads(other, out),
-            }
-        }
-        ExprKind::Alloc { shape, .. } => match shape {
-            AllocShape::Dims(dims) => dims.iter().for_each(|d| expr_reads(d, out)),
-            AllocShape::Like(t) => expr_reads(t, out),
-        },
-    }
-}
-
-/// Names `body` may read before assigning them (upward-exposed uses).
-fn exposed<'a>(body: &'a [Stmt], defined: &mut Names<'a>, out: &mut Names<'a>) {
-    for s in body {
-        let mut r = Names::default();
-        stmt_top_reads(s, &mut r);
-        out.extend(r.into_iter().filter(|n| !defined.contains(n)));
-        match &s.kind {
-            StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-                defined.insert(target);
-            }
-            StmtKind::For(lp) => {
-                let mut inner = defined.clone();
-                inner.extend(lp.vars.iter().map(String::as_str));
-                exposed(&lp.body, &mut inner, out);
-            }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                let mut t = defined.clone();
-                exposed(then_body, &mut t, out);
-                let mut e = defined.clone();
-                exposed(else_body, &mut e, out);
-                defined.extend(t.intersection(&e).copied().collect::<Vec<_>>());
-            }
-            StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}
-        }
-    }
-}
-
-/// Names certainly assigned by `body` (not inside loops, which may run zero times).
-fn definitely_assigned(body: &[Stmt]) -> Names<'_> {
-    let mut d = Names::default();
-    for s in body {
-        match &s.kind {
-            StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-                d.insert(target);
-            }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                let t = definitely_assigned(then_body);
-                let e = definitely_assigned(else_body);
-                d.extend(t.intersection(&e).copied());
-            }
-            StmtKind::For(_)
-            | StmtKind::Store { .. }
-            | StmtKind::Atomic { .. }
-            | StmtKind::Return(_) => {}
-        }
-    }
-    d
 }
 
 /// The type a carried name has (values and static ints only).

@@ -49,6 +49,29 @@ pub fn norm_dim(dim: i64, rank: usize) -> Option<usize> {
     usize::try_from(d).ok().filter(|&d| d < rank)
 }
 
+/// NumPy's broadcasting of one pair of right-aligned dims (a missing dim is 1): equal sizes, or
+/// one of them 1; `None` when they do not broadcast.
+pub fn broadcast_dim(a: usize, b: usize) -> Option<usize> {
+    if a == b || b == 1 {
+        Some(a)
+    } else if a == 1 {
+        Some(b)
+    } else {
+        None
+    }
+}
+
+/// NumPy's broadcasting of two concrete shapes ([`broadcast_dim`] per right-aligned dim).
+/// Symbolic shapes broadcast by [`super::types::broadcast`], which also compares Helion's
+/// slice symbols.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let dim = |s: &[usize], i: usize| (i + s.len()).checked_sub(n).map_or(1, |k| s[k]);
+    (0..n)
+        .map(|i| broadcast_dim(dim(a, i), dim(b, i)))
+        .collect()
+}
+
 /// What names and sizes mean to [`static_int`].
 pub trait IntEnv {
     /// The static int a name is bound to, if it is one.
@@ -108,6 +131,15 @@ mod tests {
         assert_eq!(floor_mod(i64::MIN, -1), None);
         assert_eq!(int_binop(BinOp::Add, i64::MAX, 1), None);
         assert_eq!(int_binop(BinOp::Div, 4, 2), None);
+    }
+
+    #[test]
+    fn shapes_broadcast_like_numpy() {
+        assert_eq!(broadcast_shapes(&[4, 1], &[3]), Some(vec![4, 3]));
+        assert_eq!(broadcast_shapes(&[], &[2, 5]), Some(vec![2, 5]));
+        assert_eq!(broadcast_shapes(&[1, 5], &[7, 1]), Some(vec![7, 5]));
+        assert_eq!(broadcast_shapes(&[4, 2], &[3]), None);
+        assert_eq!(broadcast_shapes(&[0], &[1]), Some(vec![0]));
     }
 
     #[test]

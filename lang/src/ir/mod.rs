@@ -18,6 +18,7 @@ pub mod blocks;
 pub mod dead;
 pub mod hash;
 pub mod inputs;
+pub mod live;
 pub mod scope;
 pub mod sym;
 pub mod types;

@@ -66,63 +66,27 @@ pub(super) enum Storage {
     },
 }
 
-/// Right-aligned broadcast of two shapes.
+/// Right-aligned broadcast of two shapes ([`lang::ir::arith::broadcast_shapes`]).
 pub(super) fn broadcast(a: &[usize], b: &[usize]) -> R<Vec<usize>> {
-    let n = a.len().max(b.len());
-    let mut out = vec![0; n];
-    for i in 0..n {
-        let x = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let y = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        out[i] = match (x, y) {
-            (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
-            _ => return Err(format!("shapes {a:?} and {b:?} do not broadcast")),
-        };
-    }
-    Ok(out)
+    lang::ir::arith::broadcast_shapes(a, b)
+        .ok_or_else(|| format!("shapes {a:?} and {b:?} do not broadcast"))
 }
 
-pub(super) fn promote(a: DType, b: DType) -> DType {
-    match (a, b) {
-        (DType::Float32, _) | (_, DType::Float32) => DType::Float32,
-        (DType::Bfloat16, _) | (_, DType::Bfloat16) => DType::Bfloat16,
-        (DType::Int32, DType::Int32) => DType::Int32,
-    }
-}
+pub(super) use lang::ir::types::promote;
 
 pub(super) fn norm_dim(d: i64, rank: usize) -> R<usize> {
-    let r = rank as i64;
-    let n = if d < 0 { d + r } else { d };
-    if (0..r).contains(&n) {
-        Ok(n as usize)
-    } else {
-        Err(format!("dim {d} out of range for rank {rank}"))
-    }
+    lang::ir::arith::norm_dim(d, rank)
+        .ok_or_else(|| format!("dim {d} out of range for rank {rank}"))
 }
 
+/// Python int arithmetic ([`lang::ir::arith::int_binop`]) within the generator's range: a
+/// value beyond 2^40 is not admissible.
 pub(super) fn int_op(op: BinOp, a: i64, b: i64) -> R<i64> {
-    let v = match op {
-        BinOp::Add => a.checked_add(b),
-        BinOp::Sub => a.checked_sub(b),
-        BinOp::Mul => a.checked_mul(b),
-        BinOp::FloorDiv => {
-            if b == 0 {
-                return Err("floor division by zero".into());
-            }
-            Some(a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
-        }
-        BinOp::Div => None,
-    };
-    v.filter(|v| v.abs() < 1 << 40)
+    if op == BinOp::FloorDiv && b == 0 {
+        return Err("floor division by zero".into());
+    }
+    lang::ir::arith::int_binop(op, a, b)
+        .filter(|v| v.unsigned_abs() < 1 << 40)
         .ok_or_else(|| "int arithmetic out of range".to_string())
 }
 

@@ -154,7 +154,7 @@ pub struct EngineRecord {
 impl From<&EngineRun> for EngineRecord {
     fn from(e: &EngineRun) -> EngineRecord {
         EngineRecord {
-            engine: e.engine.clone(),
+            engine: e.engine.name().to_string(),
             status: e.status.name().to_string(),
             seconds: e.seconds,
             detail: e.status.detail(),
@@ -201,7 +201,7 @@ pub struct MismatchRecord {
 impl From<&fuzz::compare::Mismatch> for MismatchRecord {
     fn from(m: &fuzz::compare::Mismatch) -> MismatchRecord {
         MismatchRecord {
-            engine: m.engine.clone(),
+            engine: m.engine.name().to_string(),
             output: m.output.clone(),
             shape: m.shape.clone(),
             kind: mismatch_kind_name(m.kind).to_string(),
@@ -395,12 +395,12 @@ impl CrossCheckRecord {
                 report
                     .engines
                     .iter()
-                    .find(|r| &r.engine == e)
+                    .find(|r| r.engine == *e)
                     .and_then(|r| r.status.detail())
             });
             match why {
                 Some(w) => format!("{e}: {w}"),
-                None => e.clone(),
+                None => e.name().to_string(),
             }
         });
         let result = if report.outcome == original {
@@ -468,7 +468,7 @@ impl FindingMeta {
             key: sig.key(),
             signature: sig,
             outcome: report.outcome.name().to_string(),
-            decided_by: report.decided_by.clone(),
+            decided_by: report.decided_by.map(|e| e.name().to_string()),
             engines: std::iter::once(&report.reference)
                 .chain(&report.engines)
                 .map(EngineRecord::from)

@@ -164,8 +164,8 @@ fn fault_changes(case: &Case, clean: &CodegenOptions, faulty: &CodegenOptions) -
 }
 
 impl Engine for FaultGate {
-    fn name(&self) -> &str {
-        self.inner.name()
+    fn id(&self) -> fuzz::engines::EngineId {
+        self.inner.id()
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
@@ -173,7 +173,7 @@ impl Engine for FaultGate {
             return self.inner.run(job);
         }
         EngineRun {
-            engine: self.inner.name().to_string(),
+            engine: self.inner.id(),
             status: EngineStatus::NotRun("the hunted fault does not change this module".into()),
             seconds: 0.0,
             generated: None,
@@ -212,7 +212,7 @@ impl FindingSink for HuntSink<'_> {
 fn clone_report(r: &CaseReport) -> CaseReport {
     CaseReport {
         outcome: r.outcome,
-        decided_by: r.decided_by.clone(),
+        decided_by: r.decided_by,
         verdict: r.verdict.clone(),
         gap: r.gap.clone(),
         crash: r.crash.clone(),

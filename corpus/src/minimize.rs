@@ -103,8 +103,8 @@ struct Memo {
 }
 
 impl Engine for Memo {
-    fn name(&self) -> &str {
-        self.inner.name()
+    fn id(&self) -> fuzz::engines::EngineId {
+        self.inner.id()
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
@@ -385,8 +385,8 @@ impl Drop for HookGuard {
 pub struct SharedEngine(pub Arc<dyn Engine>);
 
 impl Engine for SharedEngine {
-    fn name(&self) -> &str {
-        self.0.name()
+    fn id(&self) -> fuzz::engines::EngineId {
+        self.0.id()
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
@@ -403,14 +403,14 @@ mod tests {
     struct Counting(AtomicUsize);
 
     impl Engine for Counting {
-        fn name(&self) -> &str {
-            "helion-eager"
+        fn id(&self) -> fuzz::engines::EngineId {
+            fuzz::engines::EngineId::Worker(tpu_runner::Mode::HelionEager)
         }
 
         fn run(&self, job: &Job<'_>) -> EngineRun {
             self.0.fetch_add(1, Ordering::Relaxed);
             EngineRun::instant(
-                "helion-eager",
+                self.id(),
                 EngineStatus::NotRun(job.case.kernel.name.clone()),
             )
         }

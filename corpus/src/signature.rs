@@ -610,7 +610,7 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         | Outcome::KnownIssue
         | Outcome::HelionCrash
         | Outcome::HelionAcceptsInvalid
-        | Outcome::VerdictMismatch => report.decided_by.clone(),
+        | Outcome::VerdictMismatch => report.decided_by.map(|e| e.name().to_string()),
         Outcome::Agree
         | Outcome::Rejected
         | Outcome::InvalidCase
@@ -1092,7 +1092,9 @@ mod tests {
             });
             let mut report = fuzz::check::check_case(&c, &[], &Default::default());
             report.outcome = Outcome::Mismatch;
-            report.decided_by = Some("helion-eager".into());
+            report.decided_by = Some(fuzz::engines::EngineId::Worker(
+                tpu_runner::Mode::HelionEager,
+            ));
             signature(&c, &report)
         };
         let (a, b) = (key("unroll"), key("emit_pipeline"));

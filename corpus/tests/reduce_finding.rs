@@ -24,8 +24,8 @@ use std::time::Duration;
 struct OffsetDropped(Jax);
 
 impl Engine for OffsetDropped {
-    fn name(&self) -> &str {
-        self.0.name()
+    fn id(&self) -> fuzz::engines::EngineId {
+        self.0.id()
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
@@ -92,8 +92,8 @@ fn a_jax_finding_reduces_to_twelve_lines() {
 struct Shared(Arc<dyn Engine>);
 
 impl Engine for Shared {
-    fn name(&self) -> &str {
-        self.0.name()
+    fn id(&self) -> fuzz::engines::EngineId {
+        self.0.id()
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {

@@ -36,8 +36,8 @@ const TO: &str = "pl.ds(0 * offset_2, 2)";
 struct OffsetDropped(Jax);
 
 impl Engine for OffsetDropped {
-    fn name(&self) -> &str {
-        self.0.name()
+    fn id(&self) -> fuzz::engines::EngineId {
+        self.0.id()
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
@@ -338,7 +338,7 @@ fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
     let sim = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
     let report = check_case(&case, &sim, &faulty);
     assert_eq!(report.outcome, Outcome::Mismatch);
-    assert_eq!(report.decided_by.as_deref(), Some("pallas-sim"));
+    assert_eq!(report.decided_by, Some(fuzz::engines::EngineId::PallasSim));
     let interpret: Arc<dyn Engine> = Arc::new(Jax::new(
         tpu_runner::Mode::PallasTpuInterpret,
         jax().pool.clone(),

@@ -2,7 +2,7 @@
 //! This is what `pallas-diff check` prints and what a campaign does per case.
 
 use crate::compare;
-use crate::engines::{Engine, EngineRun, EngineStatus, Job};
+use crate::engines::{Engine, EngineId, EngineRun, EngineStatus, Job};
 use crate::outcome::{Classified, CompilerResult, Outcome, classify};
 use compiler::compile::{CodegenOptions, Compiled, compile};
 use compiler::verdict::{Rejection, Verdict};
@@ -20,7 +20,7 @@ pub struct CaseReport {
     /// How it ended.
     pub outcome: Outcome,
     /// The engine that decided the outcome, if any.
-    pub decided_by: Option<String>,
+    pub decided_by: Option<EngineId>,
     /// The compiler's verdict (absent when it crashed).
     pub verdict: Option<Verdict>,
     /// Why the harness could not run a lowered kernel (codegen gap), if so.
@@ -50,7 +50,7 @@ pub struct CaseReport {
     /// Of the engines that produced outputs, whether each matched its reference (the one
     /// comparison, [`compare::compare`]), in run order: the per-engine values behind
     /// [`CaseReport::helion_value_agreement`], whichever engine decided the outcome.
-    pub values_match: Vec<(String, bool)>,
+    pub values_match: Vec<(EngineId, bool)>,
 }
 
 /// How real Helion's values and our emitted module's compare on a case both lowered and ran
@@ -87,7 +87,7 @@ impl CaseReport {
         let runs: Vec<&EngineRun> = self
             .engines
             .iter()
-            .filter(|e| crate::engines::is_helion(&e.engine))
+            .filter(|e| e.engine.is_helion())
             .collect();
         if runs.is_empty() {
             return None;
@@ -109,18 +109,18 @@ impl CaseReport {
     /// For each Helion engine that ran the case to outputs, how its values compare with our
     /// emitted module's (the first in-process or JAX engine with outputs), both judged against
     /// the reference; empty when our module or Helion produced none.
-    pub fn helion_value_agreement(&self) -> Vec<(String, ValueAgreement)> {
+    pub fn helion_value_agreement(&self) -> Vec<(EngineId, ValueAgreement)> {
         let Some(ours) = self
             .values_match
             .iter()
-            .find(|(e, _)| !crate::engines::is_helion(e))
+            .find(|(e, _)| !e.is_helion())
             .map(|(_, ok)| *ok)
         else {
             return Vec::new();
         };
         self.values_match
             .iter()
-            .filter(|(e, _)| crate::engines::is_helion(e))
+            .filter(|(e, _)| e.is_helion())
             .map(|(e, theirs)| {
                 let a = match (ours, *theirs) {
                     (true, true) => ValueAgreement::Agree,
@@ -128,7 +128,7 @@ impl CaseReport {
                     (false, true) => ValueAgreement::OursDiffers,
                     (false, false) => ValueAgreement::BothDiffer,
                 };
-                (e.clone(), a)
+                (*e, a)
             })
             .collect()
     }
@@ -140,7 +140,11 @@ impl CaseReport {
         use tpu_runner::Mode;
         let run = [Mode::HelionPallas, Mode::HelionEager]
             .iter()
-            .find_map(|m| self.engines.iter().find(|e| e.engine == m.name()))?;
+            .find_map(|m| {
+                self.engines
+                    .iter()
+                    .find(|e| e.engine == EngineId::Worker(*m))
+            })?;
         match &run.status {
             EngineStatus::Outputs(_) | EngineStatus::Lowered => Some(HelionHealth::Lowered),
             EngineStatus::Refused { .. } if self.refusal_is_known_issue(run) => Some(
@@ -168,7 +172,7 @@ impl CaseReport {
     fn refusal_is_known_issue(&self, run: &EngineRun) -> bool {
         matches!(run.status, EngineStatus::Refused { .. })
             && self.known_issue.is_some_and(|id| {
-                crate::known_issues::known_issue(&run.engine, &run.status)
+                crate::known_issues::known_issue(run.engine, &run.status)
                     .is_some_and(|k| k.id == id)
             })
     }
@@ -190,7 +194,7 @@ impl CaseReport {
         let (run, theirs) = self
             .engines
             .iter()
-            .filter(|e| crate::engines::shows_helion_verdict(&e.engine))
+            .filter(|e| e.engine.shows_helion_verdict())
             .find_map(|e| Some((e, crate::outcome::helion_verdict(e)?)))?;
         // A known Helion bug that masks its verdict is set apart, like Helion's crashes.
         if self.refusal_is_known_issue(run) {
@@ -210,7 +214,7 @@ impl CaseReport {
         let message = self
             .engines
             .iter()
-            .filter(|e| e.engine == tpu_runner::Mode::HelionPallas.name())
+            .filter(|e| e.engine == EngineId::Worker(tpu_runner::Mode::HelionPallas))
             .find_map(|e| match &e.status {
                 EngineStatus::Refused { class, message, .. } if class == rule.class().name() => {
                     Some(message.as_str())
@@ -344,7 +348,7 @@ pub fn check_prepared(
 ) -> Vec<CaseReport> {
     let engines: Vec<&dyn Engine> = engines
         .iter()
-        .filter(|e| e.name() != "oracle")
+        .filter(|e| e.id() != EngineId::Reference)
         .map(|e| e.as_ref())
         .collect();
     let needs = Needs::of(&engines);
@@ -354,10 +358,10 @@ pub fn check_prepared(
         let mut members = Vec::new();
         let mut jobs = Vec::new();
         for (c, p) in prepared.iter().enumerate() {
-            match p.skip_reason(needs, engine.name()) {
+            match p.skip_reason(needs, engine.id()) {
                 Some(why) => {
                     runs[c][k] = Some(EngineRun::instant(
-                        engine.name(),
+                        engine.id(),
                         EngineStatus::NotRun(why.to_string()),
                     ))
                 }
@@ -397,13 +401,11 @@ struct Needs {
 impl Needs {
     fn of(engines: &[&dyn Engine]) -> Needs {
         Needs {
-            helion: engines.iter().any(|e| crate::engines::is_helion(e.name())),
+            helion: engines.iter().any(|e| e.id().is_helion()),
             eager_reference: engines
                 .iter()
-                .any(|e| crate::engines::reference_tiling(e.name()) == oracle::Tiling::HelionEager),
-            text: engines
-                .iter()
-                .any(|e| !crate::engines::is_in_process(e.name())),
+                .any(|e| e.id().reference_tiling() == oracle::Tiling::HelionEager),
+            text: engines.iter().any(|e| !e.id().is_in_process()),
         }
     }
 }
@@ -572,8 +574,8 @@ impl<'a> PreparedCase<'a> {
     }
 
     /// Why `engine` does not run this case, if it does not.
-    fn skip_reason(&self, needs: Needs, engine: &str) -> Option<&'static str> {
-        if crate::engines::is_helion(engine) {
+    fn skip_reason(&self, needs: Needs, engine: EngineId) -> Option<&'static str> {
+        if engine.is_helion() {
             return match self.compiler_result {
                 CompilerResult::Crashed => Some("the compiler crashed"),
                 CompilerResult::Lowered | CompilerResult::Rejected(_) | CompilerResult::Gap => None,
@@ -599,7 +601,7 @@ impl<'a> PreparedCase<'a> {
             Some((run, magnitude)) => (run, *magnitude),
             None => {
                 not_run = EngineRun::instant(
-                    "oracle",
+                    EngineId::Reference,
                     EngineStatus::NotRun(
                         "the compiler did not lower the kernel (a findings-only check)".into(),
                     ),
@@ -615,15 +617,14 @@ impl<'a> PreparedCase<'a> {
             .map(|e| {
                 let (r, magnitude) = match eager {
                     Some((eager, magnitude))
-                        if crate::engines::reference_tiling(&e.engine)
-                            == oracle::Tiling::HelionEager =>
+                        if e.engine.reference_tiling() == oracle::Tiling::HelionEager =>
                     {
                         (eager, *magnitude)
                     }
                     Some(_) | None => (reference, reference_magnitude),
                 };
                 let (got, want) = (e.status.outputs()?, r.status.outputs()?);
-                compare::compare(&e.engine, &names, got, want, magnitude)
+                compare::compare(e.engine, &names, got, want, magnitude)
                     .err()
                     .map(|m| *m)
             })
@@ -633,7 +634,7 @@ impl<'a> PreparedCase<'a> {
                 .iter()
                 .zip(&mismatches)
                 .filter(|(e, _)| e.status.outputs().is_some())
-                .map(|(e, m)| (e.engine.clone(), m.is_none()))
+                .map(|(e, m)| (e.engine, m.is_none()))
                 .collect(),
             None => Vec::new(),
         };

@@ -108,7 +108,7 @@ impl Tolerance {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Mismatch {
     /// The engine.
-    pub engine: String,
+    pub engine: crate::engines::EngineId,
     /// The output (its name in the kernel's `return`), or its position.
     pub output: String,
     /// Reference shape.
@@ -179,7 +179,7 @@ fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
 /// `magnitude` is the largest float magnitude the reference computed
 /// ([`Tolerance::for_output`]).
 pub fn compare(
-    engine: &str,
+    engine: crate::engines::EngineId,
     names: &[String],
     got: &[Tensor],
     want: &[Tensor],
@@ -192,7 +192,7 @@ pub fn compare(
             .unwrap_or_else(|| format!("output {i}"))
     };
     let base = |output: String, shape: Vec<usize>, kind| Mismatch {
-        engine: engine.to_string(),
+        engine,
         output,
         shape,
         kind,
@@ -267,7 +267,7 @@ mod tests {
     fn int32_is_exact() {
         assert!(
             compare(
-                "e",
+                crate::engines::EngineId::PallasSim,
                 &[],
                 &[t(DType::Int32, vec![1.0, 2.0])],
                 &[t(DType::Int32, vec![1.0, 2.0])],
@@ -276,7 +276,7 @@ mod tests {
             .is_ok()
         );
         let m = compare(
-            "e",
+            crate::engines::EngineId::PallasSim,
             &["out".into()],
             &[t(DType::Int32, vec![1.0, 3.0])],
             &[t(DType::Int32, vec![1.0, 2.0])],
@@ -308,23 +308,77 @@ mod tests {
     fn float_atol_scales_with_the_outputs_magnitude() {
         let want = t(DType::Float32, vec![10.25, 0.007073402404785156]);
         let xla = t(DType::Float32, vec![10.25, 0.007090568542480469]);
-        assert!(compare("e", &[], &[xla], std::slice::from_ref(&want), 0.0).is_ok());
+        assert!(
+            compare(
+                crate::engines::EngineId::PallasSim,
+                &[],
+                &[xla],
+                std::slice::from_ref(&want),
+                0.0
+            )
+            .is_ok()
+        );
         let wrong_row = t(DType::Float32, vec![10.25, 0.007073402404785156 + 0.01]);
-        assert!(compare("e", &[], &[wrong_row], &[want], 0.0).is_err());
+        assert!(
+            compare(
+                crate::engines::EngineId::PallasSim,
+                &[],
+                &[wrong_row],
+                &[want],
+                0.0
+            )
+            .is_err()
+        );
         // One huge element does not loosen the others past the cap: atol stays 3.2e-4.
         let outlier = t(DType::Float32, vec![1e4, 0.0]);
         let off = t(DType::Float32, vec![1e4, 1e-3]);
-        assert!(compare("e", &[], &[off], std::slice::from_ref(&outlier), 0.0).is_err());
+        assert!(
+            compare(
+                crate::engines::EngineId::PallasSim,
+                &[],
+                &[off],
+                std::slice::from_ref(&outlier),
+                0.0
+            )
+            .is_err()
+        );
         let rounding = t(DType::Float32, vec![1e4, 3e-4]);
-        assert!(compare("e", &[], &[rounding], &[outlier], 0.0).is_ok());
+        assert!(
+            compare(
+                crate::engines::EngineId::PallasSim,
+                &[],
+                &[rounding],
+                &[outlier],
+                0.0
+            )
+            .is_ok()
+        );
         // bf16 is not scaled.
         let b = t(DType::Bfloat16, vec![100.0, 0.0]);
         let wrong = t(DType::Bfloat16, vec![100.0, 0.5]);
-        assert!(compare("e", &[], &[wrong], &[b], 0.0).is_err());
+        assert!(
+            compare(
+                crate::engines::EngineId::PallasSim,
+                &[],
+                &[wrong],
+                &[b],
+                0.0
+            )
+            .is_err()
+        );
         // Below magnitude 1 nothing is scaled.
         let small = t(DType::Float32, vec![0.5, 0.007073402404785156]);
         let off = t(DType::Float32, vec![0.5, 0.007090568542480469]);
-        assert!(compare("e", &[], &[off], &[small], 0.0).is_err());
+        assert!(
+            compare(
+                crate::engines::EngineId::PallasSim,
+                &[],
+                &[off],
+                &[small],
+                0.0
+            )
+            .is_err()
+        );
     }
 
     /// cargo-fuzz crash `72eb6c57`: terms of magnitude ~128 cancel to an output that is 0
@@ -336,7 +390,7 @@ mod tests {
         let sim = t(DType::Float32, vec![-1.52587890625e-5, 0.0]);
         assert!(
             compare(
-                "e",
+                crate::engines::EngineId::PallasSim,
                 &[],
                 std::slice::from_ref(&sim),
                 std::slice::from_ref(&want),
@@ -346,7 +400,7 @@ mod tests {
         );
         assert!(
             compare(
-                "e",
+                crate::engines::EngineId::PallasSim,
                 &[],
                 std::slice::from_ref(&sim),
                 std::slice::from_ref(&want),
@@ -356,7 +410,16 @@ mod tests {
         );
         // Still capped: a wrong value of an input's magnitude is found however large the terms.
         let wrong = t(DType::Float32, vec![1e-3, 0.0]);
-        assert!(compare("e", &[], &[wrong], &[want], 1e9).is_err());
+        assert!(
+            compare(
+                crate::engines::EngineId::PallasSim,
+                &[],
+                &[wrong],
+                &[want],
+                1e9
+            )
+            .is_err()
+        );
         assert_eq!(
             Tolerance::for_output(&t(DType::Float32, vec![0.0]), f64::NAN).atol,
             1e-5
@@ -366,7 +429,7 @@ mod tests {
     #[test]
     fn nan_where_the_reference_has_a_number_is_poison() {
         let m = compare(
-            "e",
+            crate::engines::EngineId::PallasSim,
             &[],
             &[t(DType::Float32, vec![f64::NAN])],
             &[t(DType::Float32, vec![1.0])],
@@ -376,7 +439,7 @@ mod tests {
         assert_eq!(m.kind, MismatchKind::Poison);
         assert!(
             compare(
-                "e",
+                crate::engines::EngineId::PallasSim,
                 &[],
                 &[t(DType::Float32, vec![f64::NAN])],
                 &[t(DType::Float32, vec![f64::NAN])],
@@ -391,15 +454,27 @@ mod tests {
         let a = Tensor::new(DType::Float32, vec![2, 1], vec![0.0, 0.0]);
         let b = Tensor::new(DType::Float32, vec![1, 2], vec![0.0, 0.0]);
         assert_eq!(
-            compare("e", &[], std::slice::from_ref(&a), &[b], 0.0)
-                .unwrap_err()
-                .kind,
+            compare(
+                crate::engines::EngineId::PallasSim,
+                &[],
+                std::slice::from_ref(&a),
+                &[b],
+                0.0
+            )
+            .unwrap_err()
+            .kind,
             MismatchKind::Shape
         );
         assert_eq!(
-            compare("e", &[], &[a.clone(), a.clone()], &[a], 0.0)
-                .unwrap_err()
-                .kind,
+            compare(
+                crate::engines::EngineId::PallasSim,
+                &[],
+                &[a.clone(), a.clone()],
+                &[a],
+                0.0
+            )
+            .unwrap_err()
+            .kind,
             MismatchKind::OutputCount
         );
     }
@@ -413,7 +488,10 @@ mod tests {
         );
         let b = Tensor::new(DType::Float32, vec![2, 3], vec![0.0; 6]);
         assert_eq!(
-            compare("e", &[], &[a], &[b], 0.0).unwrap_err().first[0].0,
+            compare(crate::engines::EngineId::PallasSim, &[], &[a], &[b], 0.0)
+                .unwrap_err()
+                .first[0]
+                .0,
             vec![1, 1]
         );
     }

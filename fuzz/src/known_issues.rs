@@ -169,15 +169,22 @@ pub fn likely_known_issue(engine: &str, source: &str) -> bool {
 }
 
 /// The known issue an engine's status matches, if any.
-pub fn known_issue(engine: &str, status: &EngineStatus) -> Option<&'static KnownIssue> {
+pub fn known_issue(
+    engine: crate::engines::EngineId,
+    status: &EngineStatus,
+) -> Option<&'static KnownIssue> {
     KNOWN_ISSUES
         .iter()
-        .find(|k| k.engines.contains(&engine) && (k.matches)(status))
+        .find(|k| k.engines.contains(&engine.name()) && (k.matches)(status))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn id(name: &str) -> crate::engines::EngineId {
+        name.parse().expect("an engine name")
+    }
 
     fn raised(message: &str, file: &str, function: &str) -> EngineStatus {
         EngineStatus::KernelError {
@@ -195,13 +202,13 @@ mod tests {
         let message = "Shapes must be 1D sequences of concrete values of integer type, got (JitTracer(~int32[]), 1, 128).";
         let dma = raised(message, "jax/_src/pallas/mosaic/primitives.py", "start");
         assert_eq!(
-            known_issue("helion-pallas", &dma).map(|k| k.id),
+            known_issue(id("helion-pallas"), &dma).map(|k| k.id),
             Some("helion-dma-tail-tile-traced-shape")
         );
-        assert!(known_issue("helion-eager", &dma).is_none());
+        assert!(known_issue(id("helion-eager"), &dma).is_none());
         // The same message raised elsewhere is another cause: a finding.
         let elsewhere = raised(message, "helion/_compiler/pallas/dma.py", "emit");
-        assert!(known_issue("helion-pallas", &elsewhere).is_none());
+        assert!(known_issue(id("helion-pallas"), &elsewhere).is_none());
         // A refusal matches only its own row, by class and message.
         let masked = EngineStatus::Refused {
             class: "InvalidConfig".into(),
@@ -209,7 +216,7 @@ mod tests {
             line: None,
         };
         assert_eq!(
-            known_issue("helion-pallas", &masked).map(|k| k.id),
+            known_issue(id("helion-pallas"), &masked).map(|k| k.id),
             Some("helion-refusal-masked-by-default-config")
         );
         let other = EngineStatus::Refused {
@@ -217,7 +224,7 @@ mod tests {
             message: "config[block_sizes][0] must be a power of two, got 3".into(),
             line: None,
         };
-        assert!(known_issue("helion-pallas", &other).is_none());
+        assert!(known_issue(id("helion-pallas"), &other).is_none());
         for k in KNOWN_ISSUES {
             assert!(!k.engines.is_empty() && !k.tracked.is_empty(), "{}", k.id);
         }

@@ -29,7 +29,7 @@
 //! engine-crash, lowering-error, runtime-error, mismatch; else agree.
 
 use crate::compare::Mismatch;
-use crate::engines::{EngineRun, EngineStatus, is_helion, shows_helion_verdict};
+use crate::engines::{EngineRun, EngineStatus};
 use compiler::verdict::ErrorClass;
 use serde::Serialize;
 use std::fmt;
@@ -144,7 +144,7 @@ pub struct Classified {
     /// The outcome.
     pub outcome: Outcome,
     /// The engine that decided it (none for agree/rejected/compiler-crash).
-    pub engine: Option<String>,
+    pub engine: Option<crate::engines::EngineId>,
     /// The mismatch, for `mismatch`.
     pub mismatch: Option<Mismatch>,
     /// The known issue, for `known-issue`.
@@ -226,7 +226,7 @@ pub fn classify(
 ) -> Classified {
     let plain = |outcome, engine: Option<&EngineRun>| Classified {
         outcome,
-        engine: engine.map(|e| e.engine.clone()),
+        engine: engine.map(|e| e.engine),
         mismatch: None,
         known_issue: None,
     };
@@ -235,7 +235,7 @@ pub fn classify(
     }
     let mut known = None;
     let (helion, ours): (Vec<&EngineRun>, Vec<&EngineRun>) =
-        engines.iter().partition(|e| is_helion(&e.engine));
+        engines.iter().partition(|e| e.engine.is_helion());
     let invalid_kind = match &reference.status {
         EngineStatus::Invalid { kind, .. } => Some(kind.as_str()),
         _ => None,
@@ -257,7 +257,7 @@ pub fn classify(
             | EngineStatus::Invalid { .. } => None,
         };
         if let Some(o) = outcome {
-            if let Some(k) = crate::known_issues::known_issue(&e.engine, &e.status) {
+            if let Some(k) = crate::known_issues::known_issue(e.engine, &e.status) {
                 known = known.or(Some((*e, k.id)));
                 continue;
             }
@@ -266,7 +266,7 @@ pub fn classify(
         // Eager mode tiles differently from the reference (one tile per config-driven loop),
         // so the reference's out-of-range verdict is not about what eager mode indexed.
         if e.status.outputs().is_some()
-            && crate::engines::reference_tiling(&e.engine) == oracle::Tiling::Effective
+            && e.engine.reference_tiling() == oracle::Tiling::Effective
             && invalid_kind.is_some_and(|k| SILENTLY_ACCEPTED_INVALID_KINDS.contains(&k))
         {
             return plain(Outcome::HelionAcceptsInvalid, Some(e));
@@ -274,7 +274,7 @@ pub fn classify(
         if let Some(m) = compare(e, reference) {
             return Classified {
                 outcome: Outcome::Mismatch,
-                engine: Some(e.engine.clone()),
+                engine: Some(e.engine),
                 mismatch: Some(m),
                 known_issue: None,
             };
@@ -285,11 +285,11 @@ pub fn classify(
     // Helion bug (it masks Helion's real verdict) is that known issue instead.
     if let Some((e, v)) = helion
         .iter()
-        .filter(|e| shows_helion_verdict(&e.engine))
+        .filter(|e| e.engine.shows_helion_verdict())
         .find_map(|e| Some((*e, helion_verdict(e)?)))
         && !verdicts_agree(compiler, v)
     {
-        match crate::known_issues::known_issue(&e.engine, &e.status) {
+        match crate::known_issues::known_issue(e.engine, &e.status) {
             Some(k) => known = known.or(Some((e, k.id))),
             None => return plain(Outcome::VerdictMismatch, Some(e)),
         }
@@ -330,7 +330,7 @@ pub fn classify(
             | EngineStatus::Invalid { .. } => None,
         };
         if let Some(o) = outcome {
-            if let Some(k) = crate::known_issues::known_issue(&e.engine, &e.status) {
+            if let Some(k) = crate::known_issues::known_issue(e.engine, &e.status) {
                 known = known.or(Some((e, k.id)));
                 continue;
             }
@@ -339,7 +339,7 @@ pub fn classify(
         if let Some(m) = compare(e, reference) {
             return Classified {
                 outcome: Outcome::Mismatch,
-                engine: Some(e.engine.clone()),
+                engine: Some(e.engine),
                 mismatch: Some(m),
                 known_issue: None,
             };
@@ -359,7 +359,7 @@ mod tests {
     use lang::tensor::{DType, Tensor};
 
     fn run(engine: &str, status: EngineStatus) -> EngineRun {
-        EngineRun::instant(engine, status)
+        EngineRun::instant(engine.parse().expect("an engine name"), status)
     }
 
     fn outputs(v: f64) -> EngineStatus {
@@ -377,7 +377,7 @@ mod tests {
     fn differ(e: &EngineRun, r: &EngineRun) -> Option<Mismatch> {
         let (a, b) = (e.status.outputs()?, r.status.outputs()?);
         (a != b).then(|| {
-            crate::compare::compare(&e.engine, &["out".into()], a, b, 0.0)
+            crate::compare::compare(e.engine, &["out".into()], a, b, 0.0)
                 .expect_err("they differ")
                 .as_ref()
                 .clone()

@@ -57,7 +57,7 @@ fn check(script: &str, helion: &[&str]) -> Option<CaseReport> {
 fn status<'a>(r: &'a CaseReport, engine: &str) -> &'a EngineStatus {
     &r.engines
         .iter()
-        .find(|e| e.engine == engine)
+        .find(|e| e.engine.name() == engine)
         .unwrap_or_else(|| panic!("{engine} did not run"))
         .status
 }
@@ -109,7 +109,7 @@ fn a_kernel_helion_lowers_agrees_in_every_helion_mode() {
     let generated = r
         .engines
         .iter()
-        .find(|e| e.engine == "helion-pallas")
+        .find(|e| e.engine.name() == "helion-pallas")
         .and_then(|e| e.generated.as_deref())
         .unwrap_or_default();
     assert!(
@@ -124,8 +124,8 @@ fn a_kernel_helion_lowers_agrees_in_every_helion_mode() {
     assert_eq!(
         r.helion_value_agreement(),
         vec![
-            ("helion-pallas".to_string(), ValueAgreement::Agree),
-            ("helion-eager".to_string(), ValueAgreement::Agree),
+            ("helion-pallas".parse().unwrap(), ValueAgreement::Agree),
+            ("helion-eager".parse().unwrap(), ValueAgreement::Agree),
         ]
     );
 }

@@ -49,7 +49,13 @@ fn spec_kernels_agree_with_the_reference() {
                 );
                 match sim.status(&module, &inputs) {
                     EngineStatus::Outputs(got) => {
-                        if let Err(m) = compare("pallas-sim", &names, &got, &want, magnitude) {
+                        if let Err(m) = compare(
+                            fuzz::engines::EngineId::PallasSim,
+                            &names,
+                            &got,
+                            &want,
+                            magnitude,
+                        ) {
                             failures.push(format!("{label}: {m}"));
                         }
                         for w in &k.expectations.outputs {

@@ -359,7 +359,7 @@ fn sim_matches_the_tpu_interpreter_on_generated_cases() {
                         sim_us.lock().unwrap().push(t.elapsed().as_secs_f64() * 1e6);
                     }
                     let jax = tpu.run(&job).status;
-                    let (against, verdict) = match known_issue("pallas-tpu-interpret", &jax) {
+                    let (against, verdict) = match known_issue(tpu.id(), &jax) {
                         Some(k) => {
                             let jax = generic.run(&job).status;
                             let sim = Sim {

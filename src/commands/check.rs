@@ -222,7 +222,7 @@ pub fn report_json(r: &CaseReport) -> serde_json::Value {
         if let Some(g) = &e.generated {
             entry["generated"] = serde_json::json!(g);
         }
-        engines.insert(e.engine.clone(), entry);
+        engines.insert(e.engine.name().to_string(), entry);
     }
     serde_json::json!({
         "outcome": r.outcome.name(),

@@ -9,7 +9,7 @@
 //! classes ([`EngineStatus::Refused`]), or an exception from inside Helion
 //! ([`EngineStatus::KernelError`], classified `helion-crash`).
 
-use super::{Engine, EngineRun, EngineStatus, Job};
+use super::{Engine, EngineId, EngineRun, EngineStatus, Job};
 use lang::ir::Arg;
 use std::sync::Arc;
 use std::time::Instant;
@@ -59,8 +59,8 @@ pub fn request(mode: Mode, job: &Job<'_>) -> Option<RunRequest> {
 }
 
 impl Engine for Helion {
-    fn name(&self) -> &str {
-        self.mode.name()
+    fn id(&self) -> EngineId {
+        EngineId::Worker(self.mode)
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
@@ -86,7 +86,7 @@ impl Engine for Helion {
             },
         };
         EngineRun {
-            engine: self.name().to_string(),
+            engine: self.id(),
             status,
             seconds: start.elapsed().as_secs_f64(),
             generated,

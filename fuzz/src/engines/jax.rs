@@ -2,7 +2,7 @@
 //! `tpu-runner` modes (`pallas-interpret`, `pallas-tpu-interpret`, `pallas-tpu-lower`,
 //! `pallas-tpu`).
 
-use super::{Engine, EngineRun, EngineStatus, Job};
+use super::{Engine, EngineId, EngineRun, EngineStatus, Job};
 use std::sync::Arc;
 use std::time::Instant;
 use tpu_runner::{Mode, Pool, RunRequest};
@@ -39,8 +39,8 @@ impl Jax {
 }
 
 impl Engine for Jax {
-    fn name(&self) -> &str {
-        self.mode.name()
+    fn id(&self) -> EngineId {
+        EngineId::Worker(self.mode)
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
@@ -53,7 +53,7 @@ impl Engine for Jax {
             }
         };
         EngineRun {
-            engine: self.name().to_string(),
+            engine: self.id(),
             status,
             seconds: start.elapsed().as_secs_f64(),
             generated: None,
@@ -86,7 +86,7 @@ impl Engine for Jax {
         let share = start.elapsed().as_secs_f64() / requests.len().max(1) as f64;
         for (i, result) in members.into_iter().zip(results) {
             runs[i] = Some(EngineRun {
-                engine: self.name().to_string(),
+                engine: self.id(),
                 status: self.status(result),
                 seconds: share,
                 generated: None,

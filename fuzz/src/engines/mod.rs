@@ -71,6 +71,11 @@ impl EngineId {
         }
     }
 
+    /// Whether the engine runs in this process (the others run in a worker pool).
+    pub fn is_in_process(self) -> bool {
+        self.runtime().is_none()
+    }
+
     /// Whether the engine is one of the real-Helion engines.
     pub fn is_helion(self) -> bool {
         self.runtime() == Some(Runtime::Helion)
@@ -140,8 +145,8 @@ pub struct Job<'a> {
 /// What one engine did with one case.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EngineRun {
-    /// The engine's name.
-    pub engine: String,
+    /// The engine.
+    pub engine: EngineId,
     /// What happened.
     pub status: EngineStatus,
     /// Wall-clock seconds.
@@ -153,19 +158,13 @@ pub struct EngineRun {
 
 impl EngineRun {
     /// A run that produced `status` in no time (nothing was run).
-    pub fn instant(engine: &str, status: EngineStatus) -> EngineRun {
+    pub fn instant(engine: EngineId, status: EngineStatus) -> EngineRun {
         EngineRun {
-            engine: engine.to_string(),
+            engine,
             status,
             seconds: 0.0,
             generated: None,
         }
-    }
-
-    /// The engine's typed identity (`None` only for a name no build knows, e.g. one read from
-    /// an old file).
-    pub fn id(&self) -> Option<EngineId> {
-        self.engine.parse().ok()
     }
 }
 
@@ -316,8 +315,12 @@ pub(crate) fn run_error_status(e: tpu_runner::RunError) -> EngineStatus {
 
 /// Something that runs a case.
 pub trait Engine: Send + Sync {
-    /// The engine's name (`oracle`, `pallas-tpu-interpret`, ...).
-    fn name(&self) -> &str;
+    /// The engine's typed identity.
+    fn id(&self) -> EngineId;
+    /// The engine's name (`oracle`, `pallas-tpu-interpret`, ...): [`EngineId::name`].
+    fn name(&self) -> &'static str {
+        self.id().name()
+    }
     /// Runs one case. Never panics on a case.
     fn run(&self, job: &Job<'_>) -> EngineRun;
     /// Runs several cases, one run per job in order, as [`Engine::run`] would one by one; an
@@ -455,7 +458,7 @@ mod tests {
             assert_eq!(id.name().parse::<EngineId>().unwrap(), id);
             let json = serde_json::to_string(&id).unwrap();
             assert_eq!(serde_json::from_str::<EngineId>(&json).unwrap(), id);
-            assert_eq!(id.runtime().is_none(), is_in_process(id.name()));
+            assert_eq!(id.runtime().is_none(), id.is_in_process());
         }
         assert!("pallas".parse::<EngineId>().is_err());
         assert!(is_helion("helion-eager") && !is_helion("pallas-interpret"));

@@ -1,6 +1,6 @@
 //! The reference engine (`oracle`): eager PyTorch semantics from `pallas_diff_oracle`.
 
-use super::{Engine, EngineRun, EngineStatus, Job};
+use super::{Engine, EngineId, EngineRun, EngineStatus, Job};
 use lang::ir::Case;
 use lang::ir::inputs::InputError;
 use lang::tensor::Tensor;
@@ -46,7 +46,7 @@ impl Reference {
             ),
         };
         let run = EngineRun {
-            engine: self.name().to_string(),
+            engine: self.id(),
             status,
             seconds: start.elapsed().as_secs_f64(),
             generated: None,
@@ -56,8 +56,8 @@ impl Reference {
 }
 
 impl Engine for Reference {
-    fn name(&self) -> &str {
-        "oracle"
+    fn id(&self) -> EngineId {
+        EngineId::Reference
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {

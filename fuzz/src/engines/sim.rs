@@ -8,7 +8,7 @@
 //! [`EngineStatus::Timeout`] when a run exceeds its statement budget;
 //! [`EngineStatus::Crash`] if the executor panicked (a harness bug).
 
-use super::{Engine, EngineRun, EngineStatus, Job};
+use super::{Engine, EngineId, EngineRun, EngineStatus, Job};
 use sim::{ErrorKind, Interpreter, Program, SimError, SimOptions, SimStage};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -91,8 +91,8 @@ impl Sim {
 }
 
 impl Engine for Sim {
-    fn name(&self) -> &str {
-        NAME
+    fn id(&self) -> EngineId {
+        EngineId::PallasSim
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
@@ -102,7 +102,7 @@ impl Engine for Sim {
             Some(m) => self.status(m, job.inputs),
         };
         EngineRun {
-            engine: NAME.to_string(),
+            engine: EngineId::PallasSim,
             status,
             seconds: start.elapsed().as_secs_f64(),
             generated: None,

@@ -7,8 +7,9 @@ use super::check::{PoolSizes, select_engines};
 use super::{CliError, Exit};
 use anyhow::Context;
 use compiler::compile::CodegenOptions;
+use fuzz::campaign::assembly;
 use fuzz::campaign::{self, CampaignConfig};
-use fuzz::engines;
+use fuzz::engines::{self, EngineId};
 use fuzz::generators::{GenConfig, GenConfigOverrides};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -138,28 +139,29 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .or(file_overrides)
         .apply(GenConfig::default());
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    // Two workers at most per environment: a JAX worker holds ~300 MB and a Helion one ~1 GB,
-    // and on this 2-core class of machine more workers only queue (measured: two JAX workers
-    // on 2 cores ~9-10 kernels/s together, shared/measurements).
-    let workers = cores.min(2);
+    let workers = assembly::workers(cores);
     let selected = select_engines(
         &args.engines,
         PoolSizes {
             jax: workers,
             helion: workers,
-            timeout: 120,
+            timeout: assembly::WORKER_TIMEOUT_S,
         },
         args.allow_unavailable,
     )?;
     let pool = selected.pools.jax.clone();
-    // Every-case engines: the in-process ones and Helion's (Helion's verdict is checked on
-    // every case); the JAX ones confirm lowered cases that agree.
-    let (in_names, jax_names): (Vec<String>, Vec<String>) = selected
+    let ids: Vec<EngineId> = selected
         .names
         .iter()
-        .cloned()
-        .partition(|n| engines::is_in_process(n) || engines::is_helion(n));
-    let jax_workers = if jax_names.is_empty() { 0 } else { workers };
+        .map(|n| n.parse())
+        .collect::<Result<_, _>>()
+        .map_err(|e: engines::BuildError| CliError::Input(e.into()))?;
+    let roles = assembly::Roles::of(&ids);
+    let (in_names, jax_names) = (
+        assembly::names(&roles.every_case),
+        assembly::names(&roles.confirm),
+    );
+    let jax_workers = roles.confirm_threads(cores);
     let in_process =
         engines::build_with(&in_names, &selected.pools).map_err(|e| CliError::Input(e.into()))?;
     let jax =
@@ -214,17 +216,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .map(|p| p.availability().clone());
     // New in-process findings are re-run on the JAX engines before they are written, so a
     // pallas-sim bug is not filed as a miscompile (meta.json `cross_check`).
-    // Only engines with outputs can reproduce a value mismatch (not `pallas-tpu-lower`).
-    let output_engines: Vec<String> = jax_names
-        .iter()
-        .filter(|n| {
-            n.parse::<tpu_runner::Mode>()
-                .is_ok_and(|m| m.produces_outputs())
-        })
-        .cloned()
-        .collect();
-    let cross_check =
-        engines::build(&output_engines, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
+    let cross_check = engines::build(&assembly::names(&roles.cross_check), pool.clone())
+        .map_err(|e| CliError::Input(e.into()))?;
     let sink = corpus::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions)
         .map_err(|e| {
             CliError::Internal(anyhow::anyhow!("cannot open the findings directory: {e}"))

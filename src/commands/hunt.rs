@@ -12,7 +12,8 @@ use super::{CliError, Exit};
 use anyhow::Context;
 use compiler::faults::{Fault, FaultSet};
 use corpus::hunt::{HuntConfig, hunt, table};
-use fuzz::engines;
+use fuzz::campaign::assembly;
+use fuzz::engines::{self, EngineId};
 use fuzz::generators::{GenConfig, GenConfigOverrides};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -82,18 +83,20 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     if faults.is_empty() {
         return Err(CliError::Input(anyhow::anyhow!("--inject names no fault")));
     }
-    let (in_names, jax_names): (Vec<String>, Vec<String>) = args
+    let ids: Vec<EngineId> = args
         .engines
         .iter()
-        .cloned()
-        .partition(|n| engines::IN_PROCESS.contains(&n.as_str()));
+        .map(|n| n.parse())
+        .collect::<Result<_, _>>()
+        .map_err(|e: engines::BuildError| CliError::Input(e.into()))?;
+    let roles = assembly::Roles::of(&ids);
+    let (in_names, jax_names) = (
+        assembly::names(&roles.every_case),
+        assembly::names(&roles.confirm),
+    );
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let jax_workers = if jax_names.is_empty() {
-        0
-    } else {
-        cores.min(2)
-    };
-    let pool = start_pool(&jax_names, jax_workers.max(1), 120)?;
+    let jax_workers = roles.confirm_threads(cores);
+    let pool = start_pool(&jax_names, jax_workers.max(1), assembly::WORKER_TIMEOUT_S)?;
     engines::build(&args.engines, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
     let cfg = HuntConfig {
         faults,

@@ -14,6 +14,7 @@
 //! [`JAX_BATCH`] cases of one engine and runs them as one batch on the cases as the in-process
 //! check prepared them ([`crate::check::check_prepared`]: no second compile or reference run).
 
+pub mod assembly;
 pub mod record;
 pub mod select;
 pub mod sink;

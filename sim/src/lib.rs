@@ -16,7 +16,7 @@
 //!   persists across grid steps; the grid runs in row-major order (last axis fastest); outputs
 //!   are sliced back to their true shapes.
 //! * **Manual DMA** (`pltpu.make_async_copy(src, dst, sem).start()` / `.wait()`, `@pl.when`;
-//!   measured with hand-built probes, `fuzz/tests/sim_vs_jax.rs`): an HBM operand
+//!   measured with hand-built probes, `sim/tests/sim_vs_jax.rs`): an HBM operand
 //!   (`memory_space=pl.ANY`) is a buffer like any other; DMA semaphores are scratch that is
 //!   never read as data. The TPU interpreter performs a copy at its `.wait()`: the destination
 //!   read between start and wait (or after a start never waited for) still holds its old

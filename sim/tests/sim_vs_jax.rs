@@ -761,7 +761,7 @@ fn dma_wait_without_start_is_a_timeout() {
 /// The `differential` cargo-fuzz target's false finding (crash
 /// `8a84d8911625bd80c625110d9d5e602f37aef721`): `x_block.permute(0, 3, 2, 1)[..., 1:2]` summed
 /// over dims 0 and 1 is one reduce over a 7x128 slab, which XLA:CPU's tree-reduction rewriter
-/// windows by 7x32 (`compiler/src/sim/reduce.rs`); pallas-sim summed it row-major and was off
+/// windows by 7x32 (`sim/src/reduce.rs`); pallas-sim summed it row-major and was off
 /// by ~3e-5. The case as the fuzzer wrote it (`block_sizes=[7]`), and with blocks of 8 and 4,
 /// whose power-of-two rows XLA vectorizes into lanes, must give JAX's bits. (Blocks of 16
 /// are 1 ulp off: the permuted 16x128x2 slab is YNNPACK's, with a kept minor dim, an order

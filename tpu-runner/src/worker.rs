@@ -42,7 +42,7 @@ pub const PINNED_XLA_CPU_ISA: &str = "AVX2";
 /// Measured 2026-12-01 on 24 generated kernels in one process (2 shared cores, load ~7): XLA
 /// compile per kernel `pallas-interpret` 226 ms → 55 ms (CPU per kernel 250 → 120 ms),
 /// `pallas-tpu-interpret` 377 → 148 ms (359 → 192 ms). Those 24 kernels' output bytes were the
-/// same, but `fuzz/tests/sim_semantics_vs_jax.rs`'s `jnp.sum` probe came out 1 ulp away
+/// same, but `sim/tests/sim_semantics_vs_jax.rs`'s `jnp.sum` probe came out 1 ulp away
 /// (-1.8471112 against pallas-sim's -1.8471110) with the fusion emitters off, and again with
 /// opt level 0 alone: pallas-sim models XLA's default order bit for bit, so those two change
 /// what JAX computes. `--xla_llvm_disable_expensive_passes=true` alone kept the order and saved

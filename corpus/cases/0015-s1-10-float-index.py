@@ -1,6 +1,6 @@
 # pallas-diff: source corpus entry 0015-s1-10-float-index: spec §1.10 row float index
 # pallas-diff: verdict rejected InvalidIndexingType trace.unsupported-index
-# pallas-diff: invalid TypeError
+# pallas-diff: invalid type-error
 import torch
 import helion
 import helion.language as hl

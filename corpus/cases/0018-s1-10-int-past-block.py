@@ -1,6 +1,6 @@
 # pallas-diff: source corpus entry 0018-s1-10-int-past-block: spec §1.10 row `blk[7]` on a 4-row block
 # pallas-diff: verdict rejected BackendUnsupported selector.static-past-extent
-# pallas-diff: invalid IndexOutOfRange
+# pallas-diff: invalid index-out-of-range
 import torch
 import helion
 import helion.language as hl

@@ -1,6 +1,6 @@
 # pallas-diff: source corpus entry 0055-test-resident-subview-config-dependent-eligibility-block2: spec §5.1 upstream test/test_pallas.py::TestPallas::test_resident_subview_config_dependent_eligibility, block_sizes=[2]
 # pallas-diff: verdict rejected BackendUnsupported selector.wider-than-block
-# pallas-diff: invalid IndexOutOfRange
+# pallas-diff: invalid index-out-of-range
 import torch
 import helion
 import helion.language as hl

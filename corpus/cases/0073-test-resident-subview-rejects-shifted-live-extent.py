@@ -1,6 +1,6 @@
 # pallas-diff: source corpus entry 0073-test-resident-subview-rejects-shifted-live-extent: spec §5.1 upstream test/test_pallas.py::TestPallas::test_resident_subview_rejects_shifted_live_extent
 # pallas-diff: verdict rejected BackendUnsupported selector.live-extent-mismatch
-# pallas-diff: invalid IndexOutOfRange
+# pallas-diff: invalid index-out-of-range
 import torch
 import helion
 import helion.language as hl

@@ -1,6 +1,6 @@
 # pallas-diff: source corpus entry 0075-test-resident-subview-rejects-unsupported-selections-index-past-block: spec §5.1 upstream test/test_pallas.py::TestPallas::test_resident_subview_rejects_unsupported_selections (index past block)
 # pallas-diff: verdict rejected BackendUnsupported selector.static-past-extent
-# pallas-diff: invalid IndexOutOfRange
+# pallas-diff: invalid index-out-of-range
 import torch
 import helion
 import helion.language as hl

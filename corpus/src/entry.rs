@@ -307,11 +307,23 @@ pub enum Reference {
     Outputs(Vec<NamedTensor>),
     /// It refuses the case.
     Invalid {
-        /// The error kind.
+        /// The error kind: the reference's kind id (`index-out-of-range`), or the engine
+        /// status (`crash`) when the reference did not run to a verdict. An entry written with
+        /// the kind's variant name (`IndexOutOfRange`) reads as its id.
+        #[serde(deserialize_with = "kind_id")]
         kind: String,
         /// The message.
         message: String,
     },
+}
+
+/// Reads a reference kind as its id, migrating the variant names older entries carry.
+fn kind_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    Ok(match oracle::EvalErrorKind::from_name(&s) {
+        Some(k) => k.id().to_string(),
+        None => s,
+    })
 }
 
 impl Reference {
@@ -336,7 +348,7 @@ impl Reference {
                 )
             }
             EngineStatus::Invalid { kind, message, .. } => Reference::Invalid {
-                kind: kind.clone(),
+                kind: kind.id().to_string(),
                 message: message.clone(),
             },
             other => Reference::Invalid {

@@ -573,7 +573,7 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         }
         Outcome::CompilerCrash => report.crash.as_deref().map(panic_site),
         Outcome::InvalidCase | Outcome::HelionAcceptsInvalid => match &report.reference.status {
-            EngineStatus::Invalid { kind, .. } => Some(kind.clone()),
+            EngineStatus::Invalid { kind, .. } => Some(kind.id().to_string()),
             _ => None,
         },
         // One cause of a Helion exception: its class, its normalized first message line and
@@ -648,9 +648,10 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
 }
 
 /// The version of the buckets file format (2: findings in our emitted code key on decisions;
-/// 3: on decisions and engine only, not the symptom). Format 2 is migrated on read
-/// ([`Buckets::load`]).
-pub const BUCKETS_FORMAT: u32 = 3;
+/// 3: on decisions and engine only, not the symptom; 4: the reference's error kind in a cause
+/// is its id, `index-out-of-range`, not the variant name). Formats 2 and 3 are migrated on
+/// read ([`Buckets::load`]).
+pub const BUCKETS_FORMAT: u32 = 4;
 
 /// The file name of the buckets index in a findings directory.
 pub const BUCKETS_FILE: &str = "buckets.json";
@@ -784,9 +785,25 @@ impl Buckets {
         })?;
         match b.format {
             BUCKETS_FORMAT => Ok(b),
-            2 => Ok(b.rekeyed()),
+            2 | 3 => Ok(b.with_kind_ids().rekeyed()),
             found => Err(BucketsError::Format { path, found }),
         }
+    }
+
+    /// The index with each cause that names the reference's error kind by its variant name
+    /// (formats 2 and 3) named by its id; other causes (a Helion exception class such as
+    /// `TypeError`) are left alone.
+    fn with_kind_ids(mut self) -> Buckets {
+        for b in self.buckets.values_mut() {
+            let about_the_reference = b.signature.outcome == Outcome::InvalidCase.name()
+                || b.signature.outcome == Outcome::HelionAcceptsInvalid.name();
+            if let (true, Some(cause)) = (about_the_reference, &b.signature.cause)
+                && let Some(kind) = oracle::EvalErrorKind::from_name(cause)
+            {
+                b.signature.cause = Some(kind.id().to_string());
+            }
+        }
+        self
     }
 
     /// The index with every bucket under its signature's current key, buckets that now share
@@ -1356,5 +1373,58 @@ mod tests {
         assert!(only.aliases.contains(k1) && only.aliases.contains(k2));
         // Both old keys still find it.
         assert_eq!(b.find(k1).map(|x| x.dir.as_str()), Some("0002"));
+    }
+
+    #[test]
+    fn a_format_3_index_names_reference_kinds_by_id_and_leaves_exception_classes() {
+        let sig = |outcome: &str, cause: &str| Signature {
+            outcome: outcome.into(),
+            engine: Some("helion-pallas".into()),
+            cause: Some(cause.into()),
+            ..Default::default()
+        };
+        // Helion ran a case whose index is out of range (the reference's kind, old spelling),
+        // and Helion raised TypeError (an exception class, which is no reference kind).
+        let (accepts, raised) = (
+            sig("helion-accepts-invalid", "IndexOutOfRange"),
+            sig("helion-crash", "TypeError"),
+        );
+        let bucket = |s: &Signature, dir: &str| Bucket {
+            key: s.key(),
+            signature: s.clone(),
+            count: 1,
+            dir: dir.into(),
+            cost: CostRecord::default(),
+            aliases: BTreeSet::new(),
+        };
+        let old = Buckets {
+            format: 3,
+            buckets: [
+                (accepts.key(), bucket(&accepts, "0001")),
+                (raised.key(), bucket(&raised, "0002")),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(
+            t.path().join(BUCKETS_FILE),
+            serde_json::to_string(&old).unwrap(),
+        )
+        .unwrap();
+        let b = Buckets::load(t.path()).unwrap();
+        let causes: BTreeSet<Option<&str>> = b
+            .buckets
+            .values()
+            .map(|x| x.signature.cause.as_deref())
+            .collect();
+        assert_eq!(
+            causes,
+            [Some("index-out-of-range"), Some("TypeError")]
+                .into_iter()
+                .collect()
+        );
+        // The old key still finds the migrated bucket.
+        assert_eq!(b.find(&accepts.key()).map(|x| x.dir.as_str()), Some("0001"));
     }
 }

@@ -168,7 +168,8 @@ pub enum CompilerResult {
 /// its dimension reads padding or a neighbouring row in a Pallas kernel, where eager PyTorch
 /// raises `IndexError`. Other refusals (uninitialized reads, budgets, aliasing) are not a
 /// kernel's fault when it runs them.
-pub const SILENTLY_ACCEPTED_INVALID_KINDS: &[&str] = &["IndexOutOfRange", "index-out-of-range"];
+pub const SILENTLY_ACCEPTED_INVALID_KINDS: &[oracle::EvalErrorKind] =
+    &[oracle::EvalErrorKind::IndexOutOfRange];
 
 /// Helion's verdict on a case, as far as one engine run shows it: lowered (it ran or lowered
 /// the kernel), or refused with a class. `None` when the run says nothing about the verdict
@@ -237,7 +238,7 @@ pub fn classify(
     let (helion, ours): (Vec<&EngineRun>, Vec<&EngineRun>) =
         engines.iter().partition(|e| e.engine.is_helion());
     let invalid_kind = match &reference.status {
-        EngineStatus::Invalid { kind, .. } => Some(kind.as_str()),
+        EngineStatus::Invalid { kind, .. } => Some(*kind),
         _ => None,
     };
     for e in &helion {
@@ -493,7 +494,7 @@ mod tests {
             Outcome::VerdictMismatch
         );
         let out_of_range = EngineStatus::Invalid {
-            kind: "IndexOutOfRange".into(),
+            kind: oracle::EvalErrorKind::IndexOutOfRange,
             span: lang::ir::Span::default(),
             message: "index 9 is out of bounds".into(),
         };
@@ -513,7 +514,7 @@ mod tests {
         let reference = run(
             "oracle",
             EngineStatus::Invalid {
-                kind: "IndexOutOfRange".into(),
+                kind: oracle::EvalErrorKind::IndexOutOfRange,
                 span: lang::ir::Span::default(),
                 message: "m".into(),
             },

@@ -90,6 +90,22 @@ impl EvalErrorKind {
     }
 }
 
+impl EvalErrorKind {
+    /// The kind named `name`: its id, or the variant name that finding directories and corpus
+    /// entries written before the ids were used everywhere still carry (`IndexOutOfRange`).
+    pub fn from_name(name: &str) -> Option<EvalErrorKind> {
+        EvalErrorKind::ALL
+            .into_iter()
+            .find(|k| k.id() == name || format!("{k:?}") == name)
+    }
+}
+
+impl serde::Serialize for EvalErrorKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
 impl fmt::Display for EvalErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())

@@ -192,8 +192,8 @@ pub enum EngineStatus {
     },
     /// The reference refused the case (it has no eager meaning).
     Invalid {
-        /// The reference's error kind.
-        kind: String,
+        /// The reference's error kind (serialized as its id).
+        kind: oracle::EvalErrorKind,
         /// Where.
         span: Span,
         /// Why.

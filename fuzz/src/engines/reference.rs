@@ -38,7 +38,7 @@ impl Reference {
             ),
             Err(e) => (
                 EngineStatus::Invalid {
-                    kind: format!("{:?}", e.kind),
+                    kind: e.kind,
                     span: e.span,
                     message: e.message,
                 },

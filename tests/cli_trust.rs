@@ -86,6 +86,26 @@ fn replay_of_nothing_is_an_error_saying_which() {
 }
 
 #[test]
+fn eval_names_the_references_refusal_by_its_kind_id_in_text_and_json() {
+    let case = "corpus/cases/0015-s1-10-float-index.py";
+    let text = run(&["eval", case]);
+    assert_eq!(text.code, 0, "{text:?}");
+    assert!(
+        text.stdout
+            .starts_with("invalid-case: type-error at 20:33: "),
+        "{text:?}"
+    );
+    let json = run(&["eval", "--json", case]);
+    assert_eq!(json.code, 0, "{json:?}");
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("eval --json is JSON");
+    assert_eq!(v["invalid"]["kind"], "type-error", "{v}");
+    assert_eq!(
+        (v["invalid"]["line"].as_u64(), v["invalid"]["col"].as_u64()),
+        (Some(20), Some(33))
+    );
+}
+
+#[test]
 fn replay_takes_the_in_process_engine() {
     let r = run(&["replay", "--engines", "pallas-sim", "--filter", "0003-"]);
     assert_eq!(r.code, 0, "{r:?}");

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 pub struct Args {
     /// The case script (or case JSON).
     case: PathBuf,
-    /// Print `{"outputs": [{"name", "dtype", "shape", "data"}]}` (NaN as null).
+    /// Print `{"outputs": [{"name", "dtype", "shape", "data"}]}` (NaN as null), or
+    /// `{"invalid": {"kind", "line", "col", "message"}}` when the reference refuses the case.
     #[arg(long)]
     json: bool,
 }
@@ -18,7 +19,20 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     let outputs = match oracle::evaluate(&case) {
         Ok(o) => o,
         Err(e) => {
-            println!("invalid-case: {:?} at {}: {}", e.kind, e.span, e.message);
+            // The kind by its id, as every report and corpus entry spells it.
+            if args.json {
+                let invalid = serde_json::json!({
+                    "invalid": {
+                        "kind": e.kind.id(),
+                        "line": e.span.line,
+                        "col": e.span.col,
+                        "message": e.message,
+                    }
+                });
+                println!("{invalid}");
+            } else {
+                println!("invalid-case: {} at {}: {}", e.kind, e.span, e.message);
+            }
             return Ok(Exit::Ok);
         }
     };

@@ -9,7 +9,7 @@ use anyhow::Context;
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::assembly;
 use fuzz::campaign::{self, CampaignConfig};
-use fuzz::engines::{self, EngineId};
+use fuzz::engines;
 use fuzz::generators::{GenConfig, GenConfigOverrides};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -150,13 +150,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         args.allow_unavailable,
     )?;
     let pool = selected.pools.jax.clone();
-    let ids: Vec<EngineId> = selected
-        .names
-        .iter()
-        .map(|n| n.parse())
-        .collect::<Result<_, _>>()
-        .map_err(|e: engines::BuildError| CliError::Input(e.into()))?;
-    let roles = assembly::Roles::of(&ids);
+    let roles =
+        assembly::Roles::of_names(&selected.names).map_err(|e| CliError::Input(e.into()))?;
     let (in_names, jax_names) = (
         assembly::names(&roles.every_case),
         assembly::names(&roles.confirm),

@@ -13,7 +13,7 @@ use anyhow::Context;
 use compiler::faults::{Fault, FaultSet};
 use corpus::hunt::{HuntConfig, hunt, table};
 use fuzz::campaign::assembly;
-use fuzz::engines::{self, EngineId};
+use fuzz::engines;
 use fuzz::generators::{GenConfig, GenConfigOverrides};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -83,13 +83,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     if faults.is_empty() {
         return Err(CliError::Input(anyhow::anyhow!("--inject names no fault")));
     }
-    let ids: Vec<EngineId> = args
-        .engines
-        .iter()
-        .map(|n| n.parse())
-        .collect::<Result<_, _>>()
-        .map_err(|e: engines::BuildError| CliError::Input(e.into()))?;
-    let roles = assembly::Roles::of(&ids);
+    let roles = assembly::Roles::of_names(&args.engines).map_err(|e| CliError::Input(e.into()))?;
     let (in_names, jax_names) = (
         assembly::names(&roles.every_case),
         assembly::names(&roles.confirm),

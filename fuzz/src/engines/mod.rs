@@ -419,26 +419,11 @@ pub fn runtimes_needed(names: &[String]) -> Vec<Runtime> {
 /// build has it.
 pub const IN_PROCESS: &[&str] = &["oracle", sim::NAME];
 
-/// Whether engine `name` runs in this process (the others run in a worker pool).
-pub fn is_in_process(name: &str) -> bool {
-    IN_PROCESS.contains(&name)
-}
-
-/// Whether engine `name` is a real-Helion engine (it runs the case's kernel, not our module).
+/// Whether the engine named `name` is a real-Helion engine (it runs the case's kernel, not our
+/// module): for names read from finding records, which store the name; in the check, ask the
+/// [`EngineId`].
 pub fn is_helion(name: &str) -> bool {
     name.parse::<EngineId>().is_ok_and(EngineId::is_helion)
-}
-
-/// Whether a run of engine `name` shows Helion's Pallas verdict ([`EngineId::shows_helion_verdict`]).
-pub fn shows_helion_verdict(name: &str) -> bool {
-    name.parse::<EngineId>()
-        .is_ok_and(EngineId::shows_helion_verdict)
-}
-
-/// The tiling of the reference engine `name` is compared with ([`EngineId::reference_tiling`]).
-pub fn reference_tiling(name: &str) -> oracle::Tiling {
-    name.parse::<EngineId>()
-        .map_or(oracle::Tiling::Effective, EngineId::reference_tiling)
 }
 
 /// Whether any of `names` needs the JAX worker pool.
@@ -458,15 +443,19 @@ mod tests {
             assert_eq!(id.name().parse::<EngineId>().unwrap(), id);
             let json = serde_json::to_string(&id).unwrap();
             assert_eq!(serde_json::from_str::<EngineId>(&json).unwrap(), id);
-            assert_eq!(id.runtime().is_none(), id.is_in_process());
+            assert_eq!(IN_PROCESS.contains(&id.name()), id.is_in_process(), "{id}");
         }
         assert!("pallas".parse::<EngineId>().is_err());
         assert!(is_helion("helion-eager") && !is_helion("pallas-interpret"));
         // Eager mode neither shows the Pallas verdict nor runs the config's block sizes.
-        assert!(shows_helion_verdict("helion-pallas") && shows_helion_verdict("helion-tpu-lower"));
-        assert!(!shows_helion_verdict("helion-eager") && !shows_helion_verdict("pallas-sim"));
+        let id = |n: &str| n.parse::<EngineId>().unwrap();
+        assert!(id("helion-pallas").shows_helion_verdict());
+        assert!(id("helion-tpu-lower").shows_helion_verdict());
+        assert!(
+            !id("helion-eager").shows_helion_verdict() && !id("pallas-sim").shows_helion_verdict()
+        );
         assert_eq!(
-            reference_tiling("helion-eager"),
+            id("helion-eager").reference_tiling(),
             oracle::Tiling::HelionEager
         );
         for e in EngineId::ALL

@@ -428,7 +428,6 @@ pub struct PreparedCase<'a> {
     case: Cow<'a, Case>,
     compiled: Result<Compiled, String>,
     compile_seconds: f64,
-    compiler_result: CompilerResult,
     inputs: OnceLock<Inputs>,
     /// The reference run and the largest float magnitude it computed
     /// ([`oracle::Outputs::magnitude`]): the comparison's float32 tolerance scales with it.
@@ -451,18 +450,11 @@ impl<'a> PreparedCase<'a> {
         let t = Instant::now();
         let compiled = compile_guarded(&case, options);
         let compile_seconds = t.elapsed().as_secs_f64();
-        let compiler_result = match &compiled {
-            Err(_) => CompilerResult::Crashed,
-            Ok(Compiled::Lowered(_)) => CompilerResult::Lowered,
-            Ok(Compiled::Rejected(r)) => CompilerResult::Rejected(r.rejection.class()),
-            Ok(Compiled::Gap(_)) => CompilerResult::Gap,
-        };
         PreparedCase {
             depth,
             case,
             compiled,
             compile_seconds,
-            compiler_result,
             inputs: OnceLock::new(),
             reference: OnceLock::new(),
             eager_reference: OnceLock::new(),
@@ -479,6 +471,16 @@ impl<'a> PreparedCase<'a> {
         self.compiled.as_ref().map_err(String::as_str)
     }
 
+    /// How the compile ended, as the classification reads it.
+    fn compiler_result(&self) -> CompilerResult {
+        match &self.compiled {
+            Err(_) => CompilerResult::Crashed,
+            Ok(Compiled::Lowered(_)) => CompilerResult::Lowered,
+            Ok(Compiled::Rejected(r)) => CompilerResult::Rejected(r.rejection.class()),
+            Ok(Compiled::Gap(_)) => CompilerResult::Gap,
+        }
+    }
+
     /// Runs `engines` on the case and classifies it ([`check_prepared`] for one case).
     pub fn check(&self, engines: &[Box<dyn Engine>]) -> CaseReport {
         check_prepared(&[self], engines)
@@ -489,7 +491,7 @@ impl<'a> PreparedCase<'a> {
     /// Whether the reference runs for these engines: on every case the compiler lowered (or
     /// crashed on), and on the others in a full check or for a Helion engine.
     fn reference_decides(&self, needs: Needs) -> bool {
-        match self.compiler_result {
+        match self.compiler_result() {
             CompilerResult::Lowered | CompilerResult::Crashed => true,
             CompilerResult::Rejected(_) | CompilerResult::Gap => {
                 self.depth == Depth::Full || needs.helion
@@ -576,7 +578,7 @@ impl<'a> PreparedCase<'a> {
     /// Why `engine` does not run this case, if it does not.
     fn skip_reason(&self, needs: Needs, engine: EngineId) -> Option<&'static str> {
         if engine.is_helion() {
-            return match self.compiler_result {
+            return match self.compiler_result() {
                 CompilerResult::Crashed => Some("the compiler crashed"),
                 CompilerResult::Lowered | CompilerResult::Rejected(_) | CompilerResult::Gap => None,
             };
@@ -584,7 +586,7 @@ impl<'a> PreparedCase<'a> {
         let reference_ok = self
             .reference(needs)
             .is_some_and(|(r, _)| r.status.outputs().is_some());
-        match self.compiler_result {
+        match self.compiler_result() {
             CompilerResult::Lowered if reference_ok => None,
             CompilerResult::Lowered => Some("the reference refused the case"),
             CompilerResult::Rejected(_) => Some("the compiler rejected the kernel"),
@@ -643,7 +645,7 @@ impl<'a> PreparedCase<'a> {
             engine,
             mismatch,
             known_issue,
-        } = classify(self.compiler_result, reference, &runs, |e, _| {
+        } = classify(self.compiler_result(), reference, &runs, |e, _| {
             // One run per engine in a check: the name finds its comparison.
             let i = runs.iter().position(|r| r.engine == e.engine)?;
             mismatches[i].clone()

@@ -11,7 +11,8 @@ use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
 use corpus::expectations::load_spec_kernels;
 use corpus::finding::{
-    CrossCheckRecord, CrossCheckResult, Finding, FindingProvenance, Versions, write_finding_dir,
+    CrossCheckRecord, CrossCheckResult, Finding, FindingProvenance, ReportRecord, Versions,
+    write_finding_dir,
 };
 use corpus::signature::{Buckets, CostRecord};
 use fuzz::check::check_case;
@@ -102,6 +103,48 @@ fn eval_names_the_references_refusal_by_its_kind_id_in_text_and_json() {
     assert_eq!(
         (v["invalid"]["line"].as_u64(), v["invalid"]["col"].as_u64()),
         (Some(20), Some(33))
+    );
+}
+
+/// `check --json` prints the check fields of `meta.json` ([`ReportRecord`]): it parses back
+/// into the record, with the same kebab ids (`invalid-case`, `type-error`, `oracle`).
+#[test]
+fn check_json_is_the_meta_report_schema() {
+    let invalid = run(&[
+        "check",
+        "corpus/cases/0015-s1-10-float-index.py",
+        "--engines",
+        "pallas-sim",
+        "--json",
+    ]);
+    assert_eq!(invalid.code, 0, "{invalid:?}");
+    let v: serde_json::Value = serde_json::from_str(&invalid.stdout).expect("JSON");
+    assert_eq!(v["outcome"], "invalid-case", "{v}");
+    assert_eq!(v["engines"][0]["engine"], "oracle", "{v}");
+    assert_eq!(v["engines"][0]["invalid"], "type-error", "{v}");
+    assert_eq!(v["engines_unavailable"], serde_json::json!([]), "{v}");
+    let record: ReportRecord = serde_json::from_value(v).expect("a ReportRecord");
+    assert_eq!(record.outcome, fuzz::outcome::Outcome::InvalidCase);
+    assert_eq!(record.engines[0].engine, fuzz::engines::EngineId::Reference);
+
+    let agree = run(&[
+        "check",
+        "corpus/cases/0003-d12-tail-run-masked-not-clamped.py",
+        "--engines",
+        "pallas-sim",
+        "--json",
+    ]);
+    assert_eq!(agree.code, 0, "{agree:?}");
+    let record: ReportRecord = serde_json::from_str(&agree.stdout).expect("a ReportRecord");
+    assert_eq!(record.outcome, fuzz::outcome::Outcome::Agree, "{record:?}");
+    assert!(record.has_module, "{record:?}");
+    let sim = &record.engines[1];
+    assert_eq!(sim.engine, fuzz::engines::EngineId::PallasSim);
+    assert_eq!(sim.status, "ok");
+    assert_eq!(
+        sim.output_shapes.as_ref().map(Vec::len),
+        record.engines[0].output_shapes.as_ref().map(Vec::len),
+        "{record:?}"
     );
 }
 
@@ -233,8 +276,11 @@ fn cross_checked_d12(root: &Path, engines: &[&str]) -> PathBuf {
     let dir = root.join("0001-mismatch-pallas-sim");
     let mut f = d12_finding(&dir);
     let record = CrossCheckRecord {
-        engines: engines.iter().map(|e| e.to_string()).collect(),
-        outcome: "mismatch".into(),
+        engines: engines
+            .iter()
+            .map(|e| e.parse().expect("an engine"))
+            .collect(),
+        outcome: fuzz::outcome::Outcome::Mismatch,
         result: CrossCheckResult::Reproduced,
         detail: Some("pallas-tpu-interpret: values".into()),
         of_unreduced_case: None,
@@ -356,7 +402,7 @@ fn reduce_reruns_the_cross_check_on_the_reduced_case() {
     let reduced = Finding::load(&out).unwrap();
     let cc = reduced.meta.cross_check.as_ref().expect("cross-check lost");
     assert_eq!(cc.of_unreduced_case, None, "{cc:?}");
-    assert_eq!(cc.engines, ["pallas-sim"]);
+    assert_eq!(cc.engines, [fuzz::engines::EngineId::PallasSim]);
     assert_eq!(cc.result, CrossCheckResult::Reproduced, "{cc:?}");
     assert!(
         reduced

@@ -16,21 +16,26 @@
 //! keys, floats that may be NaN or infinite as `"nan"`, `"inf"`, `"-inf"`).
 
 use crate::fsio::{self, IoError};
-use crate::signature::{CostRecord, Signature, mismatch_kind_name, signature};
+use crate::signature::{CostRecord, Signature, signature};
 use compiler::compile::CodegenOptions;
+use compiler::decisions::Decisions;
 use compiler::faults::{FaultSet, UnknownFault};
 use compiler::verdict::Verdict;
 use fuzz::check::CaseReport;
-use fuzz::engines::{EngineRun, EngineStatus};
+use fuzz::compare::MismatchKind;
+use fuzz::engines::{EngineId, EngineRun, EngineStatus};
 use fuzz::outcome::Outcome;
 use lang::ir::{CASE_VERSION, Case};
 use lang::render::render_case;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// The version of the `meta.json` format.
-pub const META_FORMAT: u32 = 1;
+/// The version of the `meta.json` format (2: the signature's index forms are the coverage
+/// table's, [`crate::signature::index_forms`]; format 1 is migrated on read,
+/// [`Finding::load`]).
+pub const META_FORMAT: u32 = 2;
 
 /// The files of a finding directory, in the order they are written.
 pub const FINDING_FILES: [&str; 5] = ["case.json", "case.py", "emitted.py", "log.txt", "meta.json"];
@@ -137,27 +142,59 @@ impl From<Option<String>> for Versions {
     }
 }
 
-/// One engine's run, as recorded.
+/// One engine's run, as recorded: [`EngineRun`] without its output tensors.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EngineRecord {
     /// The engine.
-    pub engine: String,
-    /// Its status name (`ok`, `lowered`, `error`, `timeout`, ...).
+    pub engine: EngineId,
+    /// Its status name ([`EngineStatus::name`]: `ok`, `lowered`, `error`, `timeout`, ...).
     pub status: String,
     /// Wall-clock seconds.
     pub seconds: f64,
-    /// The error message or reason, if any.
+    /// The error message or reason, if any ([`EngineStatus::detail`]).
     #[serde(default)]
     pub detail: Option<String>,
+    /// For an `error`: the stage the module failed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<tpu_runner::Stage>,
+    /// For an `error`, the exception class (and cause); for `refused`, Helion's error class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// For `invalid`: the reference's error kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid: Option<oracle::EvalErrorKind>,
+    /// For `ok`: the shape of each output, in return order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_shapes: Option<Vec<Vec<usize>>>,
 }
 
 impl From<&EngineRun> for EngineRecord {
     fn from(e: &EngineRun) -> EngineRecord {
+        let (stage, class, invalid) = match &e.status {
+            EngineStatus::KernelError { stage, kind, .. } => {
+                (Some(*stage), Some(kind.clone()), None)
+            }
+            EngineStatus::Refused { class, .. } => (None, Some(class.clone()), None),
+            EngineStatus::Invalid { kind, .. } => (None, None, Some(*kind)),
+            EngineStatus::Outputs(_)
+            | EngineStatus::Lowered
+            | EngineStatus::Unavailable(_)
+            | EngineStatus::NotRun(_)
+            | EngineStatus::Timeout(_)
+            | EngineStatus::Crash(_) => (None, None, None),
+        };
         EngineRecord {
-            engine: e.engine.name().to_string(),
+            engine: e.engine,
             status: e.status.name().to_string(),
             seconds: e.seconds,
             detail: e.status.detail(),
+            stage,
+            class,
+            invalid,
+            output_shapes: e
+                .status
+                .outputs()
+                .map(|o| o.iter().map(|t| t.shape.clone()).collect()),
         }
     }
 }
@@ -179,13 +216,13 @@ pub struct Differing {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MismatchRecord {
     /// The engine.
-    pub engine: String,
+    pub engine: EngineId,
     /// The output's name.
     pub output: String,
     /// Reference shape.
     pub shape: Vec<usize>,
     /// `values`, `poison`, `shape`, `dtype`, `output-count`.
-    pub kind: String,
+    pub kind: MismatchKind,
     /// Differing elements.
     pub count: usize,
     /// Largest absolute error (`inf` when a NaN or infinity differs).
@@ -201,10 +238,10 @@ pub struct MismatchRecord {
 impl From<&fuzz::compare::Mismatch> for MismatchRecord {
     fn from(m: &fuzz::compare::Mismatch) -> MismatchRecord {
         MismatchRecord {
-            engine: m.engine.name().to_string(),
+            engine: m.engine,
             output: m.output.clone(),
             shape: m.shape.clone(),
-            kind: mismatch_kind_name(m.kind).to_string(),
+            kind: m.kind,
             count: m.count,
             max_abs_err: Some(m.max_abs_err),
             max_rel_err: Some(m.max_rel_err),
@@ -292,6 +329,63 @@ pub struct ReductionRecord {
     pub exhausted: bool,
 }
 
+/// A check report ([`CaseReport`]) without tensors: what `meta.json` holds of the check and
+/// what `pallas-diff check --json` prints, one schema for both.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportRecord {
+    /// How the case ended.
+    pub outcome: Outcome,
+    /// The engine that decided it.
+    #[serde(default)]
+    pub decided_by: Option<EngineId>,
+    /// Every engine run, the reference first.
+    pub engines: Vec<EngineRecord>,
+    /// The compiler's verdict (absent when it crashed).
+    #[serde(default)]
+    pub verdict: Option<Verdict>,
+    /// The mismatch, for `mismatch`.
+    #[serde(default)]
+    pub mismatch: Option<MismatchRecord>,
+    /// Whether the compiler emitted a module.
+    pub has_module: bool,
+    /// Why the harness could not run a lowered kernel (codegen gap), for `unsupported`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<String>,
+    /// The known issue's id, for `known-issue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_issue: Option<String>,
+    /// The compiler's panic message and backtrace, for `compiler-crash`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<String>,
+    /// Seconds spent compiling.
+    #[serde(default)]
+    pub compile_seconds: f64,
+    /// The planner's and codegen's decisions on the case (empty unless it was planned).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub decisions: Decisions,
+}
+
+impl From<&CaseReport> for ReportRecord {
+    fn from(report: &CaseReport) -> ReportRecord {
+        ReportRecord {
+            outcome: report.outcome,
+            decided_by: report.decided_by,
+            engines: std::iter::once(&report.reference)
+                .chain(&report.engines)
+                .map(EngineRecord::from)
+                .collect(),
+            verdict: report.verdict.clone(),
+            mismatch: report.mismatch.as_ref().map(MismatchRecord::from),
+            has_module: report.emitted.is_some(),
+            gap: report.gap.clone(),
+            known_issue: report.known_issue.map(str::to_string),
+            crash: report.crash.clone(),
+            compile_seconds: report.compile_seconds,
+            decisions: report.decisions.clone(),
+        }
+    }
+}
+
 /// `meta.json`: everything about a finding except the case and the module.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FindingMeta {
@@ -301,21 +395,9 @@ pub struct FindingMeta {
     pub signature: Signature,
     /// [`Signature::key`] (for grepping).
     pub key: String,
-    /// The outcome name.
-    pub outcome: String,
-    /// The engine that decided it.
-    #[serde(default)]
-    pub decided_by: Option<String>,
-    /// Every engine run, the reference first.
-    pub engines: Vec<EngineRecord>,
-    /// The compiler's verdict (absent when it crashed).
-    #[serde(default)]
-    pub verdict: Option<Verdict>,
-    /// The mismatch, for `mismatch`.
-    #[serde(default)]
-    pub mismatch: Option<MismatchRecord>,
-    /// Whether `emitted.py` holds a module.
-    pub has_module: bool,
+    /// The check report (its fields at the top level of `meta.json`).
+    #[serde(flatten)]
+    pub report: ReportRecord,
     /// The codegen options.
     pub codegen: CodegenRecord,
     /// Versions.
@@ -337,9 +419,9 @@ pub struct FindingMeta {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CrossCheckRecord {
     /// The engines re-run (ones that produce outputs).
-    pub engines: Vec<String>,
+    pub engines: Vec<EngineId>,
     /// Their outcome on the filed case.
-    pub outcome: String,
+    pub outcome: Outcome,
     /// What that outcome says about the finding.
     pub result: CrossCheckResult,
     /// The engine that decided, with its mismatch or error, when there is one.
@@ -389,7 +471,7 @@ impl CrossCheckResult {
 impl CrossCheckRecord {
     /// The record of `report`, the check of a finding's case (outcome `original`) with
     /// `engines` only.
-    pub fn of(engines: Vec<String>, original: Outcome, report: &CaseReport) -> CrossCheckRecord {
+    pub fn of(engines: Vec<EngineId>, original: Outcome, report: &CaseReport) -> CrossCheckRecord {
         let detail = report.decided_by.as_ref().map(|e| {
             let why = report.mismatch.as_ref().map(|m| m.to_string()).or_else(|| {
                 report
@@ -412,7 +494,7 @@ impl CrossCheckRecord {
         };
         CrossCheckRecord {
             engines,
-            outcome: report.outcome.name().to_string(),
+            outcome: report.outcome,
             result,
             detail,
             of_unreduced_case: None,
@@ -431,7 +513,11 @@ impl CrossCheckRecord {
     pub fn log_text(&self) -> String {
         let mut out = format!(
             "\ncross-check ({}){}: {}: {}",
-            self.engines.join(", "),
+            self.engines
+                .iter()
+                .map(|e| e.name())
+                .collect::<Vec<_>>()
+                .join(", "),
             match &self.of_unreduced_case {
                 Some(why) =>
                     format!(" of the unreduced case (not re-run on the reduced one: {why})"),
@@ -467,15 +553,7 @@ impl FindingMeta {
             format: META_FORMAT,
             key: sig.key(),
             signature: sig,
-            outcome: report.outcome.name().to_string(),
-            decided_by: report.decided_by.map(|e| e.name().to_string()),
-            engines: std::iter::once(&report.reference)
-                .chain(&report.engines)
-                .map(EngineRecord::from)
-                .collect(),
-            verdict: report.verdict.clone(),
-            mismatch: report.mismatch.as_ref().map(MismatchRecord::from),
-            has_module: report.emitted.is_some(),
+            report: report.into(),
             codegen: codegen.into(),
             versions,
             provenance,
@@ -568,7 +646,11 @@ impl Finding {
     /// Reads a finding directory.
     pub fn load(dir: &Path) -> Result<Finding, FindingError> {
         let meta_path = dir.join("meta.json");
-        let meta: FindingMeta = parse_json(&meta_path)?;
+        let mut meta: FindingMeta = parse_json(&meta_path)?;
+        let migrate = meta.format == 1;
+        if migrate {
+            meta.format = META_FORMAT;
+        }
         if meta.format != META_FORMAT {
             return Err(FindingError::Version {
                 path: meta_path,
@@ -587,8 +669,13 @@ impl Finding {
                 supported: CASE_VERSION,
             });
         }
+        if migrate {
+            // Format 1 recorded another classifier's forms: the case says what they are now.
+            let sig = meta.signature.clone().with_forms_of(&case);
+            meta.set_signature(sig);
+        }
         let emitted_text = fsio::read_to_string(&dir.join("emitted.py"))?;
-        let emitted = meta.has_module.then_some(emitted_text);
+        let emitted = meta.report.has_module.then_some(emitted_text);
         let log = fsio::read_to_string(&dir.join("log.txt"))?;
         Ok(Finding {
             case,
@@ -604,7 +691,7 @@ impl Finding {
             Some(s) => s.clone(),
             None => format!(
                 "{NO_MODULE}the compiler's outcome was `{}`\n",
-                self.meta.outcome
+                self.meta.report.outcome
             ),
         };
         [

@@ -26,7 +26,7 @@ use compiler::faults::{Fault, FaultSet};
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig};
 use fuzz::check::{CaseReport, check_case, compile_guarded};
-use fuzz::engines::{Engine, EngineRun, EngineStatus, Job};
+use fuzz::engines::{Engine, EngineId, EngineRun, EngineStatus, Job};
 use fuzz::generators::GenConfig;
 use lang::ir::Case;
 use serde::{Deserialize, Serialize};
@@ -100,7 +100,7 @@ pub struct Reproducer {
     /// The injected fault it needs.
     pub fault: String,
     /// The engine that detected it (none: the compiler).
-    pub engine: Option<String>,
+    pub engine: Option<EngineId>,
     /// Its signature (of the unreduced detection).
     pub signature: String,
     /// Cases to detection.
@@ -115,16 +115,22 @@ pub struct Reproducer {
 }
 
 /// The `pallas-diff check` command line that shows a reproducer's finding.
-pub fn reproduce_command(path: &Path, fault: Fault, engine: Option<&str>) -> String {
-    let engines = match engine {
-        Some(e) if e != "oracle" => format!("oracle,{e}"),
-        _ => "oracle".to_string(),
-    };
+pub fn reproduce_command(path: &Path, fault: Fault, engine: Option<EngineId>) -> String {
     format!(
-        "pallas-diff check {} --inject {} --engines {engines}",
+        "pallas-diff check {} --inject {} --engines {}",
         path.display(),
-        fault.name()
+        fault.name(),
+        engines_to_reproduce(engine)
     )
+}
+
+/// The `--engines` of a `pallas-diff check` that shows a finding `engine` decided: the
+/// reference, and that engine (none: the compiler decided it).
+pub fn engines_to_reproduce(engine: Option<EngineId>) -> String {
+    match engine {
+        Some(e) if e != EngineId::Reference => format!("{},{e}", EngineId::Reference),
+        Some(_) | None => EngineId::Reference.to_string(),
+    }
 }
 
 /// A JAX engine that runs only where the hunted fault changes the emitted module (see the
@@ -327,7 +333,7 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
             let body = kernel_body_lines(&reduced);
             lines.push(body);
             let path = cfg.out.join(format!("{}-{k}.py", fault.name()));
-            let reproduce = reproduce_command(&path, fault, sig.engine.as_deref());
+            let reproduce = reproduce_command(&path, fault, sig.engine);
             write_script(&path, &reduced, fault, &sig.key(), &reproduce)?;
             progress(&format!(
                 "{fault} seed {k}: detected after {} cases in {:.1} s; reduced to {body} body lines ({}): {}",
@@ -340,7 +346,7 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
                 seed: k,
                 path,
                 fault: fault.name().to_string(),
-                engine: sig.engine.clone(),
+                engine: sig.engine,
                 signature: sig.key(),
                 cases: summary.stats.cases,
                 seconds: summary.seconds,
@@ -435,7 +441,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("d12-tail-clamped-before-mask-0.py");
         let fault = Fault::D12TailClampedBeforeMask;
-        let reproduce = reproduce_command(&path, fault, Some("pallas-sim"));
+        let reproduce = reproduce_command(&path, fault, Some(EngineId::PallasSim));
         assert_eq!(
             reproduce,
             format!(

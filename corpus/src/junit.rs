@@ -229,7 +229,7 @@ mod tests {
                     seed: k,
                     path: format!("{fault}-{k}.py").into(),
                     fault: fault.into(),
-                    engine: Some("pallas-sim".into()),
+                    engine: Some("pallas-sim".parse().expect("an engine")),
                     signature: "mismatch/pallas-sim/values/-/-".into(),
                     cases: 120,
                     seconds: 0.5,

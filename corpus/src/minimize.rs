@@ -17,11 +17,11 @@
 //! made under other options (fault injections) reduce under the same ones.
 
 use crate::reduce::{Budget, Reduced, Screen, reduce_staged};
-use crate::signature::{Signature, decisions_hold, index_forms, outcome_by_name, signature};
+use crate::signature::{Signature, decisions_hold, index_forms, signature};
 use compiler::compile::CodegenOptions;
 use compiler::decisions::{Decisions, PlainSet};
 use fuzz::check::{CaseReport, Depth, PreparedCase, check_case};
-use fuzz::engines::{Engine, EngineRun, Job};
+use fuzz::engines::{Engine, EngineId, EngineRun, Job};
 use fuzz::outcome::Outcome;
 use lang::frontend::parse_case;
 use lang::ir::Case;
@@ -51,7 +51,7 @@ pub enum ReduceError {
     #[error(
         "the finding was seen by engine `{0}`, which is not available for the reduction (given: {1})"
     )]
-    MissingEngine(String, String),
+    MissingEngine(EngineId, String),
     /// The case does not show the finding (any more).
     #[error("the case does not reproduce `{expected}`: it now ends in `{got}`")]
     NotReproduced {
@@ -131,18 +131,16 @@ impl Engine for Memo {
 }
 
 /// Whether the outcome is decided by running the emitted module.
-fn needs_module(outcome: Option<Outcome>) -> bool {
+fn needs_module(outcome: Outcome) -> bool {
     matches!(
         outcome,
-        Some(
-            Outcome::Mismatch
-                | Outcome::LoweringError
-                | Outcome::RuntimeError
-                | Outcome::Timeout
-                | Outcome::EngineCrash
-                | Outcome::KnownIssue
-                | Outcome::Agree
-        )
+        Outcome::Mismatch
+            | Outcome::LoweringError
+            | Outcome::RuntimeError
+            | Outcome::Timeout
+            | Outcome::EngineCrash
+            | Outcome::KnownIssue
+            | Outcome::Agree
     )
 }
 
@@ -159,16 +157,16 @@ pub fn reduce_finding(
     codegen: &CodegenOptions,
 ) -> Result<Reduction, ReduceError> {
     let start = Instant::now();
-    let memo: Option<Arc<Memo>> = match &signature_.engine {
+    let memo: Option<Arc<Memo>> = match signature_.engine {
         None => None,
-        Some(name) => {
+        Some(id) => {
             let inner = engines
                 .iter()
-                .find(|e| e.name() == name)
+                .find(|e| e.id() == id)
                 .cloned()
                 .ok_or_else(|| {
                     ReduceError::MissingEngine(
-                        name.clone(),
+                        id,
                         engines
                             .iter()
                             .map(|e| e.name().to_string())
@@ -200,13 +198,10 @@ pub fn reduce_finding(
             got: first.key(),
         });
     }
-    let outcome = outcome_by_name(&signature_.outcome);
+    let outcome = signature_.outcome;
     // A Helion engine runs the case script, not our module: its findings reduce whatever our
     // compiler makes of a candidate (a helion-eager bug on kernels our model refuses).
-    let helion = signature_
-        .engine
-        .as_deref()
-        .is_some_and(fuzz::engines::is_helion);
+    let helion = signature_.engine.is_some_and(EngineId::is_helion);
     let wants_module = needs_module(outcome) && !helion;
     let engine = memo.clone();
     // Stage 1, in-process and sequential: the checks that need no engine.
@@ -223,10 +218,10 @@ pub fn reduce_finding(
         // The same kind of compile result, the same loop type, a subset of the forms.
         let compiled = prepared.compiled();
         let compile_ok = match (&compiled, outcome) {
-            (Err(_), Some(Outcome::CompilerCrash)) => true,
-            (Err(_), _) | (Ok(_), Some(Outcome::CompilerCrash)) => false,
+            (Err(_), Outcome::CompilerCrash) => true,
+            (Err(_), _) | (Ok(_), Outcome::CompilerCrash) => false,
             (Ok(k), _) if wants_module => k.module().is_some(),
-            (Ok(k), Some(Outcome::Rejected)) => k.rejection().is_some(),
+            (Ok(k), Outcome::Rejected) => k.rejection().is_some(),
             (Ok(_), _) => true,
         };
         if !compile_ok {

@@ -16,7 +16,7 @@ use crate::entry::{Added, Corpus, CorpusError, Entry, NewFinding, Provenance};
 use crate::replay::{LoadedFinding, observe};
 use crate::signature::{signature, slugify};
 use compiler::faults::UnknownFault;
-use fuzz::engines::Engine;
+use fuzz::engines::{Engine, EngineId};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -128,7 +128,7 @@ pub fn promote(
             dir: dir.clone(),
             error,
         })?;
-    let own = finding.engine();
+    let own = finding.engine().map(EngineId::name);
     if let Some(e) = own
         && !engines.iter().any(|x| x.name() == e)
     {

@@ -29,7 +29,7 @@ use crate::signature::signature;
 use crate::sink::INDEX_FILES;
 use compiler::compile::CodegenOptions;
 use fuzz::check::{CaseReport, check_case};
-use fuzz::engines::{Engine, EngineStatus};
+use fuzz::engines::{Engine, EngineId, EngineStatus};
 use lang::ir::Case;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -421,13 +421,17 @@ impl LoadedFinding {
 
     /// The engine a replay runs: the one the signature names; `None` for a finding decided
     /// before any engine ran (compiler crash), replayed as an `oracle` trial.
-    pub fn engine(&self) -> Option<&str> {
-        self.finding.meta.signature.engine.as_deref()
+    pub fn engine(&self) -> Option<EngineId> {
+        self.finding.meta.signature.engine
     }
 
     /// `<engine>/<dir>`.
     pub fn trial_name(&self) -> String {
-        format!("{}/{}", self.engine().unwrap_or(ORACLE), self.name())
+        format!(
+            "{}/{}",
+            self.engine().unwrap_or(EngineId::Reference),
+            self.name()
+        )
     }
 }
 

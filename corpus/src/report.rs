@@ -16,6 +16,8 @@ use crate::repro::{Expected, ReproError, repro_py};
 use crate::signature::Signature;
 use compiler::verdict::Verdict;
 use fuzz::check::output_names;
+use fuzz::compare::MismatchKind;
+use fuzz::engines::EngineId;
 use lang::render::{render_case, spell_out_inputs};
 use std::fmt::Write;
 
@@ -80,10 +82,7 @@ fn inject_flag(f: &Finding) -> Option<String> {
 /// directory; `None` when nothing was injected.
 pub fn check_command(f: &Finding) -> Option<String> {
     let flag = inject_flag(f)?;
-    let engines = match f.meta.decided_by.as_deref() {
-        Some(e) if e != "oracle" => format!("oracle,{e}"),
-        _ => "oracle".to_string(),
-    };
+    let engines = crate::hunt::engines_to_reproduce(f.meta.report.decided_by);
     Some(format!(
         "pallas-diff check case.py --inject {flag} --engines {engines}"
     ))
@@ -95,17 +94,17 @@ pub fn repro_of(f: &Finding) -> Repro {
     let Some(module) = &f.emitted else {
         return Repro::None(format!(
             "the compiler produced no module (outcome `{}`): the case script above is the reproducer",
-            f.meta.outcome
+            f.meta.report.outcome
         ));
     };
-    let Some(engine) = &f.meta.decided_by else {
+    let Some(engine) = f.meta.report.decided_by else {
         return Repro::None("no engine decided the outcome".into());
     };
-    let mode = match engine.parse::<tpu_runner::Mode>() {
-        Ok(m) => m,
+    let mode = match engine {
+        EngineId::Worker(m) if m.runtime() == tpu_runner::Runtime::Jax => m,
         // The in-process executor models the TPU interpreter: reproduce there, in real JAX.
-        Err(_) if engine == fuzz::engines::sim::NAME => tpu_runner::Mode::PallasTpuInterpret,
-        Err(_) => {
+        EngineId::PallasSim => tpu_runner::Mode::PallasTpuInterpret,
+        EngineId::Worker(_) | EngineId::Reference => {
             return Repro::None(format!(
                 "`{engine}` is not a JAX engine: the case script above is the reproducer"
             ));
@@ -129,11 +128,12 @@ pub fn repro_of(f: &Finding) -> Repro {
 }
 
 fn engine_detail(f: &Finding) -> Option<String> {
-    let engine = f.meta.decided_by.as_ref()?;
+    let engine = f.meta.report.decided_by?;
     f.meta
+        .report
         .engines
         .iter()
-        .find(|e| &e.engine == engine)
+        .find(|e| e.engine == engine)
         .and_then(|e| e.detail.clone())
 }
 
@@ -175,13 +175,13 @@ fn forms(sig: &Signature) -> String {
 pub fn summary(f: &Finding) -> String {
     let m = &f.meta;
     let who = m
+        .report
         .decided_by
-        .as_ref()
         .map(|e| format!(" in `{e}`"))
         .unwrap_or_default();
-    let what = if let Some(mm) = &m.mismatch {
+    let what = if let Some(mm) = &m.report.mismatch {
         match mm.first.first() {
-            Some(d) if mm.kind == "values" || mm.kind == "poison" => format!(
+            Some(d) if matches!(mm.kind, MismatchKind::Values | MismatchKind::Poison) => format!(
                 "`{}`{:?} is {}, the reference says {} ({} element(s) differ)",
                 mm.output, d.index, d.engine, d.reference, mm.count
             ),
@@ -194,7 +194,7 @@ pub fn summary(f: &Finding) -> String {
     };
     format!(
         "{}{who}: kernel `{}`{}: {what}",
-        m.outcome,
+        m.report.outcome,
         f.case.kernel.name,
         forms(&m.signature)
     )
@@ -226,7 +226,11 @@ pub fn markdown(f: &Finding) -> String {
         let _ = writeln!(
             out,
             "Cross-check on {}{}: {} ({}).{}\n",
-            c.engines.join(", "),
+            c.engines
+                .iter()
+                .map(|e| e.name())
+                .collect::<Vec<_>>()
+                .join(", "),
             c.of_unreduced_case
                 .as_ref()
                 .map(|why| format!(
@@ -287,7 +291,7 @@ pub fn markdown(f: &Finding) -> String {
         None => out.push_str("No module: the compiler produced none.\n\n"),
     }
     out.push_str("## Reference vs engine\n\n");
-    match &m.mismatch {
+    match &m.report.mismatch {
         Some(mm) => {
             let _ = writeln!(
                 out,
@@ -310,7 +314,7 @@ pub fn markdown(f: &Finding) -> String {
             let _ = writeln!(
                 out,
                 "No output comparison: the outcome is `{}`{}.\n",
-                m.outcome,
+                m.report.outcome,
                 engine_detail(f)
                     .map(|d| format!(": {}", d.lines().next().unwrap_or("")))
                     .unwrap_or_default()
@@ -333,7 +337,7 @@ pub fn markdown(f: &Finding) -> String {
         out.push('\n');
     }
     out.push_str("## Verdict\n\n");
-    match &m.verdict {
+    match &m.report.verdict {
         Some(Verdict::Lowered) => out.push_str("lowered (every narrowing subscript planned)\n\n"),
         Some(Verdict::Rejected(r)) => {
             let _ = writeln!(
@@ -350,7 +354,7 @@ pub fn markdown(f: &Finding) -> String {
     out.push_str(
         "## Engines and versions\n\n| engine | status | seconds | detail |\n|---|---|---|---|\n",
     );
-    for e in &m.engines {
+    for e in &m.report.engines {
         let _ = writeln!(
             out,
             "| {} | {} | {:.3} | {} |",
@@ -385,14 +389,11 @@ pub fn markdown(f: &Finding) -> String {
         m.codegen.poison_padding,
         inject_flag(f).unwrap_or_else(|| "none".into())
     );
-    if m.decided_by
-        .as_deref()
-        .is_some_and(fuzz::engines::is_helion)
-    {
+    if m.report.decided_by.is_some_and(EngineId::is_helion) {
         let _ = writeln!(
             out,
             "## Helion\n\nDecided by real Helion ({}): helion {}, torch {}, jax {}. The case script above is what Helion ran (`HELION_BACKEND=pallas HELION_PALLAS_INTERPRET=1 python case.py` for `helion-pallas`, `HELION_INTERPRET=1` for `helion-eager`); its traceback and the module Helion generated are in the log:\n\n```text\n{}```\n",
-            m.decided_by.as_deref().unwrap_or_default(),
+            m.report.decided_by.map_or("", EngineId::name),
             opt(&v.helion),
             opt(&v.torch),
             opt(&v.helion_jax),
@@ -409,7 +410,7 @@ pub fn markdown(f: &Finding) -> String {
                     "The module in it was emitted with `{flag}` injected: it reproduces the model's defect, not a Helion one.\n"
                 );
             }
-            if m.decided_by.as_deref() == Some(fuzz::engines::sim::NAME) {
+            if m.report.decided_by == Some(EngineId::PallasSim) {
                 out.push_str("`pallas-sim` models JAX's TPU interpreter; this runs the module there. If it passes, the finding is a divergence of `pallas-sim`, not of the module.\n\n");
             }
             let _ = writeln!(out, "```python\n{}```", ensure_newline(&s));

@@ -31,246 +31,24 @@ use crate::reduce::{Cost, cost};
 use compiler::decisions::{Decision, Decisions};
 use compiler::plan::SelectorKind;
 use fuzz::check::CaseReport;
-use fuzz::compare::MismatchKind;
 use fuzz::engines::{EngineId, EngineStatus};
 use fuzz::outcome::Outcome;
-use lang::ir::{BinOp, Case, Expr, ExprKind, Index, StmtKind, TileAttr, walk};
+use lang::ir::Case;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The form of one entry of a device subscript (`blk[...]`), as the planner distinguishes them
-/// (spec §1.10, §2.6). Names are resolved through the kernel's assignments (`rows = t.index;
-/// blk[rows]` is a tile index).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum IndexForm {
-    /// An int literal: `blk[1]`.
-    Int,
-    /// A slice with literal (or absent) bounds: `blk[1:3]`.
-    StaticSlice,
-    /// A slice with a symbolic bound: `blk[live - 2:live]`.
-    DynamicSlice,
-    /// `t.begin`.
-    TileBegin,
-    /// `t.index`.
-    TileIndex,
-    /// `t.index + 0` (spec §4 D9).
-    #[serde(rename = "tile-index+0")]
-    TileIndexPlusZero,
-    /// `t.index + k`, `t.index - k` with k ≠ 0.
-    #[serde(rename = "tile-index+k")]
-    TileIndexPlusK,
-    /// `hl.arange(start, end)` with a symbolic start: a dynamic tail run.
-    Tail,
-    /// `hl.arange(...)` with literal bounds and step 1.
-    StaticArange,
-    /// `hl.arange(...)` with a step other than 1 (spec §4 D13).
-    StridedArange,
-    /// `None`: a new axis.
-    #[serde(rename = "none")]
-    NewAxis,
-    /// Another symbolic scalar (`t.end`, `t.id`, `live`, an int parameter ...).
-    SymInt,
-    /// A float, or a tensor that is none of the above.
-    OtherTensor,
-    /// The subscripted value is a view (`reshape`, `view`, `squeeze`, `unsqueeze`) of a block.
-    View,
-    /// The subscripted value is itself a subscript (`part = blk[1:3]; part[0]`).
-    Nested,
-}
-
-impl IndexForm {
-    /// The kebab-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            IndexForm::Int => "int",
-            IndexForm::StaticSlice => "static-slice",
-            IndexForm::DynamicSlice => "dynamic-slice",
-            IndexForm::TileBegin => "tile-begin",
-            IndexForm::TileIndex => "tile-index",
-            IndexForm::TileIndexPlusZero => "tile-index+0",
-            IndexForm::TileIndexPlusK => "tile-index+k",
-            IndexForm::Tail => "tail",
-            IndexForm::StaticArange => "static-arange",
-            IndexForm::StridedArange => "strided-arange",
-            IndexForm::NewAxis => "none",
-            IndexForm::SymInt => "sym-int",
-            IndexForm::OtherTensor => "other-tensor",
-            IndexForm::View => "view",
-            IndexForm::Nested => "nested",
-        }
-    }
-}
-
-impl fmt::Display for IndexForm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// How deep name resolution follows `a = b` chains.
-const RESOLVE_DEPTH: usize = 8;
-
-fn resolve<'a>(e: &'a Expr, env: &'a HashMap<String, Expr>, depth: usize) -> &'a Expr {
-    match &e.kind {
-        ExprKind::Name(n) if depth < RESOLVE_DEPTH => match env.get(n) {
-            Some(v) => resolve(v, env, depth + 1),
-            None => e,
-        },
-        _ => e,
-    }
-}
-
-fn is_literal(e: &Expr, env: &HashMap<String, Expr>) -> bool {
-    matches!(resolve(e, env, 0).kind, ExprKind::Int(_))
-}
-
-fn literal(e: &Expr, env: &HashMap<String, Expr>) -> Option<i64> {
-    match resolve(e, env, 0).kind {
-        ExprKind::Int(v) => Some(v),
-        _ => None,
-    }
-}
-
-fn form_of_expr(e: &Expr, env: &HashMap<String, Expr>) -> IndexForm {
-    let e = resolve(e, env, 0);
-    match &e.kind {
-        ExprKind::Int(_) => IndexForm::Int,
-        ExprKind::TileAttr { attr, .. } => match attr {
-            TileAttr::Begin => IndexForm::TileBegin,
-            TileAttr::Index => IndexForm::TileIndex,
-            TileAttr::End | TileAttr::Count | TileAttr::BlockSize | TileAttr::Id => {
-                IndexForm::SymInt
-            }
-        },
-        ExprKind::Binary { op, lhs, rhs } => {
-            let is_index = |x: &Expr| {
-                matches!(
-                    resolve(x, env, 0).kind,
-                    ExprKind::TileAttr {
-                        attr: TileAttr::Index,
-                        ..
-                    }
-                )
-            };
-            let offset = match op {
-                BinOp::Add if is_index(lhs) => literal(rhs, env),
-                BinOp::Add if is_index(rhs) => literal(lhs, env),
-                BinOp::Sub if is_index(lhs) => literal(rhs, env),
-                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::FloorDiv => None,
-            };
-            match offset {
-                Some(0) => IndexForm::TileIndexPlusZero,
-                Some(_) => IndexForm::TileIndexPlusK,
-                None if is_index(lhs) || is_index(rhs) => IndexForm::OtherTensor,
-                None => IndexForm::SymInt,
-            }
-        }
-        ExprKind::Arange { start, end, step } => {
-            let step_one = step.as_ref().is_none_or(|s| literal(s, env) == Some(1));
-            let static_start = start.as_ref().is_none_or(|s| is_literal(s, env));
-            if !step_one {
-                IndexForm::StridedArange
-            } else if static_start && is_literal(end, env) {
-                IndexForm::StaticArange
-            } else {
-                IndexForm::Tail
-            }
-        }
-        ExprKind::Name(_) | ExprKind::Size { .. } => IndexForm::SymInt,
-        ExprKind::Float(_)
-        | ExprKind::Compare { .. }
-        | ExprKind::Load { .. }
-        | ExprKind::Subscript { .. }
-        | ExprKind::Zeros { .. }
-        | ExprKind::Full { .. }
-        | ExprKind::Cast { .. }
-        | ExprKind::Sum { .. }
-        | ExprKind::View { .. }
-        | ExprKind::Permute { .. }
-        | ExprKind::Alloc { .. } => IndexForm::OtherTensor,
-    }
-}
-
-fn forms_of_subscript(
-    value: &Expr,
-    indices: &[Index],
-    env: &HashMap<String, Expr>,
-    out: &mut BTreeSet<IndexForm>,
-) {
-    match &resolve(value, env, 0).kind {
-        ExprKind::View { .. } => {
-            out.insert(IndexForm::View);
-        }
-        ExprKind::Subscript { .. } => {
-            out.insert(IndexForm::Nested);
-        }
-        _ => {}
-    }
-    for index in indices {
-        match index {
-            Index::Full => {}
-            Index::NewAxis => {
-                out.insert(IndexForm::NewAxis);
-            }
-            Index::Int(_) => {
-                out.insert(IndexForm::Int);
-            }
-            Index::Slice { start, stop, step } => {
-                let all_static = [start, stop, step]
-                    .into_iter()
-                    .flatten()
-                    .all(|e| is_literal(e, env));
-                out.insert(if all_static {
-                    IndexForm::StaticSlice
-                } else {
-                    IndexForm::DynamicSlice
-                });
-            }
-            Index::Expr(e) => {
-                out.insert(form_of_expr(e, env));
-            }
-        }
-    }
-}
-
-/// The index forms of every device subscript (`hl.subscript`, not host loads) in the kernel.
-pub fn index_forms(case: &Case) -> BTreeSet<IndexForm> {
-    let mut env: HashMap<String, Expr> = HashMap::new();
-    let mut out = BTreeSet::new();
-    walk::each_stmt(&case.kernel.body, &mut |s| {
-        walk::stmt_exprs(s, &mut |e| {
-            walk::each_expr(e, &mut |x| {
-                if let ExprKind::Subscript { value, indices } = &x.kind {
-                    forms_of_subscript(value, indices, &env, &mut out);
-                }
-            })
-        });
-        if let StmtKind::Assign { target, value } = &s.kind {
-            // A self-referential rebinding (`acc = acc + ...`) is not an index provenance.
-            let mut self_ref = false;
-            walk::each_expr(value, &mut |x| {
-                self_ref |= matches!(&x.kind, ExprKind::Name(n) if n == target)
-            });
-            if self_ref {
-                env.remove(target);
-            } else {
-                env.insert(target.clone(), value.clone());
-            }
-        }
-    });
-    out
-}
+/// The index forms of a kernel's device subscripts: the one classifier, the coverage table's.
+pub use fuzz::generators::{IndexForm, index_forms};
 
 /// What kind of bug a case shows (module docs).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Signature {
-    /// The outcome's kebab-case name (`mismatch`, `runtime-error`, `rejected`, ...).
-    pub outcome: String,
+    /// The outcome (serialized as its kebab-case name: `mismatch`, `runtime-error`, ...).
+    pub outcome: Outcome,
     /// The engine that decided it (none for compile-level outcomes).
-    pub engine: Option<String>,
+    pub engine: Option<EngineId>,
     /// The rule id (rejected), known-issue id, `<stage>:<exception class>` (lowering and
     /// runtime errors), mismatch kind (mismatch), or `<file>: <message>` panic site (compiler
     /// crash, digits replaced by `N`).
@@ -295,6 +73,21 @@ pub struct Signature {
     pub ablated: Decisions,
 }
 
+impl Default for Signature {
+    /// An `agree` signature with no parts: the start of a signature built field by field.
+    fn default() -> Signature {
+        Signature {
+            outcome: Outcome::Agree,
+            engine: None,
+            cause: None,
+            loop_type: None,
+            forms: BTreeSet::new(),
+            decisions: Decisions::new(),
+            ablated: Decisions::new(),
+        }
+    }
+}
+
 impl Signature {
     /// The bucket key: `<outcome>/<engine>/<cause>/<loop type>/<forms joined by +>`, or, for
     /// code our compiler emitted, `emitted/<engine>/<decisions joined by +>`; `-` for an absent
@@ -307,10 +100,9 @@ impl Signature {
     /// one cause). The symptom stays in [`Signature::outcome`] and [`Signature::cause`], and a
     /// reduction keeps it ([`Signature::holds_for`]).
     pub fn key(&self) -> String {
-        let part = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
         if !self.decisions.is_empty() {
             let cause: Vec<String> = self.cause_decisions().map(|d| d.to_string()).collect();
-            return format!("emitted/{}/{}", part(&self.engine), cause.join("+"));
+            return format!("emitted/{}/{}", self.engine_part(), cause.join("+"));
         }
         self.symptom_key()
     }
@@ -340,7 +132,7 @@ impl Signature {
             return format!(
                 "{}/{}/{}/{}",
                 self.outcome,
-                part(&self.engine),
+                self.engine_part(),
                 part(&self.cause),
                 self.decisions_part()
             );
@@ -357,11 +149,15 @@ impl Signature {
         format!(
             "{}/{}/{}/{}/{}",
             self.outcome,
-            part(&self.engine),
+            self.engine_part(),
             part(&self.cause),
             part(&self.loop_type),
             forms
         )
+    }
+
+    fn engine_part(&self) -> &'static str {
+        self.engine.map_or("-", EngineId::name)
     }
 
     fn decisions_part(&self) -> String {
@@ -371,7 +167,7 @@ impl Signature {
 
     /// Whether this is a finding's signature.
     pub fn is_finding(&self) -> bool {
-        outcome_by_name(&self.outcome).is_some_and(Outcome::is_finding)
+        self.outcome.is_finding()
     }
 
     /// Whether `candidate` (the signature of a reduction candidate) still shows this finding:
@@ -442,20 +238,29 @@ impl Signature {
             && theirs.difference(&own).all(transparent)
     }
 
+    /// This signature with the index forms of `case` ([`index_forms`]) where it records forms:
+    /// the migration of a signature written with another classifier's.
+    pub fn with_forms_of(mut self, case: &Case) -> Signature {
+        if !self.forms.is_empty() {
+            self.forms = index_forms(case);
+        }
+        self
+    }
+
     /// Whether the outcome concerns the emitted code (its loop type and forms are recorded).
     pub fn is_about_emitted_code(&self) -> bool {
         matches!(
-            outcome_by_name(&self.outcome),
-            Some(Outcome::Mismatch | Outcome::LoweringError | Outcome::RuntimeError)
+            self.outcome,
+            Outcome::Mismatch | Outcome::LoweringError | Outcome::RuntimeError
         )
     }
 
     /// A short file-name-safe slug: `mismatch-pallas-tpu-interpret`.
     pub fn slug(&self) -> String {
-        let mut s = self.outcome.clone();
-        if let Some(e) = &self.engine {
+        let mut s = self.outcome.name().to_string();
+        if let Some(e) = self.engine {
             s.push('-');
-            s.push_str(e);
+            s.push_str(e.name());
         }
         slugify(&s)
     }
@@ -512,22 +317,6 @@ pub fn slugify(s: &str) -> String {
     out.trim_matches('-').to_string()
 }
 
-/// The outcome with this kebab-case name.
-pub fn outcome_by_name(name: &str) -> Option<Outcome> {
-    Outcome::ALL.into_iter().find(|o| o.name() == name)
-}
-
-/// The kebab-case name of a mismatch kind.
-pub fn mismatch_kind_name(kind: MismatchKind) -> &'static str {
-    match kind {
-        MismatchKind::OutputCount => "output-count",
-        MismatchKind::Shape => "shape",
-        MismatchKind::DType => "dtype",
-        MismatchKind::Values => "values",
-        MismatchKind::Poison => "poison",
-    }
-}
-
 /// The panic site of a compiler crash (`<file>: <first message line>`, digits as `N`), from
 /// the text `check_case` records (`panicked at <file>:<line>:<col>:\n<message>\n<backtrace>`).
 pub fn panic_site(crash: &str) -> String {
@@ -561,10 +350,7 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
     let cause = match report.outcome {
         Outcome::Rejected => report.rejection().map(|r| r.rule.id().to_string()),
         Outcome::KnownIssue => report.known_issue.map(str::to_string),
-        Outcome::Mismatch => report
-            .mismatch
-            .as_ref()
-            .map(|m| mismatch_kind_name(m.kind).to_string()),
+        Outcome::Mismatch => report.mismatch.as_ref().map(|m| m.kind.name().to_string()),
         Outcome::LoweringError | Outcome::RuntimeError => {
             engine_run.and_then(|e| match &e.status {
                 EngineStatus::KernelError { stage, kind, .. } => Some(format!("{stage}:{kind}")),
@@ -610,7 +396,7 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         | Outcome::KnownIssue
         | Outcome::HelionCrash
         | Outcome::HelionAcceptsInvalid
-        | Outcome::VerdictMismatch => report.decided_by.map(|e| e.name().to_string()),
+        | Outcome::VerdictMismatch => report.decided_by,
         Outcome::Agree
         | Outcome::Rejected
         | Outcome::InvalidCase
@@ -618,7 +404,7 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         | Outcome::Unsupported => None,
     };
     let mut sig = Signature {
-        outcome: report.outcome.name().to_string(),
+        outcome: report.outcome,
         engine,
         cause,
         loop_type: None,
@@ -627,14 +413,10 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         ablated: Decisions::new(),
     };
     if sig.is_about_emitted_code() {
-        let ours = sig
-            .engine
-            .as_deref()
-            .and_then(|e| e.parse::<EngineId>().ok())
-            .is_some_and(|e| !e.is_helion());
+        let ours = sig.engine.is_some_and(|e| !e.is_helion());
         // Helion's eager mode runs the kernel as PyTorch and never reads `pallas_loop_type`:
         // its findings are not split by it.
-        let eager = sig.engine.as_deref() == Some(tpu_runner::Mode::HelionEager.name());
+        let eager = sig.engine == Some(EngineId::Worker(tpu_runner::Mode::HelionEager));
         if ours && !report.decisions.is_empty() {
             sig.decisions = report.decisions.clone();
         } else {
@@ -649,9 +431,9 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
 
 /// The version of the buckets file format (2: findings in our emitted code key on decisions;
 /// 3: on decisions and engine only, not the symptom; 4: the reference's error kind in a cause
-/// is its id, `index-out-of-range`, not the variant name). Formats 2 and 3 are migrated on
-/// read ([`Buckets::load`]).
-pub const BUCKETS_FORMAT: u32 = 4;
+/// is its id, `index-out-of-range`, not the variant name; 5: index forms are the coverage
+/// table's, [`index_forms`]). Formats 2 to 4 are migrated on read ([`Buckets::load`]).
+pub const BUCKETS_FORMAT: u32 = 5;
 
 /// The file name of the buckets index in a findings directory.
 pub const BUCKETS_FILE: &str = "buckets.json";
@@ -785,9 +567,28 @@ impl Buckets {
         })?;
         match b.format {
             BUCKETS_FORMAT => Ok(b),
-            2 | 3 => Ok(b.with_kind_ids().rekeyed()),
+            2 | 3 => Ok(b.with_kind_ids().with_forms_of_cases(dir).rekeyed()),
+            4 => Ok(b.with_forms_of_cases(dir).rekeyed()),
             found => Err(BucketsError::Format { path, found }),
         }
+    }
+
+    /// The index with each bucket's index forms those of its directory's case
+    /// ([`Signature::with_forms_of`]; formats before 5 recorded another classifier's, read
+    /// through the aliases of [`IndexForm`], which stand when the case cannot be read).
+    fn with_forms_of_cases(mut self, dir: &Path) -> Buckets {
+        for b in self.buckets.values_mut() {
+            if b.signature.forms.is_empty() {
+                continue;
+            }
+            let case = fsio::read_to_string(&dir.join(&b.dir).join("case.json"))
+                .ok()
+                .and_then(|text| serde_json::from_str::<Case>(&text).ok());
+            if let Some(case) = case {
+                b.signature = b.signature.clone().with_forms_of(&case);
+            }
+        }
+        self
     }
 
     /// The index with each cause that names the reference's error kind by its variant name
@@ -795,8 +596,10 @@ impl Buckets {
     /// `TypeError`) are left alone.
     fn with_kind_ids(mut self) -> Buckets {
         for b in self.buckets.values_mut() {
-            let about_the_reference = b.signature.outcome == Outcome::InvalidCase.name()
-                || b.signature.outcome == Outcome::HelionAcceptsInvalid.name();
+            let about_the_reference = matches!(
+                b.signature.outcome,
+                Outcome::InvalidCase | Outcome::HelionAcceptsInvalid
+            );
             if let (true, Some(cause)) = (about_the_reference, &b.signature.cause)
                 && let Some(kind) = oracle::EvalErrorKind::from_name(cause)
             {
@@ -1043,18 +846,94 @@ mod tests {
                 "int",
                 "static-slice",
                 "tile-index",
-                "tile-index+0",
-                "tail",
-                "view"
+                "tile-index-plus-zero",
+                "tail-arange",
+                "named-index",
+                "multiple-narrowing",
+                "of-view"
             ]
         );
+    }
+
+    /// The forms the coverage table and the signature once named differently: offsets of
+    /// `t.index` in any spelling are one form, and a symbolic iota that is not a tail run is
+    /// neither static nor a tail.
+    #[test]
+    fn one_classifier_names_offsets_and_iotas_one_way() {
+        let c = case(
+            "    for g in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0), block_size=4):
+            x_block = x[outer, :, :]
+            live = outer.end - outer.begin
+            for local in hl.tile(live, block_size=2):
+                acc = acc + x_block[local.index + -1, :, :].float().sum(dim=0)
+                acc = acc + x_block[local.index - 1, :, :].float().sum(dim=0)
+                acc = acc + x_block[1 + local.index, :, :].float().sum(dim=0)
+            acc = acc + x_block[hl.arange(outer.begin, outer.begin + 2), :, :].sum(dim=0)
+        out[g, :, :] = acc",
+        );
+        let forms: Vec<&str> = index_forms(&c).iter().map(|f| f.name()).collect();
+        assert_eq!(forms, ["tile-index-offset", "dynamic-arange"]);
+    }
+
+    /// A format-4 index recorded forms in the old signature dialect: on load they are the
+    /// case's forms now, under a new key, the old key kept as an alias.
+    #[test]
+    fn buckets_of_format_4_take_the_forms_of_their_cases() {
+        let c = case(
+            "    for g in hl.grid(1):
+        acc = hl.zeros([2, 128], dtype=torch.float32)
+        for outer in hl.tile(x.size(0), block_size=4):
+            x_block = x[outer, :, :]
+            live = outer.end - outer.begin
+            for local in hl.tile(live, block_size=2):
+                acc = acc + x_block[local.index - 1, :, :].float().sum(dim=0)
+        out[g, :, :] = acc",
+        );
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("0001-mismatch-helion-pallas")).unwrap();
+        std::fs::write(
+            t.path().join("0001-mismatch-helion-pallas/case.json"),
+            serde_json::to_string(&c).unwrap(),
+        )
+        .unwrap();
+        let old_key = "mismatch/helion-pallas/values/fori_loop/tile-index+k";
+        let sig = serde_json::json!({"outcome": "mismatch", "engine": "helion-pallas",
+            "cause": "values", "loop_type": "fori_loop", "forms": ["tile-index+k", "none"]});
+        let cost = serde_json::to_value(CostRecord::default()).unwrap();
+        let file = serde_json::json!({"format": 4, "buckets": {old_key: {"key": old_key,
+            "signature": sig, "count": 2, "dir": "0001-mismatch-helion-pallas", "cost": cost}}});
+        std::fs::write(t.path().join(BUCKETS_FILE), file.to_string()).unwrap();
+        let b = Buckets::load(t.path()).unwrap();
+        let new_key = "mismatch/helion-pallas/values/fori_loop/tile-index-offset";
+        assert_eq!(b.buckets.keys().collect::<Vec<_>>(), [new_key]);
+        let bucket = &b.buckets[new_key];
+        assert_eq!(bucket.count, 2);
+        assert!(bucket.aliases.contains(old_key), "{bucket:?}");
+        assert_eq!(b.find(old_key).map(|b| b.key.as_str()), Some(new_key));
+        // Without its case, the old names are read through the aliases.
+        std::fs::remove_dir_all(t.path().join("0001-mismatch-helion-pallas")).unwrap();
+        std::fs::write(t.path().join(BUCKETS_FILE), file.to_string()).unwrap();
+        let b = Buckets::load(t.path()).unwrap();
+        let forms: Vec<&str> = b
+            .buckets
+            .values()
+            .next()
+            .unwrap()
+            .signature
+            .forms
+            .iter()
+            .map(|f| f.name())
+            .collect();
+        assert_eq!(forms, ["tile-index-offset", "new-axis"]);
     }
 
     #[test]
     fn holds_for_allows_fewer_forms_only() {
         let mut a = Signature {
-            outcome: "mismatch".into(),
-            engine: Some("pallas-tpu-interpret".into()),
+            outcome: fuzz::outcome::Outcome::Mismatch,
+            engine: Some("pallas-tpu-interpret".parse().expect("an engine")),
             cause: Some("values".into()),
             loop_type: Some("fori_loop".into()),
             forms: [IndexForm::TileIndex, IndexForm::Int].into_iter().collect(),
@@ -1069,7 +948,7 @@ mod tests {
         b.forms.remove(&IndexForm::Int);
         assert!(a.holds_for(&b));
         assert!(!b.holds_for(&a));
-        b.engine = Some("pallas-interpret".into());
+        b.engine = Some("pallas-interpret".parse().expect("an engine"));
         assert!(!a.holds_for(&b));
         a.forms.clear();
         assert_eq!(a.key(), "mismatch/pallas-tpu-interpret/values/fori_loop/-");
@@ -1079,8 +958,8 @@ mod tests {
     #[test]
     fn a_helion_finding_may_move_to_the_canonical_loop_type_only() {
         let a = Signature {
-            outcome: "mismatch".into(),
-            engine: Some("helion-pallas".into()),
+            outcome: fuzz::outcome::Outcome::Mismatch,
+            engine: Some("helion-pallas".parse().expect("an engine")),
             cause: Some("poison".into()),
             loop_type: Some("emit_pipeline".into()),
             forms: BTreeSet::new(),
@@ -1131,8 +1010,8 @@ mod tests {
         };
         let set = |ds: &[Decision]| ds.iter().copied().collect::<Decisions>();
         let finding = Signature {
-            outcome: "mismatch".into(),
-            engine: Some("pallas-sim".into()),
+            outcome: fuzz::outcome::Outcome::Mismatch,
+            engine: Some("pallas-sim".parse().expect("an engine")),
             cause: Some("values".into()),
             loop_type: None,
             forms: BTreeSet::new(),
@@ -1150,7 +1029,7 @@ mod tests {
         );
         // The symptom is not the cause: the same decisions failing at trace time are one key.
         let traced = Signature {
-            outcome: "lowering-error".into(),
+            outcome: fuzz::outcome::Outcome::LoweringError,
             cause: Some("trace:TypeError".into()),
             ..finding.clone()
         };
@@ -1189,8 +1068,8 @@ mod tests {
             squeeze: false,
         };
         let sig = |ds: &[Decision], ablated: &[Decision]| Signature {
-            outcome: "mismatch".into(),
-            engine: Some("pallas-sim".into()),
+            outcome: fuzz::outcome::Outcome::Mismatch,
+            engine: Some("pallas-sim".parse().expect("an engine")),
             cause: Some("values".into()),
             decisions: ds.iter().copied().collect(),
             ablated: ablated.iter().copied().collect(),
@@ -1227,8 +1106,8 @@ mod tests {
             squeeze: false,
         };
         let sig = |ds: &[Decision]| Signature {
-            outcome: "mismatch".into(),
-            engine: Some("pallas-sim".into()),
+            outcome: fuzz::outcome::Outcome::Mismatch,
+            engine: Some("pallas-sim".parse().expect("an engine")),
             cause: Some("values".into()),
             decisions: ds.iter().copied().collect(),
             ..Default::default()
@@ -1266,8 +1145,8 @@ mod tests {
     #[test]
     fn buckets_count_duplicates_and_merge_on_rekey() {
         let sig = |forms: &[IndexForm]| Signature {
-            outcome: "mismatch".into(),
-            engine: Some("e".into()),
+            outcome: fuzz::outcome::Outcome::Mismatch,
+            engine: Some(fuzz::engines::EngineId::PallasSim),
             cause: Some("values".into()),
             loop_type: Some("unroll".into()),
             forms: forms.iter().copied().collect(),
@@ -1323,8 +1202,8 @@ mod tests {
             .into_iter()
             .collect();
         let sig = |outcome: &str, cause: &str| Signature {
-            outcome: outcome.into(),
-            engine: Some("pallas-sim".into()),
+            outcome: fuzz::outcome::Outcome::from_name(outcome).expect("an outcome"),
+            engine: Some("pallas-sim".parse().expect("an engine")),
             cause: Some(cause.into()),
             decisions: decisions.clone(),
             ..Default::default()
@@ -1378,8 +1257,8 @@ mod tests {
     #[test]
     fn a_format_3_index_names_reference_kinds_by_id_and_leaves_exception_classes() {
         let sig = |outcome: &str, cause: &str| Signature {
-            outcome: outcome.into(),
-            engine: Some("helion-pallas".into()),
+            outcome: fuzz::outcome::Outcome::from_name(outcome).expect("an outcome"),
+            engine: Some("helion-pallas".parse().expect("an engine")),
             cause: Some(cause.into()),
             ..Default::default()
         };

@@ -25,11 +25,12 @@ use crate::finding::{
 };
 use crate::minimize::{SharedEngine, reduce_finding};
 use crate::reduce::Budget;
-use crate::signature::{Buckets, BucketsError, CostRecord, Recorded, outcome_by_name, signature};
+use crate::signature::{Buckets, BucketsError, CostRecord, Recorded, signature};
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::check::{CaseReport, check_case};
-use fuzz::engines::Engine;
+use fuzz::engines::{Engine, EngineId};
+use fuzz::outcome::Outcome;
 use lang::ir::Case;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,10 +87,10 @@ struct State {
 pub struct NewFinding {
     /// The directory.
     pub dir: PathBuf,
-    /// The outcome (kebab id).
-    pub outcome: String,
+    /// The outcome.
+    pub outcome: Outcome,
     /// The engine that decided it, if any.
-    pub engine: Option<String>,
+    pub engine: Option<EngineId>,
     /// Its signature key.
     pub signature: String,
     /// `None` when it was reduced; otherwise why not.
@@ -168,11 +169,11 @@ impl CorpusSink {
     /// when cross-check engines are set. The JAX run happens under the sink's lock, like a
     /// reduction: one run per new bucket (and per smaller replacement of a bucket's case).
     fn cross_check(&self, finding: &Finding) -> Option<CrossCheckRecord> {
-        let decided = finding.meta.decided_by.as_deref()?;
-        if self.cross_check_engines.is_empty() || !fuzz::engines::IN_PROCESS.contains(&decided) {
+        let decided = finding.meta.report.decided_by?;
+        if self.cross_check_engines.is_empty() || !decided.is_in_process() {
             return None;
         }
-        let original = outcome_by_name(&finding.meta.outcome)?;
+        let original = finding.meta.report.outcome;
         Some(cross_check_case(
             &finding.case,
             original,
@@ -247,12 +248,11 @@ impl CorpusSink {
             Some(opts)
                 if !raw
                     .engine
-                    .as_ref()
-                    .is_none_or(|n| opts.engines.iter().any(|e| e.name() == n)) =>
+                    .is_none_or(|id| opts.engines.iter().any(|e| e.id() == id)) =>
             {
                 Err(format!(
                     "the reducer cannot run engine {}",
-                    raw.engine.as_deref().unwrap_or("?")
+                    raw.engine.map_or("?", EngineId::name)
                 ))
             }
             Some(opts) => reduce_finding(
@@ -353,8 +353,8 @@ impl CorpusSink {
         }
         state.filed.push(NewFinding {
             dir: self.root.join(&dir_name),
-            outcome: finding.meta.outcome.clone(),
-            engine: finding.meta.decided_by.clone(),
+            outcome: finding.meta.report.outcome,
+            engine: finding.meta.report.decided_by,
             signature: sig.key(),
             not_reduced,
         });
@@ -412,11 +412,7 @@ pub fn cross_check_case(
         .map(|e| Box::new(SharedEngine(e.clone())) as Box<dyn Engine>)
         .collect();
     let report = check_case(case, &engines, codegen);
-    CrossCheckRecord::of(
-        engines.iter().map(|e| e.name().to_string()).collect(),
-        original,
-        &report,
-    )
+    CrossCheckRecord::of(engines.iter().map(|e| e.id()).collect(), original, &report)
 }
 
 /// The provenance note of a finding directory whose case a later, smaller duplicate replaced:

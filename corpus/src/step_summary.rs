@@ -12,6 +12,7 @@ use crate::fsio::IoError;
 use crate::merge::Merged;
 use crate::sink::NewFinding;
 use fuzz::campaign::Summary;
+use fuzz::engines::EngineId;
 use fuzz::outcome::Outcome;
 use std::fmt::Write;
 use std::io::Write as _;
@@ -110,8 +111,8 @@ pub fn markdown(c: &Campaign<'_>) -> String {
                 s,
                 "| `{}` | {} | {} | `{}` | {} |",
                 cell(&f.dir.display().to_string()),
-                cell(&f.outcome),
-                cell(f.engine.as_deref().unwrap_or("-")),
+                cell(f.outcome.name()),
+                cell(f.engine.map_or("-", EngineId::name)),
                 cell(&f.signature),
                 match &f.not_reduced {
                     None => "yes".to_string(),
@@ -263,8 +264,8 @@ mod tests {
         let unavailable = [("pallas-tpu".to_string(), "no TPU | here".to_string())];
         let found = [NewFinding {
             dir: "findings/0001-mismatch-pallas-sim".into(),
-            outcome: "mismatch".into(),
-            engine: Some("pallas-sim".into()),
+            outcome: fuzz::outcome::Outcome::Mismatch,
+            engine: Some("pallas-sim".parse().expect("an engine")),
             signature: "mismatch/pallas-sim/values/unroll/tail".into(),
             not_reduced: None,
         }];
@@ -318,8 +319,8 @@ mod tests {
         use crate::shard::{Contract, SeedRange};
         use crate::signature::{Bucket, Buckets, CostRecord, Signature};
         let sig = Signature {
-            outcome: "mismatch".into(),
-            engine: Some("pallas-sim".into()),
+            outcome: fuzz::outcome::Outcome::Mismatch,
+            engine: Some("pallas-sim".parse().expect("an engine")),
             cause: Some("values".into()),
             loop_type: None,
             forms: Default::default(),

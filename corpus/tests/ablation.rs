@@ -63,7 +63,12 @@ fn one_read_after_write_seen_through_a_run_and_a_view_is_one_bucket() {
         let case = parse_case(&src, "k.py").unwrap_or_else(|e| panic!("{e}\n{src}"));
         let report = check_case(&case, &boxed, &options);
         let sig = signature(&case, &report);
-        assert_eq!(sig.outcome, "mismatch", "{read}: {:?}", report.outcome);
+        assert_eq!(
+            sig.outcome,
+            fuzz::outcome::Outcome::Mismatch,
+            "{read}: {:?}",
+            report.outcome
+        );
         assert!(sig.decisions.contains(&consumer), "{read}: {}", sig.key());
         let r = reduce_finding(&case, &sig, &engines, Budget::default(), 1, &options).unwrap();
         assert!(sig.holds_for(&r.signature), "{read}");

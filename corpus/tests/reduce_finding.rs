@@ -56,7 +56,12 @@ fn a_jax_finding_reduces_to_twelve_lines() {
     let boxed: Vec<Box<dyn Engine>> = vec![Box::new(Shared(engine.clone()))];
     let report = check_case(&case, &boxed, &options);
     let sig = signature(&case, &report);
-    assert_eq!(sig.outcome, "mismatch", "{:?}", report.engines);
+    assert_eq!(
+        sig.outcome,
+        fuzz::outcome::Outcome::Mismatch,
+        "{:?}",
+        report.engines
+    );
     println!("finding: {}", sig.key());
     assert!(kernel_body_lines(&case) > 12);
     let budget = Budget {

@@ -351,7 +351,12 @@ fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
     let f = Finding::load(&dir).unwrap();
     let cc = f.meta.cross_check.as_ref().expect("cross-checked");
     assert_eq!(cc.result, CrossCheckResult::Reproduced, "{cc:?}");
-    assert_eq!(cc.engines, ["pallas-tpu-interpret"]);
+    assert_eq!(
+        cc.engines,
+        ["pallas-tpu-interpret"
+            .parse::<fuzz::engines::EngineId>()
+            .unwrap()]
+    );
     assert!(
         f.log
             .contains("cross-check (pallas-tpu-interpret): mismatch: reproduced"),
@@ -364,7 +369,7 @@ fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
     let engines: Vec<Box<dyn Engine>> = vec![Box::new(SharedEngine(interpret.clone()))];
     let clean = check_case(&case, &engines, &CodegenOptions::default());
     let record = CrossCheckRecord::of(
-        vec!["pallas-tpu-interpret".into()],
+        vec!["pallas-tpu-interpret".parse().expect("an engine")],
         Outcome::Mismatch,
         &clean,
     );

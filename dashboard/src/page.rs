@@ -229,8 +229,8 @@ fn finding_row(
         dir: entry.bucket.dir.clone(),
         href: link(page_dir, &entry.dir),
         signature: key.clone(),
-        outcome: meta.outcome.clone(),
-        engine: meta.decided_by.clone().unwrap_or_else(|| "-".into()),
+        outcome: meta.report.outcome.name().to_string(),
+        engine: meta.report.decided_by.map_or("-", |e| e.name()).to_string(),
         count: *count,
         statements: cost.statements,
         reduced: meta

@@ -32,7 +32,7 @@
 //! match only infinities of the same sign. Shapes and dtypes must be equal.
 
 use lang::tensor::{DType, Tensor};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The largest factor a float32 output's magnitude scales its `atol` by (module docs).
@@ -125,8 +125,8 @@ pub struct Mismatch {
     pub max_rel_err: f64,
 }
 
-/// The kind of a mismatch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// The kind of a mismatch; serialized as its kebab-case name ([`MismatchKind::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MismatchKind {
     /// A different number of outputs.
@@ -134,11 +134,45 @@ pub enum MismatchKind {
     /// A different shape.
     Shape,
     /// A different dtype.
+    #[serde(rename = "dtype")]
     DType,
     /// Values outside tolerance.
     Values,
     /// NaN where the reference has a number.
     Poison,
+}
+
+impl MismatchKind {
+    /// Every kind.
+    pub const ALL: [MismatchKind; 5] = [
+        MismatchKind::OutputCount,
+        MismatchKind::Shape,
+        MismatchKind::DType,
+        MismatchKind::Values,
+        MismatchKind::Poison,
+    ];
+
+    /// The kebab-case name (`values`, `output-count`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            MismatchKind::OutputCount => "output-count",
+            MismatchKind::Shape => "shape",
+            MismatchKind::DType => "dtype",
+            MismatchKind::Values => "values",
+            MismatchKind::Poison => "poison",
+        }
+    }
+
+    /// The kind with this kebab-case name.
+    pub fn from_name(name: &str) -> Option<MismatchKind> {
+        MismatchKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl fmt::Display for MismatchKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// How many differing elements a mismatch lists.
@@ -148,7 +182,7 @@ impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} disagrees with the reference on `{}` (shape {:?}): {:?}, {} element(s) differ, max abs err {:e}, max rel err {:e}",
+            "{} disagrees with the reference on `{}` (shape {:?}): {}, {} element(s) differ, max abs err {:e}, max rel err {:e}",
             self.engine,
             self.output,
             self.shape,
@@ -261,6 +295,18 @@ mod tests {
 
     fn t(dtype: DType, values: Vec<f64>) -> Tensor {
         Tensor::new(dtype, vec![values.len()], values)
+    }
+
+    #[test]
+    fn mismatch_kinds_serialize_as_their_names_and_back() {
+        for k in MismatchKind::ALL {
+            let json = serde_json::to_string(&k).expect("serializes");
+            assert_eq!(json, format!("\"{}\"", k.name()));
+            let back: MismatchKind = serde_json::from_str(&json).expect("deserializes");
+            assert_eq!(back, k);
+            assert_eq!(MismatchKind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(MismatchKind::from_name("d-type"), None);
     }
 
     #[test]

@@ -31,11 +31,11 @@
 use crate::compare::Mismatch;
 use crate::engines::{EngineRun, EngineStatus};
 use compiler::verdict::ErrorClass;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How one case ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// Every engine agrees with the reference.
@@ -109,6 +109,11 @@ impl Outcome {
             Outcome::HelionAcceptsInvalid => "helion-accepts-invalid",
             Outcome::VerdictMismatch => "verdict-mismatch",
         }
+    }
+
+    /// The outcome with this kebab-case name (what [`Outcome::name`] and serde write).
+    pub fn from_name(name: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.name() == name)
     }
 
     /// Whether this outcome is a finding (worth a report).
@@ -358,6 +363,29 @@ pub fn classify(
 mod tests {
     use super::*;
     use lang::tensor::{DType, Tensor};
+
+    #[test]
+    fn outcomes_serialize_as_their_names_and_back() {
+        for o in Outcome::ALL {
+            let json = serde_json::to_string(&o).expect("serializes");
+            assert_eq!(json, format!("\"{}\"", o.name()));
+            let back: Outcome = serde_json::from_str(&json).expect("deserializes");
+            assert_eq!(back, o);
+            assert_eq!(Outcome::from_name(o.name()), Some(o));
+        }
+        assert_eq!(Outcome::from_name("Mismatch"), None);
+    }
+
+    #[test]
+    fn stages_serialize_as_their_wire_names_and_back() {
+        use tpu_runner::Stage;
+        for s in [Stage::Import, Stage::Trace, Stage::Lower, Stage::Run] {
+            let json = serde_json::to_string(&s).expect("serializes");
+            assert_eq!(json, format!("\"{}\"", s.name()));
+            let back: Stage = serde_json::from_str(&json).expect("deserializes");
+            assert_eq!(back, s);
+        }
+    }
 
     fn run(engine: &str, status: EngineStatus) -> EngineRun {
         EngineRun::instant(engine.parse().expect("an engine name"), status)

@@ -106,6 +106,16 @@ impl serde::Serialize for EvalErrorKind {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for EvalErrorKind {
+    /// Its id, or the variant name older files carry ([`EvalErrorKind::from_name`]).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<EvalErrorKind, D::Error> {
+        let name = <String as serde::Deserialize>::deserialize(d)?;
+        EvalErrorKind::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!("`{name}` is not a reference error kind"))
+        })
+    }
+}
+
 impl fmt::Display for EvalErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())

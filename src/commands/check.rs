@@ -3,6 +3,7 @@
 use super::{CliError, Exit, load_case};
 use compiler::compile::CodegenOptions;
 use compiler::verdict::Verdict;
+use corpus::finding::ReportRecord;
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::{self, EngineId, Pools};
 use std::path::PathBuf;
@@ -204,44 +205,6 @@ pub fn start_pools(names: &[String], workers: usize, timeout: u64) -> Result<Poo
     Ok(pools)
 }
 
-/// The JSON form of a report (the `check --json` contract).
-pub fn report_json(r: &CaseReport) -> serde_json::Value {
-    let verdict = match &r.verdict {
-        Some(Verdict::Lowered) => serde_json::json!({"kind": "lowered"}),
-        Some(Verdict::Rejected(x)) => serde_json::json!({
-            "kind": "rejected", "class": x.class().name(), "rule": x.rule.id(),
-            "message": x.message, "line": x.span.line, "col": x.span.col,
-        }),
-        None => serde_json::Value::Null,
-    };
-    let mut engines = serde_json::Map::new();
-    for e in std::iter::once(&r.reference).chain(&r.engines) {
-        let mut entry = serde_json::json!({
-            "status": e.status.name(), "seconds": e.seconds, "error": e.status.detail(),
-        });
-        if let Some(g) = &e.generated {
-            entry["generated"] = serde_json::json!(g);
-        }
-        engines.insert(e.engine.name().to_string(), entry);
-    }
-    serde_json::json!({
-        "outcome": r.outcome.name(),
-        "verdict": verdict,
-        "engines": engines,
-        "mismatch": r.mismatch.as_ref().map(|m| serde_json::json!({
-            "engine": m.engine, "output": m.output, "kind": m.kind,
-            "max_abs_err": if m.max_abs_err.is_finite() { serde_json::json!(m.max_abs_err) } else { serde_json::json!(null) },
-            "max_rel_err": if m.max_rel_err.is_finite() { serde_json::json!(m.max_rel_err) } else { serde_json::json!(null) },
-            "first_index": m.first.first().map(|f| f.0.clone()),
-            "first": m.first.iter().map(|(i, a, b)| serde_json::json!({"index": i, "engine": a, "reference": b})).collect::<Vec<_>>(),
-        })),
-        "gap": r.gap,
-        "known_issue": r.known_issue,
-        "crash": r.crash,
-        "compile_seconds": r.compile_seconds,
-    })
-}
-
 /// Prints a report as a short table.
 pub fn print_report(r: &CaseReport) {
     println!("outcome: {}", r.outcome);
@@ -294,7 +257,10 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     };
     let report = check_case(&case, &engines, &options);
     if args.json {
-        let mut json = report_json(&report);
+        // The schema of `meta.json`'s check fields ([`ReportRecord`]), plus the engines that
+        // never ran here.
+        let mut json = serde_json::to_value(ReportRecord::from(&report))
+            .map_err(|e| CliError::Internal(e.into()))?;
         json["engines_unavailable"] = serde_json::json!(
             selected
                 .unavailable

@@ -10,6 +10,7 @@ use ::corpus::entry::{Corpus, default_dir};
 use ::corpus::minimize::shared;
 use ::corpus::promote::{PromoteError, Promoted, Promotion, promote};
 use ::corpus::replay::{LoadedFinding, ORACLE};
+use fuzz::engines::EngineId;
 use std::path::PathBuf;
 
 /// Arguments of `corpus`.
@@ -83,12 +84,12 @@ fn add(args: AddArgs) -> Result<Exit, CliError> {
         Some(n) => n.clone(),
         None => finding
             .engine()
-            .map(str::to_string)
             .into_iter()
             .chain(meta.cross_check.iter().flat_map(|c| c.engines.clone()))
+            .map(|e| e.to_string())
             .collect(),
     };
-    if let Some(own) = finding.engine()
+    if let Some(own) = finding.engine().map(EngineId::name)
         && !names.iter().any(|n| n == own)
     {
         names.insert(0, own.to_string());

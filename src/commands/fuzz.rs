@@ -341,7 +341,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                     "  {}  {} {}  {}  {}",
                     f.dir.display(),
                     f.outcome,
-                    f.engine.as_deref().unwrap_or("-"),
+                    f.engine.map_or("-", |e| e.name()),
                     f.signature,
                     match &f.not_reduced {
                         None => "reduced".to_string(),

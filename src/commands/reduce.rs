@@ -21,7 +21,7 @@ use corpus::finding::{CrossCheckRecord, Finding, ReductionRecord, Versions, writ
 use corpus::fsio::{read_tree, write_dir_atomic};
 use corpus::minimize::{reduce_finding, shared};
 use corpus::reduce::Budget;
-use corpus::signature::{BUCKETS_FILE, Buckets, CostRecord, outcome_by_name};
+use corpus::signature::{BUCKETS_FILE, Buckets, CostRecord};
 use corpus::sink::cross_check_case;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -125,20 +125,24 @@ fn cross_check(
     if args.no_cross_check {
         return original.kept_for_reduced("--no-cross-check");
     }
-    let Some(outcome) = outcome_by_name(&reduced.meta.outcome) else {
-        return original.kept_for_reduced(format!("unknown outcome `{}`", reduced.meta.outcome));
-    };
+    let outcome = reduced.meta.report.outcome;
+    let names: Vec<String> = original.engines.iter().map(|e| e.to_string()).collect();
     let pool = match pool {
         Some(p) => Some(p),
-        None => match start_pool(&original.engines, args.jobs.clamp(1, 2), args.timeout) {
+        None => match start_pool(&names, args.jobs.clamp(1, 2), args.timeout) {
             Ok(p) => p,
             Err(e) => return original.kept_for_reduced(e.to_string()),
         },
     };
-    match fuzz::engines::build(&original.engines, pool) {
+    match fuzz::engines::build(&names, pool) {
         Ok(engines) => cross_check_case(&reduced.case, outcome, &shared(engines), codegen),
         Err(e) => original.kept_for_reduced(e.to_string()),
     }
+}
+
+fn engine_list(engines: &[fuzz::engines::EngineId]) -> String {
+    let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
+    names.join(", ")
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
@@ -156,7 +160,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         )));
     }
     let sig = finding.meta.signature.clone();
-    let names: Vec<String> = sig.engine.iter().cloned().collect();
+    let names: Vec<String> = sig.engine.iter().map(|e| e.to_string()).collect();
     let pools = start_pools(&names, args.jobs.clamp(1, 2), args.timeout)?;
     let pool = pools.jax.clone();
     let engines = fuzz::engines::build_with(&names, &pools).map_err(input)?;
@@ -220,13 +224,13 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         cross_check_line = Some(match &record.of_unreduced_case {
             None => format!(
                 "cross-check ({}) of the reduced case: {}: {}",
-                record.engines.join(", "),
+                engine_list(&record.engines),
                 record.outcome,
                 record.result.name()
             ),
             Some(why) => format!(
                 "cross-check ({}) kept from the unreduced case ({}: {}): not re-run: {why}",
-                record.engines.join(", "),
+                engine_list(&record.engines),
                 record.outcome,
                 record.result.name()
             ),

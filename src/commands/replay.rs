@@ -18,7 +18,7 @@ use corpus::replay::{
     LoadedFinding, ORACLE, Source, TrialResult, Update, bless, check_reference, open_source,
     replay_engine, replay_finding, trials,
 };
-use fuzz::engines::{self, BuildError, Engine};
+use fuzz::engines::{self, BuildError, Engine, EngineId};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -253,12 +253,15 @@ fn replay_findings(
         let before = findings.len();
         let mut seen: Vec<String> = findings
             .iter()
-            .map(|f| f.engine().unwrap_or(ORACLE).to_string())
+            .map(|f| f.engine().map_or(ORACLE, EngineId::name).to_string())
             .collect();
         seen.sort();
         seen.dedup();
         // A finding no engine decided (a compiler crash) replays whatever the selection.
-        findings.retain(|f| f.engine().is_none_or(|e| selected.iter().any(|s| s == e)));
+        findings.retain(|f| {
+            f.engine()
+                .is_none_or(|e| selected.iter().any(|s| s == e.name()))
+        });
         if findings.is_empty() {
             return Err(input(anyhow::anyhow!(
                 "none of the {before} finding(s) in {} was seen by --engines {} (they were seen by {})",
@@ -283,7 +286,7 @@ fn replay_findings(
     )?;
     let mut needed: Vec<String> = findings
         .iter()
-        .filter_map(|f| f.engine().map(str::to_string))
+        .filter_map(|f| f.engine().map(|e| e.to_string()))
         .collect();
     needed.sort();
     needed.dedup();
@@ -296,10 +299,10 @@ fn replay_findings(
         let f = &findings[i];
         match f.engine() {
             None => replay_finding(f, None),
-            Some(name) => match engines.get(name) {
+            Some(id) => match engines.get(id.name()) {
                 Some(Ok(e)) => replay_finding(f, Some(e)),
                 Some(Err(why)) => TrialResult::Ignored(why.clone()),
-                None => TrialResult::Ignored(format!("{name} was not built")),
+                None => TrialResult::Ignored(format!("{id} was not built")),
             },
         }
     });

@@ -6,8 +6,10 @@ use std::fmt;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-/// The stage of a module's life in which it failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The stage of a module's life in which it failed; serialized as its wire name
+/// ([`Stage::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Stage {
     /// Executing the module source (syntax errors, missing names, import failures).
     Import,

@@ -21,8 +21,8 @@ fn contract() -> Contract {
 
 fn sig(outcome: &str, cause: &str) -> Signature {
     Signature {
-        outcome: outcome.into(),
-        engine: Some("pallas-sim".into()),
+        outcome: fuzz::outcome::Outcome::from_name(outcome).expect("an outcome"),
+        engine: Some("pallas-sim".parse().expect("an engine")),
         cause: Some(cause.into()),
         loop_type: None,
         forms: BTreeSet::new(),

@@ -202,7 +202,6 @@ pub enum EngineStatus {
     /// The emitted module raised.
     KernelError {
         /// Stage: import, trace, lower or run.
-        #[serde(serialize_with = "ser_stage")]
         stage: tpu_runner::Stage,
         /// Exception class (and cause).
         kind: String,
@@ -215,10 +214,6 @@ pub enum EngineStatus {
     Timeout(String),
     /// The engine process died (twice).
     Crash(String),
-}
-
-fn ser_stage<S: serde::Serializer>(stage: &tpu_runner::Stage, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(stage.name())
 }
 
 impl EngineStatus {
@@ -419,13 +414,6 @@ pub fn runtimes_needed(names: &[String]) -> Vec<Runtime> {
 /// build has it.
 pub const IN_PROCESS: &[&str] = &["oracle", sim::NAME];
 
-/// Whether the engine named `name` is a real-Helion engine (it runs the case's kernel, not our
-/// module): for names read from finding records, which store the name; in the check, ask the
-/// [`EngineId`].
-pub fn is_helion(name: &str) -> bool {
-    name.parse::<EngineId>().is_ok_and(EngineId::is_helion)
-}
-
 /// Whether any of `names` needs the JAX worker pool.
 pub fn needs_pool(names: &[String]) -> bool {
     runtimes_needed(names).contains(&Runtime::Jax)
@@ -446,7 +434,9 @@ mod tests {
             assert_eq!(IN_PROCESS.contains(&id.name()), id.is_in_process(), "{id}");
         }
         assert!("pallas".parse::<EngineId>().is_err());
-        assert!(is_helion("helion-eager") && !is_helion("pallas-interpret"));
+        assert!(
+            EngineId::Worker(Mode::HelionEager).is_helion() && !EngineId::PallasSim.is_helion()
+        );
         // Eager mode neither shows the Pallas verdict nor runs the config's block sizes.
         let id = |n: &str| n.parse::<EngineId>().unwrap();
         assert!(id("helion-pallas").shows_helion_verdict());

@@ -29,7 +29,9 @@ pub mod strategies;
 pub use admissible::{Flaw, validate_admissible};
 pub use build::generate;
 pub use config::{GenConfig, GenConfigOverrides};
-pub use features::{AttrTag, Feature, IndexForm, NOT_GENERATED, Surface, ViewKind, features};
+pub use features::{
+    AttrTag, Feature, IndexForm, NOT_GENERATED, Surface, ViewKind, features, index_forms,
+};
 pub use fixup::fixup;
 
 use lang::ir::Case;

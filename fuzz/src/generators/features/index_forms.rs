@@ -1,6 +1,7 @@
 //! Index forms: how each narrowing entry of a subscript selects (an int, a static, negative,
-//! open, stepped or tail slice, a tile begin or index, an iota, a named index, ...), tagged with
-//! the loop type and whether it sits in a branch.
+//! open, stepped or tail slice, a tile begin or index, an iota, a named index, ...), its `None`
+//! entries, and whether the subscripted value is a view or another subscript; tagged with the
+//! loop type and whether it sits in a branch. The one classifier ([`super::IndexForm`]).
 
 use super::walk::{Out, Walker};
 use super::{Feature, IndexForm, ViewKind};
@@ -17,23 +18,44 @@ impl Walker<'_> {
         let narrowing: Vec<usize> = (0..indices.len())
             .filter(|&k| indices[k].is_narrowing())
             .collect();
-        for (pos, i) in indices.iter().enumerate() {
-            if matches!(i, Index::NewAxis) {
-                out.insert(Feature::NoneAt(pos.min(255) as u8));
-            }
-        }
-        if narrowing.is_empty() {
-            out.insert(Feature::View(ViewKind::NoneSubscript));
-            return;
-        }
         let lt = self.loop_type;
-        let mut tag = |form| {
+        let tag = |out: &mut Out, form| {
             out.insert(Feature::Index {
                 form,
                 loop_type: lt,
                 in_branch,
             });
         };
+        match &self.resolve(value).kind {
+            ExprKind::View { .. } => tag(out, IndexForm::OfView),
+            ExprKind::Subscript { .. } => tag(out, IndexForm::OfSubscript),
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => {}
+        }
+        for (pos, i) in indices.iter().enumerate() {
+            if matches!(i, Index::NewAxis) {
+                out.insert(Feature::NoneAt(pos.min(255) as u8));
+                tag(out, IndexForm::NewAxis);
+            }
+        }
+        if narrowing.is_empty() {
+            out.insert(Feature::View(ViewKind::NoneSubscript));
+            return;
+        }
+        let mut tag = |form| tag(out, form);
         if narrowing.len() > 1 {
             tag(IndexForm::MultipleNarrowing);
         }
@@ -93,19 +115,13 @@ impl Walker<'_> {
         step: &Option<Expr>,
         extent: Option<i64>,
     ) -> IndexForm {
-        let lit = |e: &Option<Expr>| {
-            e.as_ref().and_then(|x| match x.kind {
-                ExprKind::Int(v) => Some(v),
-                _ => None,
-            })
-        };
         if step.is_some() {
             return IndexForm::SteppedSlice;
         }
-        if start.is_none() || stop.is_none() {
+        let (Some(a), Some(b)) = (start, stop) else {
             return IndexForm::OpenSlice;
-        }
-        match (lit(start), lit(stop)) {
+        };
+        match (self.literal(a), self.literal(b)) {
             (Some(a), Some(b)) => {
                 if a < 0 || b < 0 {
                     IndexForm::NegativeSlice
@@ -117,19 +133,20 @@ impl Walker<'_> {
                     IndexForm::StaticSlice
                 }
             }
-            _ => {
-                let (Some(a), Some(b)) = (start, stop) else {
-                    return IndexForm::DynamicSlice;
-                };
-                match &a.kind {
-                    ExprKind::Binary {
-                        op: BinOp::Sub,
-                        lhs,
-                        ..
-                    } if self.same(lhs, b) && self.is_live(b) => IndexForm::TailSlice,
-                    _ => IndexForm::DynamicSlice,
-                }
-            }
+            _ if self.is_tail(a, b) => IndexForm::TailSlice,
+            _ => IndexForm::DynamicSlice,
+        }
+    }
+
+    /// `x - w .. x` with `x` the live extent: a data-dependent tail run.
+    fn is_tail(&self, start: &Expr, end: &Expr) -> bool {
+        match &start.kind {
+            ExprKind::Binary {
+                op: BinOp::Sub,
+                lhs,
+                ..
+            } => self.same(lhs, end) && self.is_live(end),
+            _ => false,
         }
     }
 
@@ -137,8 +154,43 @@ impl Walker<'_> {
         a.without_spans_eq(b)
     }
 
+    /// What a name was last bound to, followed through `a = b` chains (up to
+    /// [`RESOLVE_DEPTH`] links); any other expression is itself.
+    pub(super) fn resolve<'e>(&'e self, e: &'e Expr) -> &'e Expr {
+        let mut e = e;
+        for _ in 0..RESOLVE_DEPTH {
+            match &e.kind {
+                ExprKind::Name(n) => match self.bound.get(n.as_str()) {
+                    Some(b) => e = b,
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        e
+    }
+
+    /// The int literal an expression is, names resolved.
+    fn literal(&self, e: &Expr) -> Option<i64> {
+        match self.resolve(e).kind {
+            ExprKind::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    fn is_tile_index(&self, e: &Expr) -> bool {
+        matches!(
+            self.resolve(e).kind,
+            ExprKind::TileAttr {
+                attr: TileAttr::Index,
+                ..
+            }
+        )
+    }
+
     /// The form of an expression index; with `resolve`, a name is looked through.
     fn expr_form(&self, x: &Expr, resolve: bool) -> IndexForm {
+        let x = if resolve { self.resolve(x) } else { x };
         match &x.kind {
             ExprKind::TileAttr {
                 attr: TileAttr::Index,
@@ -148,44 +200,60 @@ impl Walker<'_> {
                 attr: TileAttr::Begin,
                 ..
             } => IndexForm::TileBegin,
-            ExprKind::Binary {
-                op: BinOp::Add,
-                lhs,
-                rhs,
-            } => match (&lhs.kind, &rhs.kind) {
-                (
-                    ExprKind::TileAttr {
-                        attr: TileAttr::Index,
-                        ..
+            ExprKind::Binary { op, lhs, rhs } => {
+                // `t.index ± k` and `k + t.index`: one selector with a literal offset.
+                let offset = match op {
+                    BinOp::Add if self.is_tile_index(lhs) => self.literal(rhs),
+                    BinOp::Add if self.is_tile_index(rhs) => self.literal(lhs),
+                    BinOp::Sub if self.is_tile_index(lhs) => self.literal(rhs),
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::FloorDiv => None,
+                };
+                match offset {
+                    Some(0) => IndexForm::TileIndexPlusZero,
+                    Some(_) => IndexForm::TileIndexOffset,
+                    None => match (op, &lhs.kind, &rhs.kind) {
+                        (BinOp::Add, ExprKind::Int(_), ExprKind::Arange { .. }) => {
+                            IndexForm::OffsetArange
+                        }
+                        _ => IndexForm::OtherExpr,
                     },
-                    ExprKind::Int(_),
-                ) => IndexForm::TileIndexOffset,
-                (ExprKind::Int(_), ExprKind::Arange { .. }) => IndexForm::OffsetArange,
-                _ => IndexForm::OtherExpr,
-            },
-            ExprKind::Arange { start, end, step } => {
-                let step_lit = step
-                    .as_deref()
-                    .map(|s| matches!(s.kind, ExprKind::Int(v) if v > 1));
-                if step_lit == Some(true) {
-                    IndexForm::StridedArange
-                } else if self.is_live(end)
-                    && start.as_deref().is_some_and(|s| matches!(&s.kind, ExprKind::Binary { op: BinOp::Sub, lhs, .. } if self.same(lhs, end)))
-                {
-                    IndexForm::TailArange
-                } else {
-                    IndexForm::StaticArange
                 }
             }
-            ExprKind::Name(n) if resolve => match self.bound.get(n.as_str()) {
-                Some(b) => self.expr_form(b, false),
-                None => IndexForm::OtherExpr,
-            },
+            ExprKind::Arange { start, end, step } => {
+                let step = step.as_deref().map(|s| self.literal(s));
+                if step.is_some_and(|s| s.is_none_or(|s| s > 1)) {
+                    IndexForm::StridedArange
+                } else if start.as_deref().is_some_and(|s| self.is_tail(s, end)) {
+                    IndexForm::TailArange
+                } else if start.as_deref().is_none_or(|s| self.literal(s).is_some())
+                    && self.literal(end).is_some()
+                {
+                    IndexForm::StaticArange
+                } else {
+                    IndexForm::DynamicArange
+                }
+            }
             ExprKind::Name(_) => IndexForm::NamedIndex,
-            _ => IndexForm::OtherExpr,
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => IndexForm::OtherExpr,
         }
     }
 }
+
+/// How deep name resolution follows `a = b` chains.
+const RESOLVE_DEPTH: usize = 8;
 
 trait SpanFreeEq {
     fn without_spans_eq(&self, other: &Expr) -> bool;

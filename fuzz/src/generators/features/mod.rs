@@ -232,7 +232,13 @@ pub const NOT_GENERATED: &[(Surface, &str)] = &[(
     "a torch.empty input is poison: reading it makes the case invalid",
 )];
 
-/// How a narrowing subscript entry selects.
+/// How a subscript entry selects, and what the subscripted value is: the one index-form
+/// classifier, behind the coverage table ([`Feature::Index`]) and the signature of a finding in
+/// code Helion emitted ([`index_forms`]). Names are resolved through the kernel's assignments
+/// (`rows = t.index; blk[rows]` is a named index and a tile index).
+///
+/// Serialized kebab-case; the aliases are the names signatures used before this classifier was
+/// the only one (`meta.json` format 1, `buckets.json` format 4), read on migration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IndexForm {
@@ -260,22 +266,78 @@ pub enum IndexForm {
     TileBegin,
     /// `blk[t.index]`.
     TileIndex,
-    /// `blk[t.index + k]`.
+    /// `blk[t.index + 0]` (spec §4 D9: one decision with `t.index`, a separate historical bug).
+    #[serde(alias = "tile-index+0")]
+    TileIndexPlusZero,
+    /// `blk[t.index + k]`, `blk[t.index - k]`, `blk[k + t.index]` with a literal `k ≠ 0`.
+    #[serde(alias = "tile-index+k")]
     TileIndexOffset,
     /// `blk[hl.arange(live - w, live)]`.
+    #[serde(alias = "tail")]
     TailArange,
-    /// `blk[hl.arange(a, b)]`.
+    /// `blk[hl.arange(a, b)]` with literal bounds.
     StaticArange,
+    /// `blk[hl.arange(a, b)]` with a symbolic bound that is not a tail run.
+    DynamicArange,
     /// `blk[a + hl.arange(n)]`.
     OffsetArange,
     /// `blk[hl.arange(a, b, s)]`, `s > 1`.
     StridedArange,
     /// `blk[rows]`, `rows` bound earlier.
     NamedIndex,
-    /// Any other expression.
+    /// Any other expression (`t.end`, `t.id`, an int parameter, a tensor).
+    #[serde(alias = "sym-int", alias = "other-tensor")]
     OtherExpr,
     /// Several narrowing entries in one subscript.
     MultipleNarrowing,
+    /// A `None` entry: a new axis.
+    #[serde(alias = "none")]
+    NewAxis,
+    /// The subscripted value is a view (`reshape`, `view`, `squeeze`, `unsqueeze`) of a block.
+    #[serde(alias = "view")]
+    OfView,
+    /// The subscripted value is itself a subscript (`part = blk[1:3]; part[0]`).
+    #[serde(alias = "nested")]
+    OfSubscript,
+}
+
+impl IndexForm {
+    /// The kebab-case name (what serde writes).
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexForm::Int => "int",
+            IndexForm::NegativeInt => "negative-int",
+            IndexForm::StaticSlice => "static-slice",
+            IndexForm::NegativeSlice => "negative-slice",
+            IndexForm::PastExtentSlice => "past-extent-slice",
+            IndexForm::OpenSlice => "open-slice",
+            IndexForm::SteppedSlice => "stepped-slice",
+            IndexForm::EmptySlice => "empty-slice",
+            IndexForm::TailSlice => "tail-slice",
+            IndexForm::DynamicSlice => "dynamic-slice",
+            IndexForm::TileBegin => "tile-begin",
+            IndexForm::TileIndex => "tile-index",
+            IndexForm::TileIndexPlusZero => "tile-index-plus-zero",
+            IndexForm::TileIndexOffset => "tile-index-offset",
+            IndexForm::TailArange => "tail-arange",
+            IndexForm::StaticArange => "static-arange",
+            IndexForm::DynamicArange => "dynamic-arange",
+            IndexForm::OffsetArange => "offset-arange",
+            IndexForm::StridedArange => "strided-arange",
+            IndexForm::NamedIndex => "named-index",
+            IndexForm::OtherExpr => "other-expr",
+            IndexForm::MultipleNarrowing => "multiple-narrowing",
+            IndexForm::NewAxis => "new-axis",
+            IndexForm::OfView => "of-view",
+            IndexForm::OfSubscript => "of-subscript",
+        }
+    }
+}
+
+impl fmt::Display for IndexForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// What kind of view a case applies.
@@ -437,4 +499,42 @@ pub fn features(case: &Case) -> BTreeSet<Feature> {
     w.module(&mut out);
     w.body(&case.kernel.body, 0, false, &mut out);
     out.finish()
+}
+
+/// The index forms of the kernel's device subscripts, whatever loop type or branch they sit
+/// in: what a signature of a finding in code Helion emitted records.
+pub fn index_forms(case: &Case) -> BTreeSet<IndexForm> {
+    features(case)
+        .into_iter()
+        .filter_map(|f| match f {
+            Feature::Index { form, .. } => Some(form),
+            Feature::Surface(_)
+            | Feature::NoneAt(_)
+            | Feature::NonZeroBegin
+            | Feature::NonDividingExtent
+            | Feature::DividingExtent
+            | Feature::LiveLoop
+            | Feature::ShiftedLiveLoop
+            | Feature::StaticInnerLoop
+            | Feature::LiveBranch
+            | Feature::ElseBranch
+            | Feature::DirectWrite
+            | Feature::AliasWrite
+            | Feature::AtomicWrite
+            | Feature::WholeBlockConsumer
+            | Feature::View(_)
+            | Feature::Permute
+            | Feature::TileAttrValue(_)
+            | Feature::DType(_)
+            | Feature::LoopType(_)
+            | Feature::GridOverRows
+            | Feature::TopLevelTile
+            | Feature::LoopDepth(_)
+            | Feature::PowerOfTwoRows
+            | Feature::RandomValues
+            | Feature::ArangeValues
+            | Feature::PairedReads
+            | Feature::OrderDependentUpdate => None,
+        })
+        .collect()
 }

@@ -17,7 +17,7 @@ use crate::signature::{Signature, signature, slugify};
 use compiler::compile::CodegenOptions;
 use compiler::verdict::Rule;
 use fuzz::check::{CaseReport, output_names};
-use fuzz::engines::EngineStatus;
+use fuzz::engines::{EngineId, EngineStatus};
 use fuzz::outcome::Outcome;
 use lang::ir::{CASE_VERSION, Case};
 use lang::render::render_case;
@@ -31,8 +31,83 @@ use std::str::FromStr;
 /// The version of the entry format.
 pub const ENTRY_FORMAT: u32 = 1;
 
-/// The `expect` key of every engine not listed.
+/// Whose expectation an `expect` (or `links`) key names: one engine, or every engine not
+/// listed (`*`). Serialized as `*` or the engine's name; ordered as those strings are, so an
+/// entry file keeps its key order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EngineKey {
+    /// `*`: every engine not listed.
+    Any,
+    /// One engine.
+    Engine(EngineId),
+}
+
+/// The spelling of [`EngineKey::Any`].
 pub const ANY_ENGINE: &str = "*";
+
+impl EngineKey {
+    /// `*` or the engine's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKey::Any => ANY_ENGINE,
+            EngineKey::Engine(e) => e.name(),
+        }
+    }
+}
+
+impl From<EngineId> for EngineKey {
+    fn from(e: EngineId) -> EngineKey {
+        EngineKey::Engine(e)
+    }
+}
+
+impl fmt::Display for EngineKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineKey {
+    type Err = fuzz::engines::BuildError;
+
+    fn from_str(s: &str) -> Result<EngineKey, Self::Err> {
+        if s == ANY_ENGINE {
+            Ok(EngineKey::Any)
+        } else {
+            s.parse().map(EngineKey::Engine)
+        }
+    }
+}
+
+impl PartialOrd for EngineKey {
+    fn partial_cmp(&self, other: &EngineKey) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for EngineKey {
+    fn cmp(&self, other: &EngineKey) -> std::cmp::Ordering {
+        self.name().cmp(other.name())
+    }
+}
+
+impl Serialize for EngineKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for EngineKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<EngineKey, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(|_| {
+            serde::de::Error::custom(format!(
+                "unknown engine `{name}` (known: {ANY_ENGINE}, {})",
+                fuzz::engines::ENGINE_NAMES.join(", ")
+            ))
+        })
+    }
+}
 
 /// The expected outcome of one engine on one entry.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -401,11 +476,11 @@ pub struct Entry {
     /// the two.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helion: Option<String>,
-    /// Expected outcome per engine; [`ANY_ENGINE`] for the engines not listed.
-    pub expect: BTreeMap<String, Expected>,
+    /// Expected outcome per engine; [`EngineKey::Any`] for the engines not listed.
+    pub expect: BTreeMap<EngineKey, Expected>,
     /// Bug links (an issue URL) per engine whose expectation is a finding.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub links: BTreeMap<String, String>,
+    pub links: BTreeMap<EngineKey, String>,
     /// Remarks: e.g. disagreements between a spec kernel's header and what happens.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -437,33 +512,32 @@ impl Entry {
         format!("{}-{}", self.id, self.slug)
     }
 
-    /// The expected outcome of `engine`.
-    pub fn expected(&self, engine: &str) -> Option<&Expected> {
+    /// The expected outcome of `key` (an engine, or `*`): its own, else `*`'s.
+    pub fn expected(&self, key: impl Into<EngineKey>) -> Option<&Expected> {
         self.expect
-            .get(engine)
-            .or_else(|| self.expect.get(ANY_ENGINE))
+            .get(&key.into())
+            .or_else(|| self.expect.get(&EngineKey::Any))
     }
 
     /// The outcome before any engine runs: the `*` expectation when it is compile-level, else
     /// `agree` (lowered, and the reference accepts the case).
     pub fn expected_compile_level(&self) -> Expected {
-        match self.expect.get(ANY_ENGINE) {
+        match self.expect.get(&EngineKey::Any) {
             Some(e) if e.is_compile_level() => e.clone(),
             _ => Expected::Agree,
         }
     }
 
-    /// Sets the expectation of `engine` (or [`ANY_ENGINE`]), keeping `expect` minimal: an
-    /// engine whose expectation equals `*` is not listed.
-    pub fn set_expected(&mut self, engine: &str, e: Expected) {
-        if engine == ANY_ENGINE {
-            self.expect.insert(ANY_ENGINE.into(), e);
-            let star = self.expect[ANY_ENGINE].clone();
-            self.expect.retain(|k, v| k == ANY_ENGINE || *v != star);
-        } else if self.expect.get(ANY_ENGINE) == Some(&e) {
-            self.expect.remove(engine);
+    /// Sets the expectation of `key` (an engine or `*`), keeping `expect` minimal: an engine
+    /// whose expectation equals `*` is not listed.
+    pub fn set_expected(&mut self, key: EngineKey, e: Expected) {
+        if key == EngineKey::Any {
+            self.expect.insert(EngineKey::Any, e.clone());
+            self.expect.retain(|k, v| *k == EngineKey::Any || *v != e);
+        } else if self.expect.get(&EngineKey::Any) == Some(&e) {
+            self.expect.remove(&key);
         } else {
-            self.expect.insert(engine.into(), e);
+            self.expect.insert(key, e);
         }
         self.links.retain(|k, _| self.expect.contains_key(k));
     }
@@ -621,18 +695,10 @@ pub fn load_entry(path: &Path) -> Result<Entry, CorpusError> {
             entry.name()
         )));
     }
-    if !entry.expect.contains_key(ANY_ENGINE) {
+    if !entry.expect.contains_key(&EngineKey::Any) {
         return Err(invalid(format!(
             "`expect` has no `{ANY_ENGINE}` key (the outcome of the engines not listed)"
         )));
-    }
-    for engine in entry.expect.keys().chain(entry.links.keys()) {
-        if engine != ANY_ENGINE && !fuzz::engines::ENGINE_NAMES.contains(&engine.as_str()) {
-            return Err(invalid(format!(
-                "unknown engine `{engine}` (known: {})",
-                fuzz::engines::ENGINE_NAMES.join(", ")
-            )));
-        }
     }
     Ok(entry)
 }
@@ -777,12 +843,12 @@ impl Corpus {
     pub fn add_finding(
         &mut self,
         finding: NewFinding<'_>,
-        reports: &[(&str, &CaseReport)],
+        reports: &[(EngineId, &CaseReport)],
     ) -> Result<Added, CorpusError> {
         let case = finding.case;
-        let outcomes: Vec<(String, Expected)> = reports
+        let outcomes: Vec<(EngineId, Expected)> = reports
             .iter()
-            .map(|(engine, r)| (engine.to_string(), Expected::of_report(case, r)))
+            .map(|(engine, r)| (*engine, Expected::of_report(case, r)))
             .collect();
         for (_, e) in &outcomes {
             if let Expected::Finding(key) = e
@@ -821,12 +887,12 @@ impl Corpus {
             reference: Reference::of_report(case, first),
             case: case.clone(),
         };
-        entry.set_expected(ANY_ENGINE, star_expectation(case, first));
+        entry.set_expected(EngineKey::Any, star_expectation(case, first));
         for (engine, e) in outcomes {
             let is_finding = e.is_finding();
-            entry.set_expected(&engine, e);
+            entry.set_expected(engine.into(), e);
             if let (true, Some(l)) = (is_finding, finding.link) {
-                entry.links.insert(engine, l.to_string());
+                entry.links.insert(engine.into(), l.to_string());
             }
         }
         let path = self.save(&entry)?;

@@ -67,8 +67,8 @@ pub enum PromoteError {
     NotReproduced {
         /// The finding directory.
         dir: String,
-        /// The engine (or `oracle` for a compile-level finding).
-        engine: String,
+        /// The engine (the reference for a compile-level finding).
+        engine: EngineId,
         /// The recorded signature key.
         recorded: String,
         /// What the case gives now.
@@ -80,7 +80,7 @@ pub enum PromoteError {
         /// The finding directory.
         dir: String,
         /// The engine.
-        engine: String,
+        engine: EngineId,
     },
     /// A slug that is not lower-case words joined by `-`.
     #[error("name `{0}` is not lower-case words joined by `-` (e.g. `{1}`)")]
@@ -128,14 +128,11 @@ pub fn promote(
             dir: dir.clone(),
             error,
         })?;
-    let own = finding.engine().map(EngineId::name);
+    let own = finding.engine();
     if let Some(e) = own
-        && !engines.iter().any(|x| x.name() == e)
+        && !engines.iter().any(|x| x.id() == e)
     {
-        return Err(PromoteError::MissingEngine {
-            dir,
-            engine: e.to_string(),
-        });
+        return Err(PromoteError::MissingEngine { dir, engine: e });
     }
     let mut reports = observe(case, engines, &codegen);
     if own.is_none() {
@@ -143,18 +140,18 @@ pub fn promote(
         reports.insert(
             0,
             (
-                crate::replay::ORACLE.to_string(),
+                EngineId::Reference,
                 fuzz::check::check_case(case, &[], &codegen),
             ),
         );
     }
-    let shown_by = own.unwrap_or(crate::replay::ORACLE);
-    if let Some((_, report)) = reports.iter().find(|(n, _)| n == shown_by) {
+    let shown_by = own.unwrap_or(EngineId::Reference);
+    if let Some((_, report)) = reports.iter().find(|(n, _)| *n == shown_by) {
         let now = signature(case, report);
         if !meta.signature.holds_for(&now) {
             return Err(PromoteError::NotReproduced {
                 dir,
-                engine: shown_by.to_string(),
+                engine: shown_by,
                 recorded: meta.key.clone(),
                 now: now.key(),
             });
@@ -175,8 +172,8 @@ pub fn promote(
         link: how.link,
         codegen,
     };
-    let refs: Vec<(&str, &fuzz::check::CaseReport)> =
-        reports.iter().map(|(n, r)| (n.as_str(), r)).collect();
+    let refs: Vec<(EngineId, &fuzz::check::CaseReport)> =
+        reports.iter().map(|(n, r)| (*n, r)).collect();
     let path = match corpus.add_finding(new, &refs)? {
         Added::Existing(name) => return Ok(Promoted::Existing(name)),
         Added::New(path) => path,

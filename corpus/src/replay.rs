@@ -19,7 +19,7 @@
 //! ([`replay_finding`]). A finding has nothing to bless: its expectation is what it recorded.
 
 use crate::entry::{
-    ANY_ENGINE, Corpus, CorpusError, Entry, Expected, LoadedEntry, Reference, VerdictRecord,
+    Corpus, CorpusError, EngineKey, Entry, Expected, LoadedEntry, Reference, VerdictRecord,
     star_expectation,
 };
 use crate::finding::{Finding, FindingError};
@@ -36,10 +36,7 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The engine name of the reference trial.
-pub const ORACLE: &str = "oracle";
-
-/// One trial: an entry and an engine (`oracle` for the reference trial).
+/// One trial: an entry and an engine (the reference for the reference trial).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrialSpec {
     /// `<engine>/<id>-<slug>`.
@@ -47,21 +44,21 @@ pub struct TrialSpec {
     /// Index into the corpus's entries.
     pub entry: usize,
     /// The engine.
-    pub engine: String,
+    pub engine: EngineId,
 }
 
-/// Every trial of `corpus` for `engines` (the `oracle` trial always comes first for each
+/// Every trial of `corpus` for `engines` (the reference trial always comes first for each
 /// entry), entry by entry.
-pub fn trials(corpus: &Corpus, engines: &[String]) -> Vec<TrialSpec> {
+pub fn trials(corpus: &Corpus, engines: &[EngineId]) -> Vec<TrialSpec> {
     let mut out = Vec::new();
     for (i, e) in corpus.entries.iter().enumerate() {
-        for engine in std::iter::once(ORACLE)
-            .chain(engines.iter().map(String::as_str).filter(|n| *n != ORACLE))
+        for &engine in std::iter::once(&EngineId::Reference)
+            .chain(engines.iter().filter(|n| **n != EngineId::Reference))
         {
             out.push(TrialSpec {
                 name: format!("{engine}/{}", e.entry.name()),
                 entry: i,
-                engine: engine.to_string(),
+                engine,
             });
         }
     }
@@ -73,8 +70,8 @@ pub fn trials(corpus: &Corpus, engines: &[String]) -> Vec<TrialSpec> {
 pub enum Update {
     /// Set the expectation of an engine (or `*`).
     Expect {
-        /// The engine (or [`ANY_ENGINE`]).
-        engine: String,
+        /// The engine (or `*`).
+        engine: EngineKey,
         /// The new expectation.
         to: Expected,
     },
@@ -165,7 +162,7 @@ pub fn check_reference(entry: &LoadedEntry) -> TrialResult {
                 .unwrap_or_default()
         ));
         updates.push(Update::Expect {
-            engine: ANY_ENGINE.into(),
+            engine: EngineKey::Any,
             to: compile_level,
         });
     }
@@ -244,18 +241,18 @@ pub fn replay_engine(entry: &Entry, engine: &Arc<dyn Engine>) -> TrialResult {
     }) {
         return TrialResult::Ignored(format!("{} is not available here: {reason}", engine.name()));
     }
-    judge(entry, engine.name(), &report)
+    judge(entry, engine.id(), &report)
 }
 
 /// Compares a report (made with `engine` alone) with the entry's expectation for `engine`.
-pub fn judge(entry: &Entry, engine: &str, report: &CaseReport) -> TrialResult {
+pub fn judge(entry: &Entry, engine: EngineId, report: &CaseReport) -> TrialResult {
     let actual = Expected::of_report(&entry.case, report);
     let expected = entry.expected(engine).cloned().unwrap_or(Expected::Agree);
     if actual == expected {
         return TrialResult::Pass;
     }
     let update = vec![Update::Expect {
-        engine: engine.to_string(),
+        engine: engine.into(),
         to: actual.clone(),
     }];
     let bless = "(run with --bless, or PALLAS_DIFF_BLESS=1 for the test target, to record it)";
@@ -265,7 +262,7 @@ pub fn judge(entry: &Entry, engine: &str, report: &CaseReport) -> TrialResult {
             entry.name(),
             entry
                 .links
-                .get(engine)
+                .get(&EngineKey::Engine(engine))
                 .map(|l| format!(" ({l})"))
                 .unwrap_or_default()
         )
@@ -284,10 +281,8 @@ pub fn judge(entry: &Entry, engine: &str, report: &CaseReport) -> TrialResult {
 }
 
 /// For a Helion engine's trial of an entry blessed under another Helion release: which two.
-fn version_change(entry: &Entry, engine: &str) -> String {
-    let helion = engine
-        .parse::<fuzz::engines::EngineId>()
-        .is_ok_and(|e| e.is_helion());
+fn version_change(entry: &Entry, engine: EngineId) -> String {
+    let helion = engine.is_helion();
     let now = crate::entry::blessed_helion();
     match &entry.helion {
         Some(then) if helion && *then != now => {
@@ -306,12 +301,12 @@ pub fn observe(
     case: &Case,
     engines: &[Arc<dyn Engine>],
     codegen: &CodegenOptions,
-) -> Vec<(String, CaseReport)> {
+) -> Vec<(EngineId, CaseReport)> {
     engines
         .iter()
         .map(|e| {
             (
-                e.name().to_string(),
+                e.id(),
                 check_case(case, std::slice::from_ref(&boxed(e)), codegen),
             )
         })
@@ -336,7 +331,10 @@ pub fn bless(updates: &[(PathBuf, Update)]) -> Result<Vec<String>, CorpusError> 
         // `*` first: setting it prunes the engine keys equal to it.
         let mut ordered: Vec<&Update> = ups.clone();
         ordered.sort_by_key(|u| match u {
-            Update::Expect { engine, .. } if engine == ANY_ENGINE => 0,
+            Update::Expect {
+                engine: EngineKey::Any,
+                ..
+            } => 0,
             Update::Reference(_) | Update::Verdict(_) => 1,
             Update::Expect { .. } => 2,
             Update::Script => 3,
@@ -345,11 +343,11 @@ pub fn bless(updates: &[(PathBuf, Update)]) -> Result<Vec<String>, CorpusError> 
             match u {
                 Update::Expect { engine, to } => {
                     let from = entry
-                        .expected(engine)
+                        .expected(*engine)
                         .map(|e| e.to_string())
                         .unwrap_or_else(|| "-".into());
                     if from != to.to_string() {
-                        entry.set_expected(engine, to.clone());
+                        entry.set_expected(*engine, to.clone());
                         changes.push(format!("{name}: {engine}: {from} -> {to}"));
                     }
                 }
@@ -621,14 +619,20 @@ mod tests {
         let mut entry = crate::entry::load_entry(&path).expect("the example entry loads");
         entry.helion = Some("1.4.0".into());
         let now = crate::entry::blessed_helion();
-        let said = version_change(&entry, "helion-pallas");
+        let said = version_change(&entry, "helion-pallas".parse().expect("an engine"));
         assert!(
             said.contains("helion 1.4.0") && said.contains(&format!("helion {now}")),
             "{said}"
         );
         // Our engines follow the model, which is versioned with the build.
-        assert_eq!(version_change(&entry, "pallas-sim"), "");
+        assert_eq!(
+            version_change(&entry, "pallas-sim".parse().expect("an engine")),
+            ""
+        );
         entry.helion = Some(now);
-        assert_eq!(version_change(&entry, "helion-eager"), "");
+        assert_eq!(
+            version_change(&entry, "helion-eager".parse().expect("an engine")),
+            ""
+        );
     }
 }

@@ -9,7 +9,7 @@
 //! the entry alone, so a test can demand that every disagreement is a recorded one.
 
 use crate::entry::{
-    ANY_ENGINE, Corpus, CorpusError, ENTRY_FORMAT, Entry, Expected, Provenance, Reference,
+    Corpus, CorpusError, ENTRY_FORMAT, EngineKey, Entry, Expected, Provenance, Reference,
     VerdictRecord, star_expectation,
 };
 use crate::expectations::{ExpectedVerdict, SpecKernel};
@@ -18,7 +18,7 @@ use crate::replay::observe;
 use crate::signature::slugify;
 use compiler::compile::CodegenOptions;
 use fuzz::check::{CaseReport, check_case};
-use fuzz::engines::Engine;
+use fuzz::engines::{Engine, EngineId};
 use lang::frontend::parse_case;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -91,10 +91,9 @@ pub fn cross_check(k: &SpecKernel, e: &Entry) -> Vec<String> {
     if header_agrees {
         for (engine, x) in &e.expect {
             if *x != Expected::Agree {
-                let who = if engine == ANY_ENGINE {
-                    "every engine".to_string()
-                } else {
-                    format!("`{engine}`")
+                let who = match engine {
+                    EngineKey::Any => "every engine".to_string(),
+                    EngineKey::Engine(e) => format!("`{e}`"),
                 };
                 note(format!(
                     "the header implies every engine agrees with the reference, {who} ends in `{x}`"
@@ -124,7 +123,7 @@ pub fn entry_of(
     k: &SpecKernel,
     id: &str,
     base: &CaseReport,
-    reports: &[(String, CaseReport)],
+    reports: &[(EngineId, CaseReport)],
 ) -> Entry {
     let source = k
         .expectations
@@ -152,9 +151,9 @@ pub fn entry_of(
         reference: Reference::of_report(&k.case, base),
         case: k.case.clone(),
     };
-    e.set_expected(ANY_ENGINE, star_expectation(&k.case, base));
+    e.set_expected(EngineKey::Any, star_expectation(&k.case, base));
     for (engine, r) in reports {
-        e.set_expected(engine, Expected::of_report(&k.case, r));
+        e.set_expected((*engine).into(), Expected::of_report(&k.case, r));
     }
     // Spans of the stored case match its script next to the entry.
     if let Ok(c) = parse_case(&e.script(), &format!("{}.py", e.name())) {
@@ -165,7 +164,7 @@ pub fn entry_of(
 }
 
 /// A kernel's check without engines and its check with each engine alone.
-type Runs = (CaseReport, Vec<(String, CaseReport)>);
+type Runs = (CaseReport, Vec<(EngineId, CaseReport)>);
 
 /// Imports every spec kernel into `corpus`: an entry per kernel (matched by its source file;
 /// new kernels get the next ids in file-name order), expectations from running it now with

@@ -7,7 +7,7 @@ use fuzz::check::check_case;
 use pallas_diff_corpus::entry::{Corpus, CorpusError, Expected, default_dir, load_entry};
 use pallas_diff_corpus::expectations::load_spec_kernels;
 use pallas_diff_corpus::finding::{
-    FINDING_FILES, Finding, FindingProvenance, Versions, write_finding_dir,
+    FINDING_FILES, Finding, FindingProvenance, META_FORMAT, Versions, write_finding_dir,
 };
 use pallas_diff_corpus::replay::{TrialResult, bless, check_reference, judge};
 use std::path::{Path, PathBuf};
@@ -67,6 +67,11 @@ fn format_rules_are_errors_not_panics() {
         (
             "0003-d12-tail-run-masked-not-clamped.json",
             text.replacen("\"*\": \"agree\"", "\"pallas-gpu\": \"agree\"", 1),
+            "unknown engine `pallas-gpu`",
+        ),
+        (
+            "0003-d12-tail-run-masked-not-clamped.json",
+            text.replacen("\"*\": \"agree\"", "\"pallas-tpu\": \"agree\"", 1),
             "`*`",
         ),
     ];
@@ -127,14 +132,21 @@ fn an_expected_finding_that_passes_fails_the_trial() {
     let path = copy_entry(D12, t.path());
     let mut entry = load_entry(&path).unwrap();
     let key = "mismatch/pallas-interpret/values/fori_loop/tile-index";
-    entry.set_expected("pallas-interpret", Expected::Finding(key.into()));
+    entry.set_expected(
+        "pallas-interpret"
+            .parse::<pallas_diff_corpus::entry::EngineKey>()
+            .unwrap(),
+        Expected::Finding(key.into()),
+    );
     entry.links.insert(
-        "pallas-interpret".into(),
+        "pallas-interpret".parse().unwrap(),
         "https://github.com/pytorch/helion/issues/1".into(),
     );
     // The case agrees (no engine: lowered and the reference evaluates it), so the bug is fixed.
     let report = check_case(&entry.case, &[], &CodegenOptions::default());
-    let TrialResult::Fail { message, updates } = judge(&entry, "pallas-interpret", &report) else {
+    let TrialResult::Fail { message, updates } =
+        judge(&entry, "pallas-interpret".parse().unwrap(), &report)
+    else {
         panic!("a fixed finding passed");
     };
     assert!(message.contains("fixed? update the entry"), "{message}");
@@ -142,7 +154,7 @@ fn an_expected_finding_that_passes_fails_the_trial() {
     assert_eq!(updates.len(), 1);
     // The other engines still expect agreement.
     assert_eq!(
-        judge(&entry, "pallas-tpu-lower", &report),
+        judge(&entry, "pallas-tpu-lower".parse().unwrap(), &report),
         TrialResult::Pass
     );
 }
@@ -189,7 +201,7 @@ fn a_finding_directory_round_trips_with_exactly_five_files() {
     assert!(back.emitted.as_deref().unwrap().contains("pl.pallas_call"));
     let meta = std::fs::read_to_string(dir.join("meta.json")).unwrap();
     assert!(
-        meta.starts_with("{\n  \"format\": 1,\n  \"key\": "),
+        meta.starts_with(&format!("{{\n  \"format\": {META_FORMAT},\n  \"key\": ")),
         "{meta}"
     );
 }

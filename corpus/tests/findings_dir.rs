@@ -216,7 +216,9 @@ fn a_finding_joins_the_corpus_only_as_it_replays() {
         entry.notes
     );
     assert_eq!(
-        entry.expected("pallas-sim").map(|e| e.to_string()),
+        entry
+            .expected("pallas-sim".parse::<fuzz::engines::EngineId>().unwrap())
+            .map(|e| e.to_string()),
         Some(format!("finding:{}", f.meta.signature.symptom_key()))
     );
     let back = Corpus::load(&cases).unwrap();

@@ -13,10 +13,11 @@
 //! the failing trials (and prints every change) instead of failing. A file that is not a valid
 //! entry is a failing trial `corpus/<file>` with the file, line and column.
 
+use fuzz::engines::EngineId;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use pallas_diff_corpus::entry::{Corpus, default_dir};
 use pallas_diff_corpus::replay::{
-    ORACLE, TrialResult, Update, bless, check_reference, replay_engine, trials,
+    TrialResult, Update, bless, check_reference, replay_engine, trials,
 };
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -95,12 +96,15 @@ fn main() {
         let message = e.to_string();
         out.push(Trial::test(name, move || Err(message.into())));
     }
-    let all_engines: Vec<String> = JAX_ENGINES.map(String::from).to_vec();
+    let all_engines: Vec<EngineId> = JAX_ENGINES
+        .iter()
+        .map(|n| n.parse().expect("a JAX engine"))
+        .collect();
     for spec in trials(&corpus, &all_engines) {
         let corpus = corpus.clone();
         let updates = updates.clone();
-        let engine = spec.engine.clone();
-        let chosen = engine == ORACLE || selected.contains(&engine);
+        let engine = spec.engine;
+        let chosen = engine == EngineId::Reference || selected.iter().any(|s| s == engine.name());
         out.push(Trial::ignorable_test(spec.name.clone(), move || {
             let loaded = &corpus.entries[spec.entry];
             let path = loaded.path.clone();
@@ -109,12 +113,16 @@ fn main() {
                     "{engine} is not in PALLAS_DIFF_REPLAY_ENGINES"
                 )));
             }
-            if engine == ORACLE {
-                return finish(check_reference(loaded), path, bless, &updates);
-            }
+            let mode = match engine {
+                EngineId::Reference => {
+                    return finish(check_reference(loaded), path, bless, &updates);
+                }
+                EngineId::Worker(mode) => mode,
+                EngineId::PallasSim => {
+                    return Err(Failed::from(format!("{engine} is not a JAX engine")));
+                }
+            };
             let pool = pool().map_err(|e| Failed::from(format!("JAX is not available: {e}")))?;
-            let mode: tpu_runner::Mode =
-                engine.parse().map_err(|e| Failed::from(format!("{e}")))?;
             if mode == tpu_runner::Mode::PallasTpu && !pool.availability().tpu {
                 return Ok(Completion::ignored_with(format!(
                     "no TPU here (jax.devices() = {:?})",

@@ -272,8 +272,8 @@ fn a_reduced_finding_joins_the_corpus_once_and_replays_as_expected() {
     let engine = tampering();
     let codegen = CodegenOptions::default();
     let reports = observe(&case, std::slice::from_ref(&engine), &codegen);
-    let reports_ref: Vec<(&str, &fuzz::check::CaseReport)> =
-        reports.iter().map(|(n, r)| (n.as_str(), r)).collect();
+    let reports_ref: Vec<(fuzz::engines::EngineId, &fuzz::check::CaseReport)> =
+        reports.iter().map(|(n, r)| (*n, r)).collect();
     let t = tempfile::tempdir().unwrap();
     let mut corpus = Corpus::load(t.path()).unwrap();
     let new = || NewFinding {
@@ -299,13 +299,28 @@ fn a_reduced_finding_joins_the_corpus_once_and_replays_as_expected() {
     assert_eq!(e.path, path);
     assert_eq!(
         e.entry
-            .expected("pallas-tpu-interpret")
+            .expected(
+                "pallas-tpu-interpret"
+                    .parse::<fuzz::engines::EngineId>()
+                    .unwrap()
+            )
             .unwrap()
             .to_string(),
         "finding:mismatch/pallas-tpu-interpret/values/loop=fori_loop+resident-load+run=tile.mask+materialize"
     );
-    assert_eq!(e.entry.expected("pallas-interpret"), Some(&Expected::Agree));
-    assert!(e.entry.links.contains_key("pallas-tpu-interpret"));
+    assert_eq!(
+        e.entry.expected(
+            "pallas-interpret"
+                .parse::<fuzz::engines::EngineId>()
+                .unwrap()
+        ),
+        Some(&Expected::Agree)
+    );
+    assert!(
+        e.entry
+            .links
+            .contains_key(&"pallas-tpu-interpret".parse().unwrap())
+    );
     assert_eq!(check_reference(e), TrialResult::Pass);
     // Replayed with the (still tampering) engine, the finding is as expected.
     assert_eq!(replay_engine(&e.entry, &engine), TrialResult::Pass);

@@ -9,7 +9,7 @@ use super::{CliError, Exit};
 use ::corpus::entry::{Corpus, default_dir};
 use ::corpus::minimize::shared;
 use ::corpus::promote::{PromoteError, Promoted, Promotion, promote};
-use ::corpus::replay::{LoadedFinding, ORACLE};
+use ::corpus::replay::LoadedFinding;
 use fuzz::engines::EngineId;
 use std::path::PathBuf;
 
@@ -95,7 +95,7 @@ fn add(args: AddArgs) -> Result<Exit, CliError> {
         names.insert(0, own.to_string());
     }
     // The reference runs in every check; as an engine it would only compare with itself.
-    names.retain(|n| n != ORACLE);
+    names.retain(|n| n != EngineId::Reference.name());
     names.dedup();
     let dir = args.corpus.clone().unwrap_or_else(default_dir);
     let mut corpus = Corpus::load(&dir).map_err(input)?;
@@ -121,7 +121,7 @@ fn add(args: AddArgs) -> Result<Exit, CliError> {
                 "replay it with: pallas-diff replay {} --engines {} --filter {}",
                 dir.display(),
                 if names.is_empty() {
-                    ORACLE.to_string()
+                    EngineId::Reference.to_string()
                 } else {
                     names.join(",")
                 },

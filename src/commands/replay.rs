@@ -15,8 +15,8 @@ use super::{CliError, Exit};
 use anyhow::Context;
 use corpus::entry::{Corpus, default_dir};
 use corpus::replay::{
-    LoadedFinding, ORACLE, Source, TrialResult, Update, bless, check_reference, open_source,
-    replay_engine, replay_finding, trials,
+    LoadedFinding, Source, TrialResult, Update, bless, check_reference, open_source, replay_engine,
+    replay_finding, trials,
 };
 use fuzz::engines::{self, BuildError, Engine, EngineId};
 use std::collections::BTreeMap;
@@ -83,18 +83,25 @@ fn check_names(names: &[String]) -> Result<(), CliError> {
 /// Builds every engine of `names` (the reference excluded: its trials need none), or the reason
 /// it cannot run here. JAX engines share one pool, started only when one is named.
 fn build_engines(
-    names: &[String],
+    ids: &[EngineId],
     jobs: usize,
     timeout: u64,
-) -> Result<BTreeMap<String, EngineOrReason>, CliError> {
-    let names: Vec<String> = names.iter().filter(|n| *n != ORACLE).cloned().collect();
+) -> Result<BTreeMap<EngineId, EngineOrReason>, CliError> {
+    let ids: Vec<EngineId> = ids
+        .iter()
+        .copied()
+        .filter(|e| *e != EngineId::Reference)
+        .collect();
+    let names: Vec<String> = ids.iter().map(|e| e.to_string()).collect();
     let pools = start_pools(&names, jobs.clamp(1, 2), timeout)?;
     let mut out = BTreeMap::new();
-    for name in names {
+    for (id, name) in ids.into_iter().zip(names) {
         let engine = match engines::build_with(std::slice::from_ref(&name), &pools) {
-            Ok(mut built) => match (&pools.jax, name.parse::<tpu_runner::Mode>()) {
+            Ok(mut built) => match (&pools.jax, id) {
                 // Known before any trial: one reason per trial instead of a run each.
-                (Some(p), Ok(tpu_runner::Mode::PallasTpu)) if !p.availability().tpu => {
+                (Some(p), EngineId::Worker(tpu_runner::Mode::PallasTpu))
+                    if !p.availability().tpu =>
+                {
                     Err(format!(
                         "no TPU here (jax.devices() = {:?})",
                         p.availability().devices
@@ -105,7 +112,7 @@ fn build_engines(
             Err(e @ BuildError::Unknown(_)) => return Err(input(e)),
             Err(e) => Err(e.to_string()),
         };
-        out.insert(name, engine);
+        out.insert(id, engine);
     }
     Ok(out)
 }
@@ -186,13 +193,18 @@ fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliEr
         .engines
         .clone()
         .unwrap_or_else(|| CORPUS_ENGINES.map(String::from).to_vec());
-    let mut specs = trials(corpus, &names);
+    let ids = names
+        .iter()
+        .map(|n| n.parse::<EngineId>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(input)?;
+    let mut specs = trials(corpus, &ids);
     apply_filter(&mut specs, |t| t.name.clone(), args.filter.as_deref(), dir)?;
     // Only engines some selected trial needs: a filter on one engine starts no JAX for others.
-    let needed: Vec<String> = names
+    let needed: Vec<EngineId> = ids
         .iter()
-        .filter(|n| specs.iter().any(|t| &t.engine == *n))
-        .cloned()
+        .copied()
+        .filter(|e| specs.iter().any(|t| t.engine == *e))
         .collect();
     let engines = build_engines(&needed, args.jobs, args.timeout)?;
     let start = Instant::now();
@@ -200,7 +212,7 @@ fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliEr
     let results = run_trials(&trial_names, args.jobs, |i| {
         let spec = &specs[i];
         let loaded = &corpus.entries[spec.entry];
-        if spec.engine == ORACLE {
+        if spec.engine == EngineId::Reference {
             return check_reference(loaded);
         }
         match engines.get(&spec.engine) {
@@ -253,7 +265,7 @@ fn replay_findings(
         let before = findings.len();
         let mut seen: Vec<String> = findings
             .iter()
-            .map(|f| f.engine().map_or(ORACLE, EngineId::name).to_string())
+            .map(|f| f.engine().unwrap_or(EngineId::Reference).to_string())
             .collect();
         seen.sort();
         seen.dedup();
@@ -284,14 +296,10 @@ fn replay_findings(
         args.filter.as_deref(),
         dir,
     )?;
-    let mut needed: Vec<String> = findings
-        .iter()
-        .filter_map(|f| f.engine().map(|e| e.to_string()))
-        .collect();
+    let mut needed: Vec<EngineId> = findings.iter().filter_map(|f| f.engine()).collect();
     needed.sort();
     needed.dedup();
-    // A finding written by another build may name an engine this one does not have.
-    check_names(&needed)?;
+    // A finding naming an engine this build does not have failed to load (its `meta.json`).
     let engines = build_engines(&needed, args.jobs, args.timeout)?;
     let start = Instant::now();
     let trial_names: Vec<String> = findings.iter().map(LoadedFinding::trial_name).collect();
@@ -299,7 +307,7 @@ fn replay_findings(
         let f = &findings[i];
         match f.engine() {
             None => replay_finding(f, None),
-            Some(id) => match engines.get(id.name()) {
+            Some(id) => match engines.get(&id) {
                 Some(Ok(e)) => replay_finding(f, Some(e)),
                 Some(Err(why)) => TrialResult::Ignored(why.clone()),
                 None => TrialResult::Ignored(format!("{id} was not built")),

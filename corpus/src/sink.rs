@@ -30,7 +30,6 @@ use compiler::compile::CodegenOptions;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::{Engine, EngineId};
-use fuzz::outcome::Outcome;
 use lang::ir::Case;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -82,20 +81,8 @@ struct State {
     filed: Vec<NewFinding>,
 }
 
-/// A finding this sink wrote into a new directory, for the campaign summary.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct NewFinding {
-    /// The directory.
-    pub dir: PathBuf,
-    /// The outcome.
-    pub outcome: Outcome,
-    /// The engine that decided it, if any.
-    pub engine: Option<EngineId>,
-    /// Its signature key.
-    pub signature: String,
-    /// `None` when it was reduced; otherwise why not.
-    pub not_reduced: Option<String>,
-}
+/// A finding this sink wrote into a new directory, as the campaign record lists it.
+pub use fuzz::campaign::record::NewFinding;
 
 /// A findings directory that deduplicates, optionally reduces, and writes findings.
 pub struct CorpusSink {

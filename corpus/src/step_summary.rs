@@ -240,8 +240,8 @@ mod tests {
             jax_confirmed: 9,
             ..Stats::default()
         };
-        stats.outcomes.insert("agree".into(), 150);
-        stats.outcomes.insert("mismatch".into(), 3);
+        stats.outcomes.insert(Outcome::Agree, 150);
+        stats.outcomes.insert(Outcome::Mismatch, 3);
         stats.coverage.insert(
             "tile-index/fori_loop/tail".into(),
             Cell {

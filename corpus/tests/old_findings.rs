@@ -1,7 +1,7 @@
 //! Findings directories written before the typed schema still load: `fixtures/findings-fa8d122`
 //! is a campaign's output as pallas-diff at commit fa8d122 wrote it (`fuzz --engines
 //! oracle,pallas-sim --inject d12-tail-clamped-before-mask,d1-read-after-write --time 40s --seed
-//! 5 --jobs 1`, its `stats.json` and `shard.json` left out). The test works on a copy, as a
+//! 5 --jobs 1`, its `shard.json` left out). The test works on a copy, as a
 //! user's own directory would be read: loading, re-checking and writing back, never touching
 //! the fixture.
 
@@ -114,4 +114,25 @@ fn findings_of_fa8d122_still_reproduce_and_round_trip() {
         write_finding_dir(dir, &f).unwrap();
         assert_eq!(Finding::load(dir).unwrap(), f, "{}", dir.display());
     }
+}
+
+/// The campaign record written at fa8d122 (`stats.json`, names as keys) reads with typed keys.
+#[test]
+fn stats_of_fa8d122_load_with_typed_keys() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/findings-fa8d122/stats.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let r = fuzz::campaign::record::CampaignRecord::parse(&text).unwrap();
+    assert_eq!(r.engines, [EngineId::Reference, EngineId::PallasSim]);
+    let counted: u64 = r.stats.outcomes.values().sum();
+    assert_eq!(counted, r.stats.cases);
+    assert!(r.stats.outcomes[&Outcome::Agree] > 0);
+    assert_eq!(r.new_findings.len(), 3);
+    assert!(
+        r.new_findings
+            .iter()
+            .all(|f| f.engine == Some(EngineId::PallasSim))
+    );
+    let last = r.series.last().expect("a series");
+    assert_eq!(last.outcomes.values().sum::<u64>(), last.cases);
 }

@@ -179,7 +179,7 @@ pub fn outcome_rows(stats: &Stats) -> Vec<OutcomeRow> {
         .iter()
         .filter(|(_, n)| **n > 0)
         .map(|(o, n)| OutcomeRow {
-            outcome: o.clone(),
+            outcome: o.name().to_string(),
             cases: *n,
             share: 100.0 * share(*n, stats.cases),
         })
@@ -378,7 +378,11 @@ pub fn campaign_view(id: &str, dir: &FindingsDir, page_dir: &Path) -> (CampaignV
     let charts = charts(id, record);
     let engines = match &dir.contract {
         Some(c) => c.engines.iter().map(|e| e.name().to_string()).collect(),
-        None => record.engines.clone(),
+        None => record
+            .engines
+            .iter()
+            .map(|e| e.name().to_string())
+            .collect(),
     };
     let view = CampaignView {
         id: id.to_string(),

@@ -137,6 +137,14 @@ impl Outcome {
     }
 }
 
+impl std::str::FromStr for Outcome {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Outcome, String> {
+        Outcome::from_name(s).ok_or_else(|| format!("`{s}` is not an outcome"))
+    }
+}
+
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

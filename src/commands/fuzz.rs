@@ -272,7 +272,12 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             format: STATS_FORMAT,
             seed: Some(args.seed),
             interrupted,
-            engines: selected.names.clone(),
+            engines: selected
+                .names
+                .iter()
+                .map(|n| n.parse())
+                .collect::<Result<_, _>>()
+                .map_err(|e| CliError::Internal(anyhow::Error::from(e)))?,
             engines_unavailable: selected
                 .unavailable
                 .iter()
@@ -288,11 +293,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             }),
             seconds: summary.seconds,
             jax_not_reproduced: sink.not_reproduced(),
-            new_findings: new_findings
-                .iter()
-                .map(serde_json::to_value)
-                .collect::<Result<_, _>>()
-                .map_err(anyhow::Error::from)?,
+            new_findings: new_findings.clone(),
             out: Some(args.out.clone()),
             helion_verdict_agreement: HelionAgreementRecord::of(&summary.stats),
             stats: summary.stats.clone(),

@@ -410,7 +410,7 @@ fn campaign_records_merge_by_shard_and_a_missing_one_is_named() {
     let out = t.path().join("merged");
     let m = merge_campaign(&[a.clone(), c.clone(), d.clone()], &out).unwrap();
     assert_eq!(m.stats.stats.cases, 150);
-    assert_eq!(m.stats.stats.outcomes["mismatch"], 5);
+    assert_eq!(m.stats.stats.outcomes[&fuzz::outcome::Outcome::Mismatch], 5);
     assert_eq!(m.stats.stats.coverage["slice/unroll/tail"].lowered, 150);
     let ids: Vec<&str> = m.stats.shards.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["seed-0", "seed-1"]);

@@ -38,7 +38,8 @@ pub fn charts(id: &str, record: &CampaignRecord) -> Vec<Chart> {
         return Vec::new();
     }
     let x: Vec<f64> = series.iter().map(|s| s.seconds).collect();
-    let outcomes: BTreeSet<&String> = series.iter().flat_map(|s| s.outcomes.keys()).collect();
+    let outcomes: BTreeSet<&fuzz::outcome::Outcome> =
+        series.iter().flat_map(|s| s.outcomes.keys()).collect();
     let shares = Chart {
         id: format!("{id}-outcomes"),
         title: "outcome shares over time".into(),

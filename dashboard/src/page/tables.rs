@@ -94,7 +94,7 @@ pub(crate) const HUE_HELION: u16 = 190;
 /// lowered cases; none of a lowered cell is a gap) and, when Helion ran, its reach (cases that
 /// got to its code generation of those it ran; under 1% is a gap, as in the campaign's table).
 pub fn coverage_map(stats: &Stats) -> HeatMap {
-    let engines: BTreeSet<&String> = stats
+    let engines: BTreeSet<&fuzz::engines::EngineId> = stats
         .coverage_confirmed
         .values()
         .flat_map(|m| m.keys())

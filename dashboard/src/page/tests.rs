@@ -14,8 +14,8 @@ fn sample(seconds: f64, cases: u64, agree: u64, rate: f64) -> Sample {
         cases,
         cases_per_s: rate,
         outcomes: [
-            ("agree".to_string(), agree),
-            ("rejected".to_string(), cases - agree),
+            (fuzz::outcome::Outcome::Agree, agree),
+            (fuzz::outcome::Outcome::Rejected, cases - agree),
         ]
         .into_iter()
         .collect(),
@@ -31,9 +31,12 @@ fn record() -> CampaignRecord {
     r.seed = Some(7);
     r.seconds = 10.0;
     r.stats.cases = 200;
-    r.stats.outcomes = [("agree".to_string(), 150), ("rejected".to_string(), 50)]
-        .into_iter()
-        .collect();
+    r.stats.outcomes = [
+        (fuzz::outcome::Outcome::Agree, 150),
+        (fuzz::outcome::Outcome::Rejected, 50),
+    ]
+    .into_iter()
+    .collect();
     r.stats.coverage.insert(
         "slice/unroll/tail".into(),
         Cell {
@@ -56,7 +59,7 @@ fn record() -> CampaignRecord {
     );
     r.stats.coverage_confirmed.insert(
         "slice/unroll/tail".into(),
-        [("pallas-tpu-interpret".to_string(), 40)]
+        [("pallas-tpu-interpret".parse().expect("an engine"), 40)]
             .into_iter()
             .collect(),
     );

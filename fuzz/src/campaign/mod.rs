@@ -136,9 +136,7 @@ pub fn run(
     let next = AtomicU64::new(0);
     let mut initial = Stats::default();
     for engine in &cfg.jax {
-        initial
-            .jax_confirmed_by
-            .insert(engine.name().to_string(), 0);
+        initial.jax_confirmed_by.insert(engine.id(), 0);
     }
     let stats = Mutex::new(initial);
     let io_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
@@ -268,7 +266,7 @@ pub fn run(
                         {
                             let mut st = stats.lock().expect("stats lock");
                             st.record_confirmation(
-                                cfg.jax[e].name(),
+                                cfg.jax[e].id(),
                                 moves.then_some(report.outcome),
                                 &features(p.prepared.case()),
                             );
@@ -314,7 +312,7 @@ pub fn run(
         stats.jax_skipped += sel.skipped;
         stats
             .confirm_cells_by
-            .insert(engine.name().to_string(), sel.cells_confirmed as u64);
+            .insert(engine.id(), sel.cells_confirmed as u64);
     }
     Ok(Summary {
         stats,

@@ -13,6 +13,8 @@
 //! ([`Stats::merge`]).
 
 use super::stats::{Agreement, Cell, HelionHealthCounts, Reach, Stats, ValueCounts};
+use crate::engines::EngineId;
+use crate::outcome::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,8 +40,8 @@ pub struct Sample {
     pub cases: u64,
     /// Cases per second since the previous sample (since the start for the first).
     pub cases_per_s: f64,
-    /// Outcome name → count.
-    pub outcomes: BTreeMap<String, u64>,
+    /// Outcome → count.
+    pub outcomes: BTreeMap<Outcome, u64>,
     /// Coverage cells with at least one case.
     pub coverage_cells: usize,
     /// Coverage cells with at least one lowered case.
@@ -99,6 +101,21 @@ fn sample(previous: Option<&Sample>, stats: &Stats, seconds: f64) -> Sample {
         jax_confirmed: stats.jax_confirmed,
         findings: stats.findings,
     }
+}
+
+/// A finding a campaign filed into a new directory (what its findings sink reports).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewFinding {
+    /// The directory.
+    pub dir: PathBuf,
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The engine that decided it, if any.
+    pub engine: Option<EngineId>,
+    /// Its signature key.
+    pub signature: String,
+    /// `None` when it was reduced; otherwise why not.
+    pub not_reduced: Option<String>,
 }
 
 /// An engine the campaign was asked for that never ran, and why.
@@ -182,7 +199,7 @@ pub struct CampaignRecord {
     pub interrupted: bool,
     /// The engines it ran.
     #[serde(default)]
-    pub engines: Vec<String>,
+    pub engines: Vec<EngineId>,
     /// The engines it was asked for that never ran.
     #[serde(default)]
     pub engines_unavailable: Vec<Unavailable>,
@@ -196,10 +213,10 @@ pub struct CampaignRecord {
     /// New in-process findings the JAX engines did not reproduce.
     #[serde(default)]
     pub jax_not_reproduced: u64,
-    /// The findings this run filed into new directories (`corpus::sink::NewFinding`; none in a
-    /// merged record, whose directories are renumbered).
+    /// The findings this run filed into new directories (none in a merged record, whose
+    /// directories are renumbered).
     #[serde(default)]
-    pub new_findings: Vec<serde_json::Value>,
+    pub new_findings: Vec<NewFinding>,
     /// The findings directory as the campaign was given it.
     #[serde(default)]
     pub out: Option<PathBuf>,
@@ -283,7 +300,7 @@ impl CampaignRecord {
     }
 }
 
-fn add_counts(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
+fn add_counts<K: Ord + Clone>(into: &mut BTreeMap<K, u64>, from: &BTreeMap<K, u64>) {
     for (k, n) in from {
         *into.entry(k.clone()).or_default() += n;
     }
@@ -325,7 +342,7 @@ impl Stats {
         // what is known to be reached.
         self.confirm_cells = self.confirm_cells.max(*confirm_cells);
         for (engine, n) in confirm_cells_by {
-            let known = self.confirm_cells_by.entry(engine.clone()).or_default();
+            let known = self.confirm_cells_by.entry(*engine).or_default();
             *known = (*known).max(*n);
         }
         for (cell, by_engine) in coverage_confirmed {
@@ -513,8 +530,15 @@ mod tests {
         assert_eq!(samples[3].cases, 450);
     }
 
-    fn outcomes(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
-        pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect()
+    /// Counts keyed by what `k` parses to (an outcome, an engine, a name).
+    fn outcomes<K: std::str::FromStr + Ord>(pairs: &[(&str, u64)]) -> BTreeMap<K, u64>
+    where
+        K::Err: std::fmt::Debug,
+    {
+        pairs
+            .iter()
+            .map(|(k, n)| (k.parse().expect("a key"), *n))
+            .collect()
     }
 
     fn shard_stats(cases: u64, agree: u64, mismatch: u64) -> Stats {
@@ -573,9 +597,19 @@ mod tests {
         assert_eq!(st.outcomes, outcomes(&[("agree", 135), ("mismatch", 15)]));
         assert_eq!((st.findings, st.duplicates), (2, 13));
         assert_eq!((st.jax_confirmed, st.jax_skipped), (8, 4));
-        assert_eq!(st.jax_confirmed_by["pallas-tpu-interpret"], 8);
+        assert_eq!(
+            st.jax_confirmed_by[&"pallas-tpu-interpret"
+                .parse::<crate::engines::EngineId>()
+                .unwrap()],
+            8
+        );
         assert_eq!(st.confirm_cells, 3, "distinct cells are not summed");
-        assert_eq!(st.confirm_cells_by["pallas-tpu-interpret"], 3);
+        assert_eq!(
+            st.confirm_cells_by[&"pallas-tpu-interpret"
+                .parse::<crate::engines::EngineId>()
+                .unwrap()],
+            3
+        );
         assert_eq!(st.known_issues["reshape-ref"], 2);
         let c = st.coverage["slice/unroll/tail"];
         assert_eq!(
@@ -589,7 +623,9 @@ mod tests {
             (150, 146, 4, 2, 2)
         );
         assert_eq!(
-            st.coverage_confirmed["slice/unroll/tail"]["pallas-tpu-interpret"],
+            st.coverage_confirmed["slice/unroll/tail"][&"pallas-tpu-interpret"
+                .parse::<crate::engines::EngineId>()
+                .unwrap()],
             8
         );
         let a = st.helion_verdicts["lowered"];
@@ -633,7 +669,7 @@ mod tests {
     fn a_fuzz_record_parses_with_its_helion_tables_in_the_summary() {
         let r = CampaignRecord::parse(FUZZ_RECORD).unwrap();
         assert_eq!((r.seed, r.seconds, r.stats.cases), (Some(4), 2.5, 150));
-        assert_eq!(r.stats.outcomes["mismatch"], 10);
+        assert_eq!(r.stats.outcomes[&Outcome::Mismatch], 10);
         assert_eq!(r.stats.coverage["slice/unroll/tail"].helion_ran, 0);
         assert_eq!(r.stats.helion_verdicts["lowered"].agree, 2);
         assert_eq!(r.stats.helion_verdicts_by_form["slice"].cases, 3);
@@ -706,7 +742,7 @@ mod tests {
         assert_eq!(merged[0].coverage_cells, 6, "the larger, not the sum");
         assert_eq!(merged[1].cases, 110 + 60);
         assert_eq!(merged[2].cases, 240 + 60);
-        assert_eq!(merged[2].outcomes["agree"], 300);
+        assert_eq!(merged[2].outcomes[&Outcome::Agree], 300);
         assert_eq!(merged[2].findings, 2);
         // At 5 s: long's interval ending at 5.5 s; short ended before.
         assert_eq!(merged[0].cases_per_s, (110.0f64 / 5.5).round());
@@ -741,7 +777,7 @@ mod tests {
             vec!["seed-3".into()],
         );
         assert_eq!((m.seed, m.seconds, m.interrupted), (None, 9.0, true));
-        assert_eq!(m.engines, ["oracle", "pallas-sim"]);
+        assert_eq!(m.engines, [EngineId::Reference, EngineId::PallasSim]);
         assert_eq!(m.engines_unavailable.len(), 1, "one engine, named once");
         assert_eq!(m.stats_missing, ["seed-3"]);
         let json = serde_json::to_value(&m).unwrap();

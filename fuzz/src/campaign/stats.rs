@@ -2,6 +2,7 @@
 //! by index form × loop type × tail/no-tail, and the final table.
 
 use crate::check::HelionHealth;
+use crate::engines::EngineId;
 use crate::generators::{Feature, IndexForm};
 use crate::outcome::Outcome;
 use lang::ir::LoopType;
@@ -31,8 +32,8 @@ pub struct Cell {
 pub struct Stats {
     /// Cases checked.
     pub cases: u64,
-    /// Outcome name → count (in-process verdicts, upgraded by JAX confirmation).
-    pub outcomes: BTreeMap<String, u64>,
+    /// Outcome → count (in-process verdicts, upgraded by JAX confirmation).
+    pub outcomes: BTreeMap<Outcome, u64>,
     /// Findings kept (after deduplication).
     pub findings: u64,
     /// Findings seen again in a known bucket (not written again).
@@ -40,7 +41,7 @@ pub struct Stats {
     /// JAX confirmations: a lowered case that agreed in-process, run by one JAX engine.
     pub jax_confirmed: u64,
     /// Of those, per JAX engine.
-    pub jax_confirmed_by: BTreeMap<String, u64>,
+    pub jax_confirmed_by: BTreeMap<EngineId, u64>,
     /// Lowered cases that agreed in-process but that a JAX engine did not confirm (its queue
     /// kept better-ranked cases, or the campaign ended first); one per case and engine.
     pub jax_skipped: u64,
@@ -48,9 +49,9 @@ pub struct Stats {
     /// [`super::select::ConfirmCell`]) with a lowered agreeing case.
     pub confirm_cells: u64,
     /// Of those, per JAX engine: the cells it confirmed at least one case of.
-    pub confirm_cells_by: BTreeMap<String, u64>,
+    pub confirm_cells_by: BTreeMap<EngineId, u64>,
     /// Coverage cell key → JAX engine → cases of the cell it confirmed.
-    pub coverage_confirmed: BTreeMap<String, BTreeMap<String, u64>>,
+    pub coverage_confirmed: BTreeMap<String, BTreeMap<EngineId, u64>>,
     /// Known-issue ids → count.
     pub known_issues: BTreeMap<String, u64>,
     /// Coverage cells keyed `form/loop_type/tail|no-tail`.
@@ -255,7 +256,7 @@ impl Stats {
         features: &std::collections::BTreeSet<Feature>,
     ) {
         self.cases += 1;
-        *self.outcomes.entry(outcome.name().to_string()).or_default() += 1;
+        *self.outcomes.entry(outcome).or_default() += 1;
         for key in cell_keys(features) {
             let c = self.coverage.entry(key).or_default();
             c.cases += 1;
@@ -350,12 +351,12 @@ impl Stats {
     /// outcome it moves the case to from `agree`, when it does (once per case).
     pub fn record_confirmation(
         &mut self,
-        engine: &str,
+        engine: EngineId,
         moved: Option<Outcome>,
         features: &std::collections::BTreeSet<Feature>,
     ) {
         self.jax_confirmed += 1;
-        *self.jax_confirmed_by.entry(engine.to_string()).or_default() += 1;
+        *self.jax_confirmed_by.entry(engine).or_default() += 1;
         if let Some(to) = moved {
             self.reclassify(Outcome::Agree, to);
         }
@@ -365,7 +366,7 @@ impl Stats {
                 .coverage_confirmed
                 .entry(k)
                 .or_default()
-                .entry(engine.to_string())
+                .entry(engine)
                 .or_default() += 1;
         }
     }
@@ -375,15 +376,15 @@ impl Stats {
         if from == to {
             return;
         }
-        if let Some(n) = self.outcomes.get_mut(from.name()) {
+        if let Some(n) = self.outcomes.get_mut(&from) {
             *n = n.saturating_sub(1);
         }
-        *self.outcomes.entry(to.name().to_string()).or_default() += 1;
+        *self.outcomes.entry(to).or_default() += 1;
     }
 
     /// Count of one outcome.
     pub fn count(&self, o: Outcome) -> u64 {
-        self.outcomes.get(o.name()).copied().unwrap_or(0)
+        self.outcomes.get(&o).copied().unwrap_or(0)
     }
 
     /// One progress line.
@@ -446,13 +447,13 @@ impl Stats {
         }
         // One "confirmed" column per JAX engine (headed by the engine's name, without its
         // `pallas-` prefix to keep the table narrow).
-        let engines: Vec<&String> = self.jax_confirmed_by.keys().collect();
+        let engines: Vec<EngineId> = self.jax_confirmed_by.keys().copied().collect();
         let mut header = format!(
             "\n{:<44} {:>8} {:>8} {:>8}",
             "coverage (index form / loop type / tail)", "cases", "lowered", "rejected"
         );
         for e in &engines {
-            let _ = write!(header, " {:>14}", e.trim_start_matches("pallas-"));
+            let _ = write!(header, " {:>14}", e.name().trim_start_matches("pallas-"));
         }
         // Real Helion's reach: of the cases it ran, those that got to its code generation; a
         // cell under 1% is a generator gap (`!`).
@@ -470,7 +471,7 @@ impl Stats {
                 let n = self
                     .coverage_confirmed
                     .get(k)
-                    .and_then(|m| m.get(*e))
+                    .and_then(|m| m.get(e))
                     .copied()
                     .unwrap_or(0);
                 let _ = write!(row, " {n:>14}");

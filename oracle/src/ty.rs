@@ -103,7 +103,7 @@ pub(crate) fn promote(a: Ty, b: Ty) -> Ty {
         _ if a == b => a,
         (F32, _) | (_, F32) => F32,
         (Bf16, _) | (_, Bf16) => Bf16,
-        _ => I64, // I32 with I64
+        (I32 | I64, I32 | I64) => I64, // I32 with I64
     }
 }
 

@@ -51,7 +51,11 @@ fn scalar_binary(op: BinOp, a: Scalar, b: Scalar, span: Span) -> Res<Value> {
                 Scalar::Float(v) => v,
             };
             let (x, y) = (f(a), f(b));
-            if matches!(op, BinOp::Div | BinOp::FloorDiv) && y == 0.0 {
+            let divides = match op {
+                BinOp::Div | BinOp::FloorDiv => true,
+                BinOp::Add | BinOp::Sub | BinOp::Mul => false,
+            };
+            if divides && y == 0.0 {
                 return err(K::DivisionByZero, span, "float division by zero");
             }
             Ok(Value::Float(match op {

@@ -197,7 +197,10 @@ impl Runtime<'_> {
     ) -> Res<()> {
         let sel = select(&h.shape, ixs, span)?;
         let ty = self.storages[h.storage].ty;
-        let bitwise = matches!(op, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor);
+        let bitwise = match op {
+            AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => true,
+            AtomicOp::Add | AtomicOp::Cas | AtomicOp::Max | AtomicOp::Min | AtomicOp::Xchg => false,
+        };
         if bitwise {
             let float_value = match &v {
                 Value::Float(_) => true,
@@ -221,7 +224,16 @@ impl Runtime<'_> {
             (AtomicOp::Cas, None) => {
                 return err(K::TypeError, span, "hl.atomic_cas needs an expected value");
             }
-            _ => None,
+            (
+                AtomicOp::Add
+                | AtomicOp::And
+                | AtomicOp::Max
+                | AtomicOp::Min
+                | AtomicOp::Or
+                | AtomicOp::Xchg
+                | AtomicOp::Xor,
+                _,
+            ) => None,
         };
         self.charge(vals.len(), span)?;
         let s = &mut self.storages[h.storage];

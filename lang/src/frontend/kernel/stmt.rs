@@ -197,23 +197,33 @@ impl KernelParser<'_, '_> {
             });
         }
         if let Some(op) = func.strip_prefix("hl.").and_then(AtomicOp::from_name) {
-            let (t, idx, expected, v) = match (op, call.args.as_slice()) {
-                (AtomicOp::Cas, [t, idx, x, v]) => (t, idx, Some(x), v),
-                (AtomicOp::Cas, _) => {
-                    return Err(self.err(
-                        call,
-                        &func,
-                        "hl.atomic_cas takes (tensor, [indices], expected, value)",
-                    ));
-                }
-                (_, [t, idx, v]) => (t, idx, None, v),
-                _ => {
-                    return Err(self.err(
-                        call,
-                        &func,
-                        format!("{func} takes (tensor, [indices], value)"),
-                    ));
-                }
+            let (t, idx, expected, v) = match op {
+                AtomicOp::Cas => match call.args.as_slice() {
+                    [t, idx, x, v] => (t, idx, Some(x), v),
+                    _ => {
+                        return Err(self.err(
+                            call,
+                            &func,
+                            "hl.atomic_cas takes (tensor, [indices], expected, value)",
+                        ));
+                    }
+                },
+                AtomicOp::Add
+                | AtomicOp::And
+                | AtomicOp::Max
+                | AtomicOp::Min
+                | AtomicOp::Or
+                | AtomicOp::Xchg
+                | AtomicOp::Xor => match call.args.as_slice() {
+                    [t, idx, v] => (t, idx, None, v),
+                    _ => {
+                        return Err(self.err(
+                            call,
+                            &func,
+                            format!("{func} takes (tensor, [indices], value)"),
+                        ));
+                    }
+                },
             };
             let tensor = self.host_tensor_name(t, &func)?;
             let expected = expected.map(|x| self.expr(x)).transpose()?;

@@ -101,7 +101,16 @@ impl Checker {
             } => c.at(key("atomic"), |c| {
                 let func = format!("hl.{}", op.name());
                 c.require_device(span, &func)?;
-                let cas = matches!(op, AtomicOp::Cas);
+                let cas = match op {
+                    AtomicOp::Cas => true,
+                    AtomicOp::Add
+                    | AtomicOp::And
+                    | AtomicOp::Max
+                    | AtomicOp::Min
+                    | AtomicOp::Or
+                    | AtomicOp::Xchg
+                    | AtomicOp::Xor => false,
+                };
                 if cas != expected.is_some() {
                     let message = if cas {
                         "hl.atomic_cas takes (tensor, [indices], expected, value)".to_string()

@@ -267,7 +267,7 @@ impl Infer<'_> {
         match ty {
             Ty::Int(a) => a.clone(),
             Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
-            _ => None,
+            Ty::HostTensor { .. } | Ty::Tensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => None,
         }
     }
 }

@@ -53,7 +53,10 @@ impl Ty {
 
     /// Whether the type is a floating-point type.
     pub fn is_float(self) -> bool {
-        matches!(self, Ty::F32 | Ty::Bf16)
+        match self {
+            Ty::F32 | Ty::Bf16 => true,
+            Ty::I32 | Ty::I64 => false,
+        }
     }
 
     /// The torch-style name (`float32`, `bfloat16`, `int32`, `int64`).

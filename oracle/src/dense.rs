@@ -352,7 +352,8 @@ pub(crate) fn cast_value(v: f64, from: Ty, to: Ty, span: Span) -> Res<f64> {
             let t = v.trunc();
             let ok = match to {
                 Ty::I32 => t.is_finite() && (-2147483648.0..=2147483647.0).contains(&t),
-                _ => t.is_finite() && t.abs() <= I64_EXACT,
+                Ty::I64 => t.is_finite() && t.abs() <= I64_EXACT,
+                Ty::F32 | Ty::Bf16 => unreachable!("float targets are cast by the arms above"),
             };
             if !ok {
                 return err(

@@ -311,7 +311,16 @@ impl Compiler<'_> {
                             name: param.name.clone(),
                             ty: Ty::of(t.dtype),
                             data: Arc::new(t.values.clone()),
-                            written: !matches!(case.inputs[pos].ctor, Ctor::Empty { .. }),
+                            written: match case.inputs[pos].ctor {
+                                Ctor::Empty { .. } => false,
+                                Ctor::Randn { .. }
+                                | Ctor::Rand { .. }
+                                | Ctor::Ones { .. }
+                                | Ctor::Zeros { .. }
+                                | Ctor::Full { .. }
+                                | Ctor::Arange { .. }
+                                | Ctor::Tensor { .. } => true,
+                            },
                         });
                         storages.len() - 1
                     });

@@ -53,7 +53,10 @@ impl Ty {
 
     /// Whether the type is a floating-point type.
     pub fn is_float(self) -> bool {
-        matches!(self, Ty::F32 | Ty::Bf16)
+        match self {
+            Ty::F32 | Ty::Bf16 => true,
+            Ty::I32 | Ty::I64 => false,
+        }
     }
 
     /// The torch-style name (`float32`, `bfloat16`, `int32`, `int64`).
@@ -103,7 +106,7 @@ pub(crate) fn promote(a: Ty, b: Ty) -> Ty {
         _ if a == b => a,
         (F32, _) | (_, F32) => F32,
         (Bf16, _) | (_, Bf16) => Bf16,
-        _ => I64, // I32 with I64
+        (I32 | I64, I32 | I64) => I64, // I32 with I64
     }
 }
 

@@ -218,7 +218,20 @@ fn has_symbolic_inner_bounds(kernel: &Kernel) -> bool {
             ExprKind::Name(n) if depth < 8 => host
                 .get(n.as_str())
                 .is_some_and(|v| is_static(v, host, depth + 1)),
-            _ => false,
+            ExprKind::Name(_)
+            | ExprKind::Float(_)
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => false,
         }
     }
     fn inner(body: &[Stmt], nested: bool, host: &FastMap<&str, &Expr>) -> bool {

@@ -208,7 +208,21 @@ impl HostEnv {
                     origin: HostOrigin::Alias { of: n.clone() },
                 })
             }
-            _ => None,
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::Permute { .. } => None,
         }
     }
 }
@@ -221,7 +235,21 @@ pub fn captures(body: &[Stmt]) -> Vec<String> {
             let name = match &x.kind {
                 ExprKind::Name(n) => Some(n),
                 ExprKind::TileAttr { tile, .. } => Some(tile),
-                _ => None,
+                ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::Size { .. }
+                | ExprKind::Binary { .. }
+                | ExprKind::Compare { .. }
+                | ExprKind::Load { .. }
+                | ExprKind::Subscript { .. }
+                | ExprKind::Arange { .. }
+                | ExprKind::Zeros { .. }
+                | ExprKind::Full { .. }
+                | ExprKind::Cast { .. }
+                | ExprKind::Sum { .. }
+                | ExprKind::View { .. }
+                | ExprKind::Permute { .. }
+                | ExprKind::Alloc { .. } => None,
             };
             if let Some(n) = name
                 && !bound.contains(n)

@@ -1,0 +1,279 @@
+//! Calls in expressions: `hl.arange`, `hl.zeros`, `hl.full`, `hl.load`, the host allocations
+//! (`torch.empty`, `torch.zeros` and their `_like` forms), `dtype=` keywords, and the tensor
+//! methods (`.size`, `.float`, `.to`, `.sum`, the views, `.permute`).
+
+use super::{KernelParser, dtype_of};
+use crate::frontend::FrontendError;
+use crate::frontend::module::{dotted, literal_int};
+use crate::ir::{AllocKind, AllocShape, DType, Expr, ExprKind, ViewOp};
+use rustpython_parser::ast;
+
+impl KernelParser<'_, '_> {
+    pub(super) fn call_expr(&mut self, c: &ast::ExprCall) -> Result<ExprKind, FrontendError> {
+        let func = dotted(&c.func);
+        match func.as_deref() {
+            Some("hl.arange") => {
+                self.dtype_kw(c, "hl.arange", false).and_then(|d| match d {
+                    None => Ok(()),
+                    Some(_) => Err(self.err(
+                        c,
+                        "hl.arange",
+                        "hl.arange uses the index dtype; dtype= is not part of a case script",
+                    )),
+                })?;
+                let mut args = c
+                    .args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into_iter();
+                return match (args.next(), args.next(), args.next(), args.next()) {
+                    (Some(end), None, None, None) => Ok(ExprKind::Arange {
+                        start: None,
+                        end: Box::new(end),
+                        step: None,
+                    }),
+                    (Some(s), Some(end), None, None) => Ok(ExprKind::Arange {
+                        start: Some(Box::new(s)),
+                        end: Box::new(end),
+                        step: None,
+                    }),
+                    (Some(s), Some(end), Some(st), None) => Ok(ExprKind::Arange {
+                        start: Some(Box::new(s)),
+                        end: Box::new(end),
+                        step: Some(Box::new(st)),
+                    }),
+                    _ => Err(self.err(
+                        c,
+                        "hl.arange",
+                        "hl.arange takes (end), (start, end) or (start, end, step)",
+                    )),
+                };
+            }
+            Some(f @ ("hl.zeros" | "hl.full")) => {
+                self.require_device(c, f)?;
+                let dtype = self.dtype_kw(c, f, true)?.unwrap_or(DType::Float32);
+                return match (f, c.args.as_slice()) {
+                    ("hl.zeros", [shape]) => Ok(ExprKind::Zeros {
+                        shape: self.expr_list(shape, f)?,
+                        dtype,
+                    }),
+                    ("hl.full", [shape, v]) => Ok(ExprKind::Full {
+                        shape: self.expr_list(shape, f)?,
+                        value: Box::new(self.expr(v)?),
+                        dtype,
+                    }),
+                    _ => Err(self.err(
+                        c,
+                        f,
+                        format!(
+                            "{f} takes a shape list{}",
+                            if f == "hl.full" { " and a value" } else { "" }
+                        ),
+                    )),
+                };
+            }
+            Some("hl.load") => {
+                self.require_device(c, "hl.load")?;
+                let [t, idx] = c.args.as_slice() else {
+                    return Err(self.err(c, "hl.load", "hl.load takes (tensor, [indices]); an extra mask is not part of a case script"));
+                };
+                let tensor = self.host_tensor_name(t, "hl.load")?;
+                return Ok(ExprKind::Load {
+                    tensor,
+                    indices: self.index_list(idx)?,
+                    explicit: true,
+                });
+            }
+            Some(f @ ("torch.empty" | "torch.zeros" | "torch.empty_like" | "torch.zeros_like")) => {
+                if self.depth > 0 {
+                    return Err(self.err(
+                        c,
+                        f,
+                        format!(
+                            "{f} allocates on the host: call it outside the hl.tile/hl.grid loops"
+                        ),
+                    ));
+                }
+                let kind = if f.contains("empty") {
+                    AllocKind::Empty
+                } else {
+                    AllocKind::Zeros
+                };
+                let dtype = self.dtype_kw(c, f, false)?;
+                let shape = if f.ends_with("_like") {
+                    let [t] = c.args.as_slice() else {
+                        return Err(self.err(c, f, format!("{f} takes one tensor")));
+                    };
+                    AllocShape::Like(Box::new(self.expr(t)?))
+                } else {
+                    AllocShape::Dims(self.dims_args(&c.args, f)?)
+                };
+                return Ok(ExprKind::Alloc { kind, shape, dtype });
+            }
+            _ => {}
+        }
+        let ast::Expr::Attribute(attr) = &*c.func else {
+            let name = func.unwrap_or_else(|| "call".into());
+            return Err(self.err(
+                c,
+                &name,
+                format!("`{name}(...)` is not part of a case script"),
+            ));
+        };
+        let method = attr.attr.to_string();
+        if let Some(module) =
+            dotted(&attr.value).filter(|m| m == "torch" || m == "hl" || m == "helion")
+        {
+            return Err(self.err(
+                c,
+                &format!("{module}.{method}"),
+                format!("`{module}.{method}` is not part of a case script"),
+            ));
+        }
+        let value = Box::new(self.expr(&attr.value)?);
+        if !c.keywords.is_empty() && !matches!(method.as_str(), "sum") {
+            return Err(self.err(
+                c,
+                &format!(".{method}"),
+                format!("keyword arguments of `.{method}` are not part of a case script"),
+            ));
+        }
+        let int_arg = |this: &Self, construct: &str| -> Result<i64, FrontendError> {
+            match c.args.as_slice() {
+                [a] => literal_int(a).ok_or_else(|| {
+                    this.err(a, construct, format!("{construct} takes an int literal"))
+                }),
+                _ => Err(this.err(c, construct, format!("{construct} takes one int literal"))),
+            }
+        };
+        Ok(match method.as_str() {
+            "size" => ExprKind::Size {
+                value,
+                dim: int_arg(self, ".size")?,
+            },
+            "float" if c.args.is_empty() => ExprKind::Cast {
+                value,
+                dtype: DType::Float32,
+            },
+            "to" => {
+                let [d] = c.args.as_slice() else {
+                    return Err(self.err(c, ".to", ".to takes one dtype"));
+                };
+                ExprKind::Cast {
+                    value,
+                    dtype: dtype_of(self.ctx, d)?,
+                }
+            }
+            "sum" => {
+                let dim = match (c.args.as_slice(), c.keywords.as_slice()) {
+                    ([a], []) => literal_int(a),
+                    ([], [kw]) if kw.arg.as_ref().map(|a| a.as_str()) == Some("dim") => {
+                        literal_int(&kw.value)
+                    }
+                    _ => None,
+                };
+                let dim = dim.ok_or_else(|| self.err(c, ".sum", "`.sum` takes one int dim (`.sum(dim=0)`); full reductions and keepdim are not part of a case script"))?;
+                ExprKind::Sum { value, dim }
+            }
+            "reshape" => ExprKind::View {
+                value,
+                op: ViewOp::Reshape(self.dims_args(&c.args, ".reshape")?),
+            },
+            "view" => ExprKind::View {
+                value,
+                op: ViewOp::View(self.dims_args(&c.args, ".view")?),
+            },
+            "squeeze" => ExprKind::View {
+                value,
+                op: ViewOp::Squeeze(int_arg(self, ".squeeze")?),
+            },
+            "unsqueeze" => ExprKind::View {
+                value,
+                op: ViewOp::Unsqueeze(int_arg(self, ".unsqueeze")?),
+            },
+            "view_as" => {
+                let [o] = c.args.as_slice() else {
+                    return Err(self.err(c, ".view_as", ".view_as takes one tensor"));
+                };
+                ExprKind::View {
+                    value,
+                    op: ViewOp::ViewAs(Box::new(self.expr(o)?)),
+                }
+            }
+            "permute" => {
+                let dims = match c.args.as_slice() {
+                    [one @ (ast::Expr::List(_) | ast::Expr::Tuple(_))] => match one {
+                        ast::Expr::List(ast::ExprList { elts, .. })
+                        | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => {
+                            elts.iter().map(literal_int).collect::<Option<Vec<_>>>()
+                        }
+                        _ => None,
+                    },
+                    args => args.iter().map(literal_int).collect::<Option<Vec<_>>>(),
+                };
+                ExprKind::Permute {
+                    value,
+                    dims: dims
+                        .ok_or_else(|| self.err(c, ".permute", ".permute takes int literals"))?,
+                }
+            }
+            other => {
+                return Err(self.err(
+                    c,
+                    &format!(".{other}"),
+                    format!("method `.{other}()` is not part of a case script"),
+                ));
+            }
+        })
+    }
+
+    fn dtype_kw(
+        &mut self,
+        c: &ast::ExprCall,
+        func: &str,
+        required: bool,
+    ) -> Result<Option<DType>, FrontendError> {
+        let mut dtype = None;
+        for kw in &c.keywords {
+            match kw.arg.as_ref().map(|a| a.as_str()) {
+                Some("dtype") => dtype = Some(dtype_of(self.ctx, &kw.value)?),
+                Some(other) => {
+                    return Err(self.err(
+                        kw,
+                        other,
+                        format!("keyword `{other}` of {func} is not part of a case script"),
+                    ));
+                }
+                None => return Err(self.err(kw, "**", "**kwargs are not part of a case script")),
+            }
+        }
+        if required && dtype.is_none() {
+            return Err(self.err(c, func, format!("{func} needs dtype=")));
+        }
+        Ok(dtype)
+    }
+
+    fn expr_list(&mut self, e: &ast::Expr, construct: &str) -> Result<Vec<Expr>, FrontendError> {
+        match e {
+            ast::Expr::List(l) => l.elts.iter().map(|x| self.expr(x)).collect(),
+            ast::Expr::Tuple(t) => t.elts.iter().map(|x| self.expr(x)).collect(),
+            other => Err(self.err(
+                other,
+                construct,
+                format!("{construct} takes a list of dims"),
+            )),
+        }
+    }
+
+    fn dims_args(
+        &mut self,
+        args: &[ast::Expr],
+        construct: &str,
+    ) -> Result<Vec<Expr>, FrontendError> {
+        match args {
+            [one @ (ast::Expr::List(_) | ast::Expr::Tuple(_))] => self.expr_list(one, construct),
+            _ => args.iter().map(|a| self.expr(a)).collect(),
+        }
+    }
+}

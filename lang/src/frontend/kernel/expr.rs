@@ -1,0 +1,197 @@
+//! Expressions: names (bound before use), number literals, operators and comparisons, tile
+//! attributes, subscripts (a host-tensor subscript is a load, any other a device subscript),
+//! and the expression depth limit. Calls are [`super::call`]'s.
+
+use super::KernelParser;
+use crate::frontend::module::{literal_int, literal_number};
+use crate::frontend::wellformed::{NameKind, expr_too_deep, unbound};
+use crate::frontend::{FrontendError, MAX_EXPR_DEPTH};
+use crate::ir::{BinOp, CmpOp, Expr, ExprKind, TileAttr};
+use rustpython_parser::ast;
+
+/// The Python name of an expression kind, for messages. Named per variant rather than from the
+/// `Debug` form: formatting a whole expression recurses over all of it.
+fn expr_construct(e: &ast::Expr) -> String {
+    let name = match e {
+        ast::Expr::Lambda(_) => "lambda",
+        ast::Expr::IfExp(_) => "conditional expression",
+        ast::Expr::ListComp(_)
+        | ast::Expr::SetComp(_)
+        | ast::Expr::DictComp(_)
+        | ast::Expr::GeneratorExp(_) => "comprehension",
+        ast::Expr::BoolOp(_) => "and/or",
+        ast::Expr::Dict(_) => "dict",
+        ast::Expr::JoinedStr(_) | ast::Expr::FormattedValue(_) => "f-string",
+        ast::Expr::Starred(_) => "starred expression",
+        ast::Expr::NamedExpr(_) => ":=",
+        ast::Expr::BinOp(_) => "binop",
+        ast::Expr::UnaryOp(_) => "unaryop",
+        ast::Expr::Set(_) => "set",
+        ast::Expr::Await(_) => "await",
+        ast::Expr::Yield(_) => "yield",
+        ast::Expr::YieldFrom(_) => "yieldfrom",
+        ast::Expr::Compare(_) => "compare",
+        ast::Expr::Call(_) => "call",
+        ast::Expr::Constant(_) => "constant",
+        ast::Expr::Attribute(_) => "attribute",
+        ast::Expr::Subscript(_) => "subscript",
+        ast::Expr::Name(_) => "name",
+        ast::Expr::List(_) => "list",
+        ast::Expr::Tuple(_) => "tuple",
+        ast::Expr::Slice(_) => "slice",
+    };
+    name.into()
+}
+
+impl KernelParser<'_, '_> {
+    /// One expression, one level deeper than its parent: every IR sub-expression is converted
+    /// through here, so the count is the IR's nesting.
+    pub(super) fn expr(&mut self, e: &ast::Expr) -> Result<Expr, FrontendError> {
+        self.expr_depth += 1;
+        if self.expr_depth > MAX_EXPR_DEPTH {
+            let (construct, message) = expr_too_deep();
+            return Err(self.err(e, construct, message));
+        }
+        let r = self.expr_node(e);
+        self.expr_depth -= 1;
+        r
+    }
+
+    fn expr_node(&mut self, e: &ast::Expr) -> Result<Expr, FrontendError> {
+        let span = self.ctx.span(e);
+        let kind = match e {
+            ast::Expr::Name(n) => {
+                if !self.names.contains_key(n.id.as_str()) {
+                    return Err(self.err(e, "name", unbound(&n.id)));
+                }
+                ExprKind::Name(n.id.to_string())
+            }
+            ast::Expr::Constant(c) => match &c.value {
+                ast::Constant::Int(_) => ExprKind::Int(
+                    literal_int(e).ok_or_else(|| self.err(e, "int", "int literal out of range"))?,
+                ),
+                ast::Constant::Float(f) if f.is_finite() => ExprKind::Float(*f),
+                ast::Constant::Float(_) => {
+                    return Err(self.err(
+                        e,
+                        "float",
+                        "float literal out of range (it overflows to inf)",
+                    ));
+                }
+                ast::Constant::None => {
+                    return Err(self.err(e, "None", "`None` is only valid as a subscript entry"));
+                }
+                ast::Constant::Bool(_) => {
+                    return Err(self.err(e, "bool", "bool literals are not part of a case script"));
+                }
+                _ => {
+                    return Err(self.err(
+                        e,
+                        "literal",
+                        "only int and float literals are part of a case script",
+                    ));
+                }
+            },
+            ast::Expr::UnaryOp(u) => match (u.op, literal_int(e), literal_number(e)) {
+                (ast::UnaryOp::USub, Some(v), _) => ExprKind::Int(v),
+                (ast::UnaryOp::USub, None, Some((v, true))) => ExprKind::Float(v),
+                _ => {
+                    return Err(self.err(
+                        e,
+                        "unary operator",
+                        "unary operators apply to number literals only (write `0 - x`)",
+                    ));
+                }
+            },
+            ast::Expr::BinOp(b) => {
+                let op = match b.op {
+                    ast::Operator::Add => BinOp::Add,
+                    ast::Operator::Sub => BinOp::Sub,
+                    ast::Operator::Mult => BinOp::Mul,
+                    ast::Operator::Div => BinOp::Div,
+                    ast::Operator::FloorDiv => BinOp::FloorDiv,
+                    other => {
+                        return Err(self.err(
+                            e,
+                            "operator",
+                            format!("operator {other:?} is not part of a case script (+ - * / //)"),
+                        ));
+                    }
+                };
+                ExprKind::Binary {
+                    op,
+                    lhs: Box::new(self.expr(&b.left)?),
+                    rhs: Box::new(self.expr(&b.right)?),
+                }
+            }
+            ast::Expr::Compare(c) => {
+                let ([op], [rhs]) = (c.ops.as_slice(), c.comparators.as_slice()) else {
+                    return Err(self.err(
+                        e,
+                        "comparison",
+                        "chained comparisons are not part of a case script",
+                    ));
+                };
+                let op = match op {
+                    ast::CmpOp::GtE => CmpOp::Ge,
+                    ast::CmpOp::Gt => CmpOp::Gt,
+                    ast::CmpOp::LtE => CmpOp::Le,
+                    ast::CmpOp::Lt => CmpOp::Lt,
+                    ast::CmpOp::Eq => CmpOp::Eq,
+                    ast::CmpOp::NotEq => CmpOp::Ne,
+                    other => {
+                        return Err(self.err(
+                            e,
+                            "comparison",
+                            format!("comparison {other:?} is not part of a case script"),
+                        ));
+                    }
+                };
+                ExprKind::Compare {
+                    op,
+                    lhs: Box::new(self.expr(&c.left)?),
+                    rhs: Box::new(self.expr(rhs)?),
+                }
+            }
+            ast::Expr::Attribute(a) => {
+                let attr = a.attr.to_string();
+                match (&*a.value, TileAttr::from_name(&attr)) {
+                    (ast::Expr::Name(n), Some(t)) if self.names.get(n.id.as_str()) == Some(&NameKind::Tile) => {
+                        ExprKind::TileAttr { tile: n.id.to_string(), attr: t }
+                    }
+                    _ => return Err(self.err(e, &format!(".{attr}"), format!("attribute `.{attr}` is not part of a case script (tile attributes .begin .end .index .count .block_size .id on hl.tile variables)"))),
+                }
+            }
+            ast::Expr::Subscript(s) => {
+                if let ast::Expr::Name(n) = &*s.value
+                    && self.names.get(n.id.as_str()) == Some(&NameKind::HostTensor)
+                {
+                    self.require_device(e, "a host-tensor subscript")?;
+                    let indices = self.indices(&s.slice)?;
+                    let kind = ExprKind::Load {
+                        tensor: n.id.to_string(),
+                        indices,
+                        explicit: false,
+                    };
+                    return Ok(Expr::new(kind, span));
+                }
+                self.require_device(e, "a subscript")?;
+                let value = Box::new(self.expr(&s.value)?);
+                ExprKind::Subscript {
+                    value,
+                    indices: self.indices(&s.slice)?,
+                }
+            }
+            ast::Expr::Call(c) => self.call_expr(c)?,
+            other => {
+                let construct = expr_construct(other);
+                return Err(self.err(
+                    other,
+                    &construct,
+                    format!("`{construct}` is not part of a case script"),
+                ));
+            }
+        };
+        Ok(Expr::new(kind, span))
+    }
+}

@@ -1,0 +1,371 @@
+//! Statements: assignments (a name binding records what the name denotes), subscript stores,
+//! augmented assignments, `hl.store` and the atomics, `hl.tile`/`hl.grid` loops with their
+//! bounds, block sizes and variables, `if` branches and `return`, and the block depth limit.
+
+use super::KernelParser;
+use crate::frontend::module::{dotted, stmt_construct};
+use crate::frontend::wellformed::{NameKind, assigned_kind, blocks_too_deep, unbound};
+use crate::frontend::{FrontendError, MAX_BLOCK_DEPTH};
+use crate::ir::{AtomicOp, BinOp, Expr, ExprKind, Loop, LoopDim, LoopKind, Stmt, StmtKind};
+use rustpython_parser::ast;
+
+impl KernelParser<'_, '_> {
+    pub fn parse_body(&mut self, body: &[ast::Stmt]) -> Result<Vec<Stmt>, FrontendError> {
+        let mut out = Vec::new();
+        for stmt in body {
+            if let Some(s) = self.stmt(stmt)? {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
+    fn stmt(&mut self, stmt: &ast::Stmt) -> Result<Option<Stmt>, FrontendError> {
+        let span = self.ctx.span(stmt);
+        let kind = match stmt {
+            ast::Stmt::Pass(_) => return Ok(None),
+            ast::Stmt::Expr(e) => match &*e.value {
+                ast::Expr::Constant(c) if matches!(c.value, ast::Constant::Str(_)) => {
+                    return Ok(None);
+                }
+                ast::Expr::Call(call) => self.call_stmt(call)?,
+                other => {
+                    return Err(self.err(
+                        other,
+                        "expression",
+                        "a bare expression statement is not part of a case script",
+                    ));
+                }
+            },
+            ast::Stmt::Assign(a) => {
+                let [target] = a.targets.as_slice() else {
+                    return Err(self.err(
+                        stmt,
+                        "assignment",
+                        "chained assignment is not part of a case script",
+                    ));
+                };
+                match target {
+                    ast::Expr::Name(n) => {
+                        let value = self.expr(&a.value)?;
+                        let kind = self.kind_of_assigned(&value);
+                        self.names.insert(n.id.to_string(), kind);
+                        StmtKind::Assign {
+                            target: n.id.to_string(),
+                            value,
+                        }
+                    }
+                    ast::Expr::Subscript(sub) => {
+                        let tensor = self.host_tensor_name(&sub.value, "store")?;
+                        self.require_device(stmt, "subscript store")?;
+                        let indices = self.indices(&sub.slice)?;
+                        let value = self.expr(&a.value)?;
+                        StmtKind::Store {
+                            tensor,
+                            indices,
+                            value,
+                            explicit: false,
+                        }
+                    }
+                    ast::Expr::Tuple(_) | ast::Expr::List(_) => {
+                        return Err(self.err(target, "tuple assignment", "tuple unpacking is not part of a case script; assign one name per statement"));
+                    }
+                    other => {
+                        return Err(self.err(
+                            other,
+                            "assignment",
+                            "only names and subscripts can be assigned",
+                        ));
+                    }
+                }
+            }
+            ast::Stmt::AugAssign(a) => {
+                let ast::Expr::Name(n) = &*a.target else {
+                    return Err(self.err(stmt, "augmented assignment", "augmented assignment updates a name only (write `t[i] = t[i] + v` for a store)"));
+                };
+                if !self.names.contains_key(n.id.as_str()) {
+                    return Err(self.err(&*a.target, "name", unbound(&n.id)));
+                }
+                let op = match a.op {
+                    ast::Operator::Add => BinOp::Add,
+                    ast::Operator::Sub => BinOp::Sub,
+                    ast::Operator::Mult => BinOp::Mul,
+                    _ => {
+                        return Err(self.err(
+                            stmt,
+                            "augmented assignment",
+                            "only `+=`, `-=` and `*=` are part of a case script",
+                        ));
+                    }
+                };
+                StmtKind::AugAssign {
+                    target: n.id.to_string(),
+                    op,
+                    value: self.expr(&a.value)?,
+                }
+            }
+            ast::Stmt::For(f) => {
+                self.enter_block(stmt)?;
+                let kind = self.for_stmt(f)?;
+                self.blocks -= 1;
+                kind
+            }
+            ast::Stmt::If(i) => {
+                self.enter_block(stmt)?;
+                self.require_device(stmt, "if")?;
+                let cond = self.expr(&i.test)?;
+                if !matches!(cond.kind, ExprKind::Compare { .. }) {
+                    return Err(self.err(&*i.test, "if", "an `if` condition is one comparison of device scalars (e.g. `if live >= 3:`)"));
+                }
+                let then_body = self.parse_body(&i.body)?;
+                let else_body = self.parse_body(&i.orelse)?;
+                self.blocks -= 1;
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                }
+            }
+            ast::Stmt::Return(r) => {
+                if self.depth > 0 {
+                    return Err(self.err(
+                        stmt,
+                        "return",
+                        "`return` inside a device loop is not part of a case script",
+                    ));
+                }
+                let values = match r.value.as_deref() {
+                    None => Vec::new(),
+                    Some(ast::Expr::Tuple(t)) => t
+                        .elts
+                        .iter()
+                        .map(|e| self.expr(e))
+                        .collect::<Result<_, _>>()?,
+                    Some(e) => vec![self.expr(e)?],
+                };
+                StmtKind::Return(values)
+            }
+            other => {
+                let construct = stmt_construct(other);
+                let what = match construct.as_str() {
+                    "while" => "`while` loops are".to_string(),
+                    "with" => "`with` blocks are".to_string(),
+                    "try" => "`try` blocks are".to_string(),
+                    c => format!("`{c}` statements are"),
+                };
+                return Err(self.err(
+                    other,
+                    &construct,
+                    format!("{what} not part of a case script"),
+                ));
+            }
+        };
+        Ok(Some(Stmt::new(kind, span)))
+    }
+
+    /// Enters one more loop or branch (`stmt`).
+    fn enter_block(&mut self, stmt: &ast::Stmt) -> Result<(), FrontendError> {
+        self.blocks += 1;
+        if self.blocks > MAX_BLOCK_DEPTH {
+            let (construct, message) = blocks_too_deep();
+            return Err(self.err(stmt, construct, message));
+        }
+        Ok(())
+    }
+
+    fn kind_of_assigned(&self, value: &Expr) -> NameKind {
+        assigned_kind(self.depth, &value.kind)
+    }
+
+    fn call_stmt(&mut self, call: &ast::ExprCall) -> Result<StmtKind, FrontendError> {
+        let func = dotted(&call.func).unwrap_or_default();
+        self.require_device(call, &func)?;
+        if func == "hl.store" {
+            let [t, idx, v] = call.args.as_slice() else {
+                return Err(self.err(
+                    call,
+                    "hl.store",
+                    "hl.store takes (tensor, [indices], value)",
+                ));
+            };
+            let tensor = self.host_tensor_name(t, "hl.store")?;
+            return Ok(StmtKind::Store {
+                tensor,
+                indices: self.index_list(idx)?,
+                value: self.expr(v)?,
+                explicit: true,
+            });
+        }
+        if let Some(op) = func.strip_prefix("hl.").and_then(AtomicOp::from_name) {
+            let (t, idx, expected, v) = match op {
+                AtomicOp::Cas => match call.args.as_slice() {
+                    [t, idx, x, v] => (t, idx, Some(x), v),
+                    _ => {
+                        return Err(self.err(
+                            call,
+                            &func,
+                            "hl.atomic_cas takes (tensor, [indices], expected, value)",
+                        ));
+                    }
+                },
+                AtomicOp::Add
+                | AtomicOp::And
+                | AtomicOp::Max
+                | AtomicOp::Min
+                | AtomicOp::Or
+                | AtomicOp::Xchg
+                | AtomicOp::Xor => match call.args.as_slice() {
+                    [t, idx, v] => (t, idx, None, v),
+                    _ => {
+                        return Err(self.err(
+                            call,
+                            &func,
+                            format!("{func} takes (tensor, [indices], value)"),
+                        ));
+                    }
+                },
+            };
+            let tensor = self.host_tensor_name(t, &func)?;
+            let expected = expected.map(|x| self.expr(x)).transpose()?;
+            return Ok(StmtKind::Atomic {
+                op,
+                tensor,
+                indices: self.index_list(idx)?,
+                expected,
+                value: self.expr(v)?,
+            });
+        }
+        Err(self.err(call, if func.is_empty() { "call" } else { &func }, format!("`{func}(...)` as a statement is not part of a case script (hl.store and the hl.atomic_* ops are)")))
+    }
+
+    fn for_stmt(&mut self, f: &ast::StmtFor) -> Result<StmtKind, FrontendError> {
+        if !f.orelse.is_empty() {
+            return Err(self.err(f, "for-else", "`for ... else` is not part of a case script"));
+        }
+        let ast::Expr::Call(call) = &*f.iter else {
+            return Err(self.err(
+                &*f.iter,
+                "for",
+                "device loops iterate `hl.tile(...)` or `hl.grid(...)`",
+            ));
+        };
+        let kind = match dotted(&call.func).as_deref() {
+            Some("hl.tile") => LoopKind::Tile,
+            Some("hl.grid") => LoopKind::Grid,
+            _ => return Err(self.err(&*f.iter, "for", "device loops iterate `hl.tile(...)` or `hl.grid(...)` (Python `range` loops are not part of a case script)")),
+        };
+        let fname = match kind {
+            LoopKind::Tile => "hl.tile",
+            LoopKind::Grid => "hl.grid",
+        };
+        let (list_form, begins, ends): (bool, Vec<Option<&ast::Expr>>, Vec<&ast::Expr>) =
+            match call.args.as_slice() {
+                [ast::Expr::List(l)] => (true, vec![None; l.elts.len()], l.elts.iter().collect()),
+                [ast::Expr::List(b), ast::Expr::List(e)] if b.elts.len() == e.elts.len() => (
+                    true,
+                    b.elts.iter().map(Some).collect(),
+                    e.elts.iter().collect(),
+                ),
+                [end] => (false, vec![None], vec![end]),
+                [begin, end] => (false, vec![Some(begin)], vec![end]),
+                _ => {
+                    return Err(self.err(
+                        call,
+                        fname,
+                        format!("{fname} takes (end), (begin, end), or lists of them"),
+                    ));
+                }
+            };
+        if ends.is_empty() {
+            return Err(self.err(f, fname, format!("{fname}([]) has no dimension to iterate")));
+        }
+        let mut block_sizes: Vec<Option<Expr>> = vec![None; ends.len()];
+        for kw in &call.keywords {
+            match kw.arg.as_ref().map(|a| a.as_str()) {
+                Some("block_size") if kind == LoopKind::Tile => {
+                    block_sizes =
+                        match (&kw.value, list_form) {
+                            (ast::Expr::List(l), true) if l.elts.len() == ends.len() => l
+                                .elts
+                                .iter()
+                                .map(|x| match x {
+                                    ast::Expr::Constant(c)
+                                        if matches!(c.value, ast::Constant::None) =>
+                                    {
+                                        Ok(None)
+                                    }
+                                    x => self.expr(x).map(Some),
+                                })
+                                .collect::<Result<_, _>>()?,
+                            (v, false) => vec![Some(self.expr(v)?)],
+                            _ => return Err(self.err(
+                                kw,
+                                "block_size",
+                                "block_size of a list-form hl.tile is a list of the same length",
+                            )),
+                        };
+                }
+                Some(other) => {
+                    return Err(self.err(
+                        kw,
+                        other,
+                        format!("keyword `{other}` of {fname} is not part of a case script"),
+                    ));
+                }
+                None => return Err(self.err(kw, "**", "**kwargs are not part of a case script")),
+            }
+        }
+        let dims: Vec<LoopDim> = begins
+            .into_iter()
+            .zip(ends)
+            .zip(block_sizes)
+            .map(|((b, e), block_size)| {
+                Ok(LoopDim {
+                    begin: b.map(|b| self.expr(b)).transpose()?,
+                    end: self.expr(e)?,
+                    block_size,
+                })
+            })
+            .collect::<Result<_, FrontendError>>()?;
+        let vars: Vec<String> = match &*f.target {
+            ast::Expr::Name(n) => vec![n.id.to_string()],
+            ast::Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .map(|x| match x {
+                    ast::Expr::Name(n) => Ok(n.id.to_string()),
+                    other => Err(self.err(other, "for", "loop variables are plain names")),
+                })
+                .collect::<Result<_, _>>()?,
+            other => return Err(self.err(other, "for", "loop variables are plain names")),
+        };
+        if vars.len() != dims.len() {
+            return Err(self.err(
+                &*f.target,
+                "for",
+                format!(
+                    "{} loop variables for a {}-dimensional {fname}",
+                    vars.len(),
+                    dims.len()
+                ),
+            ));
+        }
+        let var_kind = match kind {
+            LoopKind::Tile => NameKind::Tile,
+            LoopKind::Grid => NameKind::GridIndex,
+        };
+        for v in &vars {
+            self.names.insert(v.clone(), var_kind);
+        }
+        self.depth += 1;
+        let body = self.parse_body(&f.body)?;
+        self.depth -= 1;
+        Ok(StmtKind::For(Loop {
+            kind,
+            vars,
+            dims,
+            list_form,
+            body,
+        }))
+    }
+}

@@ -1,0 +1,222 @@
+//! Fake shapes: size arguments (a tile or a block-size symbol is its block's dim), views
+//! (`reshape`/`view` with `-1`, `squeeze`, `unsqueeze`, `view_as`), and Helion's shape of a
+//! subscript (spec §1.10), including when a literal slice of a tiled dim stays a symbol of its
+//! own.
+
+use super::{Dim, Infer, Ty, TypeError, err};
+use crate::ir::blocks::BlockSource;
+use crate::ir::sym::{Affine, BlockId, Sym};
+use crate::ir::{Expr, Index, Span, ViewOp};
+
+impl Infer<'_> {
+    /// A size argument (`hl.zeros([t.block_size, 128])`, `.reshape(...)`): concrete, with the
+    /// block id when it is a block-size symbol.
+    pub(super) fn dim_arg(&mut self, e: &Expr) -> Result<Dim, TypeError> {
+        let ty = self.expr(e)?;
+        // `hl.zeros([tile, n])`: a tile as a dim means its block size.
+        if let Ty::Tile(b) = ty {
+            return Ok(Dim::tiled(self.sizes.effective[b], b));
+        }
+        let a = self
+            .int_value(&ty)
+            .ok_or_else(|| err(e.span, "a dimension must be an int"))?;
+        if let Some(c) = a.as_const() {
+            return Ok(Dim::fixed(c));
+        }
+        if let Some(Sym::BlockSize(b)) = a.as_sym() {
+            return Ok(Dim::tiled(self.sizes.effective[b], b));
+        }
+        Err(err(e.span, format!("dimension `{a}` is not static")))
+    }
+
+    pub(super) fn view(
+        &mut self,
+        dims: &[Dim],
+        op: &ViewOp,
+        span: Span,
+    ) -> Result<Vec<Dim>, TypeError> {
+        let numel: i64 = dims.iter().map(|d| d.size).product();
+        Ok(match op {
+            ViewOp::Reshape(args) | ViewOp::View(args) => {
+                let mut out = Vec::new();
+                let mut hole = None;
+                for a in args {
+                    let ty = self.expr(a)?;
+                    match self.int_value(&ty) {
+                        Some(x) if x.as_const() == Some(-1) => {
+                            hole = Some(out.len());
+                            out.push(Dim::fixed(-1));
+                        }
+                        _ => out.push(self.dim_arg(a)?),
+                    }
+                }
+                let known: i64 = out
+                    .iter()
+                    .filter(|d| d.size != -1)
+                    .map(|d| d.size)
+                    .product();
+                if let Some(h) = hole {
+                    if known == 0 || numel % known != 0 {
+                        return Err(err(span, "reshape's -1 cannot be inferred"));
+                    }
+                    out[h] = Dim::fixed(numel / known);
+                }
+                if out.iter().map(|d| d.size).product::<i64>() != numel {
+                    return Err(err(
+                        span,
+                        format!(
+                            "cannot reshape {:?} to {:?}",
+                            dims.iter().map(|d| d.size).collect::<Vec<_>>(),
+                            out.iter().map(|d| d.size).collect::<Vec<_>>()
+                        ),
+                    ));
+                }
+                out
+            }
+            ViewOp::Squeeze(d) => {
+                let r = dims.len() as i64;
+                let k = if *d < 0 { d + r } else { *d };
+                if !(0..r).contains(&k) {
+                    return Err(err(span, format!("squeeze({d}) of a rank-{r} tensor")));
+                }
+                let mut out = dims.to_vec();
+                if out[k as usize].size == 1 {
+                    out.remove(k as usize);
+                }
+                out
+            }
+            ViewOp::Unsqueeze(d) => {
+                let r = dims.len() as i64;
+                let k = if *d < 0 { d + r + 1 } else { *d };
+                if !(0..=r).contains(&k) {
+                    return Err(err(span, format!("unsqueeze({d}) of a rank-{r} tensor")));
+                }
+                let mut out = dims.to_vec();
+                out.insert(k as usize, Dim::fixed(1));
+                out
+            }
+            ViewOp::ViewAs(o) => match self.expr(o)? {
+                Ty::Tensor { dims: od, .. } => {
+                    if od.iter().map(|d| d.size).product::<i64>() != numel {
+                        return Err(err(span, "view_as of a tensor with another element count"));
+                    }
+                    od
+                }
+                Ty::HostTensor { shape, .. } => shape.iter().map(|&s| Dim::fixed(s)).collect(),
+                other => return Err(err(span, format!("view_as of a non-tensor ({other:?})"))),
+            },
+        })
+    }
+
+    /// Helion's fake shape of `base[indices]` (spec §1.10).
+    pub(super) fn index(
+        &mut self,
+        dims: &[Dim],
+        indices: &[Index],
+        span: Span,
+    ) -> Result<Vec<Dim>, TypeError> {
+        let mut out = Vec::new();
+        let mut k = 0usize;
+        let consumed = indices
+            .iter()
+            .filter(|i| !matches!(i, Index::NewAxis))
+            .count();
+        if consumed > dims.len() {
+            return Err(err(
+                span,
+                format!("{consumed} indices for a rank-{} tensor", dims.len()),
+            ));
+        }
+        for index in indices {
+            match index {
+                Index::NewAxis => out.push(Dim::fixed(1)),
+                Index::Full => {
+                    out.push(dims[k]);
+                    k += 1;
+                }
+                Index::Int(_) => k += 1,
+                Index::Slice { start, stop, step } => {
+                    let mut bound =
+                        |b: &Option<Expr>| -> Result<Option<Option<Affine>>, TypeError> {
+                            match b {
+                                None => Ok(None),
+                                Some(x) => {
+                                    let t = self.expr(x)?;
+                                    Ok(Some(self.int_value(&t)))
+                                }
+                            }
+                        };
+                    let (s, t, st) = (bound(start)?, bound(stop)?, bound(step)?);
+                    let step = match st {
+                        None => 1,
+                        Some(a) => a.and_then(|a| a.as_const()).unwrap_or(1).max(1),
+                    };
+                    let extent = dims[k].size;
+                    let lo = match s {
+                        None => Some(Affine::constant(0)),
+                        Some(a) => a,
+                    };
+                    let hi = match t {
+                        None => Some(Affine::constant(extent)),
+                        Some(a) => a,
+                    };
+                    let start = lo.as_ref().and_then(|l| l.as_const());
+                    let len = match (lo, hi) {
+                        (Some(lo), Some(hi)) => hi.sub(&lo).as_const(),
+                        _ => None,
+                    };
+                    let len = len.ok_or_else(|| err(span, "a slice needs a static width"))?;
+                    // D-1.5.1-03: on a concrete dim a literal slice is sized the way PyTorch
+                    // clips it (stop into [0, size], then at least start); on a tiled dim the
+                    // size stays `b - a`, the width the planner reads from the literal.
+                    let len = match (dims[k].block, start, step) {
+                        (None, Some(a), 1) if a >= 0 => (a + len).clamp(0, extent).max(a) - a,
+                        (None | Some(_), _, _) => len,
+                    };
+                    let mut dim = Dim::fixed(((len + step - 1).div_euclid(step)).max(0));
+                    if let (Some(b), Some(a), 1) = (dims[k].block, start, step)
+                        && self.slice_size_is_symbolic(b, a, a + len)
+                    {
+                        dim.slice_of = Some((b, a, a + len));
+                    }
+                    out.push(dim);
+                    k += 1;
+                }
+                Index::Expr(x) => {
+                    match self.expr(x)? {
+                        Ty::Tile(b) => out.push(Dim::tiled(self.sizes.effective[b], b)),
+                        Ty::Int(_) | Ty::GridIndex(_) => {}
+                        // A rank-k index tensor contributes its k dims (advanced indexing);
+                        // trace-time validation refuses k != 1 (`validate`).
+                        Ty::Tensor { dims: id, .. } => out.extend_from_slice(&id),
+                        other => return Err(err(x.span, format!("unsupported index {other:?}"))),
+                    }
+                    k += 1;
+                }
+            }
+        }
+        out.extend_from_slice(&dims[k..]);
+        Ok(out)
+    }
+
+    /// Whether the size `Max(a, Min(b, u))` of slice `a:b` of block `block`'s dim stays a
+    /// symbol of its own in 1.5.1 (D-1.5.1-03). The block symbol `u` ranges over `[1, next_pow2(extent
+    /// hint)]` whatever the block: where that pins the size it is a number (`0:1` is always 1;
+    /// under `hl.tile(2)` `2:3` is always 0, so `x_block * x_block[2:3]` traces, measured),
+    /// and a block above the extent does not pin it (measured: block 16 over 8 rows,
+    /// `x_block[4:8] * x_block[0:4]` is a ShapeMismatch; block 8 over 16 rows the same).
+    fn slice_size_is_symbolic(&self, block: BlockId, a: i64, b: i64) -> bool {
+        // A fixed `block_size=` is a number, and a config block of 1 is specialized to 1
+        // (measured: both trace `x_block[0:5] * x_block[1:6]` in 1.5.1), so only a
+        // config-driven block above 1 is a symbol whose slices differ.
+        if !matches!(self.blocks.blocks[block].source, BlockSource::Config(_))
+            || self.sizes.effective[block] <= 1
+        {
+            return false;
+        }
+        let hint = self.sizes.extent_hint.get(block).copied().unwrap_or(1);
+        let top = (hint.max(1) as u64).next_power_of_two() as i64;
+        let size = |u: i64| a.max(b.min(u)) - a;
+        size(1) != size(top)
+    }
+}

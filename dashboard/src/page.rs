@@ -216,14 +216,9 @@ fn finding_row(
         key, count, cost, ..
     } = &entry.bucket;
     let meta = &entry.finding.meta;
-    // A report evaluates the reference on the case; a case that breaks it must not take the
-    // whole page down, only its own report.
-    let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        corpus::report::markdown(&entry.finding)
-    }))
-    .unwrap_or_else(|_| {
-        "(the report could not be made: `pallas-diff report` on the directory says why)".into()
-    });
+    // A report evaluates the reference on the case. The reference refuses a case with an
+    // error, never a panic: a panic is a harness bug and stops the page (exit 1), loudly.
+    let report = corpus::report::markdown(&entry.finding);
     FindingRow {
         anchor: format!("{id}-f{}", i + 1),
         dir: entry.bucket.dir.clone(),

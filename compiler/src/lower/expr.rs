@@ -1,6 +1,6 @@
 //! Expressions on values (spec §1.3, §1.7, §1.8): names, literals, tile attributes, symbolic
 //! ints, arithmetic, `hl.arange`, `hl.zeros`/`hl.full`, casts, `.sum(dim)`, views and permutes
-//! of values. Loads and subscripts are in [`super::memory`].
+//! of values. Loads are in [`super::memory`], subscripts in [`super::subscript`].
 
 use super::{Env, LResult, Lowerer, Val, gap};
 use lang::ir::sym::{Affine, BlockId, Sym};

@@ -8,8 +8,8 @@
 //!   values carried around them (`carry`);
 //! * the statements of a loop body (`stmt`) and `if` as `jax.lax.cond` (`branch`);
 //! * tile attributes, arithmetic, reductions, casts, views and permutes on values (`expr`);
-//! * loads, stores, atomics, narrowing subscripts and views on resident Refs as the plan
-//!   decides them (`memory`, spec §3.2–3.4);
+//! * loads, stores and atomics on host tensors (`memory`), narrowing subscripts and views on
+//!   resident Refs as the plan decides them (`subscript`, spec §3.2–3.4);
 //! * DMA double-buffering of loads under `fori_loop` (`pallas_load_buffer_count` ≥ 2, `dma`:
 //!   the tensor stays in HBM, two VMEM slots and two DMA semaphores, a primed copy, a
 //!   prefetch per iteration; spec §1.4, §3.5 example 3);
@@ -61,6 +61,7 @@ mod loops;
 mod memory;
 mod pad;
 mod stmt;
+mod subscript;
 mod traced;
 
 use crate::plan::Plan;

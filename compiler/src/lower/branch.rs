@@ -105,7 +105,12 @@ impl Lowerer<'_> {
                         dtype: promote(x, y),
                         dims: dims.clone(),
                     },
-                    other => other.clone(),
+                    Ty::HostTensor { .. }
+                    | Ty::Int(_)
+                    | Ty::Float
+                    | Ty::Bool
+                    | Ty::Tile(_)
+                    | Ty::GridIndex(_) => a.clone(),
                 },
                 _ => a.clone(),
             };

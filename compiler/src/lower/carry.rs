@@ -29,7 +29,20 @@ pub(super) fn same_shape(a: &Ty, b: &Ty) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.size == q.size)
         }
         (Ty::Tensor { dims, .. }, _) | (_, Ty::Tensor { dims, .. }) => dims.is_empty(),
-        _ => true,
+        (
+            Ty::HostTensor { .. }
+            | Ty::Int(_)
+            | Ty::Float
+            | Ty::Bool
+            | Ty::Tile(_)
+            | Ty::GridIndex(_),
+            Ty::HostTensor { .. }
+            | Ty::Int(_)
+            | Ty::Float
+            | Ty::Bool
+            | Ty::Tile(_)
+            | Ty::GridIndex(_),
+        ) => true,
     }
 }
 

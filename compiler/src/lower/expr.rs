@@ -79,7 +79,22 @@ impl Lowerer<'_> {
     pub(super) fn is_ref(&self, e: &Expr, env: &Env) -> bool {
         match &e.kind {
             ExprKind::Name(n) => matches!(env.get(n), Some(Val::Ref { .. })),
-            _ => self.plan.resident(e).is_some_and(|p| !p.materialize),
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => self.plan.resident(e).is_some_and(|p| !p.materialize),
         }
     }
 

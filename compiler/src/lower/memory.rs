@@ -119,7 +119,30 @@ impl Lowerer<'_> {
                             Some(Val::Tile(b)) => Some(*b),
                             _ => None,
                         },
-                        _ => None,
+                        ExprKind::TileAttr {
+                            attr:
+                                TileAttr::Begin
+                                | TileAttr::End
+                                | TileAttr::Count
+                                | TileAttr::BlockSize
+                                | TileAttr::Id,
+                            ..
+                        }
+                        | ExprKind::Int(_)
+                        | ExprKind::Float(_)
+                        | ExprKind::Size { .. }
+                        | ExprKind::Binary { .. }
+                        | ExprKind::Compare { .. }
+                        | ExprKind::Load { .. }
+                        | ExprKind::Subscript { .. }
+                        | ExprKind::Arange { .. }
+                        | ExprKind::Zeros { .. }
+                        | ExprKind::Full { .. }
+                        | ExprKind::Cast { .. }
+                        | ExprKind::Sum { .. }
+                        | ExprKind::View { .. }
+                        | ExprKind::Permute { .. }
+                        | ExprKind::Alloc { .. } => None,
                     };
                     if let Some(b) = tile {
                         let Some(ld) = self.loops.get(&b) else {
@@ -141,7 +164,11 @@ impl Lowerer<'_> {
                                 let e = self.lower_expr(x, env, out)?;
                                 r.parts.push(IndexPart::Expr(e));
                             }
-                            other => {
+                            other @ (Ty::HostTensor { .. }
+                            | Ty::Tensor { .. }
+                            | Ty::Float
+                            | Ty::Bool
+                            | Ty::Tile(_)) => {
                                 return gap(
                                     x.span,
                                     format!("a host-tensor index of type {other:?} (a gather)"),

@@ -520,7 +520,22 @@ impl<'a> Lowerer<'a> {
                     }
                     match &value.kind {
                         ExprKind::Alloc { .. } => continue,
-                        _ => {
+                        ExprKind::Name(_)
+                        | ExprKind::Int(_)
+                        | ExprKind::Float(_)
+                        | ExprKind::Size { .. }
+                        | ExprKind::TileAttr { .. }
+                        | ExprKind::Binary { .. }
+                        | ExprKind::Compare { .. }
+                        | ExprKind::Load { .. }
+                        | ExprKind::Subscript { .. }
+                        | ExprKind::Arange { .. }
+                        | ExprKind::Zeros { .. }
+                        | ExprKind::Full { .. }
+                        | ExprKind::Cast { .. }
+                        | ExprKind::Sum { .. }
+                        | ExprKind::View { .. }
+                        | ExprKind::Permute { .. } => {
                             if let Some(v) = self.static_int(value, &env) {
                                 env.insert(target.clone(), Val::Int(v));
                                 continue;

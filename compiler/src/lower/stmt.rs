@@ -49,8 +49,16 @@ fn combine_ty(op: lang::ir::BinOp, a: &Ty, b: &Ty) -> Ty {
             }
         }
         (Ty::Float, _) | (_, Ty::Float) => Ty::Float,
-        _ if div => Ty::Float,
-        _ => Ty::Int(None),
+        (
+            Ty::HostTensor { .. } | Ty::Int(_) | Ty::Bool | Ty::Tile(_) | Ty::GridIndex(_),
+            Ty::HostTensor { .. } | Ty::Int(_) | Ty::Bool | Ty::Tile(_) | Ty::GridIndex(_),
+        ) => {
+            if div {
+                Ty::Float
+            } else {
+                Ty::Int(None)
+            }
+        }
     }
 }
 

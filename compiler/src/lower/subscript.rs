@@ -284,7 +284,25 @@ impl Lowerer<'_> {
                 let (s, n) = self.static_range(lhs, env)?;
                 Some((s - c, n))
             }
-            _ => None,
+            ExprKind::Binary {
+                op: BinOp::Mul | BinOp::Div | BinOp::FloorDiv,
+                ..
+            }
+            | ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => None,
         }
     }
 }

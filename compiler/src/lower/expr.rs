@@ -1,6 +1,6 @@
 //! Expressions on values (spec §1.3, §1.7, §1.8): names, literals, tile attributes, symbolic
 //! ints, arithmetic, `hl.arange`, `hl.zeros`/`hl.full`, casts, `.sum(dim)`, views and permutes
-//! of values. Loads and subscripts are in [`super::memory`].
+//! of values. Loads are in [`super::memory`], subscripts in [`super::subscript`].
 
 use super::{Env, LResult, Lowerer, Val, gap};
 use lang::ir::sym::{Affine, BlockId, Sym};
@@ -79,7 +79,22 @@ impl Lowerer<'_> {
     pub(super) fn is_ref(&self, e: &Expr, env: &Env) -> bool {
         match &e.kind {
             ExprKind::Name(n) => matches!(env.get(n), Some(Val::Ref { .. })),
-            _ => self.plan.resident(e).is_some_and(|p| !p.materialize),
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => self.plan.resident(e).is_some_and(|p| !p.materialize),
         }
     }
 

@@ -2,12 +2,14 @@
 //!
 //! This module owns every codegen decision that is not the planner's (spec §1.3–1.9, §3):
 //! * the launch grid (the outermost `hl.tile`/`hl.grid`, `pl.program_id(k)`) and the nested
-//!   loop lowerings `unroll`, `fori_loop` and `emit_pipeline` (`loops`), with their
-//!   loop-dimension records (offset, begin, end, block, mask built in one place, so
-//!   `tile.count` always uses the loop's own begin and end — spec §4 D2);
+//!   loop lowerings: `unroll` (`loops`), `fori_loop` and `emit_pipeline` (`traced`), with
+//!   their loop-dimension records (`loop_dim`: offset, begin, end, block, mask built in one
+//!   place, so `tile.count` always uses the loop's own begin and end — spec §4 D2) and the
+//!   values carried around them (`carry`);
+//! * the statements of a loop body (`stmt`) and `if` as `jax.lax.cond` (`branch`);
 //! * tile attributes, arithmetic, reductions, casts, views and permutes on values (`expr`);
-//! * loads, stores, atomics, narrowing subscripts and views on resident Refs as the plan
-//!   decides them (`memory`, spec §3.2–3.4);
+//! * loads, stores and atomics on host tensors (`memory`), narrowing subscripts and views on
+//!   resident Refs as the plan decides them (`subscript`, spec §3.2–3.4);
 //! * DMA double-buffering of loads under `fori_loop` (`pallas_load_buffer_count` ≥ 2, `dma`:
 //!   the tensor stays in HBM, two VMEM slots and two DMA semaphores, a primed copy, a
 //!   prefetch per iteration; spec §1.4, §3.5 example 3);
@@ -50,11 +52,17 @@
 //! to partial tiles are always `jnp.where` read-modify-writes, and outputs are padded and
 //! sliced back after the call.
 
+mod branch;
+mod carry;
 mod dma;
 mod expr;
+mod loop_dim;
 mod loops;
 mod memory;
 mod pad;
+mod stmt;
+mod subscript;
+mod traced;
 
 use crate::plan::Plan;
 use crate::verdict::Rejection;
@@ -70,7 +78,7 @@ use lang::pallas::{
 };
 use lang::tensor::DType;
 
-pub use loops::LoopDim;
+pub use loop_dim::LoopDim;
 
 /// Options of the codegen that are not Helion config keys.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -512,7 +520,22 @@ impl<'a> Lowerer<'a> {
                     }
                     match &value.kind {
                         ExprKind::Alloc { .. } => continue,
-                        _ => {
+                        ExprKind::Name(_)
+                        | ExprKind::Int(_)
+                        | ExprKind::Float(_)
+                        | ExprKind::Size { .. }
+                        | ExprKind::TileAttr { .. }
+                        | ExprKind::Binary { .. }
+                        | ExprKind::Compare { .. }
+                        | ExprKind::Load { .. }
+                        | ExprKind::Subscript { .. }
+                        | ExprKind::Arange { .. }
+                        | ExprKind::Zeros { .. }
+                        | ExprKind::Full { .. }
+                        | ExprKind::Cast { .. }
+                        | ExprKind::Sum { .. }
+                        | ExprKind::View { .. }
+                        | ExprKind::Permute { .. } => {
                             if let Some(v) = self.static_int(value, &env) {
                                 env.insert(target.clone(), Val::Int(v));
                                 continue;

@@ -445,7 +445,23 @@ impl<'a> Planner<'a, '_> {
                 };
                 Ok(planned(self.view_rule(user, target, variants)?, None))
             }
-            _ => Err(not_transform(expr_target(user), user.span)),
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => Err(not_transform(expr_target(user), user.span)),
         }
     }
 

@@ -157,7 +157,24 @@ impl<'a> Planner<'a, '_> {
                 },
                 ReadOrigin::Placeholder | ReadOrigin::Merge => None,
             },
-            _ => None,
+            ExprKind::Binary {
+                op: BinOp::Mul | BinOp::Div | BinOp::FloorDiv,
+                ..
+            }
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => None,
         }
     }
 

@@ -846,7 +846,29 @@ impl<'a> Links<'a> {
                         value,
                         op: ViewOp::ViewAs(_),
                     } => !std::ptr::eq(&**value, node),
-                    _ => false,
+                    ExprKind::View {
+                        op:
+                            ViewOp::Reshape(_)
+                            | ViewOp::View(_)
+                            | ViewOp::Squeeze(_)
+                            | ViewOp::Unsqueeze(_),
+                        ..
+                    }
+                    | ExprKind::Name(_)
+                    | ExprKind::Int(_)
+                    | ExprKind::Float(_)
+                    | ExprKind::TileAttr { .. }
+                    | ExprKind::Binary { .. }
+                    | ExprKind::Compare { .. }
+                    | ExprKind::Load { .. }
+                    | ExprKind::Subscript { .. }
+                    | ExprKind::Arange { .. }
+                    | ExprKind::Zeros { .. }
+                    | ExprKind::Full { .. }
+                    | ExprKind::Cast { .. }
+                    | ExprKind::Sum { .. }
+                    | ExprKind::Permute { .. }
+                    | ExprKind::Alloc { .. } => false,
                 };
                 if !shape_read {
                     out.push(Use {

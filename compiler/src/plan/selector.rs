@@ -175,7 +175,26 @@ impl<'a> Planner<'a, '_> {
                             self.int_of(live_side).as_ref() == Some(&live)
                                 && self.const_of(width_side) == Some(length)
                         }
-                        _ => false,
+                        ExprKind::Compare {
+                            op: CmpOp::Gt | CmpOp::Lt | CmpOp::Eq | CmpOp::Ne,
+                            ..
+                        }
+                        | ExprKind::Name(_)
+                        | ExprKind::Int(_)
+                        | ExprKind::Float(_)
+                        | ExprKind::Size { .. }
+                        | ExprKind::TileAttr { .. }
+                        | ExprKind::Binary { .. }
+                        | ExprKind::Load { .. }
+                        | ExprKind::Subscript { .. }
+                        | ExprKind::Arange { .. }
+                        | ExprKind::Zeros { .. }
+                        | ExprKind::Full { .. }
+                        | ExprKind::Cast { .. }
+                        | ExprKind::Sum { .. }
+                        | ExprKind::View { .. }
+                        | ExprKind::Permute { .. }
+                        | ExprKind::Alloc { .. } => false,
                     },
                     _ => false,
                 };
@@ -366,7 +385,22 @@ impl<'a> Planner<'a, '_> {
                             step,
                         })
                     }
-                    _ => Source::Node(source),
+                    ExprKind::Name(_)
+                    | ExprKind::Int(_)
+                    | ExprKind::Float(_)
+                    | ExprKind::Size { .. }
+                    | ExprKind::TileAttr { .. }
+                    | ExprKind::Binary { .. }
+                    | ExprKind::Compare { .. }
+                    | ExprKind::Load { .. }
+                    | ExprKind::Subscript { .. }
+                    | ExprKind::Zeros { .. }
+                    | ExprKind::Full { .. }
+                    | ExprKind::Cast { .. }
+                    | ExprKind::Sum { .. }
+                    | ExprKind::View { .. }
+                    | ExprKind::Permute { .. }
+                    | ExprKind::Alloc { .. } => Source::Node(source),
                 }
             }
             Index::Full | Index::NewAxis => Source::Unsupported(":".into()),
@@ -415,7 +449,34 @@ impl<'a> Planner<'a, '_> {
                 let (b, o) = self.tile_offset(lhs, depth + 1)?;
                 Some((b, o.sub(&self.int_of(rhs)?)))
             }
-            _ => None,
+            ExprKind::TileAttr {
+                attr:
+                    TileAttr::Begin
+                    | TileAttr::End
+                    | TileAttr::Count
+                    | TileAttr::BlockSize
+                    | TileAttr::Id,
+                ..
+            }
+            | ExprKind::Binary {
+                op: BinOp::Mul | BinOp::Div | BinOp::FloorDiv,
+                ..
+            }
+            | ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => None,
         }
     }
 

@@ -413,7 +413,21 @@ fn fix_expr(e: &mut Expr, host: &[String]) {
                     indices: std::mem::take(indices),
                 })
             }
-            _ => None,
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => None,
         };
         if let Some(k) = replacement {
             x.kind = k;
@@ -479,7 +493,11 @@ fn fit_loops(case: &mut Case) {
             | StmtKind::Atomic {
                 tensor, indices, ..
             } => see(tensor, indices),
-            _ => {}
+            StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::For(_)
+            | StmtKind::If { .. }
+            | StmtKind::Return(_) => {}
         }
         lang::ir::walk::stmt_exprs(s, &mut |e| {
             lang::ir::walk::each_expr(e, &mut |x| {
@@ -584,7 +602,16 @@ fn remove_at(body: &mut Vec<Stmt>, path: &StmtPath) -> bool {
             (StmtKind::For(lp), Arm::Loop) => &mut lp.body,
             (StmtKind::If { then_body, .. }, Arm::Then) => then_body,
             (StmtKind::If { else_body, .. }, Arm::Else) => else_body,
-            _ => return false,
+            (StmtKind::For(_), Arm::Root | Arm::Then | Arm::Else)
+            | (StmtKind::If { .. }, Arm::Root | Arm::Loop)
+            | (
+                StmtKind::Assign { .. }
+                | StmtKind::AugAssign { .. }
+                | StmtKind::Store { .. }
+                | StmtKind::Atomic { .. }
+                | StmtKind::Return(_),
+                _,
+            ) => return false,
         };
     }
     if last < cur.len() {

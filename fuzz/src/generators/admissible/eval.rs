@@ -282,7 +282,9 @@ impl ShapeRun<'_> {
                         Ok(V::Float)
                     }
                 }
-                _ => int_op(op, x, y).map(V::Int),
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::FloorDiv => {
+                    int_op(op, x, y).map(V::Int)
+                }
             },
             (V::Int(_) | V::Float, V::Int(_) | V::Float) => Ok(V::Float),
             (V::T(t), s) if scalar_dtype(&s).is_some() => self.tensor_scalar(op, t, s, true),

@@ -208,7 +208,21 @@ impl<'c> ShapeRun<'c> {
                     storage: base.storage,
                 }))
             }
-            _ => match self.eval(e)? {
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::Permute { .. } => match self.eval(e)? {
                 V::Int(v) => Ok(V::Int(v)),
                 other => Err(format!(
                     "a host assignment binds an int, an allocation or a view, not {}",

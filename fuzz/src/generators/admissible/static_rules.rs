@@ -85,8 +85,25 @@ fn static_stmt(
             static_reads(value, depth, names).map_err(here)?;
             let kind = match (depth, &value.kind) {
                 (0, ExprKind::Alloc { .. } | ExprKind::View { .. }) => NameKind::HostTensor,
-                (0, _) => NameKind::HostInt,
-                _ => NameKind::Device,
+                (
+                    0,
+                    ExprKind::Name(_)
+                    | ExprKind::Int(_)
+                    | ExprKind::Float(_)
+                    | ExprKind::Size { .. }
+                    | ExprKind::TileAttr { .. }
+                    | ExprKind::Binary { .. }
+                    | ExprKind::Compare { .. }
+                    | ExprKind::Load { .. }
+                    | ExprKind::Subscript { .. }
+                    | ExprKind::Arange { .. }
+                    | ExprKind::Zeros { .. }
+                    | ExprKind::Full { .. }
+                    | ExprKind::Cast { .. }
+                    | ExprKind::Sum { .. }
+                    | ExprKind::Permute { .. },
+                ) => NameKind::HostInt,
+                (1.., _) => NameKind::Device,
             };
             names.insert(target.clone(), kind);
         }
@@ -218,7 +235,23 @@ fn static_reads(e: &Expr, depth: usize, names: &FastMap<String, NameKind>) -> R<
             ExprKind::Alloc { .. } if depth > 0 => {
                 Some("a host allocation inside a device loop".into())
             }
-            _ => None,
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => None,
         };
     });
     bad.map_or(Ok(()), Err)
@@ -252,7 +285,21 @@ pub(super) fn syntax(e: &Expr) -> R<()> {
                 syntax_indices(indices).err()
             }
             ExprKind::Name(n) if !is_identifier(n) => Some(format!("`{n}` is not an identifier")),
-            _ => None,
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => None,
         };
     });
     bad.map_or(Ok(()), Err)

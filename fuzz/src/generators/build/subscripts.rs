@@ -457,7 +457,22 @@ impl Gen<'_, '_> {
     fn is_scalar(&self, e: &Expr) -> bool {
         match &e.kind {
             ExprKind::Name(n) => self.scalar_names.iter().any(|s| s == n),
-            _ => is_scalar_expr(e),
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => is_scalar_expr(e),
         }
     }
 
@@ -478,7 +493,20 @@ fn is_scalar_expr(e: &Expr) -> bool {
         ExprKind::Int(_) => true,
         ExprKind::TileAttr { attr, .. } => *attr != TileAttr::Index,
         ExprKind::Binary { lhs, rhs, .. } => is_scalar_expr(lhs) && is_scalar_expr(rhs),
-        _ => false,
+        ExprKind::Name(_)
+        | ExprKind::Float(_)
+        | ExprKind::Size { .. }
+        | ExprKind::Compare { .. }
+        | ExprKind::Load { .. }
+        | ExprKind::Subscript { .. }
+        | ExprKind::Arange { .. }
+        | ExprKind::Zeros { .. }
+        | ExprKind::Full { .. }
+        | ExprKind::Cast { .. }
+        | ExprKind::Sum { .. }
+        | ExprKind::View { .. }
+        | ExprKind::Permute { .. }
+        | ExprKind::Alloc { .. } => false,
     }
 }
 
@@ -502,6 +530,20 @@ fn iota_len(e: &Expr) -> Option<usize> {
             })
         }
         ExprKind::Binary { lhs, rhs, .. } => iota_len(lhs).or_else(|| iota_len(rhs)),
-        _ => None,
+        ExprKind::Name(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Size { .. }
+        | ExprKind::TileAttr { .. }
+        | ExprKind::Compare { .. }
+        | ExprKind::Load { .. }
+        | ExprKind::Subscript { .. }
+        | ExprKind::Zeros { .. }
+        | ExprKind::Full { .. }
+        | ExprKind::Cast { .. }
+        | ExprKind::Sum { .. }
+        | ExprKind::View { .. }
+        | ExprKind::Permute { .. }
+        | ExprKind::Alloc { .. } => None,
     }
 }

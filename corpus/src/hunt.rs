@@ -135,27 +135,19 @@ pub fn engines_to_reproduce(engine: Option<EngineId>) -> String {
 
 /// A JAX engine that runs only where the hunted fault changes the emitted module (see the
 /// module docs); elsewhere it reports [`EngineStatus::NotRun`], which agrees with everything.
+/// It runs only under the faulty options (the campaign's and the reducer's), so a job's module
+/// is the faulty one and the clean compile is the gate's only work; a check under the clean
+/// options uses the engines ungated.
 struct FaultGate {
     inner: Box<dyn Engine>,
     clean: CodegenOptions,
-    faulty: CodegenOptions,
 }
 
 impl FaultGate {
-    fn wrap(
-        engines: Vec<Box<dyn Engine>>,
-        clean: CodegenOptions,
-        faulty: CodegenOptions,
-    ) -> Vec<Box<dyn Engine>> {
+    fn wrap(engines: Vec<Box<dyn Engine>>, clean: CodegenOptions) -> Vec<Box<dyn Engine>> {
         engines
             .into_iter()
-            .map(|inner| {
-                Box::new(FaultGate {
-                    inner,
-                    clean,
-                    faulty,
-                }) as Box<dyn Engine>
-            })
+            .map(|inner| Box::new(FaultGate { inner, clean }) as Box<dyn Engine>)
             .collect()
     }
 }
@@ -175,7 +167,12 @@ impl Engine for FaultGate {
     }
 
     fn run(&self, job: &Job<'_>) -> EngineRun {
-        if fault_changes(job.case, &self.clean, &self.faulty) {
+        let changed = match compile_guarded(job.case, &self.clean) {
+            Ok(clean) => clean.source() != job.emitted,
+            // A compiler crash either way is decided without JAX; let the engine see it.
+            Err(_) => true,
+        };
+        if changed {
             return self.inner.run(job);
         }
         EngineRun {
@@ -188,6 +185,7 @@ impl Engine for FaultGate {
 }
 
 struct HuntSink<'e> {
+    /// Every engine, ungated: the check under the clean options.
     engines: &'e [Box<dyn Engine>],
     clean: CodegenOptions,
     stop: Arc<AtomicBool>,
@@ -263,14 +261,17 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
         let mut reproducers: Vec<Reproducer> = Vec::new();
         for k in 0..cfg.repeat {
             let (in_process, jax) = (cfg.engines)();
-            let jax = FaultGate::wrap(jax, clean, faulty);
-            // The sink and the reducer check with every engine, JAX ones gated.
+            let jax = FaultGate::wrap(jax, clean);
+            // The reducer checks with the faulty options with every engine, JAX ones gated;
+            // the sink and the reducer check the clean options with every engine ungated.
             let (mut check_engines, check_jax) = (cfg.engines)();
             let uses_jax = !check_jax.is_empty();
-            check_engines.extend(FaultGate::wrap(check_jax, clean, faulty));
+            check_engines.extend(FaultGate::wrap(check_jax, clean));
+            let (mut clean_engines, clean_jax) = (cfg.engines)();
+            clean_engines.extend(clean_jax);
             let stop = Arc::new(AtomicBool::new(false));
             let sink = HuntSink {
-                engines: &check_engines,
+                engines: &clean_engines,
                 clean,
                 stop: stop.clone(),
                 found: Mutex::new(None),
@@ -310,7 +311,7 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
                 let r = check_case(c, &check_engines, &faulty);
                 r.outcome.is_finding()
                     && sig.holds_for(&signature(c, &r))
-                    && !check_case(c, &check_engines, &clean).outcome.is_finding()
+                    && !check_case(c, &clean_engines, &clean).outcome.is_finding()
             };
             // With JAX engines, candidates the fault does not change are boring without a JAX
             // run; the others run on the JAX workers in parallel.

@@ -140,7 +140,7 @@ fn check_json_is_the_meta_report_schema() {
     assert!(record.has_module, "{record:?}");
     let sim = &record.engines[1];
     assert_eq!(sim.engine, fuzz::engines::EngineId::PallasSim);
-    assert_eq!(sim.status, "ok");
+    assert_eq!(sim.status, fuzz::engines::StatusKind::Ok);
     assert_eq!(
         sim.output_shapes.as_ref().map(Vec::len),
         record.engines[0].output_shapes.as_ref().map(Vec::len),

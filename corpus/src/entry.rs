@@ -63,7 +63,7 @@ impl From<EngineId> for EngineKey {
 
 impl fmt::Display for EngineKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 

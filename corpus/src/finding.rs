@@ -23,7 +23,7 @@ use compiler::faults::{FaultSet, UnknownFault};
 use compiler::verdict::Verdict;
 use fuzz::check::CaseReport;
 use fuzz::compare::MismatchKind;
-use fuzz::engines::{EngineId, EngineRun, EngineStatus};
+use fuzz::engines::{EngineId, EngineRun, EngineStatus, StatusKind};
 use fuzz::outcome::Outcome;
 use lang::ir::{CASE_VERSION, Case};
 use lang::render::render_case;
@@ -147,8 +147,8 @@ impl From<Option<String>> for Versions {
 pub struct EngineRecord {
     /// The engine.
     pub engine: EngineId,
-    /// Its status name ([`EngineStatus::name`]: `ok`, `lowered`, `error`, `timeout`, ...).
-    pub status: String,
+    /// Its status (`ok`, `lowered`, `error`, `timeout`, ...).
+    pub status: StatusKind,
     /// Wall-clock seconds.
     pub seconds: f64,
     /// The error message or reason, if any ([`EngineStatus::detail`]).
@@ -185,7 +185,7 @@ impl From<&EngineRun> for EngineRecord {
         };
         EngineRecord {
             engine: e.engine,
-            status: e.status.name().to_string(),
+            status: e.status.kind(),
             seconds: e.seconds,
             detail: e.status.detail(),
             stage,

@@ -236,7 +236,7 @@ pub fn reduce_finding(
                 // Helion's: the loop type kept (`Signature::loop_type_holds`), a subset of
                 // the forms.
                 Ok(_) | Err(_) => {
-                    signature_.loop_type_holds(Some(c.effective_loop_type().name()))
+                    signature_.loop_type_holds(Some(c.effective_loop_type()))
                         && index_forms(c).is_subset(&signature_.forms)
                 }
             };

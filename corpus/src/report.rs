@@ -139,8 +139,8 @@ fn engine_detail(f: &Finding) -> Option<String> {
 
 fn forms(sig: &Signature) -> String {
     let mut parts = Vec::new();
-    if let Some(l) = &sig.loop_type {
-        parts.push(l.clone());
+    if let Some(l) = sig.loop_type {
+        parts.push(l.name().to_string());
     }
     if !sig.decisions.is_empty() {
         let decisions: Vec<String> = sig.decisions.iter().map(|d| d.to_string()).collect();

@@ -33,7 +33,7 @@ use compiler::plan::SelectorKind;
 use fuzz::check::CaseReport;
 use fuzz::engines::{EngineId, EngineStatus};
 use fuzz::outcome::Outcome;
-use lang::ir::Case;
+use lang::ir::{Case, LoopType};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -54,7 +54,7 @@ pub struct Signature {
     /// crash, digits replaced by `N`).
     pub cause: Option<String>,
     /// The effective loop type, for findings about the emitted code.
-    pub loop_type: Option<String>,
+    pub loop_type: Option<LoopType>,
     /// The index forms of the kernel's device subscripts, for findings about code Helion
     /// emitted (our planner's decisions do not describe it).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
@@ -151,7 +151,7 @@ impl Signature {
             self.outcome,
             self.engine_part(),
             part(&self.cause),
-            part(&self.loop_type),
+            self.loop_type.map_or("-", LoopType::name),
             forms
         )
     }
@@ -180,7 +180,7 @@ impl Signature {
         self.outcome == candidate.outcome
             && self.engine == candidate.engine
             && self.cause == candidate.cause
-            && self.loop_type_holds(candidate.loop_type.as_deref())
+            && self.loop_type_holds(candidate.loop_type)
             && candidate.forms.is_subset(&self.forms)
             && decisions_hold(&self.decisions, &candidate.decisions)
     }
@@ -189,12 +189,11 @@ impl Signature {
     /// the same one, or the canonical one ([`crate::reduce::CANONICAL_LOOP_TYPE`]); anything
     /// when this signature records none (our emitted code keys on decisions, `helion-eager`
     /// never reads the loop type).
-    pub fn loop_type_holds(&self, loop_type: Option<&str>) -> bool {
-        match self.loop_type.as_deref() {
+    pub fn loop_type_holds(&self, loop_type: Option<LoopType>) -> bool {
+        match self.loop_type {
             None => true,
             Some(own) => {
-                loop_type == Some(own)
-                    || loop_type == Some(crate::reduce::CANONICAL_LOOP_TYPE.name())
+                loop_type == Some(own) || loop_type == Some(crate::reduce::CANONICAL_LOOP_TYPE)
             }
         }
     }
@@ -421,7 +420,7 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
             sig.decisions = report.decisions.clone();
         } else {
             if !eager {
-                sig.loop_type = Some(case.effective_loop_type().name().to_string());
+                sig.loop_type = Some(case.effective_loop_type());
             }
             sig.forms = index_forms(case);
         }
@@ -935,7 +934,7 @@ mod tests {
             outcome: fuzz::outcome::Outcome::Mismatch,
             engine: Some("pallas-tpu-interpret".parse().expect("an engine")),
             cause: Some("values".into()),
-            loop_type: Some("fori_loop".into()),
+            loop_type: LoopType::from_name("fori_loop"),
             forms: [IndexForm::TileIndex, IndexForm::Int].into_iter().collect(),
             decisions: Decisions::new(),
             ablated: Decisions::new(),
@@ -961,16 +960,16 @@ mod tests {
             outcome: fuzz::outcome::Outcome::Mismatch,
             engine: Some("helion-pallas".parse().expect("an engine")),
             cause: Some("poison".into()),
-            loop_type: Some("emit_pipeline".into()),
+            loop_type: LoopType::from_name("emit_pipeline"),
             forms: BTreeSet::new(),
             decisions: Decisions::new(),
             ablated: Decisions::new(),
         };
         let mut b = a.clone();
-        b.loop_type = Some(crate::reduce::CANONICAL_LOOP_TYPE.name().into());
+        b.loop_type = Some(crate::reduce::CANONICAL_LOOP_TYPE);
         assert!(a.holds_for(&b));
         assert!(!b.holds_for(&a), "never away from the canonical loop type");
-        b.loop_type = Some("unroll".into());
+        b.loop_type = Some(LoopType::Unroll);
         assert!(!a.holds_for(&b));
     }
 
@@ -997,7 +996,10 @@ mod tests {
         assert_eq!(a.loop_type, None);
         assert_eq!(a.key(), b.key());
         // And the reducer may move such a finding to any loop type.
-        assert!(a.loop_type_holds(Some("unroll")) && a.loop_type_holds(Some("fori_loop")));
+        assert!(
+            a.loop_type_holds(LoopType::from_name("unroll"))
+                && a.loop_type_holds(LoopType::from_name("fori_loop"))
+        );
     }
 
     #[test]
@@ -1148,7 +1150,7 @@ mod tests {
             outcome: fuzz::outcome::Outcome::Mismatch,
             engine: Some(fuzz::engines::EngineId::PallasSim),
             cause: Some("values".into()),
-            loop_type: Some("unroll".into()),
+            loop_type: LoopType::from_name("unroll"),
             forms: forms.iter().copied().collect(),
             decisions: Decisions::new(),
             ablated: Decisions::new(),

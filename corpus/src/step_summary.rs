@@ -27,9 +27,9 @@ pub struct Campaign<'a> {
     /// The campaign seed.
     pub seed: u64,
     /// The engines that ran.
-    pub engines: &'a [String],
+    pub engines: &'a [EngineId],
     /// Engines asked for that could not run here, with the reason.
-    pub unavailable: &'a [(String, String)],
+    pub unavailable: &'a [(EngineId, String)],
     /// The counts.
     pub summary: &'a Summary,
     /// The findings written into new directories.
@@ -65,7 +65,8 @@ pub fn markdown(c: &Campaign<'_>) -> String {
         c.seed,
         c.out.display()
     );
-    let _ = writeln!(s, "Engines: {}.", cell(&c.engines.join(", ")));
+    let names: Vec<&str> = c.engines.iter().map(|e| e.name()).collect();
+    let _ = writeln!(s, "Engines: {}.", cell(&names.join(", ")));
     for (name, why) in c.unavailable {
         let _ = writeln!(s, "Engine `{name}` never ran: {}.", cell(why));
     }
@@ -260,8 +261,11 @@ mod tests {
     #[test]
     fn the_page_has_the_verdict_rates_outcomes_findings_and_coverage() {
         let summary = summary();
-        let engines = ["oracle".to_string(), "pallas-sim".to_string()];
-        let unavailable = [("pallas-tpu".to_string(), "no TPU | here".to_string())];
+        let engines = [EngineId::Reference, EngineId::PallasSim];
+        let unavailable = [(
+            EngineId::Worker(tpu_runner::Mode::PallasTpu),
+            "no TPU | here".to_string(),
+        )];
         let found = [NewFinding {
             dir: "findings/0001-mismatch-pallas-sim".into(),
             outcome: fuzz::outcome::Outcome::Mismatch,

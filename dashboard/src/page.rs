@@ -399,7 +399,7 @@ pub fn campaign_view(id: &str, dir: &FindingsDir, page_dir: &Path) -> (CampaignV
         unavailable: record
             .engines_unavailable
             .iter()
-            .map(|u| (u.engine.clone(), u.reason.clone()))
+            .map(|u| (u.engine.name().to_string(), u.reason.clone()))
             .collect(),
         versions: versions(dir),
         shards: shard_rows(dir),

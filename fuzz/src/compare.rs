@@ -171,7 +171,7 @@ impl MismatchKind {
 
 impl fmt::Display for MismatchKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 

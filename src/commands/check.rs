@@ -60,11 +60,13 @@ pub struct PoolSizes {
 /// here (with `--allow-unavailable`; without it, those are an error).
 pub struct Selected {
     /// The engines that will run, in the order asked.
+    pub ids: Vec<EngineId>,
+    /// Their names (what the engine builders take).
     pub names: Vec<String>,
     /// Their pools.
     pub pools: Pools,
-    /// Engine name and why it cannot run here.
-    pub unavailable: Vec<(String, String)>,
+    /// Each engine that cannot run here, and why.
+    pub unavailable: Vec<(EngineId, String)>,
 }
 
 /// Checks the engine names, starts the pools they need (provisioning JAX, or Helion, on first
@@ -88,10 +90,10 @@ pub fn select_engines(
         )));
     }
     let mut pools = Pools::default();
-    let mut unavailable: Vec<(String, String)> = Vec::new();
-    let down = |runtime: Runtime, why: String, unavailable: &mut Vec<(String, String)>| {
-        for id in ids.iter().filter(|e| e.runtime() == Some(runtime)) {
-            unavailable.push((id.name().to_string(), why.clone()));
+    let mut unavailable: Vec<(EngineId, String)> = Vec::new();
+    let down = |runtime: Runtime, why: String, unavailable: &mut Vec<(EngineId, String)>| {
+        for &id in ids.iter().filter(|e| e.runtime() == Some(runtime)) {
+            unavailable.push((id, why.clone()));
         }
     };
     let needed = engines::runtimes_needed(requested);
@@ -100,7 +102,7 @@ pub fn select_engines(
             Ok(pool) => {
                 if ids.contains(&EngineId::Worker(Mode::PallasTpu)) && !pool.availability().tpu {
                     unavailable.push((
-                        Mode::PallasTpu.name().to_string(),
+                        EngineId::Worker(Mode::PallasTpu),
                         format!(
                             "no TPU device here (jax.devices(): {:?})",
                             pool.availability().devices
@@ -129,22 +131,22 @@ pub fn select_engines(
             lines.join("\n")
         )));
     }
-    let names: Vec<String> = requested
+    let left: Vec<EngineId> = ids
         .iter()
-        .filter(|n| !unavailable.iter().any(|(u, _)| u == *n))
-        .cloned()
+        .copied()
+        .filter(|e| !unavailable.iter().any(|(u, _)| u == e))
         .collect();
     for (n, why) in &unavailable {
         eprintln!("pallas-diff: warning: engine {n} never runs in this run: {why}");
     }
-    let left: Vec<EngineId> = names.iter().filter_map(|n| n.parse().ok()).collect();
     if !comparable(&left) {
         return Err(CliError::Input(anyhow::anyhow!(
             "nothing to compare: every engine besides the reference is unavailable here"
         )));
     }
     Ok(Selected {
-        names,
+        names: left.iter().map(|e| e.to_string()).collect(),
+        ids: left,
         pools,
         unavailable,
     })

@@ -272,17 +272,12 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             format: STATS_FORMAT,
             seed: Some(args.seed),
             interrupted,
-            engines: selected
-                .names
-                .iter()
-                .map(|n| n.parse())
-                .collect::<Result<_, _>>()
-                .map_err(|e| CliError::Internal(anyhow::Error::from(e)))?,
+            engines: selected.ids.clone(),
             engines_unavailable: selected
                 .unavailable
                 .iter()
                 .map(|(engine, reason)| Unavailable {
-                    engine: engine.clone(),
+                    engine: *engine,
                     reason: reason.clone(),
                 })
                 .collect(),
@@ -356,7 +351,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     // A CI job's summary page (GitHub Actions); losing it must not change the campaign's exit.
     if let Err(e) = corpus::step_summary::append_if_set(&corpus::step_summary::Campaign {
         seed: args.seed,
-        engines: &selected.names,
+        engines: &selected.ids,
         unavailable: &selected.unavailable,
         summary: &summary,
         new_findings: &new_findings,

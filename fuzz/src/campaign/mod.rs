@@ -211,10 +211,7 @@ pub fn run(
                             st.helion_health.add(health);
                         }
                         for (engine, a) in report.helion_value_agreement() {
-                            st.helion_values
-                                .entry(engine.name().to_string())
-                                .or_default()
-                                .add(a);
+                            st.helion_values.entry(engine).or_default().add(a);
                         }
                         if let Some(k) = report.known_issue {
                             *st.known_issues.entry(k.to_string()).or_default() += 1;

@@ -119,12 +119,12 @@ pub struct NewFinding {
 }
 
 /// An engine the campaign was asked for that never ran, and why.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Unavailable {
     /// The engine.
-    pub engine: String,
+    pub engine: EngineId,
     /// Why it did not run.
+    #[serde(default)]
     pub reason: String,
 }
 
@@ -369,10 +369,7 @@ impl Stats {
         }
         self.helion_health.merge(helion_health);
         for (engine, v) in helion_values {
-            self.helion_values
-                .entry(engine.clone())
-                .or_default()
-                .merge(v);
+            self.helion_values.entry(*engine).or_default().merge(v);
         }
         for (key, r) in helion_reach {
             self.helion_reach.entry(key.clone()).or_default().merge(r);
@@ -673,7 +670,10 @@ mod tests {
         assert_eq!(r.stats.coverage["slice/unroll/tail"].helion_ran, 0);
         assert_eq!(r.stats.helion_verdicts["lowered"].agree, 2);
         assert_eq!(r.stats.helion_verdicts_by_form["slice"].cases, 3);
-        assert_eq!(r.engines_unavailable[0].engine, "helion-pallas");
+        assert_eq!(
+            r.engines_unavailable[0].engine,
+            EngineId::Worker(tpu_runner::Mode::HelionPallas)
+        );
         assert_eq!(r.series[0].cases, 40);
         assert!(r.shards.is_empty());
         assert_eq!(r.stats.helion_health.cases, 0, "null reads as none");

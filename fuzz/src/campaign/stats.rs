@@ -65,7 +65,7 @@ pub struct Stats {
     pub helion_health: HelionHealthCounts,
     /// Per Helion engine, value agreement with our emitted module on the cases both lowered
     /// and ran ([`crate::check::CaseReport::helion_value_agreement`]).
-    pub helion_values: BTreeMap<String, ValueCounts>,
+    pub helion_values: BTreeMap<EngineId, ValueCounts>,
     /// Real Helion's reach per construct of the kernel-language surface (every feature but the
     /// index cells, which `coverage` counts: loop kinds and where they sit, tile attributes,
     /// argument kinds, config keys, IR forms), keyed by the feature's name.
@@ -617,7 +617,10 @@ mod tests {
         use crate::check::ValueAgreement;
         let mut st = Stats::default();
         assert!(!st.table(1.0).contains("both lowered and ran"));
-        let v = st.helion_values.entry("helion-pallas".into()).or_default();
+        let v = st
+            .helion_values
+            .entry(EngineId::Worker(tpu_runner::Mode::HelionPallas))
+            .or_default();
         for a in [
             ValueAgreement::Agree,
             ValueAgreement::Agree,

@@ -102,7 +102,7 @@ impl EngineId {
 
 impl fmt::Display for EngineId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 
@@ -165,6 +165,69 @@ impl EngineRun {
             seconds: 0.0,
             generated: None,
         }
+    }
+}
+
+/// The kind of an [`EngineStatus`]: what a record keeps of it besides its details. Serialized
+/// as its name ([`StatusKind::name`]).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum StatusKind {
+    /// [`EngineStatus::Outputs`].
+    Ok,
+    /// [`EngineStatus::Lowered`].
+    Lowered,
+    /// [`EngineStatus::Unavailable`].
+    Unavailable,
+    /// [`EngineStatus::NotRun`].
+    NotRun,
+    /// [`EngineStatus::Refused`].
+    Refused,
+    /// [`EngineStatus::Invalid`].
+    Invalid,
+    /// [`EngineStatus::KernelError`].
+    Error,
+    /// [`EngineStatus::Timeout`].
+    Timeout,
+    /// [`EngineStatus::Crash`].
+    Crash,
+}
+
+impl StatusKind {
+    /// Every kind.
+    pub const ALL: [StatusKind; 9] = [
+        StatusKind::Ok,
+        StatusKind::Lowered,
+        StatusKind::Unavailable,
+        StatusKind::NotRun,
+        StatusKind::Refused,
+        StatusKind::Invalid,
+        StatusKind::Error,
+        StatusKind::Timeout,
+        StatusKind::Crash,
+    ];
+
+    /// The one-word name (`ok`, `not-run`, `error`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            StatusKind::Ok => "ok",
+            StatusKind::Lowered => "lowered",
+            StatusKind::Unavailable => "unavailable",
+            StatusKind::NotRun => "not-run",
+            StatusKind::Refused => "refused",
+            StatusKind::Invalid => "invalid",
+            StatusKind::Error => "error",
+            StatusKind::Timeout => "timeout",
+            StatusKind::Crash => "crash",
+        }
+    }
+}
+
+impl fmt::Display for StatusKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
     }
 }
 
@@ -232,19 +295,24 @@ impl EngineStatus {
         }
     }
 
-    /// A one-word name for tables.
-    pub fn name(&self) -> &'static str {
+    /// Which kind of status, without its details.
+    pub fn kind(&self) -> StatusKind {
         match self {
-            EngineStatus::Outputs(_) => "ok",
-            EngineStatus::Lowered => "lowered",
-            EngineStatus::Unavailable(_) => "unavailable",
-            EngineStatus::NotRun(_) => "not-run",
-            EngineStatus::Refused { .. } => "refused",
-            EngineStatus::Invalid { .. } => "invalid",
-            EngineStatus::KernelError { .. } => "error",
-            EngineStatus::Timeout(_) => "timeout",
-            EngineStatus::Crash(_) => "crash",
+            EngineStatus::Outputs(_) => StatusKind::Ok,
+            EngineStatus::Lowered => StatusKind::Lowered,
+            EngineStatus::Unavailable(_) => StatusKind::Unavailable,
+            EngineStatus::NotRun(_) => StatusKind::NotRun,
+            EngineStatus::Refused { .. } => StatusKind::Refused,
+            EngineStatus::Invalid { .. } => StatusKind::Invalid,
+            EngineStatus::KernelError { .. } => StatusKind::Error,
+            EngineStatus::Timeout(_) => StatusKind::Timeout,
+            EngineStatus::Crash(_) => StatusKind::Crash,
         }
+    }
+
+    /// A one-word name for tables ([`StatusKind::name`]).
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
     }
 
     /// A one-line detail (error message or reason), if any.
@@ -432,6 +500,11 @@ mod tests {
             let json = serde_json::to_string(&id).unwrap();
             assert_eq!(serde_json::from_str::<EngineId>(&json).unwrap(), id);
             assert_eq!(IN_PROCESS.contains(&id.name()), id.is_in_process(), "{id}");
+        }
+        for k in StatusKind::ALL {
+            let json = serde_json::to_string(&k).unwrap();
+            assert_eq!(json, format!("\"{}\"", k.name()));
+            assert_eq!(serde_json::from_str::<StatusKind>(&json).unwrap(), k);
         }
         assert!("pallas".parse::<EngineId>().is_err());
         assert!(

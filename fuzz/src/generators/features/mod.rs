@@ -336,7 +336,7 @@ impl IndexForm {
 
 impl fmt::Display for IndexForm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 

@@ -47,10 +47,6 @@ impl<'a> Planner<'a, '_> {
         }
     }
 
-    fn const_of(&self, e: &Expr) -> Option<i64> {
-        self.int_of(e).and_then(|a| a.as_const())
-    }
-
     /// Normalizes the narrowing subscript `sub` into a selector (spec §2.6), in the spec's check
     /// order.
     pub(crate) fn normalize(&self, sub: &'a Expr) -> Result<Normalized, Rejection> {
@@ -173,7 +169,7 @@ impl<'a> Planner<'a, '_> {
                             rhs: live_side,
                         } => {
                             self.int_of(live_side).as_ref() == Some(&live)
-                                && self.const_of(width_side) == Some(length)
+                                && self.types.of(width_side).const_int() == Some(length)
                         }
                         ExprKind::Compare {
                             op: CmpOp::Gt | CmpOp::Lt | CmpOp::Eq | CmpOp::Ne,
@@ -213,11 +209,11 @@ impl<'a> Planner<'a, '_> {
             }
             // B. Tile run, or C. a static int reached through a node.
             Source::Node(node) => {
-                let (block, squeeze) = match self.types.of(node) {
-                    Ty::Int(Some(a)) if a.as_const().is_some() => {
-                        let k = a.as_const().unwrap_or(0);
-                        return self.static_int(k, base, sub, &here);
-                    }
+                let ty = self.types.of(node);
+                if let Some(k) = ty.const_int() {
+                    return self.static_int(k, base, sub, &here);
+                }
+                let (block, squeeze) = match ty {
                     Ty::Int(Some(a)) => match a.as_sym() {
                         Some(Sym::TileBegin(b)) => (b, true),
                         _ => return rej(Rule::SelectorScalarNotTileBegin, &[]),
@@ -370,7 +366,7 @@ impl<'a> Planner<'a, '_> {
                             None => Some(Affine::constant(0)),
                         };
                         let step = match step {
-                            Some(s) => self.const_of(s),
+                            Some(s) => self.types.of(s).const_int(),
                             None => Some(1),
                         };
                         let length = self
@@ -494,7 +490,7 @@ impl<'a> Planner<'a, '_> {
             let here = at(sub.span);
             let rej = |rule: Rule| Err(Rejection::new(rule, sub.span, &[("at", &here)]));
             if let Some(b) = &dim.begin
-                && self.const_of(b) != Some(0)
+                && self.types.of(b).const_int() != Some(0)
             {
                 return rej(Rule::SelectorLoopNotZeroBased);
             }

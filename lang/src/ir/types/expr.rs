@@ -110,10 +110,7 @@ impl Infer<'_> {
                 let t = self.expr(end)?;
                 let en = self.int_value(&t);
                 let st = match step {
-                    Some(s) => {
-                        let t = self.expr(s)?;
-                        self.int_value(&t).and_then(|a| a.as_const())
-                    }
+                    Some(s) => self.expr(s)?.const_int(),
                     None => Some(1),
                 };
                 let len = match (s, en, st) {

@@ -116,6 +116,21 @@ impl Ty {
             Ty::Int(_) | Ty::Float | Ty::Bool | Ty::Tile(_) | Ty::GridIndex(_) => None,
         }
     }
+
+    /// The value of a scalar int whose affine form has no symbols: what sympy would fold to a
+    /// Python int. A grid index, a tile attribute or a non-affine int is not one.
+    pub fn const_int(&self) -> Option<i64> {
+        match self {
+            Ty::Int(Some(a)) => a.as_const(),
+            Ty::Int(None)
+            | Ty::HostTensor { .. }
+            | Ty::Tensor { .. }
+            | Ty::Float
+            | Ty::Bool
+            | Ty::Tile(_)
+            | Ty::GridIndex(_) => None,
+        }
+    }
 }
 
 /// A kernel Helion could not trace (shape mismatch, unknown name, bad view, ...).

@@ -41,13 +41,11 @@ impl Infer<'_> {
                 let mut out = Vec::new();
                 let mut hole = None;
                 for a in args {
-                    let ty = self.expr(a)?;
-                    match self.int_value(&ty) {
-                        Some(x) if x.as_const() == Some(-1) => {
-                            hole = Some(out.len());
-                            out.push(Dim::fixed(-1));
-                        }
-                        _ => out.push(self.dim_arg(a)?),
+                    if self.expr(a)?.const_int() == Some(-1) {
+                        hole = Some(out.len());
+                        out.push(Dim::fixed(-1));
+                    } else {
+                        out.push(self.dim_arg(a)?);
                     }
                 }
                 let known: i64 = out

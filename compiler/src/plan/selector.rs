@@ -39,14 +39,6 @@ enum Source<'a> {
 }
 
 impl<'a> Planner<'a, '_> {
-    fn int_of(&self, e: &Expr) -> Option<Affine> {
-        match self.types.of(e) {
-            Ty::Int(a) => a.clone(),
-            Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
-            Ty::HostTensor { .. } | Ty::Tensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => None,
-        }
-    }
-
     /// Normalizes the narrowing subscript `sub` into a selector (spec §2.6), in the spec's check
     /// order.
     pub(crate) fn normalize(&self, sub: &'a Expr) -> Result<Normalized, Rejection> {
@@ -168,7 +160,7 @@ impl<'a> Planner<'a, '_> {
                             lhs: width_side,
                             rhs: live_side,
                         } => {
-                            self.int_of(live_side).as_ref() == Some(&live)
+                            self.types.of(live_side).int_value().as_ref() == Some(&live)
                                 && self.types.of(width_side).const_int() == Some(length)
                         }
                         ExprKind::Compare {
@@ -331,7 +323,7 @@ impl<'a> Planner<'a, '_> {
         match index {
             Index::Int(k) => Source::Int(*k),
             Index::Slice { start, stop, step } => {
-                let bound = |b: &Option<Expr>| b.as_ref().map(|e| self.int_of(e));
+                let bound = |b: &Option<Expr>| b.as_ref().map(|e| self.types.of(e).int_value());
                 let (s, t, st) = (bound(start), bound(stop), bound(step));
                 let is_static = |b: &Option<Option<Affine>>| match b {
                     None => true,
@@ -362,7 +354,7 @@ impl<'a> Planner<'a, '_> {
                 match &source.kind {
                     ExprKind::Arange { start, step, .. } => {
                         let start = match start {
-                            Some(s) => self.int_of(s),
+                            Some(s) => self.types.of(s).int_value(),
                             None => Some(Affine::constant(0)),
                         };
                         let step = match step {
@@ -428,13 +420,14 @@ impl<'a> Planner<'a, '_> {
                 lhs,
                 rhs,
             } => {
-                if let (Some((b, o)), Some(c)) =
-                    (self.tile_offset(lhs, depth + 1), self.int_of(rhs))
-                {
+                if let (Some((b, o)), Some(c)) = (
+                    self.tile_offset(lhs, depth + 1),
+                    self.types.of(rhs).int_value(),
+                ) {
                     Some((b, o.add(&c)))
                 } else {
                     let (b, o) = self.tile_offset(rhs, depth + 1)?;
-                    Some((b, o.add(&self.int_of(lhs)?)))
+                    Some((b, o.add(&self.types.of(lhs).int_value()?)))
                 }
             }
             ExprKind::Binary {
@@ -443,7 +436,7 @@ impl<'a> Planner<'a, '_> {
                 rhs,
             } => {
                 let (b, o) = self.tile_offset(lhs, depth + 1)?;
-                Some((b, o.sub(&self.int_of(rhs)?)))
+                Some((b, o.sub(&self.types.of(rhs).int_value()?)))
             }
             ExprKind::TileAttr {
                 attr:

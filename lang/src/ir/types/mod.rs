@@ -117,6 +117,17 @@ impl Ty {
         }
     }
 
+    /// The affine value of a scalar int: a symbolic int's form, or a grid index as the begin
+    /// of its tile (a grid index is the loop's offset). `None` for an int that is not affine
+    /// and for everything that is not an int.
+    pub fn int_value(&self) -> Option<Affine> {
+        match self {
+            Ty::Int(a) => a.clone(),
+            Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
+            Ty::HostTensor { .. } | Ty::Tensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => None,
+        }
+    }
+
     /// The value of a scalar int whose affine form has no symbols: what sympy would fold to a
     /// Python int. A grid index, a tile attribute or a non-affine int is not one.
     pub fn const_int(&self) -> Option<i64> {
@@ -275,14 +286,4 @@ pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
         });
     }
     Some(out)
-}
-
-impl Infer<'_> {
-    fn int_value(&self, ty: &Ty) -> Option<Affine> {
-        match ty {
-            Ty::Int(a) => a.clone(),
-            Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
-            Ty::HostTensor { .. } | Ty::Tensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => None,
-        }
-    }
 }

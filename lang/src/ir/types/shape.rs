@@ -17,8 +17,8 @@ impl Infer<'_> {
         if let Ty::Tile(b) = ty {
             return Ok(Dim::tiled(self.sizes.effective[b], b));
         }
-        let a = self
-            .int_value(&ty)
+        let a = ty
+            .int_value()
             .ok_or_else(|| err(e.span, "a dimension must be an int"))?;
         if let Some(c) = a.as_const() {
             return Ok(Dim::fixed(c));
@@ -138,10 +138,7 @@ impl Infer<'_> {
                         |b: &Option<Expr>| -> Result<Option<Option<Affine>>, TypeError> {
                             match b {
                                 None => Ok(None),
-                                Some(x) => {
-                                    let t = self.expr(x)?;
-                                    Ok(Some(self.int_value(&t)))
-                                }
+                                Some(x) => Ok(Some(self.expr(x)?.int_value())),
                             }
                         };
                     let (s, t, st) = (bound(start)?, bound(stop)?, bound(step)?);

@@ -769,6 +769,15 @@ impl Expr {
     pub fn int(v: i64, span: Span) -> Expr {
         Expr::new(ExprKind::Int(v), span)
     }
+
+    /// The value of an int literal; `None` for any other form (names are not resolved).
+    pub fn as_int(&self) -> Option<i64> {
+        if let ExprKind::Int(v) = self.kind {
+            Some(v)
+        } else {
+            None
+        }
+    }
 }
 
 impl Stmt {

@@ -148,8 +148,8 @@ impl<'a> Planner<'a, '_> {
                 // The predicate must be `Ge(live, width)` as sympy compares it; `width <= live`
                 // traces through Python's reflected comparison to that same object, and nothing
                 // else is normalized (D-1.5.1-16: `live - w >= 0` and `live > w - 1` fail).
-                let guarded = match &if_stmt.kind {
-                    StmtKind::If { cond, .. } => match &cond.kind {
+                let guarded = if let StmtKind::If { cond, .. } = &if_stmt.kind {
+                    match &cond.kind {
                         ExprKind::Compare {
                             op: CmpOp::Ge,
                             lhs: live_side,
@@ -183,8 +183,9 @@ impl<'a> Planner<'a, '_> {
                         | ExprKind::View { .. }
                         | ExprKind::Permute { .. }
                         | ExprKind::Alloc { .. } => false,
-                    },
-                    _ => false,
+                    }
+                } else {
+                    false
                 };
                 if !guarded {
                     return rej(Rule::SelectorTailNotGuarded, &[]);
@@ -522,11 +523,11 @@ impl<'a> Planner<'a, '_> {
         let here = at(sub.span);
         let rej =
             |rule: Rule, span: Span, args: &[(&str, &str)]| Err(Rejection::new(rule, span, args));
-        let (dtype, rank) = match &sub.kind {
-            ExprKind::Subscript { value, .. } => match self.types.of(value) {
-                Ty::Tensor { dtype, dims } => (*dtype, dims.len()),
-                _ => return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]),
-            },
+        let ExprKind::Subscript { value, .. } = &sub.kind else {
+            return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]);
+        };
+        let (dtype, rank) = match self.types.of(value) {
+            Ty::Tensor { dtype, dims } => (*dtype, dims.len()),
             _ => return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]),
         };
         let mut out = Vec::with_capacity(input.len());

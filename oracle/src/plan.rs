@@ -458,9 +458,10 @@ impl Compiler<'_> {
                 values
                     .iter()
                     .map(|v| {
-                        let name = match &v.kind {
-                            ExprKind::Name(n) => n.clone(),
-                            _ => lang::render::expr(v),
+                        let name = if let ExprKind::Name(n) = &v.kind {
+                            n.clone()
+                        } else {
+                            lang::render::expr(v)
                         };
                         Ok((self.expr(v)?, name))
                     })

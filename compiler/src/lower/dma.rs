@@ -157,15 +157,17 @@ impl DmaPlan {
         });
         // Entry i is the i-th tensor parameter's (D-1.5.1-11; the planner refused a list of
         // another length).
-        let count_of = |e: &Expr| match &e.kind {
-            ExprKind::Load { tensor, .. } => match l.host_names.get(tensor).map(|&k| &l.refs[k]) {
+        let count_of = |e: &Expr| {
+            let ExprKind::Load { tensor, .. } = &e.kind else {
+                return 1;
+            };
+            match l.host_names.get(tensor).map(|&k| &l.refs[k]) {
                 Some(HostRef {
                     origin: RefOrigin::Param(i),
                     ..
                 }) => counts.get(*i).copied().unwrap_or(1),
                 Some(_) | None => 1,
-            },
-            _ => 1,
+            }
         };
         // The top-level loop is the launch grid: loads in its body are not inner-loop loads.
         for s in &l.case.kernel.body {

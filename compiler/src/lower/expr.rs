@@ -60,10 +60,7 @@ impl lang::ir::arith::IntEnv for StaticInts<'_, '_> {
     }
 
     fn size(&self, size: &Expr, _value: &Expr, _dim: i64) -> Option<i64> {
-        match self.lowerer.types.of(size) {
-            Ty::Int(Some(a)) => a.as_const(),
-            _ => None,
-        }
+        self.lowerer.types.of(size).const_int()
     }
 }
 

@@ -149,13 +149,11 @@ impl Lowerer<'_> {
     }
 
     fn bind_trivial(&mut self, e: P, name: String, out: &mut Vec<PStmt>) -> P {
-        match e {
-            P::Name(_) | P::Int(_) => e,
-            other => {
-                out.push(assign(name.clone(), other));
-                P::Name(name)
-            }
+        if e.is_atom() {
+            return e;
         }
+        out.push(assign(name.clone(), e));
+        P::Name(name)
     }
 
     /// The body of dim `k`: the next dim's loop, or the loop body.

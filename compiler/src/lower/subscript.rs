@@ -102,16 +102,15 @@ impl Lowerer<'_> {
                             self.lower_affine(&a, e.span)?
                         }
                     };
-                    let start = match start {
-                        P::Name(_) | P::Int(_) => start,
-                        other => {
-                            let n = self.fresh("sub_");
-                            out.push(PStmt::Assign {
-                                target: pallas::Target::Name(n.clone()),
-                                value: other,
-                            });
-                            P::Name(n)
-                        }
+                    let start = if start.is_atom() {
+                        start
+                    } else {
+                        let n = self.fresh("sub_");
+                        out.push(PStmt::Assign {
+                            target: pallas::Target::Name(n.clone()),
+                            value: start,
+                        });
+                        P::Name(n)
                     };
                     Jnp::Clip {
                         x: Box::new(start),

@@ -182,8 +182,8 @@ impl<'a> Planner<'a, '_> {
             let host = &self.types.host;
             d.begin
                 .as_ref()
-                .is_none_or(|b| self.const_int(b) == Some(0) && !host.is_runtime(b))
-                && self.const_int(&d.end) == Some(size)
+                .is_none_or(|b| self.types.of(b).const_int() == Some(0) && !host.is_runtime(b))
+                && self.types.of(&d.end).const_int() == Some(size)
                 && !host.is_runtime(&d.end)
         });
         let unguarded = full && size % shape[physical] == 0;
@@ -205,7 +205,9 @@ impl<'a> Planner<'a, '_> {
     fn is_python_int(&self, index: &Index) -> bool {
         match index {
             Index::Int(_) => true,
-            Index::Expr(e) => self.const_int(e).is_some() && !self.types.host.is_runtime(e),
+            Index::Expr(e) => {
+                self.types.of(e).const_int().is_some() && !self.types.host.is_runtime(e)
+            }
             Index::Full | Index::NewAxis | Index::Slice { .. } => false,
         }
     }
@@ -269,16 +271,10 @@ impl<'a> Planner<'a, '_> {
         // `_enclosing_loop_bounds` of `parent`.
         self.enclosing_loop_dim(g, parent).is_some_and(|d| {
             d.begin.as_ref().is_none_or(|b| {
-                !self.types.host.is_runtime(b) && self.const_int(b).is_some_and(|c| c % align == 0)
+                !self.types.host.is_runtime(b)
+                    && self.types.of(b).const_int().is_some_and(|c| c % align == 0)
             })
         })
-    }
-
-    fn const_int(&self, e: &Expr) -> Option<i64> {
-        match self.types.of(e) {
-            Ty::Int(Some(a)) => a.as_const(),
-            _ => None,
-        }
     }
 
     /// `_analyze_resident_chain` (spec §2.8) for `node` with its output `variants`.

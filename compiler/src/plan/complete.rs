@@ -65,7 +65,8 @@ impl<'a> Planner<'a, '_> {
                 // D-1.5.1-01: `a:b` with Python ints at trace time (literals, int arithmetic,
                 // static host ints), step absent or 1 and `0 <= a < b` is a range.
                 Index::Slice { start, stop, step } => {
-                    let lit = |b: &Option<Expr>| b.as_ref().and_then(|e| self.int_const(e));
+                    let lit =
+                        |b: &Option<Expr>| b.as_ref().and_then(|e| self.types.of(e).const_int());
                     let step_one = match step {
                         None => true,
                         Some(_) => lit(step) == Some(1),
@@ -118,11 +119,11 @@ impl<'a> Planner<'a, '_> {
         match &e.kind {
             ExprKind::Arange { start, step, .. } => {
                 let s = match start {
-                    Some(s) => self.int_const(s)?,
+                    Some(s) => self.types.of(s).const_int()?,
                     None => 0,
                 };
                 let st = match step {
-                    Some(s) => self.int_const(s)?,
+                    Some(s) => self.types.of(s).const_int()?,
                     None => 1,
                 };
                 let len = self.types.of(e).dims()?.first()?.size;
@@ -175,13 +176,6 @@ impl<'a> Planner<'a, '_> {
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
             | ExprKind::Alloc { .. } => None,
-        }
-    }
-
-    fn int_const(&self, e: &Expr) -> Option<i64> {
-        match self.types.of(e) {
-            Ty::Int(Some(a)) => a.as_const(),
-            _ => None,
         }
     }
 

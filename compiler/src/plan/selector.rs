@@ -39,18 +39,6 @@ enum Source<'a> {
 }
 
 impl<'a> Planner<'a, '_> {
-    fn int_of(&self, e: &Expr) -> Option<Affine> {
-        match self.types.of(e) {
-            Ty::Int(a) => a.clone(),
-            Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
-            Ty::HostTensor { .. } | Ty::Tensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => None,
-        }
-    }
-
-    fn const_of(&self, e: &Expr) -> Option<i64> {
-        self.int_of(e).and_then(|a| a.as_const())
-    }
-
     /// Normalizes the narrowing subscript `sub` into a selector (spec §2.6), in the spec's check
     /// order.
     pub(crate) fn normalize(&self, sub: &'a Expr) -> Result<Normalized, Rejection> {
@@ -160,8 +148,8 @@ impl<'a> Planner<'a, '_> {
                 // The predicate must be `Ge(live, width)` as sympy compares it; `width <= live`
                 // traces through Python's reflected comparison to that same object, and nothing
                 // else is normalized (D-1.5.1-16: `live - w >= 0` and `live > w - 1` fail).
-                let guarded = match &if_stmt.kind {
-                    StmtKind::If { cond, .. } => match &cond.kind {
+                let guarded = if let StmtKind::If { cond, .. } = &if_stmt.kind {
+                    match &cond.kind {
                         ExprKind::Compare {
                             op: CmpOp::Ge,
                             lhs: live_side,
@@ -172,8 +160,8 @@ impl<'a> Planner<'a, '_> {
                             lhs: width_side,
                             rhs: live_side,
                         } => {
-                            self.int_of(live_side).as_ref() == Some(&live)
-                                && self.const_of(width_side) == Some(length)
+                            self.types.of(live_side).int_value().as_ref() == Some(&live)
+                                && self.types.of(width_side).const_int() == Some(length)
                         }
                         ExprKind::Compare {
                             op: CmpOp::Gt | CmpOp::Lt | CmpOp::Eq | CmpOp::Ne,
@@ -195,8 +183,9 @@ impl<'a> Planner<'a, '_> {
                         | ExprKind::View { .. }
                         | ExprKind::Permute { .. }
                         | ExprKind::Alloc { .. } => false,
-                    },
-                    _ => false,
+                    }
+                } else {
+                    false
                 };
                 if !guarded {
                     return rej(Rule::SelectorTailNotGuarded, &[]);
@@ -213,11 +202,11 @@ impl<'a> Planner<'a, '_> {
             }
             // B. Tile run, or C. a static int reached through a node.
             Source::Node(node) => {
-                let (block, squeeze) = match self.types.of(node) {
-                    Ty::Int(Some(a)) if a.as_const().is_some() => {
-                        let k = a.as_const().unwrap_or(0);
-                        return self.static_int(k, base, sub, &here);
-                    }
+                let ty = self.types.of(node);
+                if let Some(k) = ty.const_int() {
+                    return self.static_int(k, base, sub, &here);
+                }
+                let (block, squeeze) = match ty {
                     Ty::Int(Some(a)) => match a.as_sym() {
                         Some(Sym::TileBegin(b)) => (b, true),
                         _ => return rej(Rule::SelectorScalarNotTileBegin, &[]),
@@ -335,7 +324,7 @@ impl<'a> Planner<'a, '_> {
         match index {
             Index::Int(k) => Source::Int(*k),
             Index::Slice { start, stop, step } => {
-                let bound = |b: &Option<Expr>| b.as_ref().map(|e| self.int_of(e));
+                let bound = |b: &Option<Expr>| b.as_ref().map(|e| self.types.of(e).int_value());
                 let (s, t, st) = (bound(start), bound(stop), bound(step));
                 let is_static = |b: &Option<Option<Affine>>| match b {
                     None => true,
@@ -366,11 +355,11 @@ impl<'a> Planner<'a, '_> {
                 match &source.kind {
                     ExprKind::Arange { start, step, .. } => {
                         let start = match start {
-                            Some(s) => self.int_of(s),
+                            Some(s) => self.types.of(s).int_value(),
                             None => Some(Affine::constant(0)),
                         };
                         let step = match step {
-                            Some(s) => self.const_of(s),
+                            Some(s) => self.types.of(s).const_int(),
                             None => Some(1),
                         };
                         let length = self
@@ -432,13 +421,14 @@ impl<'a> Planner<'a, '_> {
                 lhs,
                 rhs,
             } => {
-                if let (Some((b, o)), Some(c)) =
-                    (self.tile_offset(lhs, depth + 1), self.int_of(rhs))
-                {
+                if let (Some((b, o)), Some(c)) = (
+                    self.tile_offset(lhs, depth + 1),
+                    self.types.of(rhs).int_value(),
+                ) {
                     Some((b, o.add(&c)))
                 } else {
                     let (b, o) = self.tile_offset(rhs, depth + 1)?;
-                    Some((b, o.add(&self.int_of(lhs)?)))
+                    Some((b, o.add(&self.types.of(lhs).int_value()?)))
                 }
             }
             ExprKind::Binary {
@@ -447,7 +437,7 @@ impl<'a> Planner<'a, '_> {
                 rhs,
             } => {
                 let (b, o) = self.tile_offset(lhs, depth + 1)?;
-                Some((b, o.sub(&self.int_of(rhs)?)))
+                Some((b, o.sub(&self.types.of(rhs).int_value()?)))
             }
             ExprKind::TileAttr {
                 attr:
@@ -494,7 +484,7 @@ impl<'a> Planner<'a, '_> {
             let here = at(sub.span);
             let rej = |rule: Rule| Err(Rejection::new(rule, sub.span, &[("at", &here)]));
             if let Some(b) = &dim.begin
-                && self.const_of(b) != Some(0)
+                && self.types.of(b).const_int() != Some(0)
             {
                 return rej(Rule::SelectorLoopNotZeroBased);
             }
@@ -533,11 +523,11 @@ impl<'a> Planner<'a, '_> {
         let here = at(sub.span);
         let rej =
             |rule: Rule, span: Span, args: &[(&str, &str)]| Err(Rejection::new(rule, span, args));
-        let (dtype, rank) = match &sub.kind {
-            ExprKind::Subscript { value, .. } => match self.types.of(value) {
-                Ty::Tensor { dtype, dims } => (*dtype, dims.len()),
-                _ => return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]),
-            },
+        let ExprKind::Subscript { value, .. } = &sub.kind else {
+            return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]);
+        };
+        let (dtype, rank) = match self.types.of(value) {
+            Ty::Tensor { dtype, dims } => (*dtype, dims.len()),
             _ => return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]),
         };
         let mut out = Vec::with_capacity(input.len());

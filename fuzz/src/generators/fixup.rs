@@ -395,13 +395,16 @@ fn fix_expr(e: &mut Expr, host: &[String]) {
             }
             ExprKind::Subscript { value, indices } => {
                 fix_indices(indices);
-                match &value.kind {
-                    ExprKind::Name(n) if host.contains(n) => Some(ExprKind::Load {
+                if let ExprKind::Name(n) = &value.kind
+                    && host.contains(n)
+                {
+                    Some(ExprKind::Load {
                         tensor: n.clone(),
                         indices: std::mem::take(indices),
                         explicit: false,
-                    }),
-                    _ => None,
+                    })
+                } else {
+                    None
                 }
             }
             ExprKind::Load {
@@ -544,12 +547,12 @@ fn fix_return(case: &mut Case) {
     let host = host_tensor_names(case);
     let body = &mut case.kernel.body;
     let mut returned: Vec<Expr> = Vec::new();
-    body.retain(|s| match &s.kind {
-        StmtKind::Return(values) => {
-            returned.extend(values.iter().cloned());
-            false
-        }
-        _ => true,
+    body.retain(|s| {
+        let StmtKind::Return(values) = &s.kind else {
+            return true;
+        };
+        returned.extend(values.iter().cloned());
+        false
     });
     let mut keep: Vec<Expr> = Vec::new();
     for v in returned {

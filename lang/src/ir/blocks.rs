@@ -417,56 +417,48 @@ fn loop_facts(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> LoopFacts 
     fn resolve<'a>(e: &'a Expr, bound: &'a FastMap<String, Expr>) -> &'a Expr {
         let mut e = e;
         for _ in 0..8 {
-            match &e.kind {
-                ExprKind::Name(n) => match bound.get(n) {
-                    Some(v) => e = v,
-                    None => break,
-                },
-                _ => break,
-            }
+            let ExprKind::Name(n) = &e.kind else { break };
+            let Some(v) = bound.get(n) else { break };
+            e = v;
         }
         e
     }
+    /// The tile whose block size, or whose live extent `end - begin`, `e` is (names resolved).
     fn bounding_tile(e: &Expr, bound: &FastMap<String, Expr>) -> Option<String> {
-        match &resolve(e, bound).kind {
-            ExprKind::TileAttr {
-                tile,
-                attr: super::TileAttr::BlockSize,
-            } => Some(tile.clone()),
-            ExprKind::Binary {
-                op: super::BinOp::Sub,
-                lhs,
-                rhs,
-            } => match (&resolve(lhs, bound).kind, &resolve(rhs, bound).kind) {
-                (
-                    ExprKind::TileAttr {
-                        tile: a,
-                        attr: super::TileAttr::End,
-                    },
-                    ExprKind::TileAttr {
-                        tile: b,
-                        attr: super::TileAttr::Begin,
-                    },
-                ) if a == b => Some(a.clone()),
-                _ => None,
-            },
-            _ => None,
+        let e = resolve(e, bound);
+        if let ExprKind::TileAttr {
+            tile,
+            attr: super::TileAttr::BlockSize,
+        } = &e.kind
+        {
+            return Some(tile.clone());
         }
+        let ExprKind::Binary {
+            op: super::BinOp::Sub,
+            lhs,
+            rhs,
+        } = &e.kind
+        else {
+            return None;
+        };
+        begin_end_tile(rhs, lhs, bound)
     }
+    /// The tile whose `begin` and `end` these are (names resolved).
     fn begin_end_tile(begin: &Expr, end: &Expr, bound: &FastMap<String, Expr>) -> Option<String> {
-        match (&resolve(begin, bound).kind, &resolve(end, bound).kind) {
-            (
-                ExprKind::TileAttr {
-                    tile: a,
-                    attr: super::TileAttr::Begin,
-                },
-                ExprKind::TileAttr {
-                    tile: b,
-                    attr: super::TileAttr::End,
-                },
-            ) if a == b => Some(a.clone()),
-            _ => None,
-        }
+        let (
+            ExprKind::TileAttr {
+                tile: a,
+                attr: super::TileAttr::Begin,
+            },
+            ExprKind::TileAttr {
+                tile: b,
+                attr: super::TileAttr::End,
+            },
+        ) = (&resolve(begin, bound).kind, &resolve(end, bound).kind)
+        else {
+            return None;
+        };
+        (a == b).then(|| a.clone())
     }
     fn walk(
         body: &[Stmt],

@@ -10,8 +10,12 @@
 //!
 //! The IR is serde-serializable with a stable JSON form (`"version": 1`); enum variants are
 //! tagged by kebab-case names. Every `match` over [`ExprKind`], [`Index`] and [`StmtKind`] in the
-//! workspace is exhaustive (no `_` arm), so a new form fails to compile until the frontend,
-//! renderer, reference, planner and generator handle it.
+//! workspace's library code is exhaustive (no `_` arm): a `match` classifies, deciding what each
+//! form means, so a new form fails to compile until the frontend, renderer, reference, planner
+//! and generator handle it. A projection that picks one form out (the int literal an expression
+//! is, [`Expr::as_int`]; the tile a bound resolves to) is not written as a `match` but with
+//! `if let`, `let … else`, `matches!` or such a helper, and answers `None` or `false` for every
+//! other form, new ones included. Tests pick out what they check as they like.
 
 pub mod arith;
 pub mod blocks;
@@ -768,6 +772,15 @@ impl Expr {
     /// An int literal.
     pub fn int(v: i64, span: Span) -> Expr {
         Expr::new(ExprKind::Int(v), span)
+    }
+
+    /// The value of an int literal; `None` for any other form (names are not resolved).
+    pub fn as_int(&self) -> Option<i64> {
+        if let ExprKind::Int(v) = self.kind {
+            Some(v)
+        } else {
+            None
+        }
     }
 }
 

@@ -632,6 +632,12 @@ impl Expr {
             _ => None,
         }
     }
+
+    /// Whether the expression is a name or an int literal: cheap and pure to repeat, so the
+    /// lowering uses it in place rather than binding it to a fresh name first.
+    pub fn is_atom(&self) -> bool {
+        matches!(self, Expr::Name(_) | Expr::Int(_))
+    }
 }
 
 impl From<Jnp> for Expr {

@@ -428,11 +428,7 @@ impl Gen<'_, '_> {
             Index::NewAxis => Some(d),
             Index::Int(_) => None,
             Index::Slice { start, stop, step } => {
-                let lit = |e: &Option<Expr>| match e.as_ref().map(|x| &x.kind) {
-                    Some(ExprKind::Int(v)) => Ok(Some(*v)),
-                    None => Ok(None),
-                    Some(_) => Err(()),
-                };
+                let lit = |e: &Option<Expr>| e.as_ref().map(|x| x.as_int().ok_or(())).transpose();
                 match (d, lit(start), lit(stop), lit(step)) {
                     (Dim::Fixed(n), Ok(a), Ok(b), Ok(s)) => {
                         Some(Dim::Fixed(slice_len(a, b, s.unwrap_or(1).max(1), n)))
@@ -514,13 +510,9 @@ fn is_scalar_expr(e: &Expr) -> bool {
 fn iota_len(e: &Expr) -> Option<usize> {
     match &e.kind {
         ExprKind::Arange { start, end, step } => {
-            let lit = |x: &Expr| match x.kind {
-                ExprKind::Int(v) => Some(v),
-                _ => None,
-            };
-            let a = start.as_deref().map_or(Some(0), lit)?;
-            let b = lit(end)?;
-            let s = step.as_deref().map_or(Some(1), lit)?;
+            let a = start.as_deref().map_or(Some(0), Expr::as_int)?;
+            let b = end.as_int()?;
+            let s = step.as_deref().map_or(Some(1), Expr::as_int)?;
             (s > 0).then(|| {
                 if b > a {
                     ((b - a + s - 1) / s) as usize

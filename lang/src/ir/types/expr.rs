@@ -64,8 +64,8 @@ impl Infer<'_> {
             }
             ExprKind::Compare { lhs, rhs, .. } => {
                 let (l, r) = (self.expr(lhs)?, self.expr(rhs)?);
-                if self.int_value(&l).is_none() && !matches!(l, Ty::Int(_) | Ty::Float)
-                    || self.int_value(&r).is_none() && !matches!(r, Ty::Int(_) | Ty::Float)
+                if l.int_value().is_none() && !matches!(l, Ty::Int(_) | Ty::Float)
+                    || r.int_value().is_none() && !matches!(r, Ty::Int(_) | Ty::Float)
                 {
                     return Err(err(e.span, "an `if` compares scalars"));
                 }
@@ -101,19 +101,12 @@ impl Infer<'_> {
             }
             ExprKind::Arange { start, end, step } => {
                 let s = match start {
-                    Some(s) => {
-                        let t = self.expr(s)?;
-                        self.int_value(&t)
-                    }
+                    Some(s) => self.expr(s)?.int_value(),
                     None => Some(Affine::constant(0)),
                 };
-                let t = self.expr(end)?;
-                let en = self.int_value(&t);
+                let en = self.expr(end)?.int_value();
                 let st = match step {
-                    Some(s) => {
-                        let t = self.expr(s)?;
-                        self.int_value(&t).and_then(|a| a.as_const())
-                    }
+                    Some(s) => self.expr(s)?.const_int(),
                     None => Some(1),
                 };
                 let len = match (s, en, st) {
@@ -230,8 +223,8 @@ impl Infer<'_> {
         r: &Ty,
         span: Span,
     ) -> Result<Ty, TypeError> {
-        let li = self.int_value(l);
-        let ri = self.int_value(r);
+        let li = l.int_value();
+        let ri = r.int_value();
         Ok(match (l, r) {
             (Ty::Tensor { dtype: a, dims: da }, Ty::Tensor { dtype: b, dims: db }) => {
                 let dims = broadcast(da, db).ok_or_else(|| {
@@ -252,8 +245,7 @@ impl Infer<'_> {
             }
             (Ty::Tensor { dtype, dims }, s) | (s, Ty::Tensor { dtype, dims }) => {
                 let float_scalar = matches!(s, Ty::Float);
-                let scalar_ok =
-                    float_scalar || self.int_value(s).is_some() || matches!(s, Ty::Int(_));
+                let scalar_ok = float_scalar || s.int_value().is_some() || matches!(s, Ty::Int(_));
                 if !scalar_ok {
                     return Err(err(span, format!("cannot combine a tensor with {s:?}")));
                 }

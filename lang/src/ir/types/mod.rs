@@ -116,6 +116,32 @@ impl Ty {
             Ty::Int(_) | Ty::Float | Ty::Bool | Ty::Tile(_) | Ty::GridIndex(_) => None,
         }
     }
+
+    /// The affine value of a scalar int: a symbolic int's form, or a grid index as the begin
+    /// of its tile (a grid index is the loop's offset). `None` for an int that is not affine
+    /// and for everything that is not an int.
+    pub fn int_value(&self) -> Option<Affine> {
+        match self {
+            Ty::Int(a) => a.clone(),
+            Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
+            Ty::HostTensor { .. } | Ty::Tensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => None,
+        }
+    }
+
+    /// The value of a scalar int whose affine form has no symbols: what sympy would fold to a
+    /// Python int. A grid index, a tile attribute or a non-affine int is not one.
+    pub fn const_int(&self) -> Option<i64> {
+        match self {
+            Ty::Int(Some(a)) => a.as_const(),
+            Ty::Int(None)
+            | Ty::HostTensor { .. }
+            | Ty::Tensor { .. }
+            | Ty::Float
+            | Ty::Bool
+            | Ty::Tile(_)
+            | Ty::GridIndex(_) => None,
+        }
+    }
 }
 
 /// A kernel Helion could not trace (shape mismatch, unknown name, bad view, ...).
@@ -260,14 +286,4 @@ pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
         });
     }
     Some(out)
-}
-
-impl Infer<'_> {
-    fn int_value(&self, ty: &Ty) -> Option<Affine> {
-        match ty {
-            Ty::Int(a) => a.clone(),
-            Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
-            Ty::HostTensor { .. } | Ty::Tensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => None,
-        }
-    }
 }

@@ -17,8 +17,8 @@ impl Infer<'_> {
         if let Ty::Tile(b) = ty {
             return Ok(Dim::tiled(self.sizes.effective[b], b));
         }
-        let a = self
-            .int_value(&ty)
+        let a = ty
+            .int_value()
             .ok_or_else(|| err(e.span, "a dimension must be an int"))?;
         if let Some(c) = a.as_const() {
             return Ok(Dim::fixed(c));
@@ -41,13 +41,11 @@ impl Infer<'_> {
                 let mut out = Vec::new();
                 let mut hole = None;
                 for a in args {
-                    let ty = self.expr(a)?;
-                    match self.int_value(&ty) {
-                        Some(x) if x.as_const() == Some(-1) => {
-                            hole = Some(out.len());
-                            out.push(Dim::fixed(-1));
-                        }
-                        _ => out.push(self.dim_arg(a)?),
+                    if self.expr(a)?.const_int() == Some(-1) {
+                        hole = Some(out.len());
+                        out.push(Dim::fixed(-1));
+                    } else {
+                        out.push(self.dim_arg(a)?);
                     }
                 }
                 let known: i64 = out
@@ -140,10 +138,7 @@ impl Infer<'_> {
                         |b: &Option<Expr>| -> Result<Option<Option<Affine>>, TypeError> {
                             match b {
                                 None => Ok(None),
-                                Some(x) => {
-                                    let t = self.expr(x)?;
-                                    Ok(Some(self.int_value(&t)))
-                                }
+                                Some(x) => Ok(Some(self.expr(x)?.int_value())),
                             }
                         };
                     let (s, t, st) = (bound(start)?, bound(stop)?, bound(step)?);

@@ -170,30 +170,19 @@ impl Signature {
         self.outcome.is_finding()
     }
 
-    /// Whether `candidate` (the signature of a reduction candidate, or of a replay) still
-    /// shows this finding: the same engine; for code our compiler emitted, a subset of these
-    /// decisions, where the loop skeleton may also become the default one and a run a static
-    /// one ([`decisions_hold`]); for code Helion emitted, the same loop type or the canonical
-    /// one ([`crate::reduce::CANONICAL_LOOP_TYPE`], so one Helion bug under three loop types
+    /// Whether `candidate` (the signature of a reduction candidate) still shows this finding:
+    /// same outcome, engine and cause; for code our compiler emitted, a subset of these
+    /// decisions, where the loop skeleton may also become the default one
+    /// ([`decisions_hold`]); for code Helion emitted, the same loop type or the canonical one
+    /// ([`crate::reduce::CANONICAL_LOOP_TYPE`], so one Helion bug under three loop types
     /// converges on one bucket) and a subset of the index forms.
-    ///
-    /// The symptom (outcome and cause) must stay, except for code our compiler emitted: its key
-    /// names the decisions, not the symptom ([`Signature::key`]), because one wrong lowering
-    /// fails at trace time, at run time or in the values depending on the shapes around it, so
-    /// a candidate there may show the decisions' bug through another symptom of emitted code
-    /// (measured: `d14-mask-on-input-axis` filed one cause as four run kinds, each minimal case
-    /// needing its own run kind to keep its own exception). A candidate that needs none of the
-    /// decisions keeps the symptom: it is then keyed by it.
     pub fn holds_for(&self, candidate: &Signature) -> bool {
-        let symptom = self.outcome == candidate.outcome && self.cause == candidate.cause;
-        let place = self.engine == candidate.engine
+        self.outcome == candidate.outcome
+            && self.engine == candidate.engine
+            && self.cause == candidate.cause
             && self.loop_type_holds(candidate.loop_type)
             && candidate.forms.is_subset(&self.forms)
-            && decisions_hold(&self.decisions, &candidate.decisions);
-        let through_decisions = !self.decisions.is_empty()
-            && !candidate.decisions.is_empty()
-            && candidate.is_about_emitted_code();
-        place && (symptom || through_decisions)
+            && decisions_hold(&self.decisions, &candidate.decisions)
     }
 
     /// Whether a candidate whose signature records `loop_type` keeps this finding's loop type:
@@ -288,10 +277,7 @@ impl fmt::Display for Signature {
 /// row or slice, unmasked) for any run. The reducer may drop decisions and swap them for plainer
 /// ones, never add one, as a fuel-limited optimizer falls back to the plain path: when the bug
 /// survives the swap, the finding did not need the decision, and findings of one cause under
-/// several loop types or run kinds converge on one bucket. It may drop them all: a bug that
-/// shows with no planner decision is not the planner's (measured: `d2-tile-count-without-begin`
-/// filed its `tile.count` bug under the loop skeleton, a value load and a tail run, decisions
-/// its minimal case does without); [`Signature::holds_for`] then asks for the same symptom.
+/// several loop types or run kinds converge on one bucket.
 pub fn decisions_hold(finding: &Decisions, candidate: &Decisions) -> bool {
     let has_run = finding.iter().any(|d| matches!(d, Decision::Run { .. }));
     candidate.iter().all(|d| {
@@ -310,7 +296,7 @@ pub fn decisions_hold(finding: &Decisions, candidate: &Decisions) -> bool {
                 | Decision::Materialize
                 | Decision::StaticValue => false,
             }
-    })
+    }) && (finding.is_empty() == candidate.is_empty())
 }
 
 fn has_loop(decisions: &Decisions) -> bool {
@@ -1050,15 +1036,8 @@ mod tests {
             ..finding.clone()
         };
         assert_eq!(traced.key(), finding.key());
-        // ... and a reduction may show those decisions' bug through another symptom of
-        // emitted code, never through one that is not about emitted code.
-        assert!(finding.holds_for(&traced));
-        let crashed = Signature {
-            outcome: fuzz::outcome::Outcome::EngineCrash,
-            cause: None,
-            ..finding.clone()
-        };
-        assert!(!finding.holds_for(&crashed));
+        // ... but a reduction keeps the symptom it started from.
+        assert!(!finding.holds_for(&traced));
         let with = |ds: &[Decision]| Signature {
             decisions: set(ds),
             ..finding.clone()
@@ -1076,13 +1055,7 @@ mod tests {
         };
         assert!(finding.holds_for(&with(&[canonical, Decision::ResidentLoad, static_run])));
         assert!(!finding.holds_for(&with(&[Decision::Loop(LoopType::Unroll), run])));
-        // None of the decisions: the bug is not the planner's, and the symptom must stay.
-        assert!(finding.holds_for(&with(&[])));
-        let traced_without = Signature {
-            decisions: Decisions::new(),
-            ..traced.clone()
-        };
-        assert!(!finding.holds_for(&traced_without));
+        assert!(!finding.holds_for(&with(&[])));
         // A kernel without device loops cannot gain one.
         let flat = with(&[Decision::ResidentLoad, run]);
         assert!(!flat.holds_for(&with(&[canonical, run])));

@@ -115,7 +115,21 @@ pub fn cost(case: &Case) -> Cost {
                     ExprKind::Subscript { indices, .. } => {
                         dynamic_indices += indices.iter().filter(|i| is_dynamic_index(i)).count()
                     }
-                    _ => {}
+                    // Counted as expression nodes only.
+                    ExprKind::Name(_)
+                    | ExprKind::Float(_)
+                    | ExprKind::Size { .. }
+                    | ExprKind::TileAttr { .. }
+                    | ExprKind::Binary { .. }
+                    | ExprKind::Compare { .. }
+                    | ExprKind::Arange { .. }
+                    | ExprKind::Zeros { .. }
+                    | ExprKind::Full { .. }
+                    | ExprKind::Cast { .. }
+                    | ExprKind::Sum { .. }
+                    | ExprKind::View { .. }
+                    | ExprKind::Permute { .. }
+                    | ExprKind::Alloc { .. } => {}
                 }
             })
         });
@@ -600,7 +614,21 @@ fn zeros_for_load(
             Some(Index::Expr(x)) => match &x.kind {
                 ExprKind::Name(n) if tile_vars.contains(n) => dims.push(x.clone()),
                 ExprKind::Name(_) | ExprKind::Int(_) => {}
-                _ => return None,
+                ExprKind::Float(_)
+                | ExprKind::Size { .. }
+                | ExprKind::TileAttr { .. }
+                | ExprKind::Binary { .. }
+                | ExprKind::Compare { .. }
+                | ExprKind::Load { .. }
+                | ExprKind::Subscript { .. }
+                | ExprKind::Arange { .. }
+                | ExprKind::Zeros { .. }
+                | ExprKind::Full { .. }
+                | ExprKind::Cast { .. }
+                | ExprKind::Sum { .. }
+                | ExprKind::View { .. }
+                | ExprKind::Permute { .. }
+                | ExprKind::Alloc { .. } => return None,
             },
             Some(Index::Int(_)) => {}
             Some(Index::NewAxis | Index::Slice { .. }) => return None,
@@ -820,20 +848,18 @@ fn unused_input_candidates(case: &Case, out: &mut Vec<Case>) {
         }
         let mut used = false;
         walk::each_stmt(&case.kernel.body, &mut |s| {
-            match &s.kind {
-                StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. }
-                    if tensor == &param.name =>
-                {
-                    used = true
-                }
-                _ => {}
+            if let StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. } = &s.kind
+                && tensor == &param.name
+            {
+                used = true
             }
             walk::stmt_exprs(s, &mut |e| {
-                walk::each_expr(e, &mut |x| match &x.kind {
-                    ExprKind::Name(n) | ExprKind::Load { tensor: n, .. } if n == &param.name => {
+                walk::each_expr(e, &mut |x| {
+                    if let ExprKind::Name(n) | ExprKind::Load { tensor: n, .. } = &x.kind
+                        && n == &param.name
+                    {
                         used = true
                     }
-                    _ => {}
                 })
             })
         });

@@ -246,9 +246,12 @@ pub fn output_names(case: &Case) -> Vec<String> {
             names = values
                 .iter()
                 .enumerate()
-                .map(|(i, v)| match &v.kind {
-                    ExprKind::Name(n) => n.clone(),
-                    _ => format!("output {i}"),
+                .map(|(i, v)| {
+                    if let ExprKind::Name(n) = &v.kind {
+                        n.clone()
+                    } else {
+                        format!("output {i}")
+                    }
                 })
                 .collect();
         }

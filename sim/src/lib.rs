@@ -32,7 +32,8 @@
 //!   The TPU interpreter does *not* copy an aliased input into the output's kernel buffer
 //!   (`input_output_aliases` only shares the HBM buffer; the VMEM output block starts
 //!   uninitialized and is copied back whole), so with [`Interpreter::Tpu`] an output row the
-//!   kernel never writes comes back NaN even when its operand was `jnp.zeros` (measured).
+//!   kernel never writes comes back NaN even when its operand was `jnp.zeros` (measured);
+//!   with a grid of no steps no block is copied back, and an aliased output is its operand.
 //!   With [`Interpreter::Generic`] an aliased output starts as its operand, and poison is NaN /
 //!   `INT_MIN` (`pallas.primitives.uninitialized_value`).
 //! * **Refs**: a view is a window of a buffer (a start per buffer dim; visible dims) or of a
@@ -211,6 +212,7 @@ impl Program {
     ) -> Result<Vec<Buffer>, SimError> {
         let l = &self.launcher;
         let int_max = interp == Interpreter::Tpu;
+        let no_steps = l.grid.contains(&0);
         let mut bufs = Vec::with_capacity(l.operands.len() + l.outputs.len() + l.scratch.len());
         for (i, o) in l.operands.iter().enumerate() {
             let cat = Cat::of(o.dtype);
@@ -250,6 +252,8 @@ impl Program {
             let data = match (inputs, o.aliases, interp) {
                 (None, _, _) => Vec::new(),
                 (Some(_), Some(a), Interpreter::Generic) => bufs[a].data.clone(),
+                // No step copies an output block back: the aliased HBM buffer is the operand.
+                (Some(_), Some(a), Interpreter::Tpu) if no_steps => bufs[a].data.clone(),
                 (Some(_), _, _) => vec![cat.poison(int_max); shape.numel()],
             };
             bufs.push(Buffer {

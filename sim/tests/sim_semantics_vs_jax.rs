@@ -361,6 +361,25 @@ fn probes() -> Vec<Probe> {
         expect: Expect::Outputs,
         generic: false,
     });
+    // A grid with no steps runs no kernel step, so no output block is copied back: an aliased
+    // output keeps its operand (what the lowering of `hl.tile(0)` with a `zeros_like` output
+    // launches; a generated case showed pallas-sim returning NaN there while JAX returned the
+    // zeros).
+    let mut empty_grid = module(
+        &[ROWS],
+        &[ROWS],
+        &[],
+        &[0],
+        vec![all("o0", read("x0", vec![I::Ellipsis]))],
+    );
+    empty_grid.launcher.outputs[0].aliases = Some(0);
+    p.push(Probe {
+        name: "a grid with no steps leaves an aliased output as its operand",
+        module: empty_grid,
+        inputs: vec![rows()],
+        expect: Expect::Outputs,
+        generic: false,
+    });
     p.push(Probe {
         name: "uninitialized scratch reads as NaN and INT_MAX",
         module: module(

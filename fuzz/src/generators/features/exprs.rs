@@ -127,14 +127,14 @@ impl Walker<'_> {
 
     /// A narrowing read of a loaded block, under casts and sums.
     fn block_read(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Cast { value, .. } | ExprKind::Sum { value, .. } => self.block_read(value),
-            ExprKind::Subscript { value, indices } => {
-                indices.iter().any(Index::is_narrowing)
-                    && matches!(&value.kind, ExprKind::Name(n) if self.loads.contains_key(n.as_str()))
-            }
-            _ => false,
+        if let ExprKind::Cast { value, .. } | ExprKind::Sum { value, .. } = &e.kind {
+            return self.block_read(value);
         }
+        let ExprKind::Subscript { value, indices } = &e.kind else {
+            return false;
+        };
+        indices.iter().any(Index::is_narrowing)
+            && matches!(&value.kind, ExprKind::Name(n) if self.loads.contains_key(n.as_str()))
     }
 
     /// A loaded block consumed by a non-view operation.

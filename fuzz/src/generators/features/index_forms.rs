@@ -140,14 +140,15 @@ impl Walker<'_> {
 
     /// `x - w .. x` with `x` the live extent: a data-dependent tail run.
     fn is_tail(&self, start: &Expr, end: &Expr) -> bool {
-        match &start.kind {
-            ExprKind::Binary {
-                op: BinOp::Sub,
-                lhs,
-                ..
-            } => self.same(lhs, end) && self.is_live(end),
-            _ => false,
-        }
+        let ExprKind::Binary {
+            op: BinOp::Sub,
+            lhs,
+            ..
+        } = &start.kind
+        else {
+            return false;
+        };
+        self.same(lhs, end) && self.is_live(end)
     }
 
     fn same(&self, a: &Expr, b: &Expr) -> bool {
@@ -159,23 +160,18 @@ impl Walker<'_> {
     pub(super) fn resolve<'e>(&'e self, e: &'e Expr) -> &'e Expr {
         let mut e = e;
         for _ in 0..RESOLVE_DEPTH {
-            match &e.kind {
-                ExprKind::Name(n) => match self.bound.get(n.as_str()) {
-                    Some(b) => e = b,
-                    None => break,
-                },
-                _ => break,
-            }
+            let ExprKind::Name(n) = &e.kind else { break };
+            let Some(b) = self.bound.get(n.as_str()) else {
+                break;
+            };
+            e = b;
         }
         e
     }
 
     /// The int literal an expression is, names resolved.
     fn literal(&self, e: &Expr) -> Option<i64> {
-        match self.resolve(e).kind {
-            ExprKind::Int(v) => Some(v),
-            _ => None,
-        }
+        self.resolve(e).as_int()
     }
 
     fn is_tile_index(&self, e: &Expr) -> bool {

@@ -230,12 +230,15 @@ impl<'c> Walker<'c> {
                     if let Some(dim) = tiled {
                         let bid = indices
                             .iter()
-                            .find_map(|i| match i {
-                                Index::Expr(Expr {
+                            .find_map(|i| {
+                                let Index::Expr(Expr {
                                     kind: ExprKind::Name(n),
                                     ..
-                                }) => self.tiles.get(n.as_str()).copied(),
-                                _ => None,
+                                }) = i
+                                else {
+                                    return None;
+                                };
+                                self.tiles.get(n.as_str()).copied()
                             })
                             .unwrap_or(0);
                         self.loads.insert(target, (tensor, dim, bid));
@@ -398,30 +401,31 @@ impl<'c> Walker<'c> {
         // binds a name to itself, which a hand-written case may do.
         let mut e = e;
         for _ in 0..=self.bound.len() {
-            match &e.kind {
-                ExprKind::Name(n) => match self.bound.get(n.as_str()) {
-                    Some(b) => e = b,
-                    None => return false,
-                },
-                _ => return self.is_live_expr(e),
-            }
+            let ExprKind::Name(n) = &e.kind else {
+                return self.is_live_expr(e);
+            };
+            let Some(b) = self.bound.get(n.as_str()) else {
+                return false;
+            };
+            e = b;
         }
         false
     }
 
     /// [`Self::is_live`] of an expression that is not a name.
     fn is_live_expr(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Binary {
-                op: BinOp::Sub,
-                lhs,
-                rhs,
-            } => matches!(
-                (&lhs.kind, &rhs.kind),
-                (ExprKind::TileAttr { tile: a, attr: TileAttr::End }, ExprKind::TileAttr { tile: b, attr: TileAttr::Begin }) if a == b
-            ),
-            _ => false,
-        }
+        let ExprKind::Binary {
+            op: BinOp::Sub,
+            lhs,
+            rhs,
+        } = &e.kind
+        else {
+            return false;
+        };
+        matches!(
+            (&lhs.kind, &rhs.kind),
+            (ExprKind::TileAttr { tile: a, attr: TileAttr::End }, ExprKind::TileAttr { tile: b, attr: TileAttr::Begin }) if a == b
+        )
     }
 
     fn write(&self, tensor: &str, atomic: bool, out: &mut Out) {
@@ -452,17 +456,12 @@ fn order_dependent_update(target: &str, value: &Expr) -> bool {
         matches!(&e.kind, ExprKind::Binary { op: BinOp::Mul, lhs, rhs }
             if is_target(lhs) || is_target(rhs))
     };
-    match &value.kind {
-        ExprKind::Binary {
-            op: BinOp::Add,
-            lhs,
-            rhs,
-        } => scaled(lhs) || scaled(rhs),
-        ExprKind::Binary {
-            op: BinOp::Sub,
-            lhs,
-            rhs,
-        } => is_target(rhs) && !is_target(lhs),
-        _ => false,
+    let ExprKind::Binary { op, lhs, rhs } = &value.kind else {
+        return false;
+    };
+    match op {
+        BinOp::Add => scaled(lhs) || scaled(rhs),
+        BinOp::Sub => is_target(rhs) && !is_target(lhs),
+        BinOp::Mul | BinOp::Div | BinOp::FloorDiv => false,
     }
 }

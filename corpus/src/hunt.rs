@@ -109,6 +109,10 @@ pub struct Reproducer {
     pub seconds: f64,
     /// Kernel-body lines after reduction.
     pub body_lines: usize,
+    /// Wall-clock seconds the reduction took (absent in a `hunt.json` written before it was
+    /// recorded: 0).
+    #[serde(default)]
+    pub reduce_seconds: f64,
     /// The command that shows the finding: `pallas-diff check <path> --inject <fault>
     /// --engines oracle,<engine>`.
     pub reproduce: String,
@@ -232,6 +236,21 @@ fn clone_report(r: &CaseReport) -> CaseReport {
     }
 }
 
+/// The reduction times of a hunt's reproducers: (median, p90, count) in seconds, `None`
+/// without reproducers. Nearest rank: the p90 of 10 values is the 9th smallest.
+pub fn reduction_times(rows: &[HuntRow]) -> Option<(f64, f64, usize)> {
+    let mut v: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| r.reproducers.iter().map(|p| p.reduce_seconds))
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    Some((rank(0.5), rank(0.9), v.len()))
+}
+
 fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     v.get(v.len() / 2).copied().or(None)
@@ -330,7 +349,9 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
                 )
                 .case
             };
+            let reduce_start = std::time::Instant::now();
             let reduced = reduce_once(&case);
+            let reduce_seconds = reduce_start.elapsed().as_secs_f64();
             let body = kernel_body_lines(&reduced);
             lines.push(body);
             let path = cfg.out.join(format!("{}-{k}.py", fault.name()));
@@ -352,6 +373,7 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
                 cases: summary.stats.cases,
                 seconds: summary.seconds,
                 body_lines: body,
+                reduce_seconds,
                 reproduce,
             });
         }
@@ -430,6 +452,43 @@ mod tests {
     use super::*;
     use lang::frontend::parse_case;
     use lang::render::render_case;
+
+    #[test]
+    fn reduction_times_are_nearest_rank_median_and_p90() {
+        let row = |secs: &[f64]| HuntRow {
+            fault: "d1-read-after-write".into(),
+            detected: secs.len(),
+            repeats: secs.len(),
+            median_cases: None,
+            median_seconds: None,
+            reduced_lines: None,
+            signature: None,
+            case: None,
+            reproduce: None,
+            reproducers: secs
+                .iter()
+                .map(|&s| Reproducer {
+                    seed: 0,
+                    path: "r.py".into(),
+                    fault: "d1-read-after-write".into(),
+                    engine: None,
+                    signature: String::new(),
+                    cases: 1,
+                    seconds: 0.0,
+                    body_lines: 1,
+                    reduce_seconds: s,
+                    reproduce: String::new(),
+                })
+                .collect(),
+        };
+        assert_eq!(reduction_times(&[]), None);
+        let ten: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(
+            reduction_times(&[row(&ten[..4]), row(&ten[4..])]),
+            Some((5.0, 9.0, 10))
+        );
+        assert_eq!(reduction_times(&[row(&[3.0])]), Some((3.0, 3.0, 1)));
+    }
 
     #[test]
     fn a_reproducer_names_its_fault_and_still_parses_as_the_case() {

@@ -234,6 +234,7 @@ mod tests {
                     cases: 120,
                     seconds: 0.5,
                     body_lines: 4,
+                    reduce_seconds: 1.0 + k as f64,
                     reproduce: format!("pallas-diff check {fault}-{k}.py --inject {fault}"),
                 })
                 .collect(),

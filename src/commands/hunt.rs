@@ -135,6 +135,12 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                 println!("{}: {cmd}", r.fault);
             }
         }
+        if let Some((median, p90, n)) = corpus::hunt::reduction_times(&rows) {
+            println!(
+                "reduction: median {median:.1} s, p90 {p90:.1} s over {n} reproducer(s) (budget {:?} each)",
+                args.reduce_time
+            );
+        }
         println!(
             "reproducers and hunt.json in {} (each script names the fault it needs)",
             out.display()

@@ -166,6 +166,9 @@ pub struct EngineRecord {
     /// For `ok`: the shape of each output, in return order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_shapes: Option<Vec<Vec<usize>>>,
+    /// A Helion engine's: the Pallas module Helion generated for the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<String>,
 }
 
 impl From<&EngineRun> for EngineRecord {
@@ -195,6 +198,7 @@ impl From<&EngineRun> for EngineRecord {
                 .status
                 .outputs()
                 .map(|o| o.iter().map(|t| t.shape.clone()).collect()),
+            generated: e.generated.clone(),
         }
     }
 }

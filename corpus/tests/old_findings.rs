@@ -6,11 +6,10 @@
 //! the fixture.
 
 use fuzz::check::check_case;
-use fuzz::compare::MismatchKind;
 use fuzz::engines::{Engine, EngineId};
 use fuzz::outcome::Outcome;
 use pallas_diff_corpus::finding::{Finding, write_finding_dir};
-use pallas_diff_corpus::signature::{BUCKETS_FORMAT, Buckets, signature};
+use pallas_diff_corpus::signature::{self, BUCKETS_FORMAT, Buckets};
 use std::path::{Path, PathBuf};
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -52,10 +51,14 @@ fn findings_of_fa8d122_load_with_typed_fields() {
         assert_eq!(f.meta.signature.engine, Some(EngineId::PallasSim));
         assert_eq!(f.meta.signature.outcome, r.outcome);
         assert_eq!(r.engines[0].engine, EngineId::Reference);
+        // The key on disk is the key now: these findings name no index forms.
+        let raw: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(raw["key"].as_str(), Some(f.meta.key.as_str()));
         assert_eq!(f.meta.key, f.meta.signature.key(), "{}", dir.display());
         if let Some(m) = &r.mismatch {
             assert_eq!(r.outcome, Outcome::Mismatch);
-            assert!(MismatchKind::ALL.contains(&m.kind));
+            assert_eq!(raw["mismatch"]["kind"].as_str(), Some(m.kind.name()));
         }
     }
     let runtime_error = dirs
@@ -77,9 +80,16 @@ fn findings_of_fa8d122_load_with_typed_fields() {
 #[test]
 fn buckets_of_fa8d122_load_and_keep_their_keys() {
     let (t, dirs) = fixture_copy();
+    let raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("buckets.json")).unwrap())
+            .unwrap();
     let b = Buckets::load(t.path()).unwrap();
     assert_eq!(b.format, BUCKETS_FORMAT);
     assert_eq!(b.buckets.len(), 3);
+    // Format 4 on disk; its keys name no index forms, so they are the keys now.
+    assert_eq!(raw["format"], 4);
+    let on_disk: Vec<&String> = raw["buckets"].as_object().unwrap().keys().collect();
+    assert_eq!(on_disk, b.buckets.keys().collect::<Vec<_>>());
     for (key, bucket) in &b.buckets {
         assert_eq!(key, &bucket.signature.key());
         assert!(
@@ -103,7 +113,7 @@ fn findings_of_fa8d122_still_reproduce_and_round_trip() {
         let f = Finding::load(dir).unwrap();
         let codegen = f.meta.codegen.options().unwrap();
         let report = check_case(&f.case, &sim, &codegen);
-        let now = signature(&f.case, &report);
+        let now = signature::signature(&f.case, &report);
         assert!(
             f.meta.signature.holds_for(&now),
             "{}: recorded {}, now {}",
@@ -135,4 +145,71 @@ fn stats_of_fa8d122_load_with_typed_keys() {
     );
     let last = r.series.last().expect("a series");
     assert_eq!(last.outcomes.values().sum::<u64>(), last.cases);
+}
+
+/// A corpus entry blessed when signatures had their own index-form classifier expects a
+/// finding whose key ends in the old form names; on load it names its case's forms now.
+#[test]
+fn an_entry_expecting_old_form_names_reads_with_its_cases_forms() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("cases/0003-d12-tail-run-masked-not-clamped.json");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let old = "mismatch/helion-pallas/values/fori_loop/tile-index+k+tail";
+    let edited = text.replacen(
+        "\"expect\": {\"*\": \"agree\"}",
+        &format!("\"expect\": {{\"*\": \"agree\", \"helion-pallas\": \"finding:{old}\"}}"),
+        1,
+    );
+    assert_ne!(edited, text, "the fixture entry changed shape");
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("0003-d12-tail-run-masked-not-clamped.json");
+    std::fs::write(&path, edited).unwrap();
+    let entry = pallas_diff_corpus::entry::load_entry(&path).unwrap();
+    let forms: Vec<&str> = signature::index_forms(&entry.case)
+        .iter()
+        .map(|f| f.name())
+        .collect();
+    assert!(!forms.is_empty());
+    let want = format!(
+        "mismatch/helion-pallas/values/fori_loop/{}",
+        forms.join("+")
+    );
+    assert_eq!(
+        entry.expected(EngineId::Worker(tpu_runner::Mode::HelionPallas)),
+        Some(&pallas_diff_corpus::entry::Expected::Finding(want))
+    );
+}
+
+/// A `meta.json` of format 1 for a finding in code Helion emitted names the index forms of
+/// the classifier signatures had then: on load its forms (and key) are its case's now.
+#[test]
+fn a_format_1_helion_finding_takes_its_cases_forms() {
+    let (_t, dirs) = fixture_copy();
+    let dir = &dirs[0];
+    let path = dir.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(meta["format"], 1);
+    let old_key =
+        "runtime-error/helion-pallas/run:JaxRuntimeError (IndexError)/fori_loop/tile-index+k+none";
+    meta["key"] = old_key.into();
+    meta["decided_by"] = "helion-pallas".into();
+    meta["signature"] = serde_json::json!({
+        "outcome": "runtime-error", "engine": "helion-pallas",
+        "cause": "run:JaxRuntimeError (IndexError)", "loop_type": "fori_loop",
+        "forms": ["tile-index+k", "none"]});
+    std::fs::write(&path, meta.to_string()).unwrap();
+    let f = Finding::load(dir).unwrap();
+    assert_eq!(f.meta.format, pallas_diff_corpus::finding::META_FORMAT);
+    assert_eq!(f.meta.signature.forms, signature::index_forms(&f.case));
+    assert!(!f.meta.signature.forms.is_empty());
+    assert_eq!(f.meta.key, f.meta.signature.key());
+    assert_ne!(f.meta.key, old_key);
+    assert!(
+        f.meta
+            .key
+            .starts_with("runtime-error/helion-pallas/run:JaxRuntimeError (IndexError)/fori_loop/"),
+        "{}",
+        f.meta.key
+    );
 }

@@ -212,7 +212,8 @@ impl Program {
     ) -> Result<Vec<Buffer>, SimError> {
         let l = &self.launcher;
         let int_max = interp == Interpreter::Tpu;
-        let no_steps = l.grid.contains(&0);
+        // A grid dimension of 0 (or less: `range` of it is empty) runs no step.
+        let no_steps = l.grid.iter().any(|&g| g <= 0);
         let mut bufs = Vec::with_capacity(l.operands.len() + l.outputs.len() + l.scratch.len());
         for (i, o) in l.operands.iter().enumerate() {
             let cat = Cat::of(o.dtype);

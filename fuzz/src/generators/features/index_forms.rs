@@ -96,12 +96,14 @@ impl Walker<'_> {
                 Index::Full | Index::NewAxis => continue,
             };
             tag(form);
+            // A name bound earlier is a named index and also what it was bound to.
             if let Index::Expr(
                 x @ Expr {
-                    kind: ExprKind::Name(_),
+                    kind: ExprKind::Name(n),
                     ..
                 },
             ) = &indices[k]
+                && self.bound.contains_key(n.as_str())
             {
                 tag(self.expr_form(x, true));
             }
@@ -144,7 +146,7 @@ impl Walker<'_> {
             op: BinOp::Sub,
             lhs,
             ..
-        } = &start.kind
+        } = &self.resolve(start).kind
         else {
             return false;
         };
@@ -216,8 +218,9 @@ impl Walker<'_> {
                 }
             }
             ExprKind::Arange { start, end, step } => {
+                // Any step but a literal 1 (a symbolic one, 2, 0 or negative) is not contiguous.
                 let step = step.as_deref().map(|s| self.literal(s));
-                if step.is_some_and(|s| s.is_none_or(|s| s > 1)) {
+                if step.is_some_and(|s| s != Some(1)) {
                     IndexForm::StridedArange
                 } else if start.as_deref().is_some_and(|s| self.is_tail(s, end)) {
                     IndexForm::TailArange
@@ -229,7 +232,10 @@ impl Walker<'_> {
                     IndexForm::DynamicArange
                 }
             }
-            ExprKind::Name(_) => IndexForm::NamedIndex,
+            // A name bound earlier in the kernel; a parameter or loop variable is another
+            // expression.
+            ExprKind::Name(n) if self.bound.contains_key(n.as_str()) => IndexForm::NamedIndex,
+            ExprKind::Name(_) => IndexForm::OtherExpr,
             ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Size { .. }

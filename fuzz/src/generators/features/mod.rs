@@ -238,7 +238,8 @@ pub const NOT_GENERATED: &[(Surface, &str)] = &[(
 /// (`rows = t.index; blk[rows]` is a named index and a tile index).
 ///
 /// Serialized kebab-case; the aliases are the names signatures used before this classifier was
-/// the only one (`meta.json` format 1, `buckets.json` format 4), read on migration.
+/// the only one (`meta.json` format 1, `buckets.json` formats 2 to 4, corpus entries blessed
+/// then), read on migration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IndexForm {
@@ -283,7 +284,7 @@ pub enum IndexForm {
     OffsetArange,
     /// `blk[hl.arange(a, b, s)]`, `s > 1`.
     StridedArange,
-    /// `blk[rows]`, `rows` bound earlier.
+    /// `blk[rows]`, `rows` bound earlier (also tagged with the form of what it is bound to).
     NamedIndex,
     /// Any other expression (`t.end`, `t.id`, an int parameter, a tensor).
     #[serde(alias = "sym-int", alias = "other-tensor")]

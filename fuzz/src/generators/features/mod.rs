@@ -507,35 +507,11 @@ pub fn features(case: &Case) -> BTreeSet<Feature> {
 pub fn index_forms(case: &Case) -> BTreeSet<IndexForm> {
     features(case)
         .into_iter()
-        .filter_map(|f| match f {
-            Feature::Index { form, .. } => Some(form),
-            Feature::Surface(_)
-            | Feature::NoneAt(_)
-            | Feature::NonZeroBegin
-            | Feature::NonDividingExtent
-            | Feature::DividingExtent
-            | Feature::LiveLoop
-            | Feature::ShiftedLiveLoop
-            | Feature::StaticInnerLoop
-            | Feature::LiveBranch
-            | Feature::ElseBranch
-            | Feature::DirectWrite
-            | Feature::AliasWrite
-            | Feature::AtomicWrite
-            | Feature::WholeBlockConsumer
-            | Feature::View(_)
-            | Feature::Permute
-            | Feature::TileAttrValue(_)
-            | Feature::DType(_)
-            | Feature::LoopType(_)
-            | Feature::GridOverRows
-            | Feature::TopLevelTile
-            | Feature::LoopDepth(_)
-            | Feature::PowerOfTwoRows
-            | Feature::RandomValues
-            | Feature::ArangeValues
-            | Feature::PairedReads
-            | Feature::OrderDependentUpdate => None,
+        .filter_map(|f| {
+            let Feature::Index { form, .. } = f else {
+                return None;
+            };
+            Some(form)
         })
         .collect()
 }

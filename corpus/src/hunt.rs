@@ -25,7 +25,7 @@ use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig};
-use fuzz::check::{CaseReport, check_case, compile_guarded};
+use fuzz::check::{CaseReport, PreparedCase, check_case, compile_guarded};
 use fuzz::engines::{Engine, EngineId, EngineRun, EngineStatus, Job};
 use fuzz::generators::GenConfig;
 use lang::ir::Case;
@@ -197,7 +197,13 @@ struct HuntSink<'e> {
 }
 
 impl FindingSink for HuntSink<'_> {
-    fn file(&self, case: &Case, report: &CaseReport, _seed: u64) -> std::io::Result<Filed> {
+    fn file(
+        &self,
+        prepared: &PreparedCase,
+        report: &CaseReport,
+        _seed: u64,
+    ) -> std::io::Result<Filed> {
+        let case = prepared.case();
         // Caused by the fault only if the same case is clean without it.
         if check_case(case, self.engines, &self.clean)
             .outcome

@@ -65,8 +65,10 @@ pub enum ReduceError {
 /// What [`reduce_finding`] produced.
 #[derive(Debug)]
 pub struct Reduction {
-    /// The reduced case, re-parsed from its rendering (its spans match its case script).
-    pub case: Case,
+    /// The reduced case, re-parsed from its rendering (its spans match its case script),
+    /// prepared: its compile and reference are the ones [`Reduction::report`] was made from,
+    /// for a later check on other engines (the campaign's JAX cross-check) to reuse.
+    pub prepared: PreparedCase<'static>,
     /// Its check report.
     pub report: CaseReport,
     /// Its signature (equal to the finding's, or finer: fewer index forms).
@@ -87,6 +89,13 @@ pub struct Reduction {
     pub original_body_lines: usize,
     /// Kernel body lines after.
     pub body_lines: usize,
+}
+
+impl Reduction {
+    /// The reduced case.
+    pub fn case(&self) -> &Case {
+        self.prepared.case()
+    }
 }
 
 type MemoKey = (String, Vec<(String, Vec<usize>, Vec<u8>)>);
@@ -272,9 +281,12 @@ pub fn reduce_finding(
         exhausted,
     } = reduce_staged(case, budget, jobs, screen, run);
     let reduced = parse_case(&render_case(&reduced), "reduced.py").unwrap_or(reduced);
-    let (report, mut sig) = check(&reduced);
+    let prepared = PreparedCase::owned(Depth::Full, reduced, codegen);
+    let report = prepared.check(&selected);
+    let mut sig = signature(prepared.case(), &report);
+    let reduced = prepared.case();
     if !helion && signature_.holds_for(&sig) {
-        sig.ablated = ablate(&reduced, &sig, &selected, codegen);
+        sig.ablated = ablate(reduced, &sig, &selected, codegen);
     }
     let (engine_runs, memo_hits) = memo.as_ref().map_or((0, 0), |m| {
         (
@@ -284,8 +296,8 @@ pub fn reduce_finding(
     });
     Ok(Reduction {
         original_body_lines: kernel_body_lines(case),
-        body_lines: kernel_body_lines(&reduced),
-        case: reduced,
+        body_lines: kernel_body_lines(reduced),
+        prepared,
         report,
         signature: sig,
         attempts,

@@ -28,9 +28,8 @@ use crate::reduce::Budget;
 use crate::signature::{Buckets, BucketsError, CostRecord, Recorded, signature};
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::sink::{Filed, FindingSink};
-use fuzz::check::{CaseReport, check_case};
+use fuzz::check::{CaseReport, PreparedCase};
 use fuzz::engines::{Engine, EngineId};
-use lang::ir::Case;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -155,24 +154,29 @@ impl CorpusSink {
     /// has no engine, and a JAX engine's finding needs no second opinion from JAX), and only
     /// when cross-check engines are set. The JAX run happens under the sink's lock, like a
     /// reduction: one run per new bucket (and per smaller replacement of a bucket's case).
-    fn cross_check(&self, finding: &Finding) -> Option<CrossCheckRecord> {
+    /// `prepared` is the finding's case as the campaign or the reducer prepared it: its
+    /// compile and reference serve the cross-check's engines too.
+    fn cross_check(&self, finding: &Finding, prepared: &PreparedCase) -> Option<CrossCheckRecord> {
         let decided = finding.meta.report.decided_by?;
         if self.cross_check_engines.is_empty() || !decided.is_in_process() {
             return None;
         }
+        debug_assert!(
+            prepared.case() == &finding.case,
+            "the finding's own prepared case"
+        );
         let original = finding.meta.report.outcome;
         Some(cross_check_case(
-            &finding.case,
+            prepared,
             original,
             &self.cross_check_engines,
-            &self.codegen,
         ))
     }
 
     /// Cross-checks `finding` (see [`CorpusSink::cross_check`]) and records the result in its
     /// `meta.json` and `log.txt`; `new` counts a non-reproduced one in [`Self::not_reproduced`].
-    fn add_cross_check(&self, finding: &mut Finding, new: bool) {
-        if let Some(record) = self.cross_check(finding) {
+    fn add_cross_check(&self, finding: &mut Finding, prepared: &PreparedCase, new: bool) {
+        if let Some(record) = self.cross_check(finding, prepared) {
             if new && record.result == CrossCheckResult::NotReproduced {
                 self.not_reproduced.fetch_add(1, Ordering::Relaxed);
             }
@@ -207,10 +211,11 @@ impl CorpusSink {
     /// Files one finding (see the module docs); `seed` is the case's generator seed.
     pub fn file_finding(
         &self,
-        case: &Case,
+        prepared: &PreparedCase,
         report: &CaseReport,
         seed: Option<u64>,
     ) -> Result<Filed, SinkError> {
+        let case = prepared.case();
         let provenance = FindingProvenance {
             seed,
             generator: seed.map(|_| format!("pallas-diff-fuzz {}", env!("CARGO_PKG_VERSION"))),
@@ -220,7 +225,7 @@ impl CorpusSink {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let dir_name = format!("{:04}-{}", state.next_dir, raw.slug());
         if state.buckets.find(&raw.key()).is_some() {
-            return self.known(&mut state, &raw, case, report, provenance);
+            return self.known(&mut state, &raw, prepared, report, provenance);
         }
         // A new bucket: reduce first when possible.
         let mut finding = Finding::new(
@@ -253,6 +258,8 @@ impl CorpusSink {
             .map_err(|e| format!("the reducer gave up: {e}")),
         };
         let mut not_reduced = reduction.as_ref().err().cloned();
+        // The case filed, prepared: the reduced one when reduced, else the campaign's.
+        let mut reduced_prepared: Option<PreparedCase<'static>> = None;
         if let Ok(r) = reduction {
             let reduced_key = r.signature.key();
             // It converged on a known bucket's cause without its exact key: count it there.
@@ -269,7 +276,8 @@ impl CorpusSink {
             }
             if reduced_key != raw.key() && state.buckets.find(&reduced_key).is_some() {
                 // It reduced into a known bucket: count it there, remember the raw key.
-                let filed = self.known(&mut state, &r.signature, &r.case, &r.report, provenance)?;
+                let filed =
+                    self.known(&mut state, &r.signature, &r.prepared, &r.report, provenance)?;
                 if let Some(b) = state
                     .buckets
                     .buckets
@@ -282,7 +290,7 @@ impl CorpusSink {
                 return Ok(filed);
             }
             let mut reduced = Finding::new(
-                &r.case,
+                r.case(),
                 &r.report,
                 &self.codegen,
                 self.versions.clone(),
@@ -309,6 +317,7 @@ impl CorpusSink {
                     r.attempts, r.engine_runs
                 )
             });
+            reduced_prepared = Some(r.prepared);
         }
         let sig = finding.meta.signature.clone();
         let dir_name = if sig.key() == raw.key() {
@@ -316,7 +325,11 @@ impl CorpusSink {
         } else {
             format!("{:04}-{}", state.next_dir, sig.slug())
         };
-        self.add_cross_check(&mut finding, true);
+        let filed_prepared = match &reduced_prepared {
+            Some(p) => p,
+            None => prepared,
+        };
+        self.add_cross_check(&mut finding, filed_prepared, true);
         write_finding_dir(&self.root.join(&dir_name), &finding)?;
         state.next_dir += 1;
         state
@@ -354,10 +367,11 @@ impl CorpusSink {
         &self,
         state: &mut State,
         sig: &crate::signature::Signature,
-        case: &Case,
+        prepared: &PreparedCase,
         report: &CaseReport,
         provenance: FindingProvenance,
     ) -> Result<Filed, SinkError> {
+        let case = prepared.case();
         let cost = CostRecord::of(case);
         if let Recorded::Known { dir, smaller: true } = state.buckets.record(sig, cost, "") {
             // Said in the directory, since the campaign's summary listed the bucket's first
@@ -377,7 +391,7 @@ impl CorpusSink {
                 provenance,
             );
             // The smaller case replaces the bucket's: its own cross-check goes with it.
-            self.add_cross_check(&mut finding, false);
+            self.add_cross_check(&mut finding, prepared, false);
             write_finding_dir(&self.root.join(dir), &finding)?;
         }
         state.buckets.save(&self.root)?;
@@ -389,16 +403,15 @@ impl CorpusSink {
 /// what they say: the campaign's check of a new in-process finding, and `pallas-diff reduce`'s
 /// re-run of it on the reduced case.
 pub fn cross_check_case(
-    case: &Case,
+    prepared: &PreparedCase,
     original: fuzz::outcome::Outcome,
     engines: &[Arc<dyn Engine>],
-    codegen: &CodegenOptions,
 ) -> CrossCheckRecord {
     let engines: Vec<Box<dyn Engine>> = engines
         .iter()
         .map(|e| Box::new(SharedEngine(e.clone())) as Box<dyn Engine>)
         .collect();
-    let report = check_case(case, &engines, codegen);
+    let report = prepared.check(&engines);
     CrossCheckRecord::of(engines.iter().map(|e| e.id()).collect(), original, &report)
 }
 
@@ -408,8 +421,13 @@ pub const REPLACED_BY_SMALLER: &str = "a later duplicate, smaller than the bucke
      not itself reduced";
 
 impl FindingSink for CorpusSink {
-    fn file(&self, case: &Case, report: &CaseReport, seed: u64) -> std::io::Result<Filed> {
-        self.file_finding(case, report, Some(seed))
+    fn file(
+        &self,
+        prepared: &PreparedCase,
+        report: &CaseReport,
+        seed: u64,
+    ) -> std::io::Result<Filed> {
+        self.file_finding(prepared, report, Some(seed))
             .map_err(|e| std::io::Error::other(e.to_string()))
     }
 }

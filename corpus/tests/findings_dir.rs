@@ -6,7 +6,7 @@
 
 use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
-use fuzz::check::check_case;
+use fuzz::check::{Depth, PreparedCase, check_case};
 use fuzz::engines::Engine;
 use pallas_diff_corpus::entry::default_dir;
 use pallas_diff_corpus::expectations::load_spec_kernels;
@@ -272,7 +272,9 @@ fn a_smaller_duplicate_that_replaces_a_buckets_case_says_so() {
     )
     .unwrap();
     let (large_report, small_report) = (report(&large), report(&small));
-    let Filed::New(first) = sink.file(&large, &large_report, 1).unwrap() else {
+    let codegen = d12_faulty();
+    let prepared = |case| PreparedCase::new(Depth::Full, case, &codegen);
+    let Filed::New(first) = sink.file(&prepared(&large), &large_report, 1).unwrap() else {
         panic!("the first is new")
     };
     assert!(
@@ -285,7 +287,7 @@ fn a_smaller_duplicate_that_replaces_a_buckets_case_says_so() {
         "a new finding"
     );
     assert!(matches!(
-        sink.file(&small, &small_report, 2).unwrap(),
+        sink.file(&prepared(&small), &small_report, 2).unwrap(),
         Filed::Duplicate
     ));
     let replaced = Finding::load(&first).unwrap();

@@ -89,7 +89,7 @@ fn a_jax_finding_reduces_to_twelve_lines() {
         r.exhausted,
         r.signature.key()
     );
-    println!("{}", render_case(&r.case));
+    println!("{}", render_case(r.case()));
     assert!(sig.holds_for(&r.signature));
     assert!(r.body_lines <= 12, "{} lines", r.body_lines);
 }

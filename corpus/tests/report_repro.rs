@@ -11,7 +11,7 @@
 
 use compiler::compile::{CodegenOptions, compile};
 use fuzz::campaign::sink::Filed;
-use fuzz::check::check_case;
+use fuzz::check::{Depth, PreparedCase, check_case};
 use fuzz::engines::jax::Jax;
 use fuzz::engines::{Engine, EngineRun, Job};
 use lang::ir::Case;
@@ -212,12 +212,23 @@ fn the_findings_directory_counts_a_known_bug_and_reduces_a_new_one() {
     // Without reduction: one directory, a count of two.
     let t = tempfile::tempdir().unwrap();
     let sink = jax_sink(t.path(), CodegenOptions::default());
-    let first = sink.file_finding(&case, &report, Some(1)).unwrap();
+    let first = sink
+        .file_finding(
+            &PreparedCase::new(Depth::Full, &case, &CodegenOptions::default()),
+            &report,
+            Some(1),
+        )
+        .unwrap();
     let Filed::New(dir) = first else {
         panic!("{first:?}")
     };
     assert_eq!(
-        sink.file_finding(&case, &report, Some(2)).unwrap(),
+        sink.file_finding(
+            &PreparedCase::new(Depth::Full, &case, &CodegenOptions::default()),
+            &report,
+            Some(2)
+        )
+        .unwrap(),
         Filed::Duplicate
     );
     let buckets = sink.buckets();
@@ -249,7 +260,14 @@ fn the_findings_directory_counts_a_known_bug_and_reduces_a_new_one() {
         jax().pool.availability(),
     )
     .unwrap();
-    let Filed::New(dir) = sink.file_finding(&case, &report, Some(1)).unwrap() else {
+    let Filed::New(dir) = sink
+        .file_finding(
+            &PreparedCase::new(Depth::Full, &case, &CodegenOptions::default()),
+            &report,
+            Some(1),
+        )
+        .unwrap()
+    else {
         panic!("not new");
     };
     let reduced = Finding::load(&dir).unwrap();
@@ -260,7 +278,12 @@ fn the_findings_directory_counts_a_known_bug_and_reduces_a_new_one() {
     );
     assert!(r.body_lines <= r.original_body_lines);
     assert_eq!(
-        sink.file_finding(&case, &report, Some(2)).unwrap(),
+        sink.file_finding(
+            &PreparedCase::new(Depth::Full, &case, &CodegenOptions::default()),
+            &report,
+            Some(2)
+        )
+        .unwrap(),
         Filed::Duplicate
     );
     assert_eq!(sink.buckets().total(), 2);
@@ -360,7 +383,14 @@ fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
     ));
     let t = tempfile::tempdir().unwrap();
     let sink = jax_sink(t.path(), faulty).with_cross_check(vec![interpret.clone()]);
-    let Filed::New(dir) = sink.file_finding(&case, &report, Some(1)).unwrap() else {
+    let Filed::New(dir) = sink
+        .file_finding(
+            &PreparedCase::new(Depth::Full, &case, &faulty),
+            &report,
+            Some(1),
+        )
+        .unwrap()
+    else {
         panic!("not new");
     };
     let f = Finding::load(&dir).unwrap();
@@ -395,7 +425,14 @@ fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
     let report = tampered_report(&case);
     let t = tempfile::tempdir().unwrap();
     let sink = jax_sink(t.path(), CodegenOptions::default()).with_cross_check(vec![interpret]);
-    let Filed::New(dir) = sink.file_finding(&case, &report, Some(1)).unwrap() else {
+    let Filed::New(dir) = sink
+        .file_finding(
+            &PreparedCase::new(Depth::Full, &case, &CodegenOptions::default()),
+            &report,
+            Some(1),
+        )
+        .unwrap()
+    else {
         panic!("not new");
     };
     let meta = Finding::load(&dir).unwrap().meta;

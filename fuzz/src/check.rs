@@ -438,6 +438,17 @@ pub struct PreparedCase<'a> {
     eager_reference: OnceLock<(EngineRun, f64)>,
 }
 
+impl std::fmt::Debug for PreparedCase<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCase")
+            .field("kernel", &self.case.kernel.name)
+            .field("depth", &self.depth)
+            .field("compiled", &self.compiled.as_ref().map(Compiled::verdict))
+            .field("reference_ran", &self.reference.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> PreparedCase<'a> {
     /// Compiles `case`; nothing else runs until an engine set needs it.
     pub fn new(depth: Depth, case: &'a Case, options: &CodegenOptions) -> Self {

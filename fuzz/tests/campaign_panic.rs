@@ -4,10 +4,9 @@
 
 use compiler::compile::CodegenOptions;
 use compiler::faults::FaultSet;
-use lang::ir::Case;
 use pallas_diff_fuzz::campaign::sink::{Filed, FindingSink};
 use pallas_diff_fuzz::campaign::{self, CampaignConfig, Confirmation};
-use pallas_diff_fuzz::check::CaseReport;
+use pallas_diff_fuzz::check::{CaseReport, PreparedCase};
 use pallas_diff_fuzz::engines;
 use pallas_diff_fuzz::generators::GenConfig;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -20,7 +19,7 @@ struct PanickingSink {
 }
 
 impl FindingSink for PanickingSink {
-    fn file(&self, _: &Case, _: &CaseReport, _: u64) -> std::io::Result<Filed> {
+    fn file(&self, _: &PreparedCase, _: &CaseReport, _: u64) -> std::io::Result<Filed> {
         if !self.panicked.swap(true, Ordering::SeqCst) {
             panic!("the sink broke");
         }

@@ -14,7 +14,7 @@ use super::{CliError, Exit};
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig, case_seed};
-use fuzz::check::CaseReport;
+use fuzz::check::{CaseReport, PreparedCase};
 use fuzz::engines;
 use fuzz::generators::{GenConfig, features, generate_from_seed};
 use lang::ir::Case;
@@ -187,7 +187,7 @@ fn load_average() -> String {
 struct CountingSink;
 
 impl FindingSink for CountingSink {
-    fn file(&self, _: &Case, _: &CaseReport, _: u64) -> std::io::Result<Filed> {
+    fn file(&self, _: &PreparedCase, _: &CaseReport, _: u64) -> std::io::Result<Filed> {
         Ok(Filed::New(std::path::PathBuf::new()))
     }
 }

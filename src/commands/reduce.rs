@@ -119,7 +119,7 @@ fn cross_check(
     args: &Args,
     original: &CrossCheckRecord,
     reduced: &Finding,
-    codegen: &compiler::compile::CodegenOptions,
+    prepared: &fuzz::check::PreparedCase,
     pool: Option<Arc<tpu_runner::Pool>>,
 ) -> CrossCheckRecord {
     if args.no_cross_check {
@@ -135,7 +135,7 @@ fn cross_check(
         },
     };
     match fuzz::engines::build(&names, pool) {
-        Ok(engines) => cross_check_case(&reduced.case, outcome, &shared(engines), codegen),
+        Ok(engines) => cross_check_case(prepared, outcome, &shared(engines)),
         Err(e) => original.kept_for_reduced(e.to_string()),
     }
 }
@@ -187,7 +187,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .map(|p| Versions::from(p.availability()))
         .unwrap_or_else(|| finding.meta.versions.clone());
     let mut reduced = Finding::new(
-        &r.case,
+        r.case(),
         &r.report,
         &codegen,
         versions,
@@ -220,7 +220,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     });
     let mut cross_check_line = None;
     if let Some(original) = &finding.meta.cross_check {
-        let record = cross_check(&args, original, &reduced, &codegen, pool.clone());
+        let record = cross_check(&args, original, &reduced, &r.prepared, pool.clone());
         cross_check_line = Some(match &record.of_unreduced_case {
             None => format!(
                 "cross-check ({}) of the reduced case: {}: {}",
@@ -284,7 +284,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     }
     if let Some(parent) = same_parent(dir, &dest).filter(|p| p.join(BUCKETS_FILE).exists()) {
         let mut buckets = Buckets::load(&parent).map_err(input)?;
-        if let Some(done) = buckets.rekey(&sig.key(), &r.signature, CostRecord::of(&r.case)) {
+        if let Some(done) = buckets.rekey(&sig.key(), &r.signature, CostRecord::of(r.case())) {
             let dest_name = dest
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

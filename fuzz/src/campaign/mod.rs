@@ -25,7 +25,6 @@ use crate::engines::Engine;
 use crate::generators::{GenConfig, features, generate_from_seed};
 use crate::outcome::Outcome;
 use compiler::compile::CodegenOptions;
-use lang::ir::Case;
 use sink::{Filed, FindingSink};
 use stats::Stats;
 use std::path::PathBuf;
@@ -150,7 +149,9 @@ pub fn run(
             || cfg.time.is_some_and(|t| start.elapsed() >= t)
             || io_error.lock().map(|e| e.is_some()).unwrap_or(true)
     };
-    let file = |case: &Case, report: &CaseReport, seed: u64| match sink.file(case, report, seed) {
+    let file = |prepared: &PreparedCase, report: &CaseReport, seed: u64| match sink
+        .file(prepared, report, seed)
+    {
         Ok(Filed::New(_)) => stats.lock().expect("stats lock").findings += 1,
         Ok(Filed::Duplicate) => stats.lock().expect("stats lock").duplicates += 1,
         Err(e) => {
@@ -218,7 +219,7 @@ pub fn run(
                         }
                     }
                     if report.outcome.is_finding() {
-                        file(case, &report, seed);
+                        file(&prepared, &report, seed);
                     } else if report.outcome == Outcome::Agree
                         && report.emitted.is_some()
                         && !cfg.jax.is_empty()
@@ -272,7 +273,7 @@ pub fn run(
                             }
                         }
                         if report.outcome.is_finding() {
-                            file(p.prepared.case(), report, p.seed);
+                            file(&p.prepared, report, p.seed);
                         }
                     }
                 }

@@ -2,8 +2,7 @@
 //! reduction and the on-disk format belong to the corpus crate, which implements
 //! [`FindingSink`] (the fuzz crate cannot depend on it: the corpus replays through `check`).
 
-use crate::check::CaseReport;
-use lang::ir::Case;
+use crate::check::{CaseReport, PreparedCase};
 
 /// What the sink did with a finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,6 +15,13 @@ pub enum Filed {
 
 /// Receives findings. Must write atomically (a finding is on disk whole or not at all).
 pub trait FindingSink: Send + Sync {
-    /// Files one finding (`seed` is the case's generator seed).
-    fn file(&self, case: &Case, report: &CaseReport, seed: u64) -> std::io::Result<Filed>;
+    /// Files one finding (`seed` is the case's generator seed). `prepared` is the case as the
+    /// campaign prepared it (compiled under the campaign's options, its reference run): a sink
+    /// that checks the case on more engines reuses it.
+    fn file(
+        &self,
+        prepared: &PreparedCase,
+        report: &CaseReport,
+        seed: u64,
+    ) -> std::io::Result<Filed>;
 }

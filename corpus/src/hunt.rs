@@ -25,7 +25,7 @@ use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig};
-use fuzz::check::{CaseReport, PreparedCase, check_case, compile_guarded};
+use fuzz::check::{CaseReport, Depth, PreparedCase, compile_guarded};
 use fuzz::engines::{Engine, EngineId, EngineRun, EngineStatus, Job};
 use fuzz::generators::GenConfig;
 use lang::ir::Case;
@@ -204,8 +204,11 @@ impl FindingSink for HuntSink<'_> {
         _seed: u64,
     ) -> std::io::Result<Filed> {
         let case = prepared.case();
-        // Caused by the fault only if the same case is clean without it.
-        if check_case(case, self.engines, &self.clean)
+        // Caused by the fault only if the same case is clean without it (its inputs and
+        // reference are the campaign's).
+        if prepared
+            .under(&self.clean)
+            .check(self.engines)
             .outcome
             .is_finding()
         {
@@ -334,10 +337,15 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
             seconds.push(summary.seconds);
             let sig = signature(&case, &report);
             let holds = |c: &Case| {
-                let r = check_case(c, &check_engines, &faulty);
+                let with_fault = PreparedCase::new(Depth::Full, c, &faulty);
+                let r = with_fault.check(&check_engines);
                 r.outcome.is_finding()
                     && sig.holds_for(&signature(c, &r))
-                    && !check_case(c, &clean_engines, &clean).outcome.is_finding()
+                    && !with_fault
+                        .under(&clean)
+                        .check(&clean_engines)
+                        .outcome
+                        .is_finding()
             };
             // With JAX engines, candidates the fault does not change are boring without a JAX
             // run; the others run on the JAX workers in parallel.

@@ -414,6 +414,7 @@ impl Needs {
 }
 
 /// A case's input tensors, made once for the reference (all of them) and the engines.
+#[derive(Clone)]
 struct Inputs {
     all: Result<Vec<Tensor>, lang::ir::inputs::InputError>,
     /// The kernel's arguments when they are not all the inputs in order (usually they are,
@@ -473,6 +474,24 @@ impl<'a> PreparedCase<'a> {
             reference: OnceLock::new(),
             eager_reference: OnceLock::new(),
         }
+    }
+
+    /// The same case compiled under other codegen options, with the inputs and the reference
+    /// runs already made (they do not depend on the options): the hunt's check of a case with
+    /// and without its fault.
+    pub fn under(&self, options: &CodegenOptions) -> PreparedCase<'_> {
+        let again = PreparedCase::with(self.depth, Cow::Borrowed(self.case()), options);
+        let copy = |from: &OnceLock<(EngineRun, f64)>, to: &OnceLock<(EngineRun, f64)>| {
+            if let Some(v) = from.get() {
+                let _ = to.set(v.clone());
+            }
+        };
+        if let Some(i) = self.inputs.get() {
+            let _ = again.inputs.set(i.clone());
+        }
+        copy(&self.reference, &again.reference);
+        copy(&self.eager_reference, &again.eager_reference);
+        again
     }
 
     /// The case.

@@ -64,3 +64,42 @@ fn findings_only_loses_no_finding() {
     assert!(findings > 0, "no fault was detected on these cases");
     assert!(skipped > 0, "no case was rejected");
 }
+
+/// A prepared case recompiled under other options (`PreparedCase::under`, the hunt's check with
+/// and without its fault) gives the report a fresh check under those options gives: the
+/// reference it reuses does not depend on them.
+#[test]
+fn a_prepared_case_under_other_options_checks_as_a_fresh_one() {
+    let names: Vec<String> = engines::IN_PROCESS.iter().map(|s| s.to_string()).collect();
+    let engines = engines::build(&names, None).expect("in-process engines");
+    let cfg = GenConfig::default();
+    let clean = CodegenOptions::default();
+    let mut compared = 0;
+    for i in 0..200 {
+        let case = generate_from_seed(case_seed(13, i), &cfg);
+        let prepared = pallas_diff_fuzz::check::PreparedCase::new(Depth::Full, &case, &clean);
+        let first = prepared.check(&engines);
+        assert_eq!(
+            first.outcome,
+            check_case_to(Depth::Full, &case, &engines, &clean).outcome
+        );
+        for &f in Fault::ALL {
+            let faulty = CodegenOptions {
+                faults: FaultSet::only(f),
+                ..clean
+            };
+            let again = prepared.under(&faulty).check(&engines);
+            let fresh = check_case_to(Depth::Full, &case, &engines, &faulty);
+            assert_eq!(
+                again.outcome,
+                fresh.outcome,
+                "{f:?}\n{}",
+                lang::render::render_case(&case)
+            );
+            assert_eq!(again.reference.status, fresh.reference.status);
+            assert_eq!(again.emitted, fresh.emitted);
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 200 * Fault::ALL.len());
+}

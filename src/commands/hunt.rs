@@ -137,7 +137,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         }
         if let Some((median, p90, n)) = corpus::hunt::reduction_times(&rows) {
             println!(
-                "reduction: median {median:.1} s, p90 {p90:.1} s over {n} reproducer(s) (budget {:?} each)",
+                "reduction: median {median:.2} s, p90 {p90:.2} s over {n} reproducer(s) (budget {:?} each)",
                 args.reduce_time
             );
         }

@@ -13,7 +13,7 @@
 
 use crate::finding::CodegenRecord;
 use crate::fsio::{self, IoError};
-use crate::signature::{IndexForm, Signature, signature, slugify};
+use crate::signature::{Signature, signature, slugify};
 use compiler::compile::CodegenOptions;
 use compiler::verdict::Rule;
 use fuzz::check::{CaseReport, output_names};
@@ -507,47 +507,15 @@ fn is_default_codegen(c: &CodegenRecord) -> bool {
 }
 
 impl Entry {
-    /// This entry with each expected finding that names index forms (a finding in code Helion
-    /// emitted, `<outcome>/<engine>/<cause>/<loop type>/<forms>`) naming its case's forms now
-    /// ([`crate::signature::index_forms`]): a no-op for an entry blessed by this build, the
-    /// migration of one blessed when signatures had their own classifier (old names such as
-    /// `tile-index+k` or `tail`, read through [`IndexForm`]'s aliases to recognise the part).
+    /// This entry with each expected finding that names index forms naming its case's forms
+    /// now ([`crate::signature::symptom_key_with_forms_of`]): a no-op for an entry blessed by
+    /// this build, the migration of one blessed when signatures had their own classifier.
     fn with_current_forms(mut self) -> Entry {
-        let is_form = |f: &str| {
-            serde_json::from_value::<IndexForm>(serde_json::Value::String(f.to_string())).is_ok()
-        };
-        // Forms joined by `+`; two old names hold a `+` themselves (`tile-index+0`,
-        // `tile-index+k`).
-        let all_forms = |part: &str| {
-            let mut words = part.split('+').peekable();
-            while let Some(w) = words.next() {
-                let joined = match words.peek() {
-                    Some(&next @ ("0" | "k")) if w == "tile-index" => {
-                        words.next();
-                        format!("{w}+{next}")
-                    }
-                    Some(_) | None => w.to_string(),
-                };
-                if !is_form(&joined) {
-                    return false;
-                }
-            }
-            true
-        };
-        let forms = crate::signature::index_forms(&self.case);
-        let spelled = if forms.is_empty() {
-            "-".to_string()
-        } else {
-            let names: Vec<&str> = forms.iter().map(|f| f.name()).collect();
-            names.join("+")
-        };
         for e in self.expect.values_mut() {
             if let Expected::Finding(key) = e
-                && let Some((head, last)) = key.rsplit_once('/')
-                && last != "-"
-                && all_forms(last)
+                && let Some(now) = crate::signature::symptom_key_with_forms_of(key, &self.case)
             {
-                *key = format!("{head}/{spelled}");
+                *key = now;
             }
         }
         self

@@ -258,7 +258,7 @@ pub fn reduction_times(rows: &[HuntRow]) -> Option<(f64, f64, usize)> {
     }
     v.sort_by(f64::total_cmp);
     let p90 = v[((0.9 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
-    Some((v[v.len() / 2], p90, v.len()))
+    Some((median(v.clone())?, p90, v.len()))
 }
 
 fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {

@@ -137,22 +137,13 @@ impl Signature {
                 self.decisions_part()
             );
         }
-        let forms = if self.forms.is_empty() {
-            "-".to_string()
-        } else {
-            self.forms
-                .iter()
-                .map(|f| f.name())
-                .collect::<Vec<_>>()
-                .join("+")
-        };
         format!(
             "{}/{}/{}/{}/{}",
             self.outcome,
             self.engine_part(),
             part(&self.cause),
             self.loop_type.map_or("-", LoopType::name),
-            forms
+            forms_part(&self.forms)
         )
     }
 
@@ -269,6 +260,41 @@ impl fmt::Display for Signature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.key())
     }
+}
+
+/// The forms part of a symptom key: the forms joined by `+`, `-` for none.
+fn forms_part(forms: &BTreeSet<IndexForm>) -> String {
+    if forms.is_empty() {
+        return "-".to_string();
+    }
+    let names: Vec<&str> = forms.iter().map(|f| f.name()).collect();
+    names.join("+")
+}
+
+/// A symptom key ([`Signature::symptom_key`]) of a finding in code Helion emitted, which ends
+/// in its index forms, with the forms of `case` instead; `None` for a key that names no forms.
+/// The migration of a key written when signatures had their own classifier (its names, two of
+/// which hold a `+` themselves, `tile-index+0` and `tile-index+k`, read through
+/// [`IndexForm`]'s aliases); for a key of this build, the same key.
+pub fn symptom_key_with_forms_of(key: &str, case: &Case) -> Option<String> {
+    let (head, last) = key.rsplit_once('/')?;
+    let is_form = |f: &str| {
+        serde_json::from_value::<IndexForm>(serde_json::Value::String(f.to_string())).is_ok()
+    };
+    let mut words = last.split('+').peekable();
+    while let Some(w) = words.next() {
+        let joined = match words.peek() {
+            Some(&next @ ("0" | "k")) if w == "tile-index" => {
+                words.next();
+                format!("{w}+{next}")
+            }
+            Some(_) | None => w.to_string(),
+        };
+        if !is_form(&joined) {
+            return None;
+        }
+    }
+    Some(format!("{head}/{}", forms_part(&index_forms(case))))
 }
 
 /// Whether a reduction candidate's decisions keep a finding's. Each candidate decision is one

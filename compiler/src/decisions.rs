@@ -16,7 +16,7 @@
 //! so an injected planner fault shows in it as the planner's real output would.
 
 use crate::plan::{Plan, SelectorKind};
-use lang::ir::{Case, Expr, ExprKind, LoopType, ViewOp, walk};
+use lang::ir::{Case, Expr, ExprKind, Index, LoopType, ViewOp, walk};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
@@ -92,6 +92,14 @@ pub enum Decision {
         /// A scalar selection, kept physically as size 1.
         squeeze: bool,
     },
+    /// A narrowing subscript that also adds an axis (`blk[None, t.index, :]`) read as a run.
+    /// The merged planner refuses it (`selector.adds-dimension`) before it decides the
+    /// selector's kind (spec §2.6 check order), so only a planner that skips that check makes
+    /// this decision, and the kind it picks next is not part of it: one cause whichever kind
+    /// the run is read as (measured: `d14-mask-on-input-axis`, the historical defect, filed one
+    /// bucket per selector kind, 4 in 60 s, while each kind's read dropped the same `None`).
+    /// No plain path.
+    NewAxisRun,
     /// An address-preserving view kept as a Ref transform (spec §2.5).
     RefView(ViewKind),
     /// A node of a resident chain that is a value boundary: read as `ref[...]` (spec §2.8).
@@ -136,6 +144,7 @@ impl fmt::Display for Decision {
                 }
                 Ok(())
             }
+            Decision::NewAxisRun => f.write_str("new-axis-run"),
             Decision::RefView(v) => write!(f, "ref-view={}", v.name()),
             Decision::Materialize => f.write_str("materialize"),
             Decision::StaticValue => f.write_str("static-value"),
@@ -198,6 +207,7 @@ impl FromStr for Decision {
         match s {
             "resident-load" => Ok(Decision::ResidentLoad),
             "value-load" => Ok(Decision::ValueLoad),
+            "new-axis-run" => Ok(Decision::NewAxisRun),
             "materialize" => Ok(Decision::Materialize),
             "static-value" => Ok(Decision::StaticValue),
             _ => Err(unknown()),
@@ -292,6 +302,7 @@ impl PlainSet {
             Decision::Loop(_)
             | Decision::ResidentLoad
             | Decision::ValueLoad
+            | Decision::NewAxisRun
             | Decision::Materialize
             | Decision::StaticValue => return None,
         };
@@ -334,8 +345,11 @@ pub(crate) fn node_decision(e: &Expr, plan: &Plan) -> Option<(Decision, bool)> {
     Some(match &e.kind {
         ExprKind::Load { .. } if resident.is_some() => (Decision::ResidentLoad, false),
         ExprKind::Load { .. } => (Decision::ValueLoad, false),
-        ExprKind::Subscript { .. } => match resident {
+        ExprKind::Subscript { indices, .. } => match resident {
             Some(r) => match &r.selector {
+                Some(_) if indices.iter().any(|i| matches!(i, Index::NewAxis)) => {
+                    (Decision::NewAxisRun, r.materialize)
+                }
                 Some(sel) => (
                     Decision::Run {
                         kind: sel.kind,
@@ -466,6 +480,38 @@ mod tests {
             assert!(PlainSet::parse(&d.to_string()).is_err());
         }
         assert!(PlainSet::parse("run=sideways").is_err());
+    }
+
+    #[test]
+    fn a_run_that_adds_an_axis_is_its_own_decision_not_a_run_of_a_kind() {
+        use crate::faults::{Fault, FaultSet};
+        let d14 = CodegenOptions {
+            faults: FaultSet::only(Fault::D14MaskOnInputAxis),
+            ..CodegenOptions::default()
+        };
+        for index in ["local.index", "local.index + 0"] {
+            let line = format!("acc = acc + blk[None, {index}, :].sum(dim=0).sum(dim=0)");
+            let src = kernel("[4, 2]", "fori_loop", &line, 12);
+            let case = parse_case(&src, "k.py").expect("parses");
+            // The merged planner refuses it before choosing a kind.
+            let merged = compile(&case, &CodegenOptions::default());
+            assert!(
+                merged.rejection().is_some(),
+                "{index}: {}",
+                crate::compile::verdict_line(&merged)
+            );
+            // A planner that accepts it makes one decision, not one per selector kind.
+            let c = compile(&case, &d14);
+            assert!(c.module().is_some(), "{}", crate::compile::verdict_line(&c));
+            let d = c.decisions();
+            assert!(d.contains(&Decision::NewAxisRun), "{index}: {d:?}");
+            assert!(
+                !d.iter().any(|x| matches!(x, Decision::Run { .. })),
+                "{index}: {d:?}"
+            );
+        }
+        assert_eq!("new-axis-run".parse(), Ok(Decision::NewAxisRun));
+        assert_eq!(PlainSet::only(Decision::NewAxisRun), None);
     }
 
     #[test]

@@ -678,6 +678,12 @@ impl Finding {
             let sig = meta.signature.clone().with_forms_of(&case);
             meta.set_signature(sig);
         }
+        if meta.signature.is_our_code() {
+            // A finding in our code with no decision recorded its loop type and forms before
+            // buckets format 6; it keys on its decisions now.
+            let sig = meta.signature.clone().normalized();
+            meta.set_signature(sig);
+        }
         let emitted_text = fsio::read_to_string(&dir.join("emitted.py"))?;
         let emitted = meta.report.has_module.then_some(emitted_text);
         let log = fsio::read_to_string(&dir.join("log.txt"))?;

@@ -239,7 +239,7 @@ pub fn reduce_finding(
         if signature_.is_about_emitted_code() {
             let keeps = match &compiled {
                 // Our emitted code: a subset of the finding's decisions.
-                Ok(k) if !signature_.decisions.is_empty() => {
+                Ok(k) if signature_.is_our_code() => {
                     decisions_hold(&signature_.decisions, k.decisions())
                 }
                 // Helion's: the loop type kept (`Signature::loop_type_holds`), a subset of

@@ -145,6 +145,8 @@ fn forms(sig: &Signature) -> String {
     if !sig.decisions.is_empty() {
         let decisions: Vec<String> = sig.decisions.iter().map(|d| d.to_string()).collect();
         parts.push(format!("decisions {}", decisions.join(", ")));
+    } else if sig.is_our_code() {
+        parts.push("no planner or codegen decision".to_string());
     }
     if !sig.ablated.is_empty() {
         // What a reader can skip: the finding still shows with these lowered by their plain

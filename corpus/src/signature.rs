@@ -6,8 +6,8 @@
 //! for findings about emitted code (mismatch, lowering error, runtime error):
 //! * in code our compiler emitted, the planner's and codegen's [`Decisions`] on the case
 //!   (`compiler::decisions`): which loads stay resident, how each run is read, which views stay
-//!   Ref transforms, the loop skeleton. Two spellings of one decision (`t.index`, `t.index + 0`)
-//!   are one cause;
+//!   Ref transforms, the loop skeleton; none at all is a key too (`emitted/<engine>/-`). Two
+//!   spellings of one decision (`t.index`, `t.index + 0`) are one cause;
 //! * in code Helion emitted (our decisions do not describe it), the loop type and the set of
 //!   [`IndexForm`]s of the kernel's device subscripts.
 //!
@@ -90,8 +90,8 @@ impl Default for Signature {
 
 impl Signature {
     /// The bucket key: `<outcome>/<engine>/<cause>/<loop type>/<forms joined by +>`, or, for
-    /// code our compiler emitted, `emitted/<engine>/<decisions joined by +>`; `-` for an absent
-    /// part. Stable across runs and versions of this crate (format [`BUCKETS_FORMAT`]).
+    /// code our compiler emitted ([`Signature::is_our_code`]), `emitted/<engine>/<decisions
+    /// joined by +>`; `-` for an absent part or no decision. Stable across runs and versions of this crate (format [`BUCKETS_FORMAT`]).
     ///
     /// Code our compiler emitted keys on its decisions alone, not on the symptom: one wrong
     /// lowering fails at trace time, at run time or in the values depending on the shapes around
@@ -100,9 +100,9 @@ impl Signature {
     /// one cause). The symptom stays in [`Signature::outcome`] and [`Signature::cause`], and a
     /// reduction keeps it ([`Signature::holds_for`]).
     pub fn key(&self) -> String {
-        if !self.decisions.is_empty() {
+        if self.is_our_code() {
             let cause: Vec<String> = self.cause_decisions().map(|d| d.to_string()).collect();
-            return format!("emitted/{}/{}", self.engine_part(), cause.join("+"));
+            return format!("emitted/{}/{}", self.engine_part(), joined_or_dash(&cause));
         }
         self.symptom_key()
     }
@@ -128,7 +128,7 @@ impl Signature {
     /// not only the same cause.
     pub fn symptom_key(&self) -> String {
         let part = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
-        if !self.decisions.is_empty() {
+        if self.is_our_code() {
             return format!(
                 "{}/{}/{}/{}",
                 self.outcome,
@@ -153,7 +153,7 @@ impl Signature {
 
     fn decisions_part(&self) -> String {
         let decisions: Vec<String> = self.decisions.iter().map(|d| d.to_string()).collect();
-        decisions.join("+")
+        joined_or_dash(&decisions)
     }
 
     /// Whether this is a finding's signature.
@@ -168,12 +168,16 @@ impl Signature {
     /// ([`crate::reduce::CANONICAL_LOOP_TYPE`], so one Helion bug under three loop types
     /// converges on one bucket) and a subset of the index forms.
     pub fn holds_for(&self, candidate: &Signature) -> bool {
-        self.outcome == candidate.outcome
+        let same_symptom = self.outcome == candidate.outcome
             && self.engine == candidate.engine
-            && self.cause == candidate.cause
+            && self.cause == candidate.cause;
+        if self.is_our_code() {
+            return same_symptom && decisions_hold(&self.decisions, &candidate.decisions);
+        }
+        same_symptom
             && self.loop_type_holds(candidate.loop_type)
             && candidate.forms.is_subset(&self.forms)
-            && decisions_hold(&self.decisions, &candidate.decisions)
+            && candidate.decisions.is_empty()
     }
 
     /// Whether a candidate whose signature records `loop_type` keeps this finding's loop type:
@@ -206,7 +210,7 @@ impl Signature {
             | Decision::StaticValue
             | Decision::Loop(_) => true,
             Decision::Run { .. } => other.ablated.contains(d),
-            Decision::ResidentLoad | Decision::ValueLoad => false,
+            Decision::ResidentLoad | Decision::ValueLoad | Decision::NewAxisRun => false,
         };
         // A bucket under the canonical loop skeleton was moved there by the reducer (or found
         // there): the skeleton is not what it needs, so a finding under another skeleton, or
@@ -221,8 +225,8 @@ impl Signature {
             other.cause_decisions().copied().collect(),
         );
         self.engine == other.engine
-            && !self.decisions.is_empty()
-            && !other.decisions.is_empty()
+            && self.is_our_code()
+            && other.is_our_code()
             && self.key() != other.key()
             && own.is_subset(&theirs)
             && theirs.difference(&own).all(transparent)
@@ -245,6 +249,26 @@ impl Signature {
         )
     }
 
+    /// Whether the finding is in code our compiler emitted (an engine of ours ran our module):
+    /// it keys on [`Signature::decisions`], none at all included. A finding in our code that
+    /// needs no planner decision (tile-attribute arithmetic, a loop bound) is one cause under
+    /// every load and run its case happened to have (measured: `d2-tile-count-without-begin`
+    /// filed 4 buckets in 60 s, one cause under an inner loop, a value load, a tail run and no
+    /// decision, while no reduction could leave the decisions empty).
+    pub fn is_our_code(&self) -> bool {
+        self.is_about_emitted_code() && self.engine.is_some_and(|e| !e.is_helion())
+    }
+
+    /// This signature in today's form: one in our code records no loop type and no forms
+    /// (those written before buckets format 6 did when they had no decisions).
+    pub fn normalized(mut self) -> Signature {
+        if self.is_our_code() {
+            self.loop_type = None;
+            self.forms.clear();
+        }
+        self
+    }
+
     /// A short file-name-safe slug: `mismatch-pallas-tpu-interpret`.
     pub fn slug(&self) -> String {
         let mut s = self.outcome.name().to_string();
@@ -260,6 +284,14 @@ impl fmt::Display for Signature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.key())
     }
+}
+
+/// Parts joined by `+`, `-` for none.
+fn joined_or_dash(parts: &[String]) -> String {
+    if parts.is_empty() {
+        return "-".to_string();
+    }
+    parts.join("+")
 }
 
 /// The forms part of a symptom key: the forms joined by `+`, `-` for none.
@@ -318,11 +350,12 @@ pub fn decisions_hold(finding: &Decisions, candidate: &Decisions) -> bool {
                 Decision::Run { .. }
                 | Decision::ResidentLoad
                 | Decision::ValueLoad
+                | Decision::NewAxisRun
                 | Decision::RefView(_)
                 | Decision::Materialize
                 | Decision::StaticValue => false,
             }
-    }) && (finding.is_empty() == candidate.is_empty())
+    })
 }
 
 fn has_loop(decisions: &Decisions) -> bool {
@@ -437,19 +470,15 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
         decisions: Decisions::new(),
         ablated: Decisions::new(),
     };
-    if sig.is_about_emitted_code() {
-        let ours = sig.engine.is_some_and(|e| !e.is_helion());
+    if sig.is_our_code() {
+        sig.decisions = report.decisions.clone();
+    } else if sig.is_about_emitted_code() {
         // Helion's eager mode runs the kernel as PyTorch and never reads `pallas_loop_type`:
         // its findings are not split by it.
-        let eager = sig.engine == Some(EngineId::Worker(tpu_runner::Mode::HelionEager));
-        if ours && !report.decisions.is_empty() {
-            sig.decisions = report.decisions.clone();
-        } else {
-            if !eager {
-                sig.loop_type = Some(case.effective_loop_type());
-            }
-            sig.forms = index_forms(case);
+        if sig.engine != Some(EngineId::Worker(tpu_runner::Mode::HelionEager)) {
+            sig.loop_type = Some(case.effective_loop_type());
         }
+        sig.forms = index_forms(case);
     }
     sig
 }
@@ -457,8 +486,10 @@ pub fn signature(case: &Case, report: &CaseReport) -> Signature {
 /// The version of the buckets file format (2: findings in our emitted code key on decisions;
 /// 3: on decisions and engine only, not the symptom; 4: the reference's error kind in a cause
 /// is its id, `index-out-of-range`, not the variant name; 5: index forms are the coverage
-/// table's, [`index_forms`]). Formats 2 to 4 are migrated on read ([`Buckets::load`]).
-pub const BUCKETS_FORMAT: u32 = 5;
+/// table's, [`index_forms`]; 6: a finding in our emitted code with no decision keys
+/// `emitted/<engine>/-`, not on its loop type and forms). Formats 2 to 5 are migrated on read
+/// ([`Buckets::load`]).
+pub const BUCKETS_FORMAT: u32 = 6;
 
 /// The file name of the buckets index in a findings directory.
 pub const BUCKETS_FILE: &str = "buckets.json";
@@ -594,6 +625,7 @@ impl Buckets {
             BUCKETS_FORMAT => Ok(b),
             2 | 3 => Ok(b.with_kind_ids().with_forms_of_cases(dir).rekeyed()),
             4 => Ok(b.with_forms_of_cases(dir).rekeyed()),
+            5 => Ok(b.rekeyed()),
             found => Err(BucketsError::Format { path, found }),
         }
     }
@@ -640,6 +672,7 @@ impl Buckets {
     fn rekeyed(self) -> Buckets {
         let mut out = Buckets::default();
         for (old_key, mut b) in self.buckets {
+            b.signature = b.signature.normalized();
             let key = b.signature.key();
             b.aliases.insert(old_key);
             b.aliases.remove(&key);
@@ -958,7 +991,7 @@ mod tests {
     fn holds_for_allows_fewer_forms_only() {
         let mut a = Signature {
             outcome: fuzz::outcome::Outcome::Mismatch,
-            engine: Some("pallas-tpu-interpret".parse().expect("an engine")),
+            engine: Some("helion-pallas".parse().expect("an engine")),
             cause: Some("values".into()),
             loop_type: LoopType::from_name("fori_loop"),
             forms: [IndexForm::TileIndex, IndexForm::Int].into_iter().collect(),
@@ -967,17 +1000,17 @@ mod tests {
         };
         assert_eq!(
             a.key(),
-            "mismatch/pallas-tpu-interpret/values/fori_loop/int+tile-index"
+            "mismatch/helion-pallas/values/fori_loop/int+tile-index"
         );
         let mut b = a.clone();
         b.forms.remove(&IndexForm::Int);
         assert!(a.holds_for(&b));
         assert!(!b.holds_for(&a));
-        b.engine = Some("pallas-interpret".parse().expect("an engine"));
+        b.engine = Some("helion-tpu-lower".parse().expect("an engine"));
         assert!(!a.holds_for(&b));
         a.forms.clear();
-        assert_eq!(a.key(), "mismatch/pallas-tpu-interpret/values/fori_loop/-");
-        assert_eq!(a.slug(), "mismatch-pallas-tpu-interpret");
+        assert_eq!(a.key(), "mismatch/helion-pallas/values/fori_loop/-");
+        assert_eq!(a.slug(), "mismatch-helion-pallas");
     }
 
     #[test]
@@ -1081,10 +1114,90 @@ mod tests {
         };
         assert!(finding.holds_for(&with(&[canonical, Decision::ResidentLoad, static_run])));
         assert!(!finding.holds_for(&with(&[Decision::Loop(LoopType::Unroll), run])));
-        assert!(!finding.holds_for(&with(&[])));
+        // No decision at all: the bug needs none of them.
+        assert!(finding.holds_for(&with(&[])));
         // A kernel without device loops cannot gain one.
         let flat = with(&[Decision::ResidentLoad, run]);
         assert!(!flat.holds_for(&with(&[canonical, run])));
+    }
+
+    #[test]
+    fn our_code_with_no_decision_keys_on_none_and_meets_its_cause_under_the_canonical_loop() {
+        use lang::ir::LoopType;
+        let c = case(
+            "    for outer in hl.tile(1, 2, block_size=1):
+        out[0, :, :] = outer.count",
+        );
+        let report = |engine: &str| {
+            let mut r = fuzz::check::check_case(&c, &[], &Default::default());
+            assert!(r.decisions.is_empty(), "{:?}", r.decisions);
+            r.outcome = fuzz::outcome::Outcome::Mismatch;
+            r.decided_by = Some(engine.parse().expect("an engine"));
+            r
+        };
+        let ours = signature(&c, &report("pallas-sim"));
+        assert!(ours.is_our_code());
+        assert_eq!(ours.key(), "emitted/pallas-sim/-");
+        assert_eq!(ours.loop_type, None);
+        assert!(ours.forms.is_empty());
+        // Helion's code still keys on its loop type and forms.
+        let theirs = signature(&c, &report("helion-pallas"));
+        assert!(!theirs.is_our_code());
+        assert!(
+            theirs.key().starts_with("mismatch/helion-pallas/"),
+            "{}",
+            theirs.key()
+        );
+        // The same cause reduced under an inner loop (the canonical skeleton) and with no
+        // decision: either bucket absorbs the other.
+        let looped = Signature {
+            decisions: [Decision::Loop(LoopType::ForiLoop)].into_iter().collect(),
+            ..ours.clone()
+        };
+        assert!(looped.subsumes(&ours));
+        assert!(ours.subsumes(&looped));
+        // A load is never transparent: a finding that needs one is another cause.
+        let loaded = Signature {
+            decisions: [Decision::ValueLoad].into_iter().collect(),
+            ..ours.clone()
+        };
+        assert!(!ours.subsumes(&loaded));
+        assert!(!ours.subsumes(&theirs));
+    }
+
+    #[test]
+    fn a_format_5_index_keys_our_code_without_decisions_on_none() {
+        let old_sig = Signature {
+            outcome: fuzz::outcome::Outcome::Mismatch,
+            engine: Some("pallas-sim".parse().expect("an engine")),
+            cause: Some("values".into()),
+            loop_type: LoopType::from_name("fori_loop"),
+            forms: [IndexForm::TileBegin].into_iter().collect(),
+            ..Default::default()
+        };
+        let old_key = "mismatch/pallas-sim/values/fori_loop/tile-begin".to_string();
+        let bucket = Bucket {
+            key: old_key.clone(),
+            signature: old_sig,
+            count: 3,
+            dir: "0001".into(),
+            cost: CostRecord::default(),
+            aliases: BTreeSet::new(),
+        };
+        let old = Buckets {
+            format: 5,
+            buckets: [(old_key.clone(), bucket)].into_iter().collect(),
+        };
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(
+            t.path().join(BUCKETS_FILE),
+            serde_json::to_string(&old).unwrap(),
+        )
+        .unwrap();
+        let b = Buckets::load(t.path()).unwrap();
+        let keys: Vec<&str> = b.buckets.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["emitted/pallas-sim/-"]);
+        assert_eq!(b.find(&old_key).map(|x| x.count), Some(3));
     }
 
     #[test]
@@ -1174,7 +1287,7 @@ mod tests {
     fn buckets_count_duplicates_and_merge_on_rekey() {
         let sig = |forms: &[IndexForm]| Signature {
             outcome: fuzz::outcome::Outcome::Mismatch,
-            engine: Some(fuzz::engines::EngineId::PallasSim),
+            engine: Some("helion-pallas".parse().expect("an engine")),
             cause: Some("values".into()),
             loop_type: LoopType::from_name("unroll"),
             forms: forms.iter().copied().collect(),

@@ -388,7 +388,9 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| `0001-mismatch-pallas-sim` | 5 | seed-0, seed-1 | `mismatch/pallas-sim/values/-/-` |"),
+            md.contains(
+                "| `0001-mismatch-pallas-sim` | 5 | seed-0, seed-1 | `emitted/pallas-sim/-` |"
+            ),
             "{md}"
         );
         let same = merge_markdown(

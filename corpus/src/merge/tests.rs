@@ -19,10 +19,12 @@ fn contract() -> Contract {
     .unwrap()
 }
 
+/// A signature keyed on its symptom: a finding in code Helion emitted (one in ours with no
+/// decision keys `emitted/<engine>/-` whatever its symptom).
 fn sig(outcome: &str, cause: &str) -> Signature {
     Signature {
         outcome: fuzz::outcome::Outcome::from_name(outcome).expect("an outcome"),
-        engine: Some("pallas-sim".parse().expect("an engine")),
+        engine: Some("helion-pallas".parse().expect("an engine")),
         cause: Some(cause.into()),
         loop_type: None,
         forms: BTreeSet::new(),
@@ -139,9 +141,9 @@ fn buckets_by_signature_sum_counts_and_keep_the_smallest_case() {
     assert_eq!(
         dirs,
         [
-            "0001-lowering-error-pallas-sim",
-            "0002-mismatch-pallas-sim",
-            "0003-runtime-error-pallas-sim"
+            "0001-lowering-error-helion-pallas",
+            "0002-mismatch-helion-pallas",
+            "0003-runtime-error-helion-pallas"
         ]
     );
     // Every source shard is recorded, and which shards found each bucket.
@@ -245,7 +247,7 @@ fn a_raw_key_that_reduced_elsewhere_joins_its_bucket() {
     let t = tempfile::tempdir().unwrap();
     let raw = sig("mismatch", "values-raw");
     let reduced = B {
-        aliases: &["mismatch/pallas-sim/values-raw/-/-"],
+        aliases: &["mismatch/helion-pallas/values-raw/-/-"],
         ..b("mismatch", "values", 2, 3)
     };
     assert_eq!(raw.key(), reduced.aliases[0]);
@@ -352,20 +354,20 @@ fn inputs_and_outputs_that_are_not_findings_directories_are_named() {
     );
     let mut index = Buckets::load(&outside).unwrap();
     for bucket in index.buckets.values_mut() {
-        bucket.dir = "../a/0001-mismatch-pallas-sim".into();
+        bucket.dir = "../a/0001-mismatch-helion-pallas".into();
     }
     index.save(&outside).unwrap();
     let e = merge(&[outside], &t.path().join("o"))
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("`../a/0001-mismatch-pallas-sim`, which is not a directory inside it"),
+        e.contains("`../a/0001-mismatch-helion-pallas`, which is not a directory inside it"),
         "{e}"
     );
-    std::fs::remove_dir_all(a.join("0001-mismatch-pallas-sim")).unwrap();
+    std::fs::remove_dir_all(a.join("0001-mismatch-helion-pallas")).unwrap();
     let e = merge(&[a], &t.path().join("o")).unwrap_err().to_string();
     assert!(
-        e.contains("`0001-mismatch-pallas-sim`, which is not a directory inside it"),
+        e.contains("`0001-mismatch-helion-pallas`, which is not a directory inside it"),
         "{e}"
     );
     assert!(

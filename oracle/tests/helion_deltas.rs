@@ -689,3 +689,106 @@ fn d11_load_buffer_counts_are_one_per_tensor_parameter() {
         with_y("block_sizes=[], pallas_loop_type=\"fori_loop\", pallas_load_buffer_count=[2, 1]");
     assert_eq!(lowered_value(&two), 263.0);
 }
+
+/// gl_tile_run's kernel (D-1.5.1-19): a launch-grid `hl.tile` over x = `R(n)` (`[n, 2, 128]`),
+/// one `[2, 128]` accumulator per tile stored at `out[outer.id]`; `body` (indented 8 spaces)
+/// follows `x_block = x[outer, :, :]` (line 14), `live` and `acc`.
+fn grid_tile(n: usize, body: &str) -> String {
+    let rows: Vec<String> = (0..n)
+        .map(|r| format!("{:.1}", (1u64 << r) as f64))
+        .collect();
+    let tiles = n.div_ceil(4);
+    format!(
+        "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config({F}))\n\
+         def k(x: torch.Tensor) -> torch.Tensor:\n    out = torch.zeros([{tiles}, 2, 128], dtype=torch.float32)\n\
+         \x20   for outer in hl.tile(x.size(0), block_size=4):\n        x_block = x[outer, :, :]\n\
+         \x20       live = outer.end - outer.begin\n        acc = hl.zeros([2, 128], dtype=torch.float32)\n{body}\n\
+         \x20       out[outer.id, :, :] = acc\n    return out\n\n\n\
+         x = torch.tensor([{}]).reshape({n}, 1, 1).expand({n}, 2, 128).contiguous()\nk(x)\n",
+        rows.join(", ")
+    )
+}
+
+/// The emitted module and the value of each `out[t]` (uniform per tile) through the reference
+/// and through pallas-sim, which must agree.
+fn per_tile(script: &str) -> (String, Vec<f64>) {
+    let case = parse_case(script, "k.py").unwrap_or_else(|e| panic!("{e}\n{script}"));
+    let compiled = compile(&case, &CodegenOptions::default());
+    let module = compiled
+        .module()
+        .unwrap_or_else(|| panic!("{}\n{script}", compiler::compile::verdict_line(&compiled)));
+    let all = case.input_tensors().expect("inputs");
+    let args: Vec<_> = case
+        .kernel_arg_positions()
+        .iter()
+        .map(|&p| all[p].clone())
+        .collect();
+    let sim = sim::simulate(module, &args, &Default::default()).expect("simulates");
+    let reference = pallas_diff_oracle::evaluate(&case).expect("evaluates");
+    let tiles = |values: &[f64]| -> Vec<f64> {
+        values
+            .chunks(256)
+            .map(|c| {
+                assert!(
+                    c.iter().all(|&v| v == c[0]),
+                    "not uniform per tile:\n{script}"
+                );
+                c[0]
+            })
+            .collect()
+    };
+    let from_sim = tiles(&sim[0].values);
+    assert_eq!(
+        tiles(&reference.outputs[0].tensor.values),
+        from_sim,
+        "reference and lowered module differ:\n{script}"
+    );
+    (lang::pallas::print_module(module), from_sim)
+}
+
+#[test]
+fn d19_grid_level_tile_loads_are_blockspec_blocks() {
+    // gl_tile_run: Helion emits `_block_spec_info=[((4, None, None), (0, None, None)), ...]`
+    // and `x_block = x.at[:, :, :]`, and returns 15.0 / 240.0.
+    let tile_run = "        for local in hl.tile(live, block_size=2):\n            acc = acc + x_block[local.index, :, :].sum(dim=0)";
+    let (code, values) = per_tile(&grid_tile(8, tile_run));
+    assert_eq!(values, [15.0, 240.0]);
+    let spec = "pl.BlockSpec((4, 2, 128), lambda *g: (jnp.minimum(jnp.int32(g[0]), 1), jnp.int32(0), jnp.int32(0)), memory_space=pltpu.VMEM)";
+    for expected in [
+        "x_block = x.at[:, :, :]",
+        spec,
+        "x_block[pl.ds(offset_1, 2), :, :]",
+        "offset_0 = pl.program_id(0) * _BLOCK_SIZE_0",
+    ] {
+        assert!(code.contains(expected), "no `{expected}` in\n{code}");
+    }
+    assert!(!code.contains("jnp.pad(x"), "x is padded:\n{code}");
+    // The tail-read variant: 12.0 / 192.0.
+    let tail =
+        "        if live >= 2:\n            acc = acc + x_block[live - 2 : live, :, :].sum(dim=0)";
+    let (code, values) = per_tile(&grid_tile(8, tail));
+    assert_eq!(values, [12.0, 192.0]);
+    assert!(code.contains("x_block = x.at[:, :, :]"), "{code}");
+    assert!(code.contains("jnp.clip("), "{code}");
+    assert!(!code.contains("jnp.pad(x"), "x is padded:\n{code}");
+}
+
+#[test]
+fn d19_a_partial_last_block_is_masked_by_where() {
+    // Not a delta example: 9 rows in blocks of 4. The last block's rows 9..12 are the
+    // interpreter's poison (NaN), which the tile run's mask must keep out: `jnp.where`, not
+    // Helion's multiplication (`NaN * 0 = NaN`).
+    let tile_run = "        for local in hl.tile(live, block_size=2):\n            acc = acc + x_block[local.index, :, :].sum(dim=0)";
+    let (code, values) = per_tile(&grid_tile(9, tile_run));
+    assert_eq!(values, [15.0, 240.0, 256.0]);
+    assert!(code.contains("x_block = x.at[:, :, :]"), "{code}");
+    assert!(code.contains("jnp.minimum(jnp.int32(g[0]), 2)"), "{code}");
+    assert!(code.contains("jnp.where(mask_1"), "{code}");
+    assert!(!code.contains("jnp.pad(x"), "x is padded:\n{code}");
+    // A value load of the partial block is masked the same way.
+    let load = "        acc = acc + x[outer, :, :].sum(dim=0)";
+    let (code, values) = per_tile(&grid_tile(9, load));
+    assert_eq!(values, [15.0, 240.0, 256.0]);
+    assert!(code.contains("jnp.where(mask_0"), "{code}");
+}

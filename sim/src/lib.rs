@@ -182,6 +182,20 @@ impl Program {
             {
                 return Err(import(format!("operand {i} reads missing parameter {k}")));
             }
+            if o.block.len() != o.shape.len() {
+                return Err(import(format!("operand {i}: block rank != shape rank")));
+            }
+            let blocked_param = matches!(o.source, OperandSource::Param(_));
+            if o.is_blocked() && !blocked_param {
+                return Err(SimError::unsupported(format!(
+                    "operand {i}: a BlockSpec block of an operand that is not a VMEM parameter"
+                )));
+            }
+            if o.is_blocked() && l.outputs.iter().any(|out| out.aliases == Some(i)) {
+                return Err(SimError::unsupported(format!(
+                    "operand {i}: a BlockSpec block of an aliased operand"
+                )));
+            }
         }
         for (i, o) in l.outputs.iter().enumerate() {
             if o.pad_after.len() != o.shape.len() {
@@ -218,6 +232,16 @@ impl Program {
         for (i, o) in l.operands.iter().enumerate() {
             let cat = Cat::of(o.dtype);
             let shape = shape_of(&o.padded_shape())?;
+            if o.is_blocked() {
+                // The kernel sees the block; `Program::run` fills it at every grid step.
+                bufs.push(Buffer {
+                    cat,
+                    shape: shape_of(&o.block_shape())?,
+                    data: Vec::new(),
+                    sem: false,
+                });
+                continue;
+            }
             let data = match (inputs, &o.source) {
                 (None, _) => Vec::new(),
                 (Some(_), OperandSource::Zeros) => vec![0.0; shape.numel()],
@@ -287,6 +311,40 @@ impl Program {
         Ok(bufs)
     }
 
+    /// The whole (padded) arrays of the blocked operands, by operand index.
+    fn blocked_operands(
+        &self,
+        inputs: &[Tensor],
+        interp: Interpreter,
+    ) -> Result<Vec<(usize, Whole)>, SimError> {
+        let l = &self.launcher;
+        let mut out = Vec::new();
+        for (i, o) in l.operands.iter().enumerate() {
+            let OperandSource::Param(k) = o.source else {
+                continue;
+            };
+            if !o.is_blocked() {
+                continue;
+            }
+            let cat = Cat::of(o.dtype);
+            let fill = match l.padding {
+                PaddingFill::Zero => 0.0,
+                PaddingFill::Poison => cat.poison(true),
+            };
+            let t = &inputs[k];
+            let shape = shape_of(&o.padded_shape())?;
+            out.push((
+                i,
+                Whole {
+                    shape,
+                    data: padded(&t.values, shape_of(&o.shape)?, shape, fill),
+                    outside: block_padding(cat, interp),
+                },
+            ));
+        }
+        Ok(out)
+    }
+
     fn kernel_args(&self, bufs: &[Buffer]) -> Vec<Value> {
         bufs.iter()
             .enumerate()
@@ -318,10 +376,14 @@ impl Program {
         m.grid_rank = l.grid.len();
         m.steps_left = options.max_steps;
         let grid = &l.grid;
+        let blocked = self.blocked_operands(inputs, interp)?;
         if grid.iter().all(|&g| g > 0) {
             let mut idx = [0i64; MAX_RANK];
             loop {
                 m.pid = idx;
+                for (i, whole) in &blocked {
+                    m.bufs[*i].data = whole.block(&l.operands[*i], &idx[..grid.len()]);
+                }
                 m.call(0, args.iter().cloned())?;
                 if !exec::next_grid_index(&mut idx[..grid.len()], grid) {
                     break;
@@ -343,6 +405,61 @@ impl Program {
         }
         Ok(out)
     }
+}
+
+/// The whole array of a blocked operand (D-1.5.1-19), from which each grid step's block is cut.
+struct Whole {
+    shape: Shape,
+    data: Vec<f64>,
+    /// What a block holds past the array's end (a partial last block).
+    outside: f64,
+}
+
+impl Whole {
+    /// The block of operand `o` at grid point `pid`, row-major; elements past the array are
+    /// `outside`.
+    fn block(&self, o: &lang::pallas::Operand, pid: &[i64]) -> Vec<f64> {
+        let start = o.block_start(pid);
+        let bshape = o.block_shape();
+        let r = bshape.len();
+        let n: i64 = bshape.iter().product();
+        let mut out = Vec::with_capacity(n.max(0) as usize);
+        if n <= 0 {
+            return out;
+        }
+        let dims = self.shape.dims();
+        let st = self.shape.strides();
+        let mut idx = vec![0i64; r];
+        for _ in 0..n {
+            let mut off = 0usize;
+            let mut inside = true;
+            for d in 0..r {
+                let at = start[d] + idx[d];
+                if at < 0 || at as usize >= dims[d] {
+                    inside = false;
+                    break;
+                }
+                off += at as usize * st[d];
+            }
+            out.push(if inside { self.data[off] } else { self.outside });
+            let mut d = r;
+            while d > 0 {
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < bshape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        out
+    }
+}
+
+/// What a partial last block holds past the array's end (measured with jax 0.10.2,
+/// `sim_vs_jax::partial_blocks_match_jax`).
+fn block_padding(cat: Cat, interp: Interpreter) -> f64 {
+    cat.poison(interp == Interpreter::Tpu)
 }
 
 /// Runs `module` on `inputs`: [`Program::new`] then [`Program::run`].

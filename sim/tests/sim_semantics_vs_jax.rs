@@ -136,6 +136,7 @@ fn module(
                     dtype: *d,
                     shape: s.to_vec(),
                     pad_after: vec![0; s.len()],
+                    block: vec![lang::pallas::BlockDim::Whole; s.len()],
                 })
                 .collect(),
             outputs: outs

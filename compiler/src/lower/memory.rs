@@ -8,7 +8,7 @@ use super::{Env, LResult, Lowerer, Val, gap};
 use lang::ir::sym::BlockId;
 use lang::ir::types::Ty;
 use lang::ir::{AtomicOp, Expr, ExprKind, Index, Span, TileAttr};
-use lang::pallas::{self, Expr as P, IndexPart, Jnp};
+use lang::pallas::{self, BlockDim, Expr as P, IndexPart, Jnp};
 use lang::tensor::DType;
 
 type PStmt = pallas::Stmt;
@@ -34,8 +34,9 @@ impl Lowerer<'_> {
     }
 
     /// Index parts of a load, store or atomic on host Ref `k` (spec §1.5): a tile dim becomes
-    /// `pl.ds(pl.multiple_of(offset, bs), bs)` (the hint only where it holds), a scalar an index, `:` stays `:` unless the
-    /// dim is padded (then `pl.ds(0, size)`).
+    /// `pl.ds(pl.multiple_of(offset, bs), bs)` (the hint only where it holds), or `:` on a
+    /// grid tile's BlockSpec block (D-1.5.1-19, `block_spec`); a scalar an index; `:` stays
+    /// `:` unless the dim is padded (then `pl.ds(0, size)`).
     fn ref_index(
         &mut self,
         k: usize,
@@ -148,13 +149,19 @@ impl Lowerer<'_> {
                         let Some(ld) = self.loops.get(&b) else {
                             return gap(span, format!("tile {b} used outside its loop"));
                         };
-                        let start = if ld.aligned {
-                            P::multiple_of(P::name(&ld.offset), ld.block.clone())
-                        } else {
-                            P::name(&ld.offset)
+                        let part = match self.refs[k].block.get(dim) {
+                            // D-1.5.1-19: the operand is the grid tile's block.
+                            Some(BlockDim::Tiled { .. }) => IndexPart::Full,
+                            Some(BlockDim::Whole) | None => {
+                                let start = if ld.aligned {
+                                    P::multiple_of(P::name(&ld.offset), ld.block.clone())
+                                } else {
+                                    P::name(&ld.offset)
+                                };
+                                IndexPart::Expr(P::ds(start, ld.block.clone()))
+                            }
                         };
-                        r.parts
-                            .push(IndexPart::Expr(P::ds(start, ld.block.clone())));
+                        r.parts.push(part);
                         r.tiles.push((r.shape.len(), b));
                         r.shape.push(ld.bs);
                         r.newaxes.push(IndexPart::Full);
@@ -197,9 +204,15 @@ impl Lowerer<'_> {
         Ok(r)
     }
 
+    /// Whether masks are `jnp.where` (poison padding, or a partial BlockSpec block that holds
+    /// poison, D-1.5.1-19): multiplication cannot hide poison (`NaN * 0 = NaN`).
+    pub(super) fn where_masks(&self) -> bool {
+        self.options.poison_padding || self.partial_blocks
+    }
+
     /// `v` masked on `pos` of a rank-`rank` value by `mask` (spec §3.4): multiplied by
-    /// `mask.astype(dtype)[expand]` (upstream), or `jnp.where(mask[expand], v, 0)` with poison
-    /// padding.
+    /// `mask.astype(dtype)[expand]` (upstream), or `jnp.where(mask[expand], v, 0)` when
+    /// [`Self::where_masks`].
     pub(super) fn apply_mask(&self, v: P, mask: &str, pos: usize, rank: usize, dtype: DType) -> P {
         let expand = |m: P| {
             if rank <= 1 {
@@ -218,7 +231,7 @@ impl Lowerer<'_> {
                 )
             }
         };
-        if self.options.poison_padding {
+        if self.where_masks() {
             Jnp::Where {
                 cond: Box::new(expand(P::name(mask))),
                 a: Box::new(v),

@@ -52,6 +52,7 @@
 //! to partial tiles are always `jnp.where` read-modify-writes, and outputs are padded and
 //! sliced back after the call.
 
+mod block_spec;
 mod branch;
 mod carry;
 mod dma;
@@ -73,8 +74,8 @@ use lang::ir::sym::BlockId;
 use lang::ir::types::{Ty, Types};
 use lang::ir::{AllocKind, Case, ExprKind, LoopKind, ParamKind, Span, StmtKind};
 use lang::pallas::{
-    self, Function, Launcher, Operand, OperandSource, Output, PaddingFill, PallasModule, Scratch,
-    Target,
+    self, BlockDim, Function, Launcher, Operand, OperandSource, Output, PaddingFill, PallasModule,
+    Scratch, Target,
 };
 use lang::tensor::DType;
 
@@ -242,6 +243,9 @@ pub(crate) struct HostRef {
     pub returned: bool,
     /// Left in HBM, read only by DMA (a double-buffered load's tensor).
     pub hbm: bool,
+    /// Per dim: whole, or a launch-grid tile's `pl.BlockSpec` block (`block_spec`,
+    /// D-1.5.1-19).
+    pub block: Vec<BlockDim>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -277,6 +281,9 @@ pub(crate) struct Lowerer<'a> {
     pub dma_active: FastMap<lang::ir::NodeKey, dma::DmaSlot>,
     /// Every name the case binds (generated scratch names avoid them).
     pub ir_names: FastSet<String>,
+    /// Some operand has a partial last BlockSpec block, whose rows past the array the
+    /// interpreter fills with poison (`block_spec`, D-1.5.1-19): masks must be `jnp.where`.
+    pub partial_blocks: bool,
 }
 
 /// Names the emitted module defines itself: an IR name equal to one is renamed.
@@ -354,6 +361,7 @@ impl<'a> Lowerer<'a> {
             bounds: pad::Bounds::default(),
             dma: dma::DmaPlan::default(),
             dma_active: FastMap::default(),
+            partial_blocks: false,
             ir_names: case
                 .kernel
                 .params
@@ -376,6 +384,7 @@ impl<'a> Lowerer<'a> {
         l.bounds = pad::Bounds::of(&l)?;
         pad::apply(&mut l)?;
         l.dma = dma::DmaPlan::of(&l);
+        block_spec::apply(&mut l);
         Ok(l)
     }
 
@@ -415,6 +424,7 @@ impl<'a> Lowerer<'a> {
                 written: false,
                 returned: false,
                 hbm: false,
+                block: vec![BlockDim::Whole; t.shape.len()],
             });
             tensor_params += 1;
         }
@@ -437,6 +447,7 @@ impl<'a> Lowerer<'a> {
                         written: false,
                         returned: false,
                         hbm: false,
+                        block: vec![BlockDim::Whole; t.shape.len()],
                     });
                 }
                 (HostOrigin::Alias { of }, _) => {
@@ -601,10 +612,12 @@ impl<'a> Lowerer<'a> {
                 c.block_sizes,
                 self.types.block_sizes.effective,
                 self.case.effective_loop_type().name(),
-                if self.options.poison_padding {
-                    "poison (NaN / INT_MAX), masks by jnp.where"
-                } else {
-                    "zeros, masks by multiplication (upstream)"
+                match (self.options.poison_padding, self.partial_blocks) {
+                    (true, _) => "poison (NaN / INT_MAX), masks by jnp.where",
+                    (false, true) => {
+                        "zeros; a partial BlockSpec block holds poison, so masks by jnp.where"
+                    }
+                    (false, false) => "zeros, masks by multiplication (upstream)",
                 }
             ),
         ];
@@ -706,6 +719,7 @@ impl<'a> Lowerer<'a> {
                     dtype: r.dtype,
                     shape: r.shape.clone(),
                     pad_after: r.pad.clone(),
+                    block: r.block.clone(),
                 });
                 kernel_inputs.push(if is_output {
                     format!("_{}_in", r.py)

@@ -445,16 +445,92 @@ pub struct Operand {
     pub shape: Vec<i64>,
     /// Per dim: elements appended at the end (`jnp.pad` with `(0, n)`).
     pub pad_after: Vec<i64>,
+    /// Per dim: how the kernel sees it, the `pl.BlockSpec` of the operand (spec §3.1,
+    /// D-1.5.1-19). Every dim [`BlockDim::Whole`] is the whole-array VMEM block.
+    pub block: Vec<BlockDim>,
+}
+
+/// One dim of an operand's `pl.BlockSpec` (spec §3.1, D-1.5.1-19).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockDim {
+    /// The whole (padded) dim; block index 0.
+    Whole,
+    /// A grid-tiled dim: `max(min(size, dim), 1)` elements at block index
+    /// `min(pl.program_id(axis), cdiv(dim, size) - 1)` (Helion's launcher); `axis` is `None`
+    /// when the dim fits in one block (block index 0). A partial last block is padded by the
+    /// interpreter, not by the launcher.
+    Tiled {
+        /// The block size.
+        size: i64,
+        /// The grid axis whose program id picks the block.
+        axis: Option<usize>,
+    },
 }
 
 impl Operand {
-    /// The shape the kernel sees: shape plus padding.
+    /// The shape of the array: shape plus padding.
     pub fn padded_shape(&self) -> Vec<i64> {
         self.shape
             .iter()
             .zip(&self.pad_after)
             .map(|(s, p)| s + p)
             .collect()
+    }
+
+    /// Whether some dim is a grid-tiled block (not the whole array).
+    pub fn is_blocked(&self) -> bool {
+        self.block
+            .iter()
+            .any(|b| matches!(b, BlockDim::Tiled { .. }))
+    }
+
+    /// The shape of the block the kernel sees (the padded shape unless blocked).
+    pub fn block_shape(&self) -> Vec<i64> {
+        self.padded_shape()
+            .iter()
+            .zip(&self.block)
+            .map(|(&dim, b)| b.extent(dim))
+            .collect()
+    }
+
+    /// The first element of the block at grid point `pid`, per dim.
+    pub fn block_start(&self, pid: &[i64]) -> Vec<i64> {
+        self.padded_shape()
+            .iter()
+            .zip(&self.block)
+            .map(|(&dim, b)| b.start(dim, pid))
+            .collect()
+    }
+}
+
+impl BlockDim {
+    /// The block's extent on a dim of `dim` elements.
+    pub fn extent(self, dim: i64) -> i64 {
+        match self {
+            BlockDim::Whole => dim,
+            BlockDim::Tiled { size, .. } => size.min(dim).max(1),
+        }
+    }
+
+    /// The index of the last block on a dim of `dim` elements.
+    pub fn last_block(self, dim: i64) -> i64 {
+        let e = self.extent(dim);
+        (dim + e - 1).div_euclid(e).max(1) - 1
+    }
+
+    /// The block index at grid point `pid`.
+    pub fn block_index(self, dim: i64, pid: &[i64]) -> i64 {
+        match self {
+            BlockDim::Whole | BlockDim::Tiled { axis: None, .. } => 0,
+            BlockDim::Tiled { axis: Some(a), .. } => {
+                pid.get(a).copied().unwrap_or(0).min(self.last_block(dim))
+            }
+        }
+    }
+
+    /// The first element of the block at grid point `pid`.
+    pub fn start(self, dim: i64, pid: &[i64]) -> i64 {
+        self.block_index(dim, pid) * self.extent(dim)
     }
 }
 

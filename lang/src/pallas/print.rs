@@ -5,8 +5,8 @@
 //! parenthesized). Indentation is four spaces.
 
 use super::{
-    BinOp, CmpOp, CopyOp, Expr, Function, IndexPart, Jnp, Launcher, MemorySpace, OperandSource,
-    PaddingFill, PallasModule, Stmt, Target,
+    BinOp, BlockDim, CmpOp, CopyOp, Expr, Function, IndexPart, Jnp, Launcher, MemorySpace, Operand,
+    OperandSource, PaddingFill, PallasModule, Stmt, Target,
 };
 use crate::tensor::DType;
 use std::fmt::Write;
@@ -578,12 +578,13 @@ impl Printer {
         let _ = writeln!(self.out, "            grid={},", shape_tuple(&l.grid));
         let spec = "pl.BlockSpec(memory_space=pltpu.VMEM)";
         let specs = |n: usize| vec![spec; n].join(", ");
-        let in_specs: Vec<&str> = l
+        let in_specs: Vec<String> = l
             .operands
             .iter()
             .map(|o| match o.source {
-                OperandSource::Param(_) | OperandSource::Zeros => spec,
-                OperandSource::HbmParam(_) => "pl.BlockSpec(memory_space=pl.ANY)",
+                OperandSource::Param(_) | OperandSource::Zeros if o.is_blocked() => block_spec(o),
+                OperandSource::Param(_) | OperandSource::Zeros => spec.to_string(),
+                OperandSource::HbmParam(_) => "pl.BlockSpec(memory_space=pl.ANY)".to_string(),
             })
             .collect();
         let _ = writeln!(self.out, "            in_specs=[{}],", in_specs.join(", "));
@@ -699,6 +700,32 @@ impl Printer {
              \x20       return jax.jit(make(interpret))(*inputs)\n"
         );
     }
+}
+
+/// `pl.BlockSpec(block_shape, index_map, memory_space=pltpu.VMEM)` of a grid-tiled operand
+/// (D-1.5.1-19): the index map is Helion's launcher's, `jnp.minimum(jnp.int32(g[axis]), last)`
+/// on a tiled dim and `jnp.int32(0)` elsewhere.
+fn block_spec(o: &Operand) -> String {
+    let padded = o.padded_shape();
+    let index: Vec<String> = padded
+        .iter()
+        .zip(&o.block)
+        .map(|(&dim, b)| match *b {
+            BlockDim::Tiled { axis: Some(a), .. } => {
+                format!("jnp.minimum(jnp.int32(g[{a}]), {})", b.last_block(dim))
+            }
+            BlockDim::Whole | BlockDim::Tiled { axis: None, .. } => "jnp.int32(0)".to_string(),
+        })
+        .collect();
+    let index = if index.len() == 1 {
+        format!("({},)", index[0])
+    } else {
+        format!("({})", index.join(", "))
+    };
+    format!(
+        "pl.BlockSpec({}, lambda *g: {index}, memory_space=pltpu.VMEM)",
+        shape_tuple(&o.block_shape())
+    )
 }
 
 #[cfg(test)]

@@ -240,6 +240,7 @@ mod tests {
                     dtype: DType::Float32,
                     shape: x.to_vec(),
                     pad_after: vec![0; x.len()],
+                    block: vec![lang::pallas::BlockDim::Whole; x.len()],
                 }],
                 outputs: vec![Output {
                     dtype: DType::Float32,

@@ -208,9 +208,10 @@ impl Input {
         self.dtype_and_shape()?;
         let shape = self.ctor.shape();
         let n = self.check_size(&shape)?;
+        let mut stream = SeededStream::new(seed, position);
         let values: Vec<f64> = match &self.ctor {
-            Ctor::Randn { .. } => draws(Draw::Normal, seed, position, n),
-            Ctor::Rand { .. } => draws(Draw::Uniform, seed, position, n),
+            Ctor::Randn { .. } => (0..n).map(|_| stream.normal()).collect(),
+            Ctor::Rand { .. } => (0..n).map(|_| stream.uniform()).collect(),
             Ctor::Ones { .. } => vec![1.0; n],
             Ctor::Zeros { .. } => vec![0.0; n],
             Ctor::Full { value, .. } => vec![*value; n],
@@ -257,65 +258,6 @@ impl Input {
             values,
         })
     }
-}
-
-/// Which values a random constructor draws from its [`SeededStream`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Draw {
-    /// [`SeededStream::normal`] (`torch.randn`).
-    Normal,
-    /// [`SeededStream::uniform`] (`torch.rand`).
-    Uniform,
-}
-
-/// The most values [`draws`] keeps per thread (32 MiB of f64); past it the memo starts over.
-const MAX_MEMO_VALUES: usize = 1 << 22;
-
-/// Draws already made on this thread: stream `(draw, seed, position)` → its first values.
-#[derive(Default)]
-struct DrawMemo {
-    streams: crate::ir::hash::FastMap<(Draw, u64, usize), Vec<f64>>,
-    values: usize,
-}
-
-thread_local! {
-    static DRAWS: std::cell::RefCell<DrawMemo> = std::cell::RefCell::new(DrawMemo::default());
-}
-
-/// The first `n` values of stream `position` under `torch.manual_seed(seed)`, memoized per
-/// thread. A stream's first `n` values do not depend on the shape they fill, and generated
-/// cases draw from few streams (`torch.manual_seed` in 0..=999, at most three inputs), so a
-/// campaign makes the same values over and over: Box–Muller's `ln` and `cos` per value were
-/// most of the input tensors' cost, ~9% of the in-process loop's CPU (181 `gdb` stack samples
-/// of `fuzz --engines oracle,pallas-sim --jobs 1`, 2026-12-02). A memoized prefix is the
-/// values the stream would make again, bit for bit.
-fn draws(draw: Draw, seed: u64, position: usize, n: usize) -> Vec<f64> {
-    DRAWS.with(|memo| {
-        let mut memo = memo.borrow_mut();
-        let key = (draw, seed, position);
-        if let Some(v) = memo.streams.get(&key)
-            && v.len() >= n
-        {
-            return v[..n].to_vec();
-        }
-        let mut stream = SeededStream::new(seed, position);
-        let values: Vec<f64> = match draw {
-            Draw::Normal => (0..n).map(|_| stream.normal()).collect(),
-            Draw::Uniform => (0..n).map(|_| stream.uniform()).collect(),
-        };
-        if n <= MAX_MEMO_VALUES {
-            if memo.values + n > MAX_MEMO_VALUES {
-                memo.streams.clear();
-                memo.values = 0;
-            }
-            let shorter = memo
-                .streams
-                .insert(key, values.clone())
-                .map_or(0, |v| v.len());
-            memo.values = memo.values + n - shorter;
-        }
-        values
-    })
 }
 
 /// The poison value of uninitialized memory.
@@ -408,36 +350,6 @@ mod tests {
         assert!(u.values.iter().all(|&v| (0.0..1.0).contains(&v)));
         let mean = u.values.iter().sum::<f64>() / 1000.0;
         assert!((mean - 0.5).abs() < 0.05, "mean {mean}");
-    }
-
-    #[test]
-    fn memoized_draws_are_the_streams_values_whatever_the_order_of_lengths() {
-        let direct = |draw: Draw, seed, position, n| {
-            let mut s = SeededStream::new(seed, position);
-            (0..n)
-                .map(|_| match draw {
-                    Draw::Normal => s.normal(),
-                    Draw::Uniform => s.uniform(),
-                })
-                .collect::<Vec<f64>>()
-        };
-        for draw in [Draw::Normal, Draw::Uniform] {
-            // Shorter after longer (a prefix of the memo), longer after shorter (made again),
-            // another position and seed (another stream).
-            for (seed, position, n) in
-                [(7, 0, 300), (7, 0, 10), (7, 0, 1000), (7, 1, 10), (8, 0, 5)]
-            {
-                let got = draws(draw, seed, position, n);
-                let want = direct(draw, seed, position, n);
-                assert_eq!(got.len(), n);
-                assert!(
-                    got.iter()
-                        .zip(&want)
-                        .all(|(a, b)| a.to_bits() == b.to_bits()),
-                    "{draw:?} seed {seed} position {position} n {n}"
-                );
-            }
-        }
     }
 
     #[test]

@@ -302,6 +302,14 @@ pub enum Depth {
     /// of their cases are rejected, and the check replayed over a libFuzzer corpus got ~20%
     /// faster (2026-11-30, `fuzz/cargo-fuzz/README.md`).
     FindingsOnly,
+    /// What a campaign's in-process check needs: the outcome exactly as [`Depth::Full`]
+    /// decides it (the reference runs on every case the compiler did not crash on, so a case
+    /// whose kernel the compiler refused is still told apart as `rejected` or `invalid-case`),
+    /// but the emitted module is printed into the report only for a finding, the one report a
+    /// campaign keeps; an engine that runs the module's text (JAX) still gets it. Printing and
+    /// copying the module was ~5 µs of an average case's ~290 µs (`pallas-diff bench`,
+    /// 2026-12-02: print 16.9 µs per lowered case, 30% of cases lowered).
+    Outcome,
 }
 
 /// Runs one case through the compiler, the reference and `engines` (JAX engines etc.), and
@@ -526,9 +534,10 @@ impl<'a> PreparedCase<'a> {
     fn reference_decides(&self, needs: Needs) -> bool {
         match self.compiler_result() {
             CompilerResult::Lowered | CompilerResult::Crashed => true,
-            CompilerResult::Rejected(_) | CompilerResult::Gap => {
-                self.depth == Depth::Full || needs.helion
-            }
+            CompilerResult::Rejected(_) | CompilerResult::Gap => match self.depth {
+                Depth::Full | Depth::Outcome => true,
+                Depth::FindingsOnly => needs.helion,
+            },
         }
     }
 
@@ -599,10 +608,10 @@ impl<'a> PreparedCase<'a> {
             case: &self.case,
             inputs: self.args(needs),
             // The JAX engines run the module's text; the in-process ones its typed AST.
-            emitted: if self.depth == Depth::Full || needs.text {
-                self.emitted()
-            } else {
-                None
+            emitted: match self.depth {
+                Depth::Full => self.emitted(),
+                Depth::FindingsOnly | Depth::Outcome if needs.text => self.emitted(),
+                Depth::FindingsOnly | Depth::Outcome => None,
             },
             module: self.compiled.as_ref().ok().and_then(Compiled::module),
         }
@@ -683,11 +692,14 @@ impl<'a> PreparedCase<'a> {
             let i = runs.iter().position(|r| r.engine == e.engine)?;
             mismatches[i].clone()
         });
-        // A findings-only check keeps the module of a finding only (it goes into the report).
+        // A findings-only or campaign check keeps the module of a finding only (it goes into
+        // the report).
         let emitted = match self.depth {
             Depth::Full => self.emitted().map(str::to_string),
-            Depth::FindingsOnly if outcome.is_finding() => self.emitted().map(str::to_string),
-            Depth::FindingsOnly => None,
+            Depth::FindingsOnly | Depth::Outcome if outcome.is_finding() => {
+                self.emitted().map(str::to_string)
+            }
+            Depth::FindingsOnly | Depth::Outcome => None,
         };
         let (verdict, gap, crash) = match &self.compiled {
             Err(panic) => (None, None, Some(panic.clone())),

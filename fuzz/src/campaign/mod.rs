@@ -194,7 +194,9 @@ pub fn run(
                             io_error.lock().expect("error lock").get_or_insert(e);
                         }
                     }
-                    let prepared = PreparedCase::owned(Depth::Full, case, &cfg.codegen);
+                    // `Outcome`: every outcome as a full check decides it, the module's text
+                    // printed only for a finding or a JAX engine.
+                    let prepared = PreparedCase::owned(Depth::Outcome, case, &cfg.codegen);
                     let report = prepared.check(&cfg.in_process);
                     let case = prepared.case();
                     let feats = features(case);
@@ -221,7 +223,7 @@ pub fn run(
                     if report.outcome.is_finding() {
                         file(&prepared, &report, seed);
                     } else if report.outcome == Outcome::Agree
-                        && report.emitted.is_some()
+                        && prepared.compiled().is_ok_and(|c| c.module().is_some())
                         && !cfg.jax.is_empty()
                         && !selector.offer(prepared, seed, select::cells(&feats))
                     {

@@ -34,7 +34,7 @@ use super::Lowerer;
 use lang::ir::blocks::required_alignment;
 use lang::ir::hash::FastMap;
 use lang::ir::sym::BlockId;
-use lang::ir::{Expr, ExprKind, Index, LoopKind, Stmt, StmtKind, walk};
+use lang::ir::{Expr, ExprKind, Index, LoopKind, StmtKind};
 use lang::pallas::BlockDim;
 
 /// What the loads of one host-tensor dim index it with, over the whole kernel.
@@ -115,58 +115,6 @@ fn record(
     }
 }
 
-/// The uses of every `(ref, dim)` by the loads of `stmts`; `tiles` maps the tile names in
-/// scope to their block ids.
-fn scan<'a>(
-    stmts: &'a [Stmt],
-    tiles: &mut FastMap<&'a str, BlockId>,
-    l: &Lowerer<'_>,
-    uses: &mut FastMap<(usize, usize), DimUse>,
-) {
-    for s in stmts {
-        walk::stmt_exprs(s, &mut |e| {
-            walk::each_expr(e, &mut |x| {
-                if let ExprKind::Load {
-                    tensor, indices, ..
-                } = &x.kind
-                {
-                    record(tensor, indices, tiles, l, uses);
-                }
-            })
-        });
-        match &s.kind {
-            StmtKind::For(lp) => {
-                let saved = tiles.clone();
-                let ids = l.types.blocks.loop_ids(lp);
-                for (v, &id) in lp.vars.iter().zip(ids) {
-                    match lp.kind {
-                        LoopKind::Tile => {
-                            tiles.insert(v.as_str(), id);
-                        }
-                        LoopKind::Grid => {
-                            tiles.remove(v.as_str());
-                        }
-                    }
-                }
-                scan(&lp.body, tiles, l, uses);
-                *tiles = saved;
-            }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                scan(then_body, tiles, l, uses);
-                scan(else_body, tiles, l, uses);
-            }
-            StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-                tiles.remove(target.as_str());
-            }
-            StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}
-        }
-    }
-}
-
 /// Sets `HostRef::block` of every Ref (see the module docs) and drops the padding of its
 /// blocked dims: their only accesses are the grid tile, which reads inside the block.
 pub(crate) fn apply(l: &mut Lowerer<'_>) {
@@ -175,7 +123,11 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) {
         return;
     }
     let mut uses: FastMap<(usize, usize), DimUse> = FastMap::default();
-    scan(&l.case.kernel.body, &mut FastMap::default(), l, &mut uses);
+    super::pad::each_host_access(&l.case.kernel.body, l, &mut |a, tiles| {
+        if a.load {
+            record(a.tensor, a.indices, tiles, l, &mut uses);
+        }
+    });
     let staged: Vec<usize> = l.dma.loads.values().map(|d| d.k).collect();
     let mut partial = false;
     for (k, r) in l.refs.iter_mut().enumerate() {

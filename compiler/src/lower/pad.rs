@@ -176,62 +176,9 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
             }
         }
     }
-    fn body<'a>(
-        stmts: &'a [Stmt],
-        tiles: &mut FastMap<&'a str, BlockId>,
-        l: &Lowerer<'_>,
-        out: &mut Vec<(usize, usize, BlockId, lang::ir::Span)>,
-    ) {
-        for s in stmts {
-            walk::stmt_exprs(s, &mut |e| {
-                walk::each_expr(e, &mut |x| {
-                    if let ExprKind::Load {
-                        tensor, indices, ..
-                    } = &x.kind
-                    {
-                        entries(tensor, indices, tiles, l, out, x.span);
-                    }
-                })
-            });
-            match &s.kind {
-                StmtKind::Store {
-                    tensor, indices, ..
-                }
-                | StmtKind::Atomic {
-                    tensor, indices, ..
-                } => {
-                    entries(tensor, indices, tiles, l, out, s.span);
-                }
-                StmtKind::For(lp) => {
-                    let saved = tiles.clone();
-                    if lp.kind == lang::ir::LoopKind::Tile {
-                        for (v, &id) in lp.vars.iter().zip(l.types.blocks.loop_ids(lp)) {
-                            tiles.insert(v.as_str(), id);
-                        }
-                    } else {
-                        for v in &lp.vars {
-                            tiles.remove(v.as_str());
-                        }
-                    }
-                    body(&lp.body, tiles, l, out);
-                    *tiles = saved;
-                }
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    body(then_body, tiles, l, out);
-                    body(else_body, tiles, l, out);
-                }
-                StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-                    tiles.remove(target.as_str());
-                }
-                StmtKind::Return(_) => {}
-            }
-        }
-    }
-    body(&l.case.kernel.body, &mut FastMap::default(), l, &mut needs);
+    each_host_access(&l.case.kernel.body, l, &mut |a, tiles| {
+        entries(a.tensor, a.indices, tiles, l, &mut needs, a.span)
+    });
     for (k, dim, b, span) in needs {
         let Some(lb) = l.bounds.by_block.get(&b) else {
             return gap(span, format!("tile loop {b} has no bounds"));
@@ -247,4 +194,94 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
         }
     }
     Ok(())
+}
+
+/// One subscripted access of a host tensor in the kernel: a load (an expression) or a store or
+/// atomic (a statement).
+pub(super) struct HostAccess<'a> {
+    pub tensor: &'a str,
+    pub indices: &'a [Index],
+    pub span: lang::ir::Span,
+    pub load: bool,
+}
+
+/// Calls `f` on every host access of `stmts` in program order, with the tile names in scope
+/// mapped to their block ids (a `hl.tile` loop binds its vars, a `hl.grid` loop or an
+/// assignment shadows them): the one scope walk of the padding and the BlockSpec decisions.
+pub(super) fn each_host_access<'a>(
+    stmts: &'a [Stmt],
+    l: &Lowerer<'_>,
+    f: &mut dyn FnMut(HostAccess<'_>, &FastMap<&'a str, BlockId>),
+) {
+    fn go<'a>(
+        stmts: &'a [Stmt],
+        tiles: &mut FastMap<&'a str, BlockId>,
+        l: &Lowerer<'_>,
+        f: &mut dyn FnMut(HostAccess<'_>, &FastMap<&'a str, BlockId>),
+    ) {
+        for s in stmts {
+            walk::stmt_exprs(s, &mut |e| {
+                walk::each_expr(e, &mut |x| {
+                    if let ExprKind::Load {
+                        tensor, indices, ..
+                    } = &x.kind
+                    {
+                        let a = HostAccess {
+                            tensor,
+                            indices,
+                            span: x.span,
+                            load: true,
+                        };
+                        f(a, tiles);
+                    }
+                })
+            });
+            match &s.kind {
+                StmtKind::Store {
+                    tensor, indices, ..
+                }
+                | StmtKind::Atomic {
+                    tensor, indices, ..
+                } => {
+                    let a = HostAccess {
+                        tensor,
+                        indices,
+                        span: s.span,
+                        load: false,
+                    };
+                    f(a, tiles);
+                }
+                StmtKind::For(lp) => {
+                    let saved = tiles.clone();
+                    match lp.kind {
+                        lang::ir::LoopKind::Tile => {
+                            for (v, &id) in lp.vars.iter().zip(l.types.blocks.loop_ids(lp)) {
+                                tiles.insert(v.as_str(), id);
+                            }
+                        }
+                        lang::ir::LoopKind::Grid => {
+                            for v in &lp.vars {
+                                tiles.remove(v.as_str());
+                            }
+                        }
+                    }
+                    go(&lp.body, tiles, l, f);
+                    *tiles = saved;
+                }
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    go(then_body, tiles, l, f);
+                    go(else_body, tiles, l, f);
+                }
+                StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
+                    tiles.remove(target.as_str());
+                }
+                StmtKind::Return(_) => {}
+            }
+        }
+    }
+    go(stmts, &mut FastMap::default(), l, f);
 }

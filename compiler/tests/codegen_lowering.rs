@@ -72,18 +72,21 @@ fn two_dim_launch_grid_with_partial_tiles() {
         &code,
         "mask_0 = offset_0 + jnp.arange(0, _BLOCK_SIZE_0, dtype=jnp.int32) < 12",
     );
-    // The load is masked by multiplication, the partial-tile store keeps the old contents.
-    has("grid2d", &code, "* mask_0.astype(jnp.float32)[:, None]");
-    has("grid2d", &code, "jnp.where(mask_0[:, None], ");
-    // Padded on rows only, sliced back.
+    // The input is a BlockSpec block (D-1.5.1-19) with Helion's clamped index map; its partial
+    // last block holds poison, so the load is masked by `jnp.where`, and the partial-tile store
+    // keeps the old contents.
     has(
         "grid2d",
         &code,
-        "jnp.pad(x, ((0, 4), (0, 0)), constant_values=0)",
+        "pl.BlockSpec((8, 128), lambda *g: (jnp.minimum(jnp.int32(g[0]), 1), jnp.minimum(jnp.int32(g[1]), 1))",
     );
+    has("grid2d", &code, "jnp.where(mask_0[:, None], x[:, :], 0.0)");
+    assert!(!code.contains("jnp.pad(x"), "grid2d: x is blocked, not padded\n{code}");
+    // The output stays whole (1.5.1's output blocks are not modelled): padded on rows only,
+    // sliced back.
+    has("grid2d", &code, "jax.ShapeDtypeStruct((16, 256), jnp.float32)");
     has("grid2d", &code, "return (outs[0][:12, :],)");
     let poisoned = emit("grid2d_poison", &src, true);
-    has("grid2d_poison", &poisoned, "constant_values=jnp.nan");
     has("grid2d_poison", &poisoned, "jnp.where(mask_0[:, None], x[");
 }
 

@@ -12,7 +12,7 @@ from jax.experimental.pallas import tpu as pltpu
 def _helion_loaded_static_slice(x, out):
     _BLOCK_SIZE_0 = 128
     offset_0 = pl.program_id(0) * _BLOCK_SIZE_0
-    loaded = x[pl.ds(pl.multiple_of(offset_0, _BLOCK_SIZE_0), _BLOCK_SIZE_0), :]
+    loaded = x[:, :]
     out[pl.ds(pl.multiple_of(offset_0, _BLOCK_SIZE_0), _BLOCK_SIZE_0), :] = loaded[:, 64:192]
 
 
@@ -23,7 +23,7 @@ def make(interpret):
         outs = pl.pallas_call(
             _helion_loaded_static_slice,
             grid=(1,),
-            in_specs=[pl.BlockSpec(memory_space=pltpu.VMEM)],
+            in_specs=[pl.BlockSpec((128, 256), lambda *g: (jnp.int32(0), jnp.int32(0)), memory_space=pltpu.VMEM)],
             out_specs=[pl.BlockSpec(memory_space=pltpu.VMEM)],
             out_shape=[jax.ShapeDtypeStruct((128, 128), jnp.float32)],
             interpret=interpret,

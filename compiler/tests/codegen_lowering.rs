@@ -81,10 +81,17 @@ fn two_dim_launch_grid_with_partial_tiles() {
         "pl.BlockSpec((8, 128), lambda *g: (jnp.minimum(jnp.int32(g[0]), 1), jnp.minimum(jnp.int32(g[1]), 1))",
     );
     has("grid2d", &code, "jnp.where(mask_0[:, None], x[:, :], 0.0)");
-    assert!(!code.contains("jnp.pad(x"), "grid2d: x is blocked, not padded\n{code}");
+    assert!(
+        !code.contains("jnp.pad(x"),
+        "grid2d: x is blocked, not padded\n{code}"
+    );
     // The output stays whole (1.5.1's output blocks are not modelled): padded on rows only,
     // sliced back.
-    has("grid2d", &code, "jax.ShapeDtypeStruct((16, 256), jnp.float32)");
+    has(
+        "grid2d",
+        &code,
+        "jax.ShapeDtypeStruct((16, 256), jnp.float32)",
+    );
     has("grid2d", &code, "return (outs[0][:12, :],)");
     let poisoned = emit("grid2d_poison", &src, true);
     has("grid2d_poison", &poisoned, "jnp.where(mask_0[:, None], x[");

@@ -110,6 +110,32 @@ fn error_class<'a>(kind: &'a str, message: &'a str) -> &'a str {
     kind
 }
 
+/// `job` through JAX's TPU interpreter and its generic one, each beside pallas-sim under the
+/// same interpreter's semantics: `(interpreter, sim status, JAX status)`.
+fn on_both_interpreters(
+    job: &Job<'_>,
+    pool: &Arc<tpu_runner::Pool>,
+) -> Vec<(Interpreter, EngineStatus, EngineStatus)> {
+    [
+        (tpu_runner::Mode::PallasTpuInterpret, Interpreter::Tpu),
+        (tpu_runner::Mode::PallasInterpret, Interpreter::Generic),
+    ]
+    .into_iter()
+    .map(|(mode, interpreter)| {
+        let jax = Jax::new(mode, pool.clone()).run(job).status;
+        let sim = Sim {
+            options: SimOptions {
+                interpreter,
+                ..SimOptions::default()
+            },
+        }
+        .run(job)
+        .status;
+        (interpreter, sim, jax)
+    })
+    .collect()
+}
+
 fn judge(sim: &EngineStatus, jax: &EngineStatus) -> Verdict {
     match (sim, jax) {
         (EngineStatus::Outputs(a), EngineStatus::Outputs(b)) => {
@@ -646,19 +672,7 @@ fn dma_timing_and_bounds_match_jax() {
             emitted: Some(&source),
             module: Some(module),
         };
-        for (mode, interpreter) in [
-            (tpu_runner::Mode::PallasTpuInterpret, Interpreter::Tpu),
-            (tpu_runner::Mode::PallasInterpret, Interpreter::Generic),
-        ] {
-            let jax = Jax::new(mode, pool.clone()).run(&job).status;
-            let sim = Sim {
-                options: SimOptions {
-                    interpreter,
-                    ..SimOptions::default()
-                },
-            }
-            .run(&job)
-            .status;
+        for (interpreter, sim, jax) in on_both_interpreters(&job, &pool) {
             match judge(&sim, &jax) {
                 Verdict::Bitwise | Verdict::SameError(_) => {
                     println!("{name} ({interpreter:?}): {}", sim.name());
@@ -749,19 +763,7 @@ fn partial_blocks_match_jax() {
             emitted: Some(&source),
             module: Some(&module),
         };
-        for (mode, interpreter) in [
-            (tpu_runner::Mode::PallasTpuInterpret, Interpreter::Tpu),
-            (tpu_runner::Mode::PallasInterpret, Interpreter::Generic),
-        ] {
-            let jax = Jax::new(mode, pool.clone()).run(&job).status;
-            let sim = Sim {
-                options: SimOptions {
-                    interpreter,
-                    ..SimOptions::default()
-                },
-            }
-            .run(&job)
-            .status;
+        for (interpreter, sim, jax) in on_both_interpreters(&job, &pool) {
             match judge(&sim, &jax) {
                 Verdict::Bitwise => println!("{dtype} ({interpreter:?}): bitwise"),
                 Verdict::SameError(e) => failures.push(format!(

@@ -869,6 +869,29 @@ mod tests {
     use super::*;
     use lang::frontend::parse_case;
 
+    /// A bucket of one finding of `sig` in `dir`, under the signature's key.
+    fn bucket_of(sig: &Signature, dir: &str) -> Bucket {
+        Bucket {
+            key: sig.key(),
+            signature: sig.clone(),
+            count: 1,
+            dir: dir.into(),
+            cost: CostRecord::default(),
+            aliases: BTreeSet::new(),
+        }
+    }
+
+    /// `old` written as a findings directory's index and read back ([`Buckets::load`]).
+    fn written_and_loaded(old: &Buckets) -> Buckets {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(
+            t.path().join(BUCKETS_FILE),
+            serde_json::to_string(old).unwrap(),
+        )
+        .unwrap();
+        Buckets::load(t.path()).unwrap()
+    }
+
     fn case(body: &str) -> Case {
         let src = format!(
             "import torch\nimport helion\nimport helion.language as hl\n\n\n\
@@ -1178,23 +1201,14 @@ mod tests {
         let old_key = "mismatch/pallas-sim/values/fori_loop/tile-begin".to_string();
         let bucket = Bucket {
             key: old_key.clone(),
-            signature: old_sig,
             count: 3,
-            dir: "0001".into(),
-            cost: CostRecord::default(),
-            aliases: BTreeSet::new(),
+            ..bucket_of(&old_sig, "0001")
         };
         let old = Buckets {
             format: 5,
             buckets: [(old_key.clone(), bucket)].into_iter().collect(),
         };
-        let t = tempfile::tempdir().unwrap();
-        std::fs::write(
-            t.path().join(BUCKETS_FILE),
-            serde_json::to_string(&old).unwrap(),
-        )
-        .unwrap();
-        let b = Buckets::load(t.path()).unwrap();
+        let b = written_and_loaded(&old);
         let keys: Vec<&str> = b.buckets.keys().map(String::as_str).collect();
         assert_eq!(keys, ["emitted/pallas-sim/-"]);
         assert_eq!(b.find(&old_key).map(|x| x.count), Some(3));
@@ -1409,14 +1423,7 @@ mod tests {
             sig("helion-accepts-invalid", "IndexOutOfRange"),
             sig("helion-crash", "TypeError"),
         );
-        let bucket = |s: &Signature, dir: &str| Bucket {
-            key: s.key(),
-            signature: s.clone(),
-            count: 1,
-            dir: dir.into(),
-            cost: CostRecord::default(),
-            aliases: BTreeSet::new(),
-        };
+        let bucket = bucket_of;
         let old = Buckets {
             format: 3,
             buckets: [
@@ -1426,13 +1433,7 @@ mod tests {
             .into_iter()
             .collect(),
         };
-        let t = tempfile::tempdir().unwrap();
-        std::fs::write(
-            t.path().join(BUCKETS_FILE),
-            serde_json::to_string(&old).unwrap(),
-        )
-        .unwrap();
-        let b = Buckets::load(t.path()).unwrap();
+        let b = written_and_loaded(&old);
         let causes: BTreeSet<Option<&str>> = b
             .buckets
             .values()

@@ -93,11 +93,12 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
     KnownIssue {
         id: "helion-dma-tail-tile-traced-shape",
         engines: HELION_BACKEND,
-        summary: "Helion 1.5.1's DMA staging (fori_loop and emit_pipeline) passes the traced size \
-                  of the last, partial tile to `pltpu.make_async_copy(...).start()` when the tiled \
-                  extent is not a multiple of the block (13 rows, block_size=2; 12 rows pass): \
-                  `TypeError: Shapes must be 1D sequences of concrete values of integer type`, \
-                  whatever the rank.",
+        summary: "Helion 1.5.1's launcher passes the traced size of a partial last block to \
+                  `pltpu.make_async_copy(...).start()` when a launch-grid tile's BlockSpec block \
+                  does not divide the tensor's dim (16 rows, block_size=3; 4 passes), under every \
+                  loop type, and the same happens to an `emit_pipeline` inner loop's partial \
+                  tile: `TypeError: Shapes must be 1D sequences of concrete values of integer \
+                  type`, whatever the rank. The generator keeps such grid blocks at 10%.",
         tracked: "docs/helion-findings.md#dma-of-a-partial-tail-tile (not filed upstream yet)",
         matches: |s| {
             raised_in(

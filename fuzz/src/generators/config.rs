@@ -269,6 +269,14 @@ define_gen_config! {
     /// completed with `slice(None)` (a 30-minute campaign had 3.5% of its cases on atomics'
     /// partial lists before they were completed).
     partial_index_list_percent: u8 = 1, in 0..=100;
+    /// When the outer tile loop is the launch grid, how often its block leaves a partial last
+    /// block of `x`'s rows, percent. Helion 1.5.1's launcher cannot run one, whatever the loop
+    /// type (the known issue `helion-dma-tail-tile-traced-shape`: 7 of 400 cases of a
+    /// `--seed 101` campaign, 1.75%, were that crash when every such block was drawn like an
+    /// inner one); at 10% the crash stays tested. Otherwise the block divides the rows (a 2-D
+    /// `x` then has power-of-two rows where the row range allows), and the loop's partial
+    /// tiles come from a begin past 0 or an end short of the rows.
+    partial_grid_block_percent: u8 = 10, in 0..=100;
 }
 
 impl GenConfig {

@@ -56,6 +56,37 @@ impl OuterRange {
     }
 }
 
+/// The launch-grid blocks that leave no partial last block of `x`'s `rows`: divisors of `rows`
+/// of at least `min_block`, never 1 over an odd `rows`: a config-driven block of 1 is raised to
+/// 2 wherever a tile's `index` or a rank-1 tensor of its length exists (D-1.5.1-08), which
+/// would leave a partial last block again. A block may exceed the loop's extent (one tile);
+/// `rows` itself always qualifies unless it is below `min_block`. Empty where none does; the
+/// caller then draws as usual.
+fn whole_grid_blocks_of(rows: usize, min_block: usize) -> Vec<usize> {
+    (min_block.max(1)..=rows)
+        .filter(|&b| rows.is_multiple_of(b) && (b > 1 || rows.is_multiple_of(2) || rows == 1))
+        .collect()
+}
+
+/// The rows of a 2-D `x` whose launch-grid block can divide them: `rows` when a power of two,
+/// else the largest power of two in `lo..=hi` below it, else the smallest above it, else
+/// `rows` (no power of two in range).
+fn whole_block_rows(rows: usize, lo: usize, hi: usize) -> usize {
+    if rows.is_power_of_two() {
+        return rows;
+    }
+    let powers = || {
+        (0..5)
+            .map(|k| 1usize << k)
+            .filter(|p| (lo..=hi).contains(p))
+    };
+    powers()
+        .filter(|&p| p < rows)
+        .last()
+        .or_else(|| powers().find(|&p| p > rows))
+        .unwrap_or(rows)
+}
+
 /// The kernel's parameters and the call's arguments, in the same order.
 struct Signature {
     params: Vec<Param>,
@@ -82,7 +113,8 @@ impl Gen<'_, '_> {
         self.choose_loop_type()?;
         self.choose_explicit_memory_ops()?;
         let family = self.choose_family()?;
-        self.choose_x_shape()?;
+        let whole_grid_blocks = self.choose_whole_grid_blocks(family)?;
+        self.choose_x_shape(whole_grid_blocks)?;
         let (writes, alias) = self.choose_writes()?;
         let (grid, init_acc) = self.choose_grid(family, writes)?;
         let plan = Plan {
@@ -94,7 +126,7 @@ impl Gen<'_, '_> {
         };
         self.choose_trace(&plan)?;
         let mut sig = Self::signature(&plan);
-        let range = self.choose_outer_range()?;
+        let range = self.choose_outer_range(whole_grid_blocks)?;
         let mut host = Vec::new();
         let end = self.outer_end(&range, &mut host, &mut sig)?;
         let begin = (range.begin > 0).then(|| int(range.begin as i64));
@@ -180,8 +212,23 @@ impl Gen<'_, '_> {
         )
     }
 
+    /// Whether the launch grid's blocks tile `x`'s rows exactly: drawn only for the top-level
+    /// tile family, where the outer loop is the launch grid and `x` and `out` reach the kernel
+    /// as BlockSpec blocks of it (D-1.5.1-19). Helion 1.5.1's launcher cannot run a partial
+    /// last block (known issue `helion-dma-tail-tile-traced-shape`), so such blocks are kept
+    /// only at [`GenConfig::partial_grid_block_percent`](super::GenConfig::partial_grid_block_percent).
+    fn choose_whole_grid_blocks(&mut self, family: Family) -> Result<bool> {
+        Ok(match family {
+            Family::TopLevelTile => !self.pct(self.cfg.partial_grid_block_percent)?,
+            Family::Grid => false,
+        })
+    }
+
     /// `x`'s shape (rank, rows, sublanes, lanes) and the accumulator's (`x`'s last two dims).
-    fn choose_x_shape(&mut self) -> Result<()> {
+    /// With `whole_grid_blocks`, a 2-D `x`'s rows are a power of two where the row range has
+    /// one: its block must reach the sublane alignment of 8 (or the next power of two of a
+    /// smaller dim), and only such rows are a multiple of that block.
+    fn choose_x_shape(&mut self, whole_grid_blocks: bool) -> Result<()> {
         let flat = if self.dtype == DType::Float32 {
             RANK_2_FLOAT32
         } else {
@@ -190,11 +237,14 @@ impl Gen<'_, '_> {
         let rank = RANKS[self.weighted(&[RANK_3, RANK_4, flat])?];
         // Mostly enough rows for several tiles with partial ones among them.
         let (lo, hi) = (self.cfg.min_rows as usize, self.cfg.max_rows as usize);
-        let rows = if hi >= 4 && self.u.ratio(4, 5)? {
+        let mut rows = if hi >= 4 && self.u.ratio(4, 5)? {
             self.range(lo.max(4), hi)?
         } else {
             self.range(lo, hi)?
         };
+        if whole_grid_blocks && rank == 2 {
+            rows = whole_block_rows(rows, lo, hi);
+        }
         let lanes = LANES[self.weighted(&LANE_WEIGHTS)?];
         let sublanes = self.range(1, 2)?;
         let mut shape = match rank {
@@ -262,8 +312,9 @@ impl Gen<'_, '_> {
         sig
     }
 
-    /// The outer tile loop's bounds and block.
-    fn choose_outer_range(&mut self) -> Result<OuterRange> {
+    /// The outer tile loop's bounds and block; with `whole_grid_blocks`, a block that divides
+    /// `x`'s rows ([`Gen::whole_grid_block`]).
+    fn choose_outer_range(&mut self, whole_grid_blocks: bool) -> Result<OuterRange> {
         let n = self.x_shape[0];
         let min_block = if self.x_shape.len() == 2 {
             minimum_block(n as i64, 8) as usize
@@ -278,7 +329,10 @@ impl Gen<'_, '_> {
             n
         };
         let extent = end - begin;
-        let block = self.outer_block(extent, min_block)?;
+        let block = match whole_grid_blocks.then(|| whole_grid_blocks_of(n, min_block)) {
+            Some(blocks) if !blocks.is_empty() => self.whole_grid_block(&blocks, extent)?,
+            _ => self.outer_block(extent, min_block)?,
+        };
         let count = extent.div_ceil(block);
         let live_min = extent - (count - 1) * block;
         Ok(OuterRange {
@@ -596,6 +650,20 @@ impl Gen<'_, '_> {
             return Ok(*self.u.choose(&fits)?);
         }
         Ok(hi)
+    }
+
+    /// A launch-grid block among `blocks` (each divides `x`'s rows), mostly one of two rows or
+    /// more that leaves several tiles of the loop's `extent`, as [`Gen::outer_block`] prefers.
+    fn whole_grid_block(&mut self, blocks: &[usize], extent: usize) -> Result<usize> {
+        let several: Vec<usize> = blocks
+            .iter()
+            .copied()
+            .filter(|&b| b > 1 && b < extent)
+            .collect();
+        if !several.is_empty() && self.u.ratio(3, 4)? {
+            return Ok(*self.u.choose(&several)?);
+        }
+        Ok(*self.u.choose(blocks)?)
     }
 
     /// `for chunk in hl.tile(b, e, block_size=k): acc = acc + chunk.count` (spec D2).

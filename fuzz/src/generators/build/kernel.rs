@@ -81,8 +81,7 @@ fn whole_block_rows(rows: usize, lo: usize, hi: usize) -> usize {
             .filter(|p| (lo..=hi).contains(p))
     };
     powers()
-        .filter(|&p| p < rows)
-        .last()
+        .rfind(|&p| p < rows)
         .or_else(|| powers().find(|&p| p > rows))
         .unwrap_or(rows)
 }

@@ -65,6 +65,10 @@ pub struct Versions {
     /// The TPU generation the CPU modes target.
     #[serde(default)]
     pub tpu_kind: Option<String>,
+    /// The JAX workers' `XLA_FLAGS` (the ISA pin and `--xla-compile`'s options), when a JAX
+    /// engine ran: they choose XLA:CPU's float summation order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xla_flags: Option<String>,
     /// `jax.devices()`.
     #[serde(default)]
     pub devices: Vec<String>,
@@ -110,6 +114,7 @@ impl From<&tpu_runner::Availability> for Versions {
             jax: Some(a.jax_version.clone()),
             jaxlib: Some(a.jaxlib_version.clone()),
             tpu_kind: Some(a.tpu_kind.clone()),
+            xla_flags: Some(a.xla_flags.clone()),
             devices: a.devices.clone(),
             ..Versions::this_build()
         }

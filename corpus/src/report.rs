@@ -376,12 +376,13 @@ pub fn markdown(f: &Finding) -> String {
     let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
     let _ = writeln!(
         out,
-        "\npallas-diff {} (case format {}); python {}, jax {}, jaxlib {}; TPU kind {}; devices {}; codegen poison_padding={}, injected faults: {}.\n",
+        "\npallas-diff {} (case format {}); python {}, jax {}, jaxlib {}; XLA_FLAGS {}; TPU kind {}; devices {}; codegen poison_padding={}, injected faults: {}.\n",
         v.pallas_diff,
         v.case_format,
         opt(&v.python),
         opt(&v.jax),
         opt(&v.jaxlib),
+        opt(&v.xla_flags),
         opt(&v.tpu_kind),
         if v.devices.is_empty() {
             "-".to_string()

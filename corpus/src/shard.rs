@@ -396,6 +396,17 @@ mod tests {
     }
 
     #[test]
+    fn shards_whose_jax_workers_compiled_with_other_xla_options_differ() {
+        let mut a = contract(&["oracle", "pallas-tpu-interpret"]);
+        a.versions.xla_flags = Some("--xla_cpu_max_isa=AVX2".into());
+        let mut b = a.clone();
+        b.versions.xla_flags =
+            Some("--xla_cpu_max_isa=AVX2 --xla_backend_optimization_level=0".into());
+        let d = a.difference(&b).unwrap();
+        assert_eq!(d.field, "versions.xla_flags");
+    }
+
+    #[test]
     fn runs_are_appended_and_finished_and_mixed_runs_refused() {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("findings");

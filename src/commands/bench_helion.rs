@@ -6,7 +6,8 @@
 //! reset between cases, Helion's generated module returned with every lowered case), the loop
 //! as `runpy.run_path` over the case scripts with their inputs spelled out, the way a user runs
 //! a case script by hand. The engine must not be slower than Helion itself; the ratio says by
-//! how much it is.
+//! how much it is. The engine is timed under each XLA compile option (`--xla-compile`), one
+//! after the other on the same cases; the plain loop runs with XLA's defaults.
 
 use super::{CliError, Exit};
 use fuzz::campaign::case_seed;
@@ -16,7 +17,7 @@ use lang::ir::Case;
 use lang::render::{render_case, spell_out_inputs};
 use std::sync::Arc;
 use std::time::Instant;
-use tpu_runner::{Mode, Pool, PoolConfig, Runtime};
+use tpu_runner::{Mode, Pool, PoolConfig, Runtime, XlaCompile};
 
 /// The plain loop: imports once, then runs each case script as `__main__`.
 const PLAIN_LOOP: &str = r#"
@@ -52,40 +53,11 @@ pub fn run(n: u64, seed: u64, json: bool) -> Result<Exit, CliError> {
         paths.push(path);
     }
 
-    // The engine: one worker, started (and its imports done) before the clock starts.
-    let pool = Pool::new(PoolConfig::for_runtime(Runtime::Helion, &python).with_workers(1))
-        .map_err(|e| {
-            CliError::Internal(anyhow::anyhow!("the Helion worker does not start: {e}"))
-        })?;
-    let engine = Helion::new(Mode::HelionPallas, Arc::new(pool));
-    let (mut ran, mut refused, mut raised) = (0u64, 0u64, 0u64);
-    let start = Instant::now();
-    for case in &cases {
-        let all = case.input_tensors().unwrap_or_default();
-        let inputs: Vec<_> = case
-            .kernel_arg_positions()
-            .into_iter()
-            .filter_map(|p| all.get(p).cloned())
-            .collect();
-        let job = Job {
-            case,
-            inputs: &inputs,
-            emitted: None,
-            module: None,
-        };
-        match engine.run(&job).status {
-            EngineStatus::Outputs(_) | EngineStatus::Lowered => ran += 1,
-            EngineStatus::Refused { .. } => refused += 1,
-            EngineStatus::KernelError { .. }
-            | EngineStatus::Timeout(_)
-            | EngineStatus::Crash(_)
-            | EngineStatus::Unavailable(_)
-            | EngineStatus::NotRun(_)
-            | EngineStatus::Invalid { .. } => raised += 1,
-        }
-    }
-    let engine_seconds = start.elapsed().as_secs_f64();
-
+    // The engine under each XLA compile option, one fresh worker each, side by side.
+    let runs = XlaCompile::ALL
+        .into_iter()
+        .map(|compile| time_engine(&python, compile, &cases))
+        .collect::<Result<Vec<_>, _>>()?;
     // The plain loop, in one process of the same interpreter.
     let out = std::process::Command::new(&python)
         .arg("-c")
@@ -103,18 +75,26 @@ pub fn run(n: u64, seed: u64, json: bool) -> Result<Exit, CliError> {
         })?;
     let plain_seconds = plain["seconds"].as_f64().unwrap_or(f64::NAN);
     let count = cases.len() as f64;
-    let engine_rate = count / engine_seconds.max(1e-9);
     let plain_rate = count / plain_seconds.max(1e-9);
+    let rate = |r: &EngineRun| count / r.seconds.max(1e-9);
     if json {
+        let engines: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "xla_compile": r.compile.name(), "seconds": r.seconds,
+                    "cases_per_second": rate(r), "ran": r.ran, "refused": r.refused,
+                    "raised": r.raised, "engine_over_plain": rate(r) / plain_rate,
+                })
+            })
+            .collect();
         println!(
             "{}",
             serde_json::json!({
                 "cases": cases.len(), "seed": seed,
-                "engine": {"seconds": engine_seconds, "cases_per_second": engine_rate,
-                           "ran": ran, "refused": refused, "raised": raised},
+                "engines": engines,
                 "plain_loop": {"seconds": plain_seconds, "cases_per_second": plain_rate,
                                "ok": plain["ok"], "failed": plain["failed"]},
-                "engine_over_plain": engine_rate / plain_rate,
             })
         );
     } else {
@@ -122,17 +102,81 @@ pub fn run(n: u64, seed: u64, json: bool) -> Result<Exit, CliError> {
             "helion-pallas on {} generated cases (seed {seed}), one process each, imports not timed",
             cases.len()
         );
+        for r in &runs {
+            println!(
+                "  engine, {:<7} XLA {:>7.1} s  {:>6.2} cases/s  {:.2}x the plain loop  (ran {}, refused {}, raised {})",
+                r.compile.name(),
+                r.seconds,
+                rate(r),
+                rate(r) / plain_rate,
+                r.ran,
+                r.refused,
+                r.raised
+            );
+        }
         println!(
-            "  engine      {engine_seconds:>7.1} s  {engine_rate:>6.2} cases/s  (ran {ran}, refused {refused}, raised {raised})"
-        );
-        println!(
-            "  plain loop  {plain_seconds:>7.1} s  {plain_rate:>6.2} cases/s  (ran {}, raised {})",
+            "  plain loop          {plain_seconds:>7.1} s  {plain_rate:>6.2} cases/s  (ran {}, raised {})",
             plain["ok"], plain["failed"]
-        );
-        println!(
-            "  engine / plain loop: {:.2}x cases/s",
-            engine_rate / plain_rate
         );
     }
     Ok(Exit::Ok)
+}
+
+/// One timed pass of the engine over the cases.
+struct EngineRun {
+    compile: XlaCompile,
+    seconds: f64,
+    ran: u64,
+    refused: u64,
+    raised: u64,
+}
+
+/// Times `helion-pallas` over `cases` in one fresh worker whose XLA compiles as `compile` (the
+/// worker is started, and its imports done, before the clock starts).
+fn time_engine(
+    python: &std::path::Path,
+    compile: XlaCompile,
+    cases: &[Case],
+) -> Result<EngineRun, CliError> {
+    let pool = Pool::new(
+        PoolConfig::for_runtime(Runtime::Helion, python)
+            .with_workers(1)
+            .with_xla_compile(compile),
+    )
+    .map_err(|e| CliError::Internal(anyhow::anyhow!("the Helion worker does not start: {e}")))?;
+    let engine = Helion::new(Mode::HelionPallas, Arc::new(pool));
+    let mut run = EngineRun {
+        compile,
+        seconds: 0.0,
+        ran: 0,
+        refused: 0,
+        raised: 0,
+    };
+    let start = Instant::now();
+    for case in cases {
+        let all = case.input_tensors().unwrap_or_default();
+        let inputs: Vec<_> = case
+            .kernel_arg_positions()
+            .into_iter()
+            .filter_map(|p| all.get(p).cloned())
+            .collect();
+        let job = Job {
+            case,
+            inputs: &inputs,
+            emitted: None,
+            module: None,
+        };
+        match engine.run(&job).status {
+            EngineStatus::Outputs(_) | EngineStatus::Lowered => run.ran += 1,
+            EngineStatus::Refused { .. } => run.refused += 1,
+            EngineStatus::KernelError { .. }
+            | EngineStatus::Timeout(_)
+            | EngineStatus::Crash(_)
+            | EngineStatus::Unavailable(_)
+            | EngineStatus::NotRun(_)
+            | EngineStatus::Invalid { .. } => run.raised += 1,
+        }
+    }
+    run.seconds = start.elapsed().as_secs_f64();
+    Ok(run)
 }

@@ -156,6 +156,27 @@ pub fn select_engines(
     })
 }
 
+/// How the workers this process starts compile with XLA:CPU (`--xla-compile`, set once by
+/// [`super::run`]).
+static XLA_COMPILE: std::sync::OnceLock<tpu_runner::XlaCompile> = std::sync::OnceLock::new();
+
+/// Records `--xla-compile` for every pool this process starts (the first call wins: one
+/// command line per process).
+pub fn set_xla_compile(compile: tpu_runner::XlaCompile) {
+    XLA_COMPILE.get_or_init(|| compile);
+}
+
+/// The XLA compile option of this process's workers: `--xla-compile`, by default
+/// [`tpu_runner::XlaCompile::Fast`] (`bench --jax`: about 2x the distinct kernels per CPU
+/// second of XLA's defaults with the campaign's batches; every engine is compared with the
+/// reference under `fuzz::compare`'s tolerance, which any float summation order meets).
+pub fn xla_compile() -> tpu_runner::XlaCompile {
+    XLA_COMPILE
+        .get()
+        .copied()
+        .unwrap_or(tpu_runner::XlaCompile::Fast)
+}
+
 /// Provisions `runtime` (on first use) and starts `workers` of it; `Err` is the reason, one
 /// line.
 fn start_runtime(
@@ -170,7 +191,8 @@ fn start_runtime(
     .map_err(|e| e.to_string())?;
     let config = tpu_runner::PoolConfig::for_runtime(runtime, python)
         .with_workers(workers)
-        .with_timeout(std::time::Duration::from_secs(timeout));
+        .with_timeout(std::time::Duration::from_secs(timeout))
+        .with_xla_compile(xla_compile());
     tpu_runner::Pool::new(config)
         .map(Arc::new)
         .map_err(|e| format!("cannot start the {runtime} workers: {e}"))
@@ -186,13 +208,9 @@ pub fn start_pool(
     if !engines::needs_pool(names) {
         return Ok(None);
     }
-    let python = tpu_runner::provision().map_err(|e| CliError::Internal(e.into()))?;
-    let config = tpu_runner::PoolConfig::new(python)
-        .with_workers(workers)
-        .with_timeout(std::time::Duration::from_secs(timeout));
-    let pool = tpu_runner::Pool::new(config)
-        .map_err(|e| CliError::Internal(anyhow::anyhow!("cannot start JAX workers: {e}")))?;
-    Ok(Some(Arc::new(pool)))
+    start_runtime(Runtime::Jax, workers, timeout)
+        .map(Some)
+        .map_err(|e| CliError::Internal(anyhow::anyhow!(e)))
 }
 
 /// Starts the pools (JAX, Helion) that engines `names` need, `workers` each (provisioning on

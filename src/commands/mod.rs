@@ -87,6 +87,12 @@ const EXIT_CODES: &str = "Exit codes:\n  0  ok (a rejected kernel is a verdict, 
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How the JAX and Helion workers a command starts compile with XLA:CPU: `fast` (about
+    /// half the CPU per new kernel; another float summation order, which the tolerance of
+    /// every comparison with the reference allows) or `default` (XLA's own options: the order
+    /// pallas-sim models bit for bit). Findings record the workers' XLA_FLAGS.
+    #[arg(long, global = true, default_value_t = tpu_runner::XlaCompile::Fast)]
+    xla_compile: tpu_runner::XlaCompile,
 }
 
 #[derive(Debug, Subcommand)]
@@ -149,6 +155,7 @@ enum Command {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
+    check::set_xla_compile(cli.xla_compile);
     match cli.command {
         Command::Parse(a) => parse::run(a),
         Command::Render(a) => render::run(a),

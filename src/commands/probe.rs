@@ -32,12 +32,12 @@ fn availability_json(a: &Availability) -> serde_json::Value {
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
     let python = tpu_runner::provision().map_err(|e| CliError::Internal(e.into()))?;
-    let a = tpu_runner::probe(&python)
+    let a = tpu_runner::probe_runtime_with(Runtime::Jax, &python, super::check::xla_compile())
         .map_err(|e| CliError::Internal(anyhow::anyhow!("probe failed: {e}")))?;
     // The Helion environment: probed only when it is already here.
     let helion: Result<Availability, String> =
         tpu_runner::helion_python_if_present().and_then(|p| {
-            tpu_runner::probe_runtime(Runtime::Helion, &p)
+            tpu_runner::probe_runtime_with(Runtime::Helion, &p, super::check::xla_compile())
                 .map_err(|e| format!("the Helion worker does not start: {e}"))
         });
     if args.json {
@@ -46,6 +46,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             serde_json::json!({
                 "jax": availability_json(&a),
                 "pinned_xla_cpu_isa": tpu_runner::PINNED_XLA_CPU_ISA,
+                "xla_compile": super::check::xla_compile().name(),
                 "helion": match &helion {
                     Ok(h) => availability_json(h),
                     Err(why) => serde_json::json!({"installed": false, "reason": why}),
@@ -57,7 +58,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     } else {
         println!("python {} ({})", a.python, a.python_executable);
         println!("jax {} jaxlib {}", a.jax_version, a.jaxlib_version);
-        println!("xla flags: {:?}", a.xla_flags);
+        println!(
+            "xla flags: {:?} (--xla-compile {})",
+            a.xla_flags,
+            super::check::xla_compile()
+        );
         println!("devices {:?}", a.devices);
         println!(
             "tpu: {} (abstract TPU kind for CPU lowering: {})",

@@ -35,7 +35,7 @@ pub mod worker;
 pub use error::{ENGINE_UNAVAILABLE, KernelError, ProtocolError, RunError, Stage};
 pub use mode::{Mode, Runtime, UnknownMode};
 pub use pool::{Pool, PoolConfig};
-pub use probe::{Availability, DEFAULT_TPU_KIND, probe, probe_runtime};
+pub use probe::{Availability, DEFAULT_TPU_KIND, probe, probe_runtime, probe_runtime_with};
 pub use protocol::{
     BatchResult, CallArg, KernelCall, PROTOCOL_VERSION, RunRequest, RunResult, StageSeconds,
 };

@@ -3,7 +3,7 @@
 
 use crate::error::RunError;
 use crate::mode::Runtime;
-use crate::worker::{Worker, worker_script_for};
+use crate::worker::{Worker, XlaCompile, worker_script_for, worker_xla_flags_for};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -54,7 +54,22 @@ pub fn probe(python: &Path) -> Result<Availability, RunError> {
 
 /// [`probe`] for a worker of `runtime` (a Helion worker takes ~6 s: torch, Helion and JAX).
 pub fn probe_runtime(runtime: Runtime, python: &Path) -> Result<Availability, RunError> {
+    probe_runtime_with(runtime, python, XlaCompile::Default)
+}
+
+/// [`probe_runtime`] for a worker whose XLA compiles as `compile` (its `xla_flags` are the ones
+/// a pool with that option gives its workers).
+pub fn probe_runtime_with(
+    runtime: Runtime,
+    python: &Path,
+    compile: XlaCompile,
+) -> Result<Availability, RunError> {
     let timeout = Duration::from_secs(120);
-    let mut worker = Worker::spawn(python, &worker_script_for(runtime), timeout)?;
+    let mut worker = Worker::spawn_with_flags(
+        python,
+        &worker_script_for(runtime),
+        timeout,
+        &worker_xla_flags_for(compile),
+    )?;
     worker.probe(timeout)
 }

@@ -37,7 +37,10 @@ const HELION_WORKER_SOURCE: &str = include_str!("../python/helion_worker.py");
 pub const PINNED_XLA_CPU_ISA: &str = "AVX2";
 
 /// XLA:CPU options that cut the compile time of an emitted module 2-4x, at the price of
-/// another float reduction order: opt-in ([`XlaCompile::Fast`]), never a pool's default.
+/// another float reduction order: [`XlaCompile::Fast`], the CLI's choice for the engines it
+/// runs (they compare with the reference under `fuzz::compare`'s tolerance, which allows any
+/// reduction order), never a library pool's default (pallas-sim's conformance with JAX is
+/// bit for bit under XLA's defaults).
 ///
 /// Measured 2026-12-01 on 24 generated kernels in one process (2 shared cores, load ~7): XLA
 /// compile per kernel `pallas-interpret` 226 ms → 55 ms (CPU per kernel 250 → 120 ms),
@@ -58,12 +61,46 @@ pub const FAST_COMPILE_XLA_FLAGS: [&str; 3] = [
 /// How a worker's XLA compiles.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum XlaCompile {
-    /// XLA's defaults (every pool's default: the order pallas-sim models).
+    /// XLA's defaults (a [`PoolConfig`](crate::PoolConfig)'s default, and the conformance
+    /// tests': the order pallas-sim models bit for bit).
     #[default]
     Default,
     /// XLA's defaults plus [`FAST_COMPILE_XLA_FLAGS`]: about half the CPU per new kernel, another
-    /// float reduction order (see there).
+    /// float reduction order (see there). The CLI's default.
     Fast,
+}
+
+impl XlaCompile {
+    /// Every option, in the order `--help` lists them.
+    pub const ALL: [XlaCompile; 2] = [XlaCompile::Fast, XlaCompile::Default];
+
+    /// The option's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            XlaCompile::Default => "default",
+            XlaCompile::Fast => "fast",
+        }
+    }
+}
+
+impl std::fmt::Display for XlaCompile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for XlaCompile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<XlaCompile, String> {
+        XlaCompile::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = XlaCompile::ALL.iter().map(|c| c.name()).collect();
+                format!("`{s}` is not an XLA compile option ({})", names.join(", "))
+            })
+    }
 }
 
 /// Whether XLA:CPU in a worker started now, with the default compile options, sums floats in
@@ -562,6 +599,15 @@ impl std::fmt::Debug for Worker {
 #[cfg(test)]
 mod tests {
     use super::{FAST_COMPILE_XLA_FLAGS, XlaCompile, sim_order_holds_for, xla_flags_with};
+
+    #[test]
+    fn xla_compile_options_round_trip_their_names_and_refuse_others() {
+        for c in XlaCompile::ALL {
+            assert_eq!(c.name().parse::<XlaCompile>(), Ok(c));
+        }
+        let err = "quick".parse::<XlaCompile>().unwrap_err();
+        assert!(err.contains("`quick`") && err.contains("fast, default"), "{err}");
+    }
 
     #[test]
     fn workers_pin_the_vector_isa_unless_the_user_chose_one() {

@@ -91,11 +91,12 @@ pub fn case_seed(seed: u64, index: u64) -> u64 {
 }
 
 /// Cases a confirmer sends to one JAX engine at once: the interpreters compile them as one
-/// function. `pallas-diff bench --jax 40 --batch 8,16` (2026-12-01, XLA's default options, a
-/// loaded 2-core machine): kernels per CPU second against one compile each, `pallas-interpret`
-/// 1.23x at 8 and 1.30x at 16, `pallas-tpu-interpret` 1.23x and 1.33x. 16 would gain ~6% more,
-/// but a batch still running when a timed campaign ends delays its end by the whole batch
-/// (~5 s for 16 TPU-interpreter kernels here) and a split batch costs twice as much.
+/// function. `pallas-diff bench --jax 40 --batch 8,16` (2026-12-03, 2-core machine, load ~2),
+/// distinct kernels per CPU second against one compile each with XLA's defaults: with the CLI's
+/// `--xla-compile fast`, `pallas-interpret` 2.04x at 8 and 2.15x at 16, `pallas-tpu-interpret`
+/// 2.52x and 2.46x (XLA's defaults: 1.34x / 1.28x and 1.52x / 1.51x). 16 gains little or
+/// nothing more, and a batch still running when a timed campaign ends delays its end by the
+/// whole batch, and a split batch costs twice as much.
 pub const JAX_BATCH: usize = 8;
 
 /// Cases waiting per JAX engine: enough to choose from, few enough that a campaign with a

@@ -324,7 +324,7 @@ fn reduce_writes_a_new_directory_and_keeps_the_cross_check() {
         .of_unreduced_case
         .as_deref()
         .expect("not marked as the unreduced case's");
-    assert!(why.contains("cannot start JAX workers"), "{why}");
+    assert!(why.contains("cannot start the jax workers"), "{why}");
     assert!(
         reduced.log.contains("of the unreduced case"),
         "{}",

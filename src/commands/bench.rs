@@ -1,11 +1,12 @@
 //! `pallas-diff bench`: where the in-process differential loop spends its time, in one run.
 //!
 //! Two measurements side by side: every stage of one case on a fixed seeded sample (the
-//! campaign's own cases: case `i` is `generate_from_seed(case_seed(seed, i))`), as the median
-//! and mean over cases of each case's fastest of `--rounds` runs; and the differential loop
-//! itself (`campaign::run` on one thread with the in-process engines, findings counted and
+//! generator's cases as drawn: case `i` is `generate_from_seed(case_seed(seed, i))`), as the
+//! median and mean over cases of each case's fastest of `--rounds` runs; and the differential
+//! loop itself (`campaign::run` on one thread with the in-process engines, findings counted and
 //! dropped), as cases per wall-clock second and per CPU second of the process, all of them and
-//! the lowered ones (issue 19's throughput target is lowered cases per CPU second). The stage
+//! the lowered ones (issue 19's throughput target is lowered cases per CPU second), with the
+//! campaign's thinning of refused draws (`campaign::draw`) and without it, alternately. The stage
 //! table also splits each stage's cost into µs per lowered and per refused case. The machines this
 //! runs on are shared, so the CPU-second figure and the ratios between rows are the ones to
 //! compare; the load average is printed with them.
@@ -94,6 +95,8 @@ struct StageRow {
 /// The differential loop's figures.
 #[derive(Debug, Serialize)]
 struct LoopRow {
+    /// The generator's `refused_keep_percent` of this loop (100: cases as drawn).
+    refused_keep_percent: u8,
     cases: u64,
     /// Of those, the lowered ones the engines ran and the reference judged ([`checked_lowered`]):
     /// what the loop is for; the issue-19 target is on them per CPU second.
@@ -228,7 +231,8 @@ impl FindingSink for CountingSink {
     }
 }
 
-fn differential_loop(args: &Args) -> Result<(LoopRow, u64), CliError> {
+/// The differential loop on `args.loop_cases` cases drawn with `refused_keep_percent`.
+fn differential_loop(args: &Args, refused_keep_percent: u8) -> Result<(LoopRow, u64), CliError> {
     let names: Vec<String> = engines::IN_PROCESS.iter().map(|s| s.to_string()).collect();
     let in_process = engines::build(&names, None).map_err(|e| CliError::Internal(e.into()))?;
     let cfg = CampaignConfig {
@@ -240,7 +244,11 @@ fn differential_loop(args: &Args) -> Result<(LoopRow, u64), CliError> {
         jax: Vec::new(),
         jax_threads: 0,
         confirmation: fuzz::campaign::Confirmation::Sample,
-        generator: GenConfig::default().normalized(),
+        generator: GenConfig {
+            refused_keep_percent,
+            ..GenConfig::default()
+        }
+        .normalized(),
         codegen: CodegenOptions::default(),
         dump_cases: None,
     };
@@ -262,6 +270,7 @@ fn differential_loop(args: &Args) -> Result<(LoopRow, u64), CliError> {
     let cpu_rate = |n: u64| cpu.filter(|&c| c > 0.0).map(|c| n as f64 / c);
     Ok((
         LoopRow {
+            refused_keep_percent,
             cases,
             lowered,
             wall_seconds: wall,
@@ -342,7 +351,16 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .collect();
     let stages_us: f64 = rows.iter().map(|r| r.per_case_us).sum();
     let load_before = load_average();
-    let (lp, findings) = differential_loop(&args)?;
+    // The campaign's loop beside the same loop on the cases as drawn (no thinning), alternately
+    // twice, so both see the same machine.
+    let default_keep = GenConfig::default().refused_keep_percent;
+    let mut loops = Vec::new();
+    let mut findings = 0;
+    for keep in [100, default_keep, 100, default_keep] {
+        let (row, f) = differential_loop(&args, keep)?;
+        findings += f;
+        loops.push(row);
+    }
     let load = load_average();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if args.json {
@@ -352,7 +370,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             "rounds": args.rounds,
             "stages": rows,
             "stages_per_case_us": stages_us,
-            "loop": lp,
+            "loops": loops,
             "loop_findings": findings,
             "load_average": load,
             "cores": cores,
@@ -402,25 +420,31 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         best.len()
     );
     println!(
-        "\ndifferential loop, 1 thread, {} cases: {:.0} cases/s wall",
-        lp.cases, lp.cases_per_second
+        "\ndifferential loop, 1 thread, {} cases each, the campaign's draws (refused-keep-percent {default_keep}) \
+         beside the cases as drawn (100), alternately:",
+        args.loop_cases
     );
-    if let (Some(cps), Some(cpu)) = (lp.cases_per_cpu_second, lp.cpu_seconds) {
+    println!(
+        "{:>13} {:>9} {:>9} {:>11} {:>9} {:>11} {:>13}",
+        "refused kept", "lowered", "cases/s", "cases/CPU-s", "µs CPU", "lowered/s", "lowered/CPU-s"
+    );
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    for lp in &loops {
         println!(
-            "  {cps:.0} cases per CPU second ({:.1} µs CPU per case; the stages sum to {stages_us:.1} µs, \
-             the rest is the campaign's own work and cache effects)",
-            cpu * 1e6 / lp.cases.max(1) as f64
+            "{:>12}% {:>8.1}% {:>9.0} {:>11} {:>9} {:>11.0} {:>13}",
+            lp.refused_keep_percent,
+            100.0 * lp.lowered as f64 / lp.cases.max(1) as f64,
+            lp.cases_per_second,
+            opt(lp.cases_per_cpu_second),
+            opt(lp.cpu_seconds.map(|c| c * 1e6 / lp.cases.max(1) as f64)),
+            lp.lowered_per_second,
+            opt(lp.lowered_per_cpu_second),
         );
     }
     println!(
-        "  {} lowered ({:.1}%, checked against the reference by the engines): {:.0} lowered/s wall",
-        lp.lowered,
-        100.0 * lp.lowered as f64 / lp.cases.max(1) as f64,
-        lp.lowered_per_second
+        "(lowered: checked against the reference by the engines; the stages sum to {stages_us:.1} µs a case, \
+         the rest of a loop's CPU is the campaign's own work and cache effects)"
     );
-    if let Some(lps) = lp.lowered_per_cpu_second {
-        println!("  {lps:.0} lowered cases per CPU second");
-    }
     if findings > 0 {
         println!("  {findings} findings (run `pallas-diff fuzz` to keep them)");
     }

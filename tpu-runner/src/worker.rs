@@ -606,7 +606,10 @@ mod tests {
             assert_eq!(c.name().parse::<XlaCompile>(), Ok(c));
         }
         let err = "quick".parse::<XlaCompile>().unwrap_err();
-        assert!(err.contains("`quick`") && err.contains("fast, default"), "{err}");
+        assert!(
+            err.contains("`quick`") && err.contains("fast, default"),
+            "{err}"
+        );
     }
 
     #[test]

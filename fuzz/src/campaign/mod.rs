@@ -2,8 +2,10 @@
 //! lowered ones that agree in-process in real JAX (as fast as the worker pool allows), and hand
 //! every finding to a [`FindingSink`].
 //!
-//! Case `i` of a campaign with seed `S` is `generate_from_seed(case_seed(S, i), cfg)`: the same
-//! seed and config give the same cases, byte for byte, whatever `--jobs` is (see
+//! Case `i` of a campaign with seed `S` is `generate_from_seed(case_seed(S, i), cfg)`, or, when
+//! the compiler refuses that kernel and the case is thinned, a later draw of the same seed
+//! stream ([`draw`]; a finding records the seed its case came from): the same seed and config
+//! give the same cases, byte for byte, whatever `--jobs` is (see
 //! [`CampaignConfig::dump_cases`]). In-process checking never waits for JAX: each JAX engine has
 //! a bounded queue ([`select::Selector`]) that keeps the cases confirming would add most to
 //! (novelty first: a coverage cell the engine has not confirmed, then the rarest cells), and a
@@ -15,6 +17,7 @@
 //! check prepared them ([`crate::check::check_prepared`]: no second compile or reference run).
 
 pub mod assembly;
+pub mod draw;
 pub mod record;
 pub mod select;
 pub mod sink;
@@ -22,7 +25,7 @@ pub mod stats;
 
 use crate::check::{CaseReport, Depth, PreparedCase, check_prepared};
 use crate::engines::Engine;
-use crate::generators::{GenConfig, features, generate_from_seed};
+use crate::generators::{GenConfig, features};
 use crate::outcome::Outcome;
 use compiler::compile::CodegenOptions;
 use sink::{Filed, FindingSink};
@@ -186,23 +189,27 @@ pub fn run(
                     if cfg.cases.is_some_and(|n| i >= n) {
                         break;
                     }
-                    let seed = case_seed(cfg.seed, i);
-                    let case = generate_from_seed(seed, &cfg.generator);
+                    // `Outcome`: every outcome as a full check decides it, the module's text
+                    // printed only for a finding or a JAX engine.
+                    let draw::Drawn {
+                        seed,
+                        prepared,
+                        thinned,
+                    } = draw::draw(cfg.seed, i, &cfg.generator, &cfg.codegen, Depth::Outcome);
                     if let Some(dir) = &cfg.dump_cases {
-                        let json = serde_json::to_string(&case).expect("a case serializes");
+                        let json =
+                            serde_json::to_string(prepared.case()).expect("a case serializes");
                         if let Err(e) = std::fs::write(dir.join(format!("case-{i:08}.json")), json)
                         {
                             io_error.lock().expect("error lock").get_or_insert(e);
                         }
                     }
-                    // `Outcome`: every outcome as a full check decides it, the module's text
-                    // printed only for a finding or a JAX engine.
-                    let prepared = PreparedCase::owned(Depth::Outcome, case, &cfg.codegen);
                     let report = prepared.check(&cfg.in_process);
                     let case = prepared.case();
                     let feats = features(case);
                     {
                         let mut st = stats.lock().expect("stats lock");
+                        st.thinned += thinned;
                         st.record(report.outcome, report.lowered(), &feats);
                         if let Some((ours, agree)) = report.helion_agreement() {
                             let message = report.helion_message_agreement();

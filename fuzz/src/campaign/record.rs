@@ -312,6 +312,7 @@ impl Stats {
     pub fn merge(&mut self, other: &Stats) {
         let Stats {
             cases,
+            thinned,
             outcomes,
             findings,
             duplicates,
@@ -330,6 +331,7 @@ impl Stats {
             helion_reach,
         } = other;
         self.cases += cases;
+        self.thinned += thinned;
         add_counts(&mut self.outcomes, outcomes);
         // Each shard's kept findings: the merged buckets.json has the deduplicated count.
         self.findings += findings;

@@ -32,6 +32,8 @@ pub struct Cell {
 pub struct Stats {
     /// Cases checked.
     pub cases: u64,
+    /// Refused draws drawn again instead of checked ([`super::draw`]).
+    pub thinned: u64,
     /// Outcome → count (in-process verdicts, upgraded by JAX confirmation).
     pub outcomes: BTreeMap<Outcome, u64>,
     /// Findings kept (after deduplication).
@@ -423,6 +425,13 @@ impl Stats {
             "findings {} (duplicates {})  jax confirmations {}  jax skipped {}",
             self.findings, self.duplicates, self.jax_confirmed, self.jax_skipped
         );
+        if self.thinned > 0 {
+            let _ = writeln!(
+                s,
+                "thinned {} refused draws (drawn again; --refused-keep-percent sets how many refusals stay)",
+                self.thinned
+            );
+        }
         for (engine, n) in &self.jax_confirmed_by {
             let _ = writeln!(
                 s,

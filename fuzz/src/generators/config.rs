@@ -277,6 +277,11 @@ define_gen_config! {
     /// `x` then has power-of-two rows where the row range allows), and the loop's partial
     /// tiles come from a begin past 0 or an end short of the rows.
     partial_grid_block_percent: u8 = 10, in 0..=100;
+    /// Of the cases whose kernel the compiler refuses, how many a campaign keeps, percent; the
+    /// others are drawn again from the same case's seed stream (`campaign::draw`). About 70% of
+    /// first draws are refused; at 20% a campaign's cases are ~68% lowered, and every refusal
+    /// rule keeps its share of the refusals. 100 checks the generator's cases as drawn.
+    refused_keep_percent: u8 = 20, in 0..=100;
 }
 
 impl GenConfig {

@@ -277,6 +277,13 @@ define_gen_config! {
     /// `x` then has power-of-two rows where the row range allows), and the loop's partial
     /// tiles come from a begin past 0 or an end short of the rows.
     partial_grid_block_percent: u8 = 10, in 0..=100;
+    /// How often a branch that updates the accumulator in one arm leaves the other arm without
+    /// it, percent. Helion 1.5.1 cannot run a kernel whose loop-carried value is reassigned
+    /// only under a data-dependent `if` (the known issue `helion-branch-carried-unbound-local`:
+    /// 61 of 5,000 cases of a `--seed 2026` Helion campaign, 1.2% of all and 4.3% of the
+    /// lowered ones, when every such branch was one-armed); at 15% the crash stays tested.
+    /// Otherwise the other arm reassigns it unchanged (`else: acc = acc`), which Helion runs.
+    one_armed_branch_percent: u8 = 15, in 0..=100;
     /// Of the cases whose kernel the compiler refuses, how many a campaign keeps, percent; the
     /// others are drawn again from the same case's seed stream (`campaign::draw`). About 70% of
     /// first draws are refused; at 20% a campaign's cases are ~68% lowered, and every refusal

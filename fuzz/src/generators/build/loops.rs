@@ -185,7 +185,7 @@ impl Gen<'_, '_> {
             let o = self.tile_attr_item(sc)?;
             vec![o]
         } else {
-            vec![]
+            self.arm_beside_update()?
         };
         let stmt = if in_else {
             if_(cond, other, vec![read])
@@ -228,6 +228,20 @@ impl Gen<'_, '_> {
         let ax = base.val.rows_axis().unwrap_or(0);
         let read = self.read_with(sc, &base, ax, ix(name(&rows)))?;
         let upd = self.acc_update(read)?;
-        Ok(vec![assign(&rows, sel), if_(cond, vec![upd], vec![])])
+        let other = self.arm_beside_update()?;
+        Ok(vec![assign(&rows, sel), if_(cond, vec![upd], other)])
+    }
+
+    /// The arm of a branch beside the one that updates the accumulator: empty (a one-armed
+    /// branch) at [`GenConfig::one_armed_branch_percent`](super::GenConfig::one_armed_branch_percent),
+    /// otherwise `acc = acc`, which keeps the accumulator assigned on both paths (Helion 1.5.1
+    /// runs such a kernel, and reads the accumulator before assignment when only one arm
+    /// assigns it: the known issue `helion-branch-carried-unbound-local`).
+    fn arm_beside_update(&mut self) -> Result<Vec<Stmt>> {
+        Ok(if self.pct(self.cfg.one_armed_branch_percent)? {
+            vec![]
+        } else {
+            vec![assign("acc", name("acc"))]
+        })
     }
 }

@@ -439,3 +439,25 @@ fn script_helper_is_valid() {
     assert_eq!(first_assigned(&case), ExprKind::Int(1));
     assert_round_trips(&case);
 }
+
+#[test]
+fn a_view_or_reshape_without_a_shape_is_refused_and_a_0_d_one_round_trips() {
+    // torch refuses `.view()` (Helion 1.5.1: TorchOpTracingError); the renderer once wrote a
+    // 0-d view that way (a `--seed 2026` Helion campaign's verdict mismatch).
+    for method in ["view", "reshape"] {
+        let e = parse_no_panic(&script(&format!("a = x[0:1].{method}()"), "torch.ones(2)"))
+            .expect_err("no shape")
+            .expect("no panic");
+        assert_eq!(e.construct, format!(".{method}"), "{e}");
+        assert!(e.message.contains("`()` for a 0-d result"), "{e}");
+        assert_eq!(e.span, Span::new(10, 13), "{e}");
+        let case = parse_no_panic(&script(
+            &format!("a = x[0:1].{method}(())"),
+            "torch.ones(2)",
+        ))
+        .expect("a 0-d shape is `()`");
+        let rendered = render_case(&case);
+        assert!(rendered.contains(&format!(".{method}(())")), "{rendered}");
+        assert_round_trips(&case);
+    }
+}

@@ -86,6 +86,16 @@ pub fn render_body_text(body: &[Stmt], depth: usize) -> String {
     out
 }
 
+/// The arguments of `.view` / `.reshape`: the dims, or `()` for a 0-d result (torch refuses
+/// `.view()` with no arguments: `TorchOpTracingError` in Helion 1.5.1).
+fn view_dims(d: &[Expr]) -> String {
+    if d.is_empty() {
+        "()".to_string()
+    } else {
+        join(d.iter().map(expr))
+    }
+}
+
 fn join(items: impl Iterator<Item = String>) -> String {
     items.collect::<Vec<_>>().join(", ")
 }
@@ -400,10 +410,8 @@ pub fn expr(e: &Expr) -> String {
         },
         ExprKind::Sum { value, dim } => format!("{}.sum(dim={dim})", postfix(value)),
         ExprKind::View { value, op } => match op {
-            ViewOp::Reshape(d) => {
-                format!("{}.reshape({})", postfix(value), join(d.iter().map(expr)))
-            }
-            ViewOp::View(d) => format!("{}.view({})", postfix(value), join(d.iter().map(expr))),
+            ViewOp::Reshape(d) => format!("{}.reshape({})", postfix(value), view_dims(d)),
+            ViewOp::View(d) => format!("{}.view({})", postfix(value), view_dims(d)),
             ViewOp::Squeeze(d) => format!("{}.squeeze({d})", postfix(value)),
             ViewOp::Unsqueeze(d) => format!("{}.unsqueeze({d})", postfix(value)),
             ViewOp::ViewAs(o) => format!("{}.view_as({})", postfix(value), expr(o)),

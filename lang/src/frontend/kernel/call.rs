@@ -176,14 +176,26 @@ impl KernelParser<'_, '_> {
                 let dim = dim.ok_or_else(|| self.err(c, ".sum", "`.sum` takes one int dim (`.sum(dim=0)`); full reductions and keepdim are not part of a case script"))?;
                 ExprKind::Sum { value, dim }
             }
-            "reshape" => ExprKind::View {
-                value,
-                op: ViewOp::Reshape(self.dims_args(&c.args, ".reshape")?),
-            },
-            "view" => ExprKind::View {
-                value,
-                op: ViewOp::View(self.dims_args(&c.args, ".view")?),
-            },
+            "reshape" | "view" => {
+                // torch refuses `.view()` and `.reshape()` with no arguments (Helion 1.5.1:
+                // TorchOpTracingError); a 0-d shape is `()`.
+                if c.args.is_empty() {
+                    return Err(self.err(
+                        c,
+                        &format!(".{method}"),
+                        format!("`.{method}` takes the new shape (`()` for a 0-d result)"),
+                    ));
+                }
+                let dims = self.dims_args(&c.args, &format!(".{method}"))?;
+                ExprKind::View {
+                    value,
+                    op: if method == "view" {
+                        ViewOp::View(dims)
+                    } else {
+                        ViewOp::Reshape(dims)
+                    },
+                }
+            }
             "squeeze" => ExprKind::View {
                 value,
                 op: ViewOp::Squeeze(int_arg(self, ".squeeze")?),

@@ -792,3 +792,31 @@ fn d19_a_partial_last_block_is_masked_by_where() {
     assert_eq!(values, [15.0, 240.0, 256.0]);
     assert!(code.contains("jnp.where(mask_0"), "{code}");
 }
+
+/// The kernel of a `--seed 2026` Helion campaign's value mismatch (reduced), over an int32
+/// input of shape `[3, 1, 1, last]`: `x[outer, :, :, :]` is a `[block, 1, 1, last]` kernel
+/// tensor.
+fn d08_product_case(last: usize) -> String {
+    format!(
+        "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(\n    backend=\"pallas\",\n    static_shapes=True,\n    \
+         config=helion.Config(block_sizes=[1], pallas_loop_type=\"fori_loop\"),\n)\n\
+         def kernel(x: torch.Tensor):\n    out = torch.zeros([3, 1, {last}], dtype=torch.float32)\n\
+         \x20   for request in hl.grid(3):\n        acc = hl.zeros([1, {last}], dtype=torch.float32)\n\
+         \x20       for outer in hl.tile(3):\n            x_block = x[outer, :, :, :]\n\
+         \x20           live = outer.end - outer.begin\n            picked = hl.arange(live - 1, live)\n\
+         \x20           if live >= 1:\n                acc = acc + x_block[picked, :, :, :].sum(dim=0).squeeze(0)\n\
+         \x20       out[request, :, :] = acc\n    return out\n\n\n\
+         x = torch.ones(3, 1, 1, {last}, dtype=torch.int32)\nkernel(x)\n"
+    )
+}
+
+#[test]
+fn d08_a_load_whose_shape_multiplies_out_to_the_block_needs_a_block_of_two() {
+    // Helion 1.5.1 (`pallas-diff check --engines oracle,helion-pallas`, 2026-12-03): with
+    // `last` 1 the load's shape `[u0, 1, 1, 1]` multiplies out to the block, which is raised
+    // to 2: two tiles, each adding its last row -> 2.0. With `last` 2 the product is `2 * u0`,
+    // the block stays 1: three tiles -> 3.0.
+    assert_eq!(value(&d08_product_case(1)), 2.0);
+    assert_eq!(value(&d08_product_case(2)), 3.0);
+}

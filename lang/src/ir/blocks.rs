@@ -281,7 +281,8 @@ impl Case {
     /// Helion 1.5.1 raises only *config-driven* blocks, and only to
     /// `min(requirement, next_power_of_2(extent hint))` (D-1.5.1-07): the requirement is the
     /// largest TPU alignment of a tensor dim the tile indexes bare (`x[tile, :]`), at least 2
-    /// when the kernel uses `tile.index` (a `[block]` device tensor, D-1.5.1-08), and the hint
+    /// when the kernel uses `tile.index` (a `[block]` device tensor, D-1.5.1-08) or loads a value
+    /// whose shape multiplies out to the block (`x[tile, :]` of an `(n, 1)` tensor), and the hint
     /// is the loop's static extent, [`DATA_DEPENDENT_EXTENT_HINT`] for a data-dependent one.
     /// A minimum then propagates to the config-driven loop bounding this one (`hl.tile(live)`
     /// with `live = outer.end - outer.begin`, or `hl.tile(outer.block_size)`), one pass in
@@ -305,15 +306,21 @@ impl Case {
         let n = table.blocks.len();
         let mut requirement = vec![1i64; n];
         // Shapes and bitwidths of the host tensors (by kernel-side name) give the alignment rule.
-        visit_tile_indexed_dims(&self.kernel, table, &mut |bid, tensor, dim| {
-            let Some(t) = host.tensors.get(tensor) else {
+        visit_tile_indexed_dims(&self.kernel, table, &mut |at| {
+            let Some(t) = host.tensors.get(at.tensor) else {
                 return;
             };
-            if dim >= t.shape.len() {
+            if at.dim >= t.shape.len() {
                 return;
             }
-            let align = required_alignment(t.shape.len(), dim, t.dtype.bitwidth().min(32));
-            requirement[bid] = requirement[bid].max(align);
+            let align = required_alignment(t.shape.len(), at.dim, t.dtype.bitwidth().min(32));
+            requirement[at.bid] = requirement[at.bid].max(align);
+            // D-1.5.1-08: a load whose value's shape multiplies out to the block itself (every
+            // other dim it keeps has size 1: `x[tile, :]` of an `(n, 1)` tensor) registers a
+            // size-`block` kernel tensor, as `t.index` does.
+            if at.load && block_sized_load(at.indices, at.dim, &t.shape) {
+                requirement[at.bid] = requirement[at.bid].max(2);
+            }
         });
         let loops = loop_facts(&self.kernel, table, host);
         for &bid in &loops.index_used {
@@ -540,12 +547,65 @@ fn loop_facts(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> LoopFacts 
     facts
 }
 
-/// Calls `f(block_id, tensor, dim)` for every load/store/atomic index entry that is a bare tile
-/// variable (`x[tile, :]`): those are the tensor dims a tile indexes.
+/// One index entry that is a bare tile variable (`x[tile, :]`): a tensor dim a tile indexes.
+struct TileIndexed<'a> {
+    /// The tile's block id.
+    bid: BlockId,
+    /// The host tensor.
+    tensor: &'a str,
+    /// The tensor dim the tile indexes.
+    dim: usize,
+    /// The whole index list.
+    indices: &'a [Index],
+    /// A load (its value is a kernel tensor), not a store's or an atomic's target.
+    load: bool,
+}
+
+/// Whether the value of a load `tensor[indices]` whose tile indexes tensor dim `tile_dim` has
+/// exactly the tile's size as the product of its shape (D-1.5.1-08's `math.prod(shape) ==
+/// block`): every other dim it keeps is 1 (a `None`, or a `:` or a literal one-element slice of
+/// a size-1 dim); an int drops its dim; any other index (a second tile, an iota, a tensor)
+/// makes the product another symbol.
+fn block_sized_load(indices: &[Index], tile_dim: usize, shape: &[usize]) -> bool {
+    let mut dim = 0;
+    for index in indices {
+        let one = match index {
+            Index::NewAxis => true,
+            Index::Int(_) => true,
+            Index::Full => shape.get(dim) == Some(&1),
+            Index::Slice { start, stop, step } => {
+                // `None`: the bound is absent; `Some(None)`: it is not a literal.
+                let lit = |e: &Option<Expr>| {
+                    e.as_ref().map(|e| match e.kind {
+                        ExprKind::Int(v) => Some(v),
+                        _ => None,
+                    })
+                };
+                shape.get(dim) == Some(&1)
+                    && step.is_none()
+                    && matches!(lit(start), None | Some(Some(0)))
+                    && matches!(lit(stop), None | Some(Some(1..)))
+            }
+            Index::Expr(_) => dim == tile_dim,
+        };
+        if !one {
+            return false;
+        }
+        match index {
+            Index::NewAxis => {}
+            Index::Full | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => dim += 1,
+        }
+    }
+    // Dims the list leaves out are kept whole.
+    shape.iter().skip(dim).all(|&n| n == 1)
+}
+
+/// Calls `f` for every load/store/atomic index entry that is a bare tile variable
+/// (`x[tile, :]`): those are the tensor dims a tile indexes.
 fn visit_tile_indexed_dims(
     kernel: &Kernel,
     table: &BlockTable,
-    f: &mut dyn FnMut(BlockId, &str, usize),
+    f: &mut dyn FnMut(TileIndexed<'_>),
 ) {
     fn tile_of(index: &Index, tiles: &FastMap<String, BlockId>) -> Option<BlockId> {
         match index {
@@ -561,13 +621,20 @@ fn visit_tile_indexed_dims(
     fn visit_indices(
         tensor: &str,
         indices: &[Index],
+        load: bool,
         tiles: &FastMap<String, BlockId>,
-        f: &mut dyn FnMut(BlockId, &str, usize),
+        f: &mut dyn FnMut(TileIndexed<'_>),
     ) {
         let mut dim = 0;
         for index in indices {
-            if let Some(b) = tile_of(index, tiles) {
-                f(b, tensor, dim);
+            if let Some(bid) = tile_of(index, tiles) {
+                f(TileIndexed {
+                    bid,
+                    tensor,
+                    dim,
+                    indices,
+                    load,
+                });
             }
             match index {
                 Index::NewAxis => {}
@@ -579,7 +646,7 @@ fn visit_tile_indexed_dims(
         body: &[Stmt],
         table: &BlockTable,
         tiles: &mut FastMap<String, BlockId>,
-        f: &mut dyn FnMut(BlockId, &str, usize),
+        f: &mut dyn FnMut(TileIndexed<'_>),
     ) {
         for stmt in body {
             match &stmt.kind {
@@ -608,7 +675,7 @@ fn visit_tile_indexed_dims(
                     value,
                     ..
                 } => {
-                    visit_indices(tensor, indices, tiles, f);
+                    visit_indices(tensor, indices, false, tiles, f);
                     super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
                 }
                 StmtKind::Atomic {
@@ -618,7 +685,7 @@ fn visit_tile_indexed_dims(
                     expected,
                     ..
                 } => {
-                    visit_indices(tensor, indices, tiles, f);
+                    visit_indices(tensor, indices, false, tiles, f);
                     super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
                     if let Some(x) = expected {
                         super::walk::each_expr(x, &mut |e| visit_load(e, tiles, f));
@@ -635,16 +702,12 @@ fn visit_tile_indexed_dims(
             }
         }
     }
-    fn visit_load(
-        e: &Expr,
-        tiles: &FastMap<String, BlockId>,
-        f: &mut dyn FnMut(BlockId, &str, usize),
-    ) {
+    fn visit_load(e: &Expr, tiles: &FastMap<String, BlockId>, f: &mut dyn FnMut(TileIndexed<'_>)) {
         if let ExprKind::Load {
             tensor, indices, ..
         } = &e.kind
         {
-            visit_indices(tensor, indices, tiles, f);
+            visit_indices(tensor, indices, true, tiles, f);
         }
     }
     walk(&kernel.body, table, &mut FastMap::default(), f);

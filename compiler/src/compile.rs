@@ -186,12 +186,13 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
     let block_sizes = types.block_sizes.clone();
     // Trace-time checks ran on the whole kernel; dead device statements are gone before
     // planning (D-1.5.1-15). The live kernel is traced again for its types, only when
-    // something was removed. The reported block sizes stay the whole kernel's; where a dead
-    // node raised one (D-1.5.1-08, sizes registered before nodes are removed) the live
-    // kernel's types do not see it: not modelled.
+    // something was removed, under the whole kernel's block sizes: Helion registers them while
+    // tracing, before dead nodes go, so a dead load still raises a block (D-1.5.1-08; a
+    // campaign case, `x_block = x[outer, :, :]` of a (1, 1, 1) tensor never read, runs tiles
+    // of 2 in Helion and the reference).
     let live = lang::ir::dead::without_dead(case);
     let (case, types) = match &live {
-        Some(live) => match lang::ir::types::infer(live) {
+        Some(live) => match lang::ir::types::infer_with_block_sizes(live, &block_sizes) {
             Ok(t) => (live, t),
             Err(_) => (case, types),
         },

@@ -820,3 +820,20 @@ fn d08_a_load_whose_shape_multiplies_out_to_the_block_needs_a_block_of_two() {
     assert_eq!(value(&d08_product_case(1)), 2.0);
     assert_eq!(value(&d08_product_case(2)), 3.0);
 }
+
+#[test]
+fn d08_a_dead_load_still_raises_the_block() {
+    // A `--seed 7` in-process campaign's mismatch: the load is dead and removed before
+    // planning (D-1.5.1-15), but its block minimum was registered while tracing, before the
+    // removal; the reference ran tiles of 2 (3 tiles -> 6.0), the emitted module tiles of 1
+    // (5.0) until the live kernel was traced under the whole kernel's block sizes.
+    let script = "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(\n    backend=\"pallas\",\n    static_shapes=True,\n    \
+         config=helion.Config(block_sizes=[1], pallas_loop_type=\"fori_loop\"),\n)\n\
+         def kernel(x: torch.Tensor):\n    out = torch.zeros([1, 1, 1], dtype=torch.float32)\n\
+         \x20   for request in hl.grid(1):\n        acc = hl.zeros([1, 1], dtype=torch.float32)\n\
+         \x20       for outer in hl.tile(5):\n            x_block = x[outer, :, :]\n\
+         \x20           acc += outer.block_size\n        out[request, :, :] = acc\n    return out\n\n\n\
+         x = torch.ones(1, 1, 1, dtype=torch.int32)\nkernel(x)\n";
+    assert_eq!(reference_and_lowered(script), 6.0);
+}

@@ -181,9 +181,24 @@ impl Types {
 
 /// Infers the types of `case` under its config.
 pub fn infer(case: &Case) -> Result<Types, TypeError> {
+    infer_sized(case, None)
+}
+
+/// Infers the types of `case` under block sizes decided on another version of it: the case
+/// before its dead statements were removed (`lang::ir::dead`), which has the same loops and so
+/// the same block ids. Helion 1.5.1 registers block-size minimums while tracing, before dead
+/// nodes are removed (D-1.5.1-15), so a dead load can still raise a block (D-1.5.1-08).
+pub fn infer_with_block_sizes(case: &Case, block_sizes: &BlockSizes) -> Result<Types, TypeError> {
+    infer_sized(case, Some(block_sizes))
+}
+
+fn infer_sized(case: &Case, sizes: Option<&BlockSizes>) -> Result<Types, TypeError> {
     let host = HostEnv::of(case);
     let blocks = BlockTable::of(&case.kernel);
-    let block_sizes = case.block_sizes_with(&blocks, &host, |e| host.eval_int(e));
+    let block_sizes = match sizes {
+        Some(s) => s.clone(),
+        None => case.block_sizes_with(&blocks, &host, |e| host.eval_int(e)),
+    };
     let mut cx = Infer {
         host: &host,
         blocks: &blocks,

@@ -346,3 +346,43 @@ fn dma_double_buffering_rule() {
     );
     assert!(!code.contains("x_sem"), "dma_written:\n{code}");
 }
+
+/// D-1.5.1-11's second route: a row slab (`x[t, :, :]`) whose `(4, 2, 128)` tile is not
+/// DMA-aligned is still staged when it is float and the loop's bounds are data-dependent
+/// (loaded from a tensor, as spec §3.5 example 3); an int32 slab, or the same float slab
+/// under static bounds, stays in VMEM.
+#[test]
+fn dma_row_slab_under_data_dependent_bounds() {
+    let kernel = |dtype: &str, begin: &str, end: &str| {
+        script(
+            "block_sizes=[], pallas_loop_type=\"fori_loop\"",
+            "x: torch.Tensor, bounds: torch.Tensor",
+            &format!(
+                "    out = torch.zeros([2, 128], dtype=torch.float32)\n\
+                 \x20   for g in hl.grid(1):\n\
+                 \x20       start = hl.load(bounds, [0])\n\
+                 \x20       stop = hl.load(bounds, [1])\n\
+                 \x20       acc = hl.zeros([2, 128], dtype=torch.float32)\n\
+                 \x20       for t in hl.tile({begin}, {end}, block_size=4):\n\
+                 \x20           acc = acc + x[t, :, :].float().sum(dim=0)\n\
+                 \x20       out[:, :] = acc\n\
+                 \x20   return out"
+            ),
+            &format!(
+                "x = torch.ones(9, 2, 128, dtype=torch.{dtype})\n\
+                 bounds = torch.tensor([0, 9], dtype=torch.int32)"
+            ),
+            "x, bounds",
+        )
+    };
+    let staged = |code: &str| code.contains("x_buf, x_sem).wait()");
+    let code = emit("slab_f32", &kernel("float32", "start", "stop"), false);
+    assert!(staged(&code), "slab_f32:\n{code}");
+    has("slab_f32", &code, "pltpu.VMEM((4, 2, 128), jnp.float32)");
+    let code = emit("slab_bf16_begin", &kernel("bfloat16", "start", "9"), false);
+    assert!(staged(&code), "slab_bf16_begin:\n{code}");
+    let code = emit("slab_int32", &kernel("int32", "start", "stop"), false);
+    assert!(!code.contains("make_async_copy"), "slab_int32:\n{code}");
+    let code = emit("slab_static", &kernel("float32", "0", "x.size(0)"), false);
+    assert!(!code.contains("make_async_copy"), "slab_static:\n{code}");
+}

@@ -177,7 +177,7 @@ fn each_load<'a>(
 /// Helion's `is_tpu_dma_aligned_shape` (helion/_compiler/pallas/dma.py, D-1.5.1-11): TPU DMA
 /// rows hold a multiple of 128 contiguous bytes and a transfer a multiple of 8 rows; a 1-D
 /// transfer a multiple of `128 * 32 / bits` elements (bits capped at 32).
-pub(crate) fn is_tpu_dma_aligned_shape(shape: &[i64], dtype: DType) -> bool {
+fn is_tpu_dma_aligned_shape(shape: &[i64], dtype: DType) -> bool {
     match shape {
         [] => true,
         [n] => n % (128 * (32 / i64::from(dtype.bitwidth().min(32)))) == 0,
@@ -586,5 +586,28 @@ impl Lowerer<'_> {
         };
         *n += 1;
         name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_tpu_dma_aligned_shape;
+    use lang::tensor::DType;
+
+    #[test]
+    fn dma_alignment_is_helions() {
+        // Rank >= 2: rows of a multiple of 128 bytes (32 f32 or int32, 64 bf16) and a multiple
+        // of 8 rows.
+        assert!(is_tpu_dma_aligned_shape(&[4, 8, 128], DType::Float32));
+        assert!(!is_tpu_dma_aligned_shape(&[4, 2, 128], DType::Float32));
+        assert!(!is_tpu_dma_aligned_shape(&[8, 80], DType::Int32));
+        assert!(is_tpu_dma_aligned_shape(&[8, 96], DType::Int32));
+        assert!(is_tpu_dma_aligned_shape(&[8, 64], DType::Bfloat16));
+        assert!(!is_tpu_dma_aligned_shape(&[8, 32], DType::Bfloat16));
+        // Rank 1: 128 * 32 / bits elements.
+        assert!(is_tpu_dma_aligned_shape(&[256], DType::Float32));
+        assert!(!is_tpu_dma_aligned_shape(&[128], DType::Bfloat16));
+        assert!(is_tpu_dma_aligned_shape(&[256], DType::Bfloat16));
+        assert!(is_tpu_dma_aligned_shape(&[], DType::Float32));
     }
 }

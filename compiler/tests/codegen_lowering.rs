@@ -227,18 +227,20 @@ fn names_that_could_clash_are_renamed() {
     has("rename", &code, "v_offset_1 = v_offset_1 + v_jnp");
 }
 
-/// The `pallas_load_buffer_count` rule (`src/lower/dma.rs`) on small kernels: which loads are
-/// staged by DMA, how an ordinary (non-resident) load reads its slot, and what stays in VMEM.
+/// The DMA staging rule (`src/lower/dma.rs`, D-1.5.1-11) on small kernels: which loads are
+/// staged, how an ordinary (non-resident) load reads its slot, and what stays in VMEM. The
+/// tensors are `(9, rows, 128)` f32: `rows = 8` makes the `(4, 8, 128)` tile DMA-aligned,
+/// `rows = 2` does not (`(4, 2, 128)`: 2 % 8 != 0), and the loop's bounds are static.
 #[test]
 fn dma_double_buffering_rule() {
-    let kernel = |extra_load: &str, store_x: &str| {
+    let kernel_of = |rows: usize, counts: &str, extra_load: &str, store_x: &str| {
         script(
-            "block_sizes=[4], pallas_loop_type=\"fori_loop\", pallas_load_buffer_count=[2, 2]",
+            &format!("block_sizes=[4], pallas_loop_type=\"fori_loop\"{counts}"),
             "x: torch.Tensor, y: torch.Tensor",
             &format!(
-                "    out = torch.zeros([2, 128], dtype=torch.float32)\n\
+                "    out = torch.zeros([{rows}, 128], dtype=torch.float32)\n\
                  \x20   for g in hl.grid(1):\n\
-                 \x20       acc = hl.zeros([2, 128], dtype=torch.float32)\n\
+                 \x20       acc = hl.zeros([{rows}, 128], dtype=torch.float32)\n\
                  \x20       for t in hl.tile(x.size(0)):\n\
                  \x20           x_buf = x[t, :, :]\n\
                  \x20           acc = acc + x_buf.float().sum(dim=0){extra_load}\n\
@@ -246,9 +248,12 @@ fn dma_double_buffering_rule() {
                  \x20       out[:, :] = acc\n\
                  \x20   return out"
             ),
-            "x = torch.randn(9, 2, 128)\ny = torch.randn(9, 2, 128)",
+            &format!("x = torch.randn(9, {rows}, 128)\ny = torch.randn(9, {rows}, 128)"),
             "x, y",
         )
+    };
+    let kernel = |extra_load: &str, store_x: &str| {
+        kernel_of(8, ", pallas_load_buffer_count=[2, 2]", extra_load, store_x)
     };
     // A whole-block consumer: not resident, so the slot is read as a masked value; the user's
     // `x_buf` keeps its name and the scratch takes another.
@@ -257,7 +262,7 @@ fn dma_double_buffering_rule() {
     has(
         "dma_value",
         &code,
-        "pltpu.VMEM((2, 4, 2, 128), jnp.float32), pltpu.SemaphoreType.DMA((2,))",
+        "pltpu.VMEM((2, 4, 8, 128), jnp.float32), pltpu.SemaphoreType.DMA((2,))",
     );
     has(
         "dma_value",
@@ -269,6 +274,38 @@ fn dma_double_buffering_rule() {
         &code,
         "_operand_0 = jnp.pad(x, ((0, 3), (0, 0), (0, 0))",
     );
+    // Count 1, or no key at all: one slot of the tile's shape, one semaphore, and a copy
+    // started and waited for in each iteration (D-1.5.1-11).
+    for counts in [", pallas_load_buffer_count=[1, 1]", ""] {
+        let code = emit("dma_sync", &kernel_of(8, counts, "", ""), false);
+        has("dma_sync", &code, "pl.BlockSpec(memory_space=pl.ANY)");
+        has(
+            "dma_sync",
+            &code,
+            "pltpu.VMEM((4, 8, 128), jnp.float32), pltpu.SemaphoreType.DMA(())",
+        );
+        for op in ["start", "wait"] {
+            has(
+                "dma_sync",
+                &code,
+                &format!(
+                    "pltpu.make_async_copy(x.at[pl.ds(offset_1, _BLOCK_SIZE_1), :, :], x_buf_dma, x_sem).{op}()"
+                ),
+            );
+        }
+        has(
+            "dma_sync",
+            &code,
+            "x_buf = x_buf_dma[:, :, :] * mask_1.astype(jnp.float32)[:, None, None]",
+        );
+        assert!(!code.contains("_num_iterations"), "dma_sync:\n{code}");
+    }
+    // A tile that is not DMA-aligned stays whole in VMEM whatever the count.
+    for counts in [", pallas_load_buffer_count=[2, 2]", ""] {
+        let code = emit("dma_unaligned", &kernel_of(2, counts, "", ""), false);
+        assert!(!code.contains("make_async_copy"), "dma_unaligned:\n{code}");
+        assert!(!code.contains("pl.ANY"), "dma_unaligned:\n{code}");
+    }
     // Poison padding masks the slot with `where`.
     let code = emit("dma_poison", &kernel("", ""), true);
     has(
@@ -308,4 +345,44 @@ fn dma_double_buffering_rule() {
         false,
     );
     assert!(!code.contains("x_sem"), "dma_written:\n{code}");
+}
+
+/// D-1.5.1-11's second route: a row slab (`x[t, :, :]`) whose `(4, 2, 128)` tile is not
+/// DMA-aligned is still staged when it is float and the loop's bounds are data-dependent
+/// (loaded from a tensor, as spec §3.5 example 3); an int32 slab, or the same float slab
+/// under static bounds, stays in VMEM.
+#[test]
+fn dma_row_slab_under_data_dependent_bounds() {
+    let kernel = |dtype: &str, begin: &str, end: &str| {
+        script(
+            "block_sizes=[], pallas_loop_type=\"fori_loop\"",
+            "x: torch.Tensor, bounds: torch.Tensor",
+            &format!(
+                "    out = torch.zeros([2, 128], dtype=torch.float32)\n\
+                 \x20   for g in hl.grid(1):\n\
+                 \x20       start = hl.load(bounds, [0])\n\
+                 \x20       stop = hl.load(bounds, [1])\n\
+                 \x20       acc = hl.zeros([2, 128], dtype=torch.float32)\n\
+                 \x20       for t in hl.tile({begin}, {end}, block_size=4):\n\
+                 \x20           acc = acc + x[t, :, :].float().sum(dim=0)\n\
+                 \x20       out[:, :] = acc\n\
+                 \x20   return out"
+            ),
+            &format!(
+                "x = torch.ones(9, 2, 128, dtype=torch.{dtype})\n\
+                 bounds = torch.tensor([0, 9], dtype=torch.int32)"
+            ),
+            "x, bounds",
+        )
+    };
+    let staged = |code: &str| code.contains("x_buf, x_sem).wait()");
+    let code = emit("slab_f32", &kernel("float32", "start", "stop"), false);
+    assert!(staged(&code), "slab_f32:\n{code}");
+    has("slab_f32", &code, "pltpu.VMEM((4, 2, 128), jnp.float32)");
+    let code = emit("slab_bf16_begin", &kernel("bfloat16", "start", "9"), false);
+    assert!(staged(&code), "slab_bf16_begin:\n{code}");
+    let code = emit("slab_int32", &kernel("int32", "start", "stop"), false);
+    assert!(!code.contains("make_async_copy"), "slab_int32:\n{code}");
+    let code = emit("slab_static", &kernel("float32", "0", "x.size(0)"), false);
+    assert!(!code.contains("make_async_copy"), "slab_static:\n{code}");
 }

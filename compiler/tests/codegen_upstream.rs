@@ -84,6 +84,8 @@ fn test_resident_subview_keeps_dma_prefetch() {
     assert_regex(name, &code, r"x_block = x_buf\.at\[_j % 2\]");
     // The rest of the schedule (spec §1.4, §3.5 example 3): x in HBM, two slots and two
     // semaphores, a primed copy, a guarded prefetch of the other slot, a wait on this one.
+    // x's (4, 2, 128) tile is not DMA-aligned: it is staged as a float row slab under the
+    // data-dependent `hl.tile(start, end)` (D-1.5.1-11).
     assert_in(name, &code, "pl.BlockSpec(memory_space=pl.ANY)");
     assert_in(name, &code, "pltpu.VMEM((2, 4, 2, 128), jnp.bfloat16)");
     assert_in(name, &code, "pltpu.SemaphoreType.DMA((2,))");
@@ -130,18 +132,36 @@ fn load_buffer_count_is_ignored_outside_fori_loop() {
     }
 }
 
-/// Buffer count 1 (or no entry for the load) keeps the load a whole-array VMEM Ref.
+/// Buffer count 1, or no key, still stages x (D-1.5.1-11): its `(4, 2, 128)` bf16 tile is not
+/// DMA-aligned, but it is a float row slab under `hl.tile(start, end)` whose bounds are loaded
+/// from SMEM, so Helion 1.5.1 copies each block into one VMEM slot and waits for it.
 #[test]
-fn load_buffer_count_one_keeps_the_vmem_load() {
+fn load_buffer_count_one_is_a_synchronous_copy() {
     let name = "test_resident_subview_keeps_dma_prefetch";
     let k = codegen_support::spec(name);
     // Entry 0 is x's, the first tensor parameter (D-1.5.1-11).
     let mut case = k.case.clone();
-    case.config.load_buffer_count = Some(vec![1, 2, 2, 2, 2]);
-    let c = compile(&case, &CodegenOptions::default());
-    let code = source_of(name, &c);
-    assert!(!code.contains("make_async_copy"), "{code}");
-    assert_regex(name, &code, r"x_block = x\.at\[pl\.ds\(");
+    for counts in [Some(vec![1, 2, 2, 2, 2]), None] {
+        case.config.load_buffer_count = counts;
+        let c = compile(&case, &CodegenOptions::default());
+        let code = source_of(name, &c);
+        assert_in(name, &code, "pl.BlockSpec(memory_space=pl.ANY)");
+        assert_in(name, &code, "pltpu.VMEM((4, 2, 128), jnp.bfloat16)");
+        assert_in(name, &code, "pltpu.SemaphoreType.DMA(())");
+        for op in ["start", "wait"] {
+            assert_regex(
+                name,
+                &code,
+                &format!(
+                    r"pltpu\.make_async_copy\(x\.at\[pl\.ds\(offset_\d+, _BLOCK_SIZE_\d+\), :, :\], x_buf, x_sem\)\.{op}\(\)"
+                ),
+            );
+        }
+        assert_in(name, &code, "x_block = x_buf.at[:, :, :]");
+        assert!(!code.contains("_num_iterations"), "{code}");
+        // The other tensors are read in the root graph: they stay in VMEM whatever their count.
+        assert!(!code.contains("weight_buf"), "{code}");
+    }
     // A list that is not one count per tensor parameter is refused, as 1.5.1 refuses it.
     case.config.load_buffer_count = Some(vec![]);
     let c = compile(&case, &CodegenOptions::default());

@@ -690,6 +690,107 @@ fn d11_load_buffer_counts_are_one_per_tensor_parameter() {
     assert_eq!(lowered_value(&two), 263.0);
 }
 
+/// The printed Pallas module of a case that lowers.
+fn emitted(script: &str) -> String {
+    let case = parse_case(script, "k.py").unwrap_or_else(|e| panic!("{e}\n{script}"));
+    let compiled = compile(&case, &CodegenOptions::default());
+    let module = compiled
+        .module()
+        .unwrap_or_else(|| panic!("{}\n{script}", compiler::compile::verdict_line(&compiled)));
+    lang::pallas::print_module(module)
+}
+
+/// How the emitted module stages x (D-1.5.1-11).
+#[derive(Debug, PartialEq)]
+enum Staging {
+    /// x whole in VMEM: no DMA at all.
+    Vmem,
+    /// One slot, copied and waited for in each iteration.
+    SyncCopy,
+    /// Two slots, primed and prefetched.
+    DoubleBuffer,
+}
+
+fn staging(code: &str) -> Staging {
+    let sync = code.contains("x_buf, x_sem).start()")
+        && code.contains("x_buf, x_sem).wait()")
+        && code.contains("x_block = x_buf.at[:, :, :]");
+    let double = code.contains("x_buf.at[0], x_sem.at[0]).start()")
+        && code.contains("x_buf.at[(_j + 1) % 2], x_sem.at[(_j + 1) % 2]).start()")
+        && code.contains("x_buf.at[_j % 2], x_sem.at[_j % 2]).wait()")
+        && code.contains("x_block = x_buf.at[_j % 2].at[:, :, :]");
+    let any_dma = code.contains("make_async_copy") || code.contains("pl.ANY");
+    match (sync, double, any_dma) {
+        (true, false, true) => Staging::SyncCopy,
+        (false, true, true) => Staging::DoubleBuffer,
+        (false, false, false) => Staging::Vmem,
+        other => panic!("x is staged in no known form {other:?}:\n{code}"),
+    }
+}
+
+#[test]
+fn d11_a_fori_loop_load_is_staged_iff_its_tile_is_dma_aligned() {
+    // The S3 loop nest of noloop_symbolic: `x_block = x[outer, :, :]` (block 4) under
+    // fori_loop, read a row at a time.
+    let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :]";
+    // x of shape (9, rows, 128): rows = 8 makes the (4, 8, 128) f32 tile DMA-aligned.
+    let s3_rows = |config: &str, rows: usize| {
+        s3(config, 9, body)
+            .replace("[1, 2, 128]", &format!("[1, {rows}, 128]"))
+            .replace("hl.zeros([2, 128]", &format!("hl.zeros([{rows}, 128]"))
+            .replace("expand(9, 2, 128)", &format!("expand(9, {rows}, 128)"))
+    };
+    let with = |counts: &str| format!("{F}{counts}");
+    // x (9, 2, 128) with `[2]`: Helion keeps x whole in VMEM, its (4, 2, 128) tile is not
+    // aligned (2 % 8 != 0); so without the key. 511.0.
+    for counts in [", pallas_load_buffer_count=[2]", ""] {
+        let script = s3_rows(&with(counts), 2);
+        assert_eq!(staging(&emitted(&script)), Staging::Vmem, "{counts}");
+        assert_eq!(reference_and_lowered(&script), 511.0);
+    }
+    // x (9, 8, 128): Helion double-buffers with `[2]` and copies synchronously with `[1]` or
+    // without the key. 511.0 every time.
+    for (counts, expected) in [
+        (", pallas_load_buffer_count=[2]", Staging::DoubleBuffer),
+        (", pallas_load_buffer_count=[1]", Staging::SyncCopy),
+        ("", Staging::SyncCopy),
+    ] {
+        let script = s3_rows(&with(counts), 8);
+        let code = emitted(&script);
+        assert_eq!(staging(&code), expected, "{counts}:\n{code}");
+        assert_eq!(reference_and_lowered(&script), 511.0);
+    }
+    // The sync copy's scratch: one slot of the tile's shape and one semaphore.
+    let code = emitted(&s3_rows(F, 8));
+    assert!(
+        code.contains("pltpu.VMEM((4, 8, 128), jnp.float32), pltpu.SemaphoreType.DMA(())"),
+        "{code}"
+    );
+    // Under emit_pipeline nothing is staged.
+    let piped = s3_rows(
+        "block_sizes=[], pallas_loop_type=\"emit_pipeline\", pallas_load_buffer_count=[2]",
+        8,
+    );
+    assert_eq!(staging(&emitted(&piped)), Staging::Vmem);
+    assert_eq!(reference_and_lowered(&piped), 511.0);
+    // buffer_count_len with `[2, 1]` (x (8, 2, 128), y (1, 2, 128) read as `y[0, :, :]`):
+    // neither tile is aligned, both stay in VMEM. 263.0.
+    let len_body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            for local in hl.tile(live, block_size=1):\n                acc = acc + x_block[local.begin, :, :] + y[0, :, :]";
+    let two = s3(
+        "block_sizes=[], pallas_loop_type=\"fori_loop\", pallas_load_buffer_count=[2, 1]",
+        8,
+        len_body,
+    )
+    .replace(
+        "def k(x: torch.Tensor) -> torch.Tensor:",
+        "def k(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:",
+    )
+    .replace("\nk(x)\n", "\ny = torch.ones(1, 2, 128)\nk(x, y)\n");
+    assert_eq!(staging(&emitted(&two)), Staging::Vmem);
+    assert!(!emitted(&two).contains("y_buf"));
+    assert_eq!(reference_and_lowered(&two), 263.0);
+}
+
 /// gl_tile_run's kernel (D-1.5.1-19): a launch-grid `hl.tile` over x = `R(n)` (`[n, 2, 128]`),
 /// one `[2, 128]` accumulator per tile stored at `out[outer.id]`; `body` (indented 8 spaces)
 /// follows `x_block = x[outer, :, :]` (line 14), `live` and `acc`.

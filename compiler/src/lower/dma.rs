@@ -1,29 +1,59 @@
-//! DMA double-buffering of loads (`pallas_load_buffer_count`, spec §1.1, §1.4, §3.2, §3.5
-//! example 3): which loads are staged through a two-slot VMEM scratch by manual DMA, decided
-//! once per case before lowering, and the statements that move the data.
+//! DMA staging of loads (`pallas_load_buffer_count`, spec §1.1, §1.4, §3.2, §3.5 example 3,
+//! as Helion 1.5.1 decides it: D-1.5.1-11): which loads are moved to HBM and read through a
+//! VMEM scratch filled by manual DMA, decided once per case before lowering, and the
+//! statements that move the data.
 //!
-//! # The rule (what pallas-diff emits, and why)
-//! A load is *double-buffered* iff all of these hold:
-//! * `pallas_loop_type="fori_loop"`. The spec defines the knob only there ("≥2 means
-//!   double-buffered manual DMA under fori_loop"); under `unroll` (a Python `for`) and
-//!   `emit_pipeline` (which pipelines by itself) the entry is accepted and has no effect: the
-//!   load stays a whole-array VMEM read.
-//! * its tensor's `pallas_load_buffer_count` entry is 2. Entry i belongs to the i-th tensor
-//!   parameter (Helion 1.5.1, D-1.5.1-11); the planner refuses a list that is not one 1 or 2
-//!   per tensor parameter (`config.load-buffer-count`) wherever the key is read (inner loops
-//!   under `fori_loop` or `unroll`).
-//! * the load is `x[t, :, ...]`: one dim indexed by the tile `t` of its innermost enclosing
-//!   loop (a one-dim `hl.tile`, nested, whose variable the body never rebinds), every other
-//!   index `:`. That is what makes the next block's source address known before the body
-//!   runs.
-//! * `x` is a tensor parameter that the kernel reads nowhere else and never writes (aliases
-//!   included): a tensor left in HBM cannot be read or written directly by the kernel.
+//! # The rule (D-1.5.1-11; what pallas-diff emits, and why)
+//! Helion 1.5.1 stages a tensor loaded in a `fori_loop` body (`_classify_pipelined_tensors`,
+//! helion/_compiler/pallas/tracing_ops.py) whatever its count, the count deciding only how:
+//! * `pallas_loop_type` resolves to `fori_loop` (explicitly, or by D-1.5.1-10's default).
+//!   Under `unroll` (a Python `for`) and `emit_pipeline` (which pipelines by itself) nothing is
+//!   staged: the load stays a whole-array VMEM read.
+//! * the per-iteration VMEM tile is DMA-aligned (`is_tpu_dma_aligned_shape`,
+//!   helion/_compiler/pallas/dma.py: rank ≥ 2, `shape[-1] * itemsize % 128 == 0` and
+//!   `shape[-2] % 8 == 0`; rank 1, `shape[0] % (128 * 32 / bits) == 0`), or the load is a row
+//!   slab of a float tensor (the tile's dim is dim 0, the rest `:`) under a loop with
+//!   data-dependent bounds (a bound computed from a value read out of a tensor, as spec §3.5
+//!   example 3's `hl.tile(start, end)` with `start`/`end` loaded from SMEM). A tile that fails
+//!   both stays whole in VMEM whatever the count.
+//! * the tensor is not accessed in a root graph, not written (stored or atomically updated)
+//!   and not kernel-owned scratch.
+//!
+//! What the model covers of that, and what it keeps in VMEM instead (values are the same
+//! either way, D-1.5.1-11 changes emitted code only):
+//! * the load must be `x[t, :, ...]`: one dim indexed by the tile `t` of its innermost
+//!   enclosing loop (a one-dim `hl.tile`, nested, whose variable the body never rebinds), every
+//!   other index `:`. That is what makes the next block's source address known before the
+//!   body runs; other forms stay in VMEM.
+//! * `x` is a tensor parameter that the kernel loads exactly once and never writes (aliases
+//!   included). Helion forces the count to 1 for a tensor also stored in the loop and sends a
+//!   tensor with several load sites down a separate per-site route; neither is modelled, so
+//!   such tensors stay whole in VMEM (a tensor left in HBM cannot be read or written directly).
+//!
+//! The count is the tensor's `pallas_load_buffer_count` entry (entry i belongs to the i-th
+//! tensor parameter; the planner refuses a list that is not one 1 or 2 per tensor parameter,
+//! `config.load-buffer-count`), 1 when the key is absent:
+//! * **1** ([`Depth::Sync`]): a one-slot scratch `x_buf` of the tile's shape and one DMA
+//!   semaphore; each iteration copies its block and waits for it before the body reads it.
+//! * **2** ([`Depth::Double`]): the spec's primed and prefetched double buffer below.
 //!
 //! The decision does not depend on the resident-Ref plan: a planned root becomes
-//! `x_block = x_buf.at[_j % 2].at[:, :, :]` (spec §3.2), an ordinary load reads the slot as a
-//! value (`x_buf.at[_j % 2][:, :, :]`) and applies the loop mask as usual.
+//! `x_block = x_buf.at[:, :, :]` (count 1) or `x_block = x_buf.at[_j % 2].at[:, :, :]`
+//! (count 2, spec §3.2); an ordinary load reads the slot as a value (`x_buf[:, :, :]`,
+//! `x_buf.at[_j % 2][:, :, :]`) and applies the loop mask as usual.
 //!
-//! # The schedule (spec §1.4, §3.5 example 3)
+//! # The schedules
+//! Count 1 (Helion binds the descriptor, `_copy = pltpu.make_async_copy(...)`,
+//! `_copy.start()`, `_copy.wait()`; the model spells the descriptor out twice, which the
+//! interpreters execute the same way):
+//! ```text
+//! def _fori_body_<bid>(_j, _carry):
+//!     offset_<bid> = begin + _j * bs
+//!     pltpu.make_async_copy(x.at[pl.ds(offset_<bid>, bs), :, :], x_buf, x_sem).start()
+//!     pltpu.make_async_copy(x.at[pl.ds(offset_<bid>, bs), :, :], x_buf, x_sem).wait()
+//!     x_block = x_buf.at[:, :, :]
+//! ```
+//! Count 2 (spec §1.4, §3.5 example 3):
 //! ```text
 //! _num_iterations = (end - begin + bs - 1) // bs
 //! @pl.when(_num_iterations > 0)
@@ -50,8 +80,8 @@
 //! extended to the furthest `offset + bs` any tile can reach), and the loop mask (or the
 //! resident plan's live guard) keeps the padding out of results.
 
-use super::{HostRef, Lowerer, RefOrigin};
-use lang::ir::hash::FastMap;
+use super::{Lowerer, RefOrigin};
+use lang::ir::hash::{FastMap, FastSet};
 use lang::ir::sym::BlockId;
 use lang::ir::{Expr, ExprKind, Index, Loop, LoopKind, LoopType, NodeKey, Stmt, StmtKind, walk};
 use lang::pallas::{self, CopyOp, Expr as P, IndexPart, MemorySpace, Scratch};
@@ -59,23 +89,36 @@ use lang::tensor::DType;
 
 type PStmt = pallas::Stmt;
 
-/// One double-buffered load, as decided before lowering.
+/// How a staged load is buffered: by its tensor's `pallas_load_buffer_count` entry
+/// (D-1.5.1-11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Depth {
+    /// Count 1, or no key: one slot, copied and waited for in each iteration.
+    Sync,
+    /// Count 2: two slots, block 0 primed before the loop, block `_j + 1` prefetched.
+    Double,
+}
+
+/// One staged load, as decided before lowering.
 #[derive(Clone, Debug)]
 pub(crate) struct DmaLoad {
     /// The host Ref it reads (index into `Lowerer::refs`).
     pub k: usize,
     /// The tensor dim indexed by the loop's tile.
     pub dim: usize,
+    /// One slot or two.
+    pub depth: Depth,
 }
 
-/// A double-buffered load while its loop is lowered: names of its scratch and the loop index.
+/// A staged load while its loop is lowered: names of its scratch and the loop index.
 #[derive(Clone, Debug)]
 pub(crate) struct DmaSlot {
     /// The load.
     pub load: DmaLoad,
-    /// The two-slot VMEM scratch (`x_buf`).
+    /// The VMEM scratch (`x_buf`): the tile's shape, with a leading slot dim of 2 when
+    /// double-buffered.
     pub buf: String,
-    /// The semaphore pair (`x_sem`).
+    /// The semaphore (`x_sem`): one, or a pair when double-buffered.
     pub sem: String,
     /// The `fori_loop` index (`_j`).
     pub j: String,
@@ -83,7 +126,7 @@ pub(crate) struct DmaSlot {
     pub bid: BlockId,
 }
 
-/// The double-buffered loads of a case.
+/// The staged loads of a case.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DmaPlan {
     /// By load expression.
@@ -131,14 +174,73 @@ fn each_load<'a>(
     }
 }
 
+/// Helion's `is_tpu_dma_aligned_shape` (helion/_compiler/pallas/dma.py, D-1.5.1-11): TPU DMA
+/// rows hold a multiple of 128 contiguous bytes and a transfer a multiple of 8 rows; a 1-D
+/// transfer a multiple of `128 * 32 / bits` elements (bits capped at 32).
+fn is_tpu_dma_aligned_shape(shape: &[i64], dtype: DType) -> bool {
+    match shape {
+        [] => true,
+        [n] => n % (128 * (32 / i64::from(dtype.bitwidth().min(32)))) == 0,
+        [.., rows, last] => last * dtype.size_bytes() as i64 % 128 == 0 && rows % 8 == 0,
+    }
+}
+
+/// The names whose value is computed from data read out of a tensor (a load, or a name
+/// assigned from one), anywhere in the kernel: what makes a loop bound data-dependent
+/// (D-1.5.1-11's row-slab rule). Scoping is ignored, which can only call more bounds
+/// data-dependent; a tensor's `size()` is static and does not count.
+fn data_names(kernel: &[Stmt]) -> FastSet<String> {
+    let mut names = FastSet::default();
+    loop {
+        let before = names.len();
+        walk::each_stmt(kernel, &mut |s| match &s.kind {
+            StmtKind::Assign { target, value } | StmtKind::AugAssign { target, value, .. } => {
+                if reads_data(value, &names) {
+                    names.insert(target.clone());
+                }
+            }
+            StmtKind::Store { .. }
+            | StmtKind::Atomic { .. }
+            | StmtKind::For(_)
+            | StmtKind::If { .. }
+            | StmtKind::Return(_) => {}
+        });
+        if names.len() == before {
+            return names;
+        }
+    }
+}
+
+/// Whether `e` reads tensor data: a load, or a name of `data` outside a `size()`.
+fn reads_data(e: &Expr, data: &FastSet<String>) -> bool {
+    let mut sized: Option<*const Expr> = None;
+    let mut hit = false;
+    walk::each_expr(e, &mut |x| match &x.kind {
+        ExprKind::Load { .. } => hit = true,
+        ExprKind::Size { value, .. } => sized = Some(&**value as *const Expr),
+        ExprKind::Name(n) => hit |= sized != Some(x as *const Expr) && data.contains(n),
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::TileAttr { .. }
+        | ExprKind::Binary { .. }
+        | ExprKind::Compare { .. }
+        | ExprKind::Subscript { .. }
+        | ExprKind::Arange { .. }
+        | ExprKind::Zeros { .. }
+        | ExprKind::Full { .. }
+        | ExprKind::Cast { .. }
+        | ExprKind::Sum { .. }
+        | ExprKind::View { .. }
+        | ExprKind::Permute { .. }
+        | ExprKind::Alloc { .. } => {}
+    });
+    hit
+}
+
 impl DmaPlan {
-    /// Decides the double-buffered loads of `l`'s case (the module docs give the rule).
+    /// Decides the staged loads of `l`'s case (the module docs give the rule).
     pub fn of(l: &Lowerer<'_>) -> DmaPlan {
         let mut plan = DmaPlan::default();
-        let config = &l.case.config;
-        let Some(counts) = &config.load_buffer_count else {
-            return plan;
-        };
         if l.case.effective_loop_type() != LoopType::ForiLoop {
             return plan;
         }
@@ -155,18 +257,18 @@ impl DmaPlan {
                 })
             })
         });
-        // Entry i is the i-th tensor parameter's (D-1.5.1-11; the planner refused a list of
-        // another length).
-        let count_of = |e: &Expr| {
-            let ExprKind::Load { tensor, .. } = &e.kind else {
-                return 1;
+        let data = data_names(&l.case.kernel.body);
+        // Entry i is the i-th tensor parameter's, 1 when the key is absent (D-1.5.1-11; the
+        // planner refused a list of another length or with another value).
+        let depth_of = |k: usize| {
+            let count = match (&l.refs[k].origin, &l.case.config.load_buffer_count) {
+                (RefOrigin::Param(i), Some(counts)) => counts.get(*i).copied().unwrap_or(1),
+                (RefOrigin::Param(_), None) | (RefOrigin::Alloc(_), _) => 1,
             };
-            match l.host_names.get(tensor).map(|&k| &l.refs[k]) {
-                Some(HostRef {
-                    origin: RefOrigin::Param(i),
-                    ..
-                }) => counts.get(*i).copied().unwrap_or(1),
-                Some(_) | None => 1,
+            if count >= 2 {
+                Depth::Double
+            } else {
+                Depth::Sync
             }
         };
         // The top-level loop is the launch grid: loads in its body are not inner-loop loads.
@@ -176,11 +278,15 @@ impl DmaPlan {
             };
             each_load(&grid.body, None, &mut |e, inner| {
                 let Some(lp) = inner else { return };
-                if count_of(e) < 2 {
-                    return;
-                }
-                if let Some(d) = Self::eligible(l, e, lp, &per_ref) {
-                    plan.loads.insert(NodeKey::of(e), d);
+                if let Some((k, dim)) = Self::eligible(l, e, lp, &per_ref, &data) {
+                    plan.loads.insert(
+                        NodeKey::of(e),
+                        DmaLoad {
+                            k,
+                            dim,
+                            depth: depth_of(k),
+                        },
+                    );
                     plan.by_loop
                         .entry(loop_key(lp))
                         .or_default()
@@ -191,12 +297,14 @@ impl DmaPlan {
         plan
     }
 
+    /// The Ref and tiled dim of load `e` in loop `lp` if D-1.5.1-11 stages it (module docs).
     fn eligible(
         l: &Lowerer<'_>,
         e: &Expr,
         lp: &Loop,
         per_ref: &FastMap<usize, usize>,
-    ) -> Option<DmaLoad> {
+        data: &FastSet<String>,
+    ) -> Option<(usize, usize)> {
         let ExprKind::Load {
             tensor, indices, ..
         } = &e.kind
@@ -231,7 +339,20 @@ impl DmaPlan {
                 }
             }
         }
-        Some(DmaLoad { k, dim: dim? })
+        let dim = dim?;
+        let &bid = l.types.blocks.loop_ids(lp).first()?;
+        let bs = l.types.block_size(bid).max(1);
+        let tile: Vec<i64> = r
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(d, &s)| if d == dim { bs } else { s })
+            .collect();
+        let data_dependent = lp.dims.iter().any(|d| {
+            reads_data(&d.end, data) || d.begin.as_ref().is_some_and(|b| reads_data(b, data))
+        });
+        let row_slab = r.dtype.is_float() && dim == 0 && data_dependent;
+        (is_tpu_dma_aligned_shape(&tile, r.dtype) || row_slab).then_some((k, dim))
     }
 }
 
@@ -246,9 +367,8 @@ impl Lowerer<'_> {
         name
     }
 
-    /// Allocates the scratch of every double-buffered load of loop `lp` (lowered as a
-    /// `fori_loop` with index `j`) and moves their tensors to HBM: the slots to lower its loads
-    /// with.
+    /// Allocates the scratch of every staged load of loop `lp` (lowered as a `fori_loop` with
+    /// index `j`) and moves their tensors to HBM: the slots to lower its loads with.
     pub(super) fn dma_slots(&mut self, lp: &Loop, j: &str) -> Vec<(NodeKey, DmaSlot)> {
         let Some(keys) = self.dma.by_loop.get(&loop_key(lp)).cloned() else {
             return Vec::new();
@@ -264,13 +384,17 @@ impl Lowerer<'_> {
             let bs = self.bs_of(bid);
             let r = &self.refs[load.k];
             let (py, dtype) = (r.py.clone(), r.dtype);
-            let mut block = vec![2];
-            block.extend(
-                r.shape
-                    .iter()
-                    .enumerate()
-                    .map(|(d, &s)| if d == load.dim { bs } else { s }),
-            );
+            let tile = r
+                .shape
+                .iter()
+                .enumerate()
+                .map(|(d, &s)| if d == load.dim { bs } else { s });
+            // D-1.5.1-11: count 1 is one slot of the tile's shape and one semaphore, count 2
+            // a leading slot dim of 2 and a semaphore per slot.
+            let (block, sems) = match load.depth {
+                Depth::Sync => (tile.collect(), vec![]),
+                Depth::Double => (std::iter::once(2).chain(tile).collect(), vec![2]),
+            };
             let buf = self.dma_name(&py, "_buf");
             self.scratch.push((
                 buf.clone(),
@@ -285,7 +409,7 @@ impl Lowerer<'_> {
                 sem.clone(),
                 Scratch {
                     space: MemorySpace::DmaSemaphore,
-                    shape: vec![2],
+                    shape: sems,
                     dtype: DType::Int32,
                 },
             ));
@@ -344,8 +468,9 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Before the loop: `_num_iterations` and the primed copy of block 0 of every slot.
-    /// Returns the statements and the name of the trip count.
+    /// Before the loop: `_num_iterations` and the primed copy of block 0 of every
+    /// double-buffered slot (`slots` holds only those). Returns the statements and the name of
+    /// the trip count.
     pub(super) fn dma_prologue(
         &mut self,
         slots: &[DmaSlot],
@@ -376,8 +501,8 @@ impl Lowerer<'_> {
         (out, n)
     }
 
-    /// At the top of the loop body: prefetch block `_j + 1` into the other slot, then wait for
-    /// block `_j`.
+    /// At the top of the loop body, for the double-buffered `slots`: prefetch block `_j + 1`
+    /// into the other slot, then wait for block `_j`.
     pub(super) fn dma_body_head(
         &self,
         slots: &[DmaSlot],
@@ -425,10 +550,32 @@ impl Lowerer<'_> {
         out
     }
 
-    /// The current slot of a double-buffered load: `x_buf.at[_j % 2]`, and the block's rank.
+    /// At the top of the loop body, for the single-buffered `slots` (count 1, D-1.5.1-11):
+    /// copy block `_j` into the slot and wait for it.
+    pub(super) fn dma_sync_copies(&self, slots: &[DmaSlot], ld: &super::LoopDim) -> Vec<PStmt> {
+        let mut out = Vec::new();
+        for s in slots {
+            for op in [CopyOp::Start, CopyOp::Wait] {
+                out.push(PStmt::AsyncCopy {
+                    src: self.dma_source(s, P::name(&ld.offset), ld.block.clone()),
+                    dst: P::name(&s.buf),
+                    sem: P::name(&s.sem),
+                    op,
+                });
+            }
+        }
+        out
+    }
+
+    /// The current slot of a staged load, `x_buf` (count 1) or `x_buf.at[_j % 2]` (count 2),
+    /// and the block's rank.
     pub(super) fn dma_current(&self, s: &DmaSlot) -> (P, usize) {
         let rank = self.refs[s.load.k].shape.len();
-        (Self::slot(&s.buf, Self::parity(P::name(&s.j))), rank)
+        let slot = match s.load.depth {
+            Depth::Sync => P::name(&s.buf),
+            Depth::Double => Self::slot(&s.buf, Self::parity(P::name(&s.j))),
+        };
+        (slot, rank)
     }
 
     fn fresh_dma_count(&mut self) -> String {
@@ -439,5 +586,28 @@ impl Lowerer<'_> {
         };
         *n += 1;
         name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_tpu_dma_aligned_shape;
+    use lang::tensor::DType;
+
+    #[test]
+    fn dma_alignment_is_helions() {
+        // Rank >= 2: rows of a multiple of 128 bytes (32 f32 or int32, 64 bf16) and a multiple
+        // of 8 rows.
+        assert!(is_tpu_dma_aligned_shape(&[4, 8, 128], DType::Float32));
+        assert!(!is_tpu_dma_aligned_shape(&[4, 2, 128], DType::Float32));
+        assert!(!is_tpu_dma_aligned_shape(&[8, 80], DType::Int32));
+        assert!(is_tpu_dma_aligned_shape(&[8, 96], DType::Int32));
+        assert!(is_tpu_dma_aligned_shape(&[8, 64], DType::Bfloat16));
+        assert!(!is_tpu_dma_aligned_shape(&[8, 32], DType::Bfloat16));
+        // Rank 1: 128 * 32 / bits elements.
+        assert!(is_tpu_dma_aligned_shape(&[256], DType::Float32));
+        assert!(!is_tpu_dma_aligned_shape(&[128], DType::Bfloat16));
+        assert!(is_tpu_dma_aligned_shape(&[256], DType::Bfloat16));
+        assert!(is_tpu_dma_aligned_shape(&[], DType::Float32));
     }
 }

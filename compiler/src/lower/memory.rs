@@ -258,7 +258,7 @@ impl Lowerer<'_> {
     ) -> LResult<P> {
         let k = self.host_ref(tensor, env, e.span)?;
         if let Some(s) = self.dma_active.get(&lang::ir::NodeKey::of(e)).cloned() {
-            // A double-buffered load reads the current slot (spec §3.2: `:` on DMA-staged
+            // A DMA-staged load reads the current slot (spec §3.2: `:` on DMA-staged
             // dims).
             let (slot, rank) = self.dma_current(&s);
             let parts = vec![IndexPart::Full; rank];

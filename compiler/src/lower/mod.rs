@@ -10,9 +10,11 @@
 //! * tile attributes, arithmetic, reductions, casts, views and permutes on values (`expr`);
 //! * loads, stores and atomics on host tensors (`memory`), narrowing subscripts and views on
 //!   resident Refs as the plan decides them (`subscript`, spec §3.2–3.4);
-//! * DMA double-buffering of loads under `fori_loop` (`pallas_load_buffer_count` ≥ 2, `dma`:
-//!   the tensor stays in HBM, two VMEM slots and two DMA semaphores, a primed copy, a
-//!   prefetch per iteration; spec §1.4, §3.5 example 3);
+//! * DMA staging of loads under `fori_loop` (D-1.5.1-11, `dma`: a load whose tile is
+//!   DMA-aligned, or a float row slab under data-dependent bounds, leaves its tensor in HBM;
+//!   `pallas_load_buffer_count` 1 or absent copies each block into one VMEM slot and waits,
+//!   2 double-buffers with a primed copy and a prefetch per iteration; spec §1.4, §3.5
+//!   example 3);
 //! * the host side: which arrays are padded by how much (`pad`) and the `pl.pallas_call`
 //!   scaffolding (spec §3.1).
 //!
@@ -29,7 +31,7 @@
 //!   the tuple holds the tensors of the kernel's `return`, in order, at their true shapes and
 //!   dtypes. `f` pads the inputs (below), makes the initial contents of `torch.zeros` outputs,
 //!   and calls `pl.pallas_call(kernel, grid=<launch grid>, in_specs/out_specs=whole arrays in
-//!   VMEM (a double-buffered input: `pl.ANY`, i.e. HBM, read only by DMA),
+//!   VMEM (a DMA-staged input: `pl.ANY`, i.e. HBM, read only by DMA),
 //!   out_shape=<padded outputs>, scratch_shapes=..., input_output_aliases=...,
 //!   interpret=interpret)`. Outputs are every host allocation plus every tensor argument the
 //!   kernel writes or returns; those with initial contents (zeros, or the argument) are
@@ -241,7 +243,7 @@ pub(crate) struct HostRef {
     pub written: bool,
     /// Returned by the kernel.
     pub returned: bool,
-    /// Left in HBM, read only by DMA (a double-buffered load's tensor).
+    /// Left in HBM, read only by DMA (a staged load's tensor, D-1.5.1-11).
     pub hbm: bool,
     /// Per dim: whole, or a launch-grid tile's `pl.BlockSpec` block (`block_spec`,
     /// D-1.5.1-19).
@@ -275,9 +277,9 @@ pub(crate) struct Lowerer<'a> {
     pub fresh: FastMap<&'static str, usize>,
     /// Per block id: static bounds used for padding and dynamic unroll.
     pub bounds: pad::Bounds,
-    /// The double-buffered loads of the case.
+    /// The DMA-staged loads of the case (D-1.5.1-11).
     pub dma: dma::DmaPlan,
-    /// Double-buffered loads whose loop is being lowered: their slots.
+    /// DMA-staged loads whose loop is being lowered: their slots.
     pub dma_active: FastMap<lang::ir::NodeKey, dma::DmaSlot>,
     /// Every name the case binds (generated scratch names avoid them).
     pub ir_names: FastSet<String>,

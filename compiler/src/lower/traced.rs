@@ -1,9 +1,10 @@
 //! The traced loop lowerings `fori_loop` and `emit_pipeline` (spec §1.4): the body as a
 //! Python function of the loop index, its loop-carried values (`carry`) passed as the
 //! `fori_loop` carry tuple or kept in `_carry_<k>` scratch Refs around `emit_pipeline`, and
-//! the hooks of DMA double-buffered loads (`dma`) under `fori_loop`.
+//! the hooks of DMA-staged loads (`dma`, D-1.5.1-11) under `fori_loop`.
 
 use super::carry::{carried_ty, cast_to, same_shape};
+use super::dma::{Depth, DmaSlot};
 use super::loop_dim::{LoopDim, arange};
 use super::stmt::assign;
 use super::{Env, LResult, Lowerer, Val, gap, py_name};
@@ -62,17 +63,22 @@ impl Lowerer<'_> {
         } else {
             P::name(&j)
         };
-        // Double-buffered loads of this loop (`fori_loop` only, see `dma`).
+        // Staged loads of this loop (`fori_loop` only, D-1.5.1-11, see `dma`): the
+        // double-buffered ones are primed before the loop, the single-buffered ones copied in
+        // each iteration.
         let slots = if pipeline {
             Vec::new()
         } else {
             self.dma_slots(lp, &j)
         };
-        let dma: Vec<super::dma::DmaSlot> = slots.iter().map(|(_, s)| s.clone()).collect();
-        let (prologue, count) = if dma.is_empty() {
+        let (double, sync): (Vec<DmaSlot>, Vec<DmaSlot>) = slots
+            .iter()
+            .map(|(_, s)| s.clone())
+            .partition(|s| s.load.depth == Depth::Double);
+        let (prologue, count) = if double.is_empty() {
             (Vec::new(), None)
         } else {
-            let (p, n) = self.dma_prologue(&dma, ld);
+            let (p, n) = self.dma_prologue(&double, ld);
             (p, Some(n))
         };
         let mut body = Vec::new();
@@ -85,8 +91,9 @@ impl Lowerer<'_> {
             body.push(assign(m, vec.compare(CmpOp::Lt, ld.extent())));
         }
         if let Some(n) = &count {
-            body.extend(self.dma_body_head(&dma, ld, n));
+            body.extend(self.dma_body_head(&double, ld, n));
         }
+        body.extend(self.dma_sync_copies(&sync, ld));
         self.dma_active.extend(slots.iter().cloned());
         let lowered = self.lower_loop_inner(lp, k, span, env, &mut body, live);
         for (key, _) in &slots {

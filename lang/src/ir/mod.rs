@@ -119,7 +119,7 @@ pub struct Config {
     pub loop_type: Option<LoopType>,
     /// `pallas_worklist_grouping` ∈ {0, 1, 2}.
     pub worklist_grouping: Option<i64>,
-    /// `pallas_load_buffer_count`: one entry per inner-loop load.
+    /// `pallas_load_buffer_count`: one entry per tensor parameter (D-1.5.1-11).
     pub load_buffer_count: Option<Vec<i64>>,
 }
 

@@ -12,7 +12,7 @@
 //!   literals, arithmetic, `pl.ds`, `pl.multiple_of`, `pl.program_id`, Ref transforms
 //!   (`x.at[...]`, `x.reshape((...))`), Ref reads and writes, the `jnp.*` calls of [`Jnp`],
 //!   `.astype`, `jax.lax.fori_loop`, `jax.lax.cond` and `pltpu.emit_pipeline`, and the manual
-//!   DMA of a double-buffered load: `pltpu.make_async_copy(src, dst, sem).start()` /
+//!   DMA of a staged load: `pltpu.make_async_copy(src, dst, sem).start()` /
 //!   `.wait()` ([`Stmt::AsyncCopy`]) under `@pl.when(pred)` ([`Stmt::When`]);
 //! * the [`Launcher`]: a structured description of the host side (`make(interpret)`): which
 //!   arrays are padded how, the `pl.pallas_call` grid, outputs, aliases and scratch, and how
@@ -101,13 +101,13 @@ pub enum Stmt {
         body: Function,
     },
     /// `pltpu.make_async_copy(src, dst, sem).<op>()`: one side of a manual DMA between Refs
-    /// (spec §1.4, double-buffered loads under `fori_loop`).
+    /// (spec §1.4, DMA-staged loads under `fori_loop`, D-1.5.1-11).
     AsyncCopy {
         /// The source Ref (here an HBM window `x.at[pl.ds(...), ...]`).
         src: Expr,
-        /// The destination Ref (a VMEM slot `x_buf.at[k]`).
+        /// The destination Ref (a VMEM slot `x_buf.at[k]`, or the one-slot `x_buf`).
         dst: Expr,
-        /// The DMA semaphore (`x_sem.at[k]`).
+        /// The DMA semaphore (`x_sem.at[k]`, or the scalar `x_sem`).
         sem: Expr,
         /// Which side.
         op: CopyOp,

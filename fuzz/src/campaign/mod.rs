@@ -147,12 +147,13 @@ pub fn run(
     // Set when a campaign thread panics (a harness bug): every other thread stops, and the
     // panic is raised again once they have (see `StopOnPanic`).
     let panicked = AtomicBool::new(false);
-    let out_of_budget = || {
+    let stopped = || {
         stop.load(Ordering::Relaxed)
             || panicked.load(Ordering::Relaxed)
-            || cfg.time.is_some_and(|t| start.elapsed() >= t)
             || io_error.lock().map(|e| e.is_some()).unwrap_or(true)
     };
+    let timed_out = || cfg.time.is_some_and(|t| start.elapsed() >= t);
+    let out_of_budget = || stopped() || timed_out();
     let file = |prepared: &PreparedCase, report: &CaseReport, seed: u64| match sink
         .file(prepared, report, seed)
     {
@@ -238,10 +239,17 @@ pub fn run(
                         break;
                     }
                 }
-                // The last producer out closes the queues: with a time budget (or a stop) what
-                // still waits is left, counted as skipped; otherwise it is confirmed.
+                // The last producer out closes the queues: on a stop what still waits is left,
+                // counted as skipped; past the time budget one more batch per engine confirms
+                // cells nothing confirmed yet; with a case budget everything is confirmed.
                 if producers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    selector.close(out_of_budget());
+                    if stopped() {
+                        selector.close(true);
+                    } else if timed_out() {
+                        selector.close_keeping_new(None, JAX_BATCH);
+                    } else {
+                        selector.close(false);
+                    }
                 }
             }));
         }
@@ -258,10 +266,17 @@ pub fn run(
                     selector: &selector,
                 };
                 while let Some((e, batch)) = selector.take(JAX_BATCH) {
-                    if cfg.confirmation == Confirmation::Sample && out_of_budget() {
+                    if stopped() {
                         selector.give_back(e, &batch);
                         selector.close(true);
                         break;
+                    }
+                    if cfg.confirmation == Confirmation::Sample
+                        && timed_out()
+                        && !selector.close_keeping_new(Some((e, &batch)), JAX_BATCH)
+                    {
+                        // The batch went back; what the close kept is taken next.
+                        continue;
                     }
                     let engine = std::slice::from_ref(&cfg.jax[e]);
                     let prepared: Vec<&PreparedCase<'_>> =
@@ -321,6 +336,14 @@ pub fn run(
         stats
             .confirm_cells_by
             .insert(engine.id(), sel.cells_confirmed as u64);
+        stats.confirm_cells_missing.insert(
+            engine.id(),
+            sel.cells_missing
+                .iter()
+                .take(stats::UNCONFIRMED_LISTED)
+                .map(ToString::to_string)
+                .collect(),
+        );
     }
     Ok(Summary {
         stats,

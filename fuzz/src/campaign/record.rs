@@ -321,6 +321,7 @@ impl Stats {
             jax_skipped,
             confirm_cells,
             confirm_cells_by,
+            confirm_cells_missing,
             coverage_confirmed,
             known_issues,
             coverage,
@@ -346,6 +347,15 @@ impl Stats {
         for (engine, n) in confirm_cells_by {
             let known = self.confirm_cells_by.entry(*engine).or_default();
             *known = (*known).max(*n);
+        }
+        // A cell one shard did not confirm may be confirmed in another; the record does not
+        // list confirmed cells, so the merged list is what the shards reported, not rechecked.
+        for (engine, cells) in confirm_cells_missing {
+            let known = self.confirm_cells_missing.entry(*engine).or_default();
+            known.extend(cells.iter().cloned());
+            known.sort();
+            known.dedup();
+            known.truncate(super::stats::UNCONFIRMED_LISTED);
         }
         for (cell, by_engine) in coverage_confirmed {
             add_counts(

@@ -1,14 +1,22 @@
 //! Which lowered, in-process-agreeing cases each JAX engine confirms when it cannot confirm them
 //! all: novelty first. This module owns the confirmation cells and the per-engine queues.
 //!
-//! A case's *cells* ([`ConfirmCell`]) are index form × loop type × tail × input dtypes ×
-//! construct flags, one per narrowing subscript form it contains. Each JAX engine has its own
-//! bounded queue; a case waiting in it is ranked by what it would add for that engine
-//! ([`Rank`]): first a case with a cell the engine has not confirmed yet, then the case whose
-//! rarest cell has the fewest lowered cases so far, then the rest, oldest first within a rank.
-//! A full queue drops its worst-ranked case for a better one (the dropped one is counted as
-//! skipped). In the default two-minute campaign JAX confirms ~0.1% of the agreeing cases, so
-//! which ones matters more than how many: in arrival order most cells never reached JAX.
+//! A *cell* ([`ConfirmCell`]) is one index form × loop type × tail × input dtype × construct
+//! (or none). A case is in every cell its features combine: each narrowing subscript form it
+//! contains, with each of its input dtypes and each of its constructs. Cells are single values
+//! on purpose: with the constructs as one bit set per case (512 combinations) a two-minute
+//! campaign had 7,827 cells and could confirm ~630 cases per engine, so 78% of the cells never
+//! reached JAX; as single values a case covers several cells at once and every cell is
+//! reachable (the measurement is in docs/measurements.md, issue 19 item 3).
+//!
+//! Each JAX engine has its own bounded queue; a case waiting in it is ranked by what it would
+//! add for that engine ([`Rank`]): first a case with a coverage-table cell (form × loop type ×
+//! tail) the engine has not confirmed yet, then a case with unconfirmed cells, the one whose
+//! rarest unconfirmed cell has the fewest lowered cases so far first, then the one with the
+//! most unconfirmed cells, oldest first within a rank. A full queue drops its worst-ranked
+//! case for a better one (the dropped one is counted as skipped). In the default two-minute
+//! campaign JAX confirms ~0.4% of the agreeing cases, so which ones matters more than how
+//! many: in arrival order most cells never reached JAX.
 
 use crate::check::PreparedCase;
 use crate::generators::{Feature, IndexForm};
@@ -18,18 +26,68 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-/// The constructs whose presence splits a cell (bit `i` of [`ConfirmCell::constructs`] is
-/// `CONSTRUCTS[i]`).
-const CONSTRUCTS: [Feature; 8] = [
-    Feature::LiveLoop,
-    Feature::StaticInnerLoop,
-    Feature::LiveBranch,
-    Feature::DirectWrite,
-    Feature::AliasWrite,
-    Feature::AtomicWrite,
-    Feature::NonDividingExtent,
-    Feature::Permute,
-];
+/// The construct of a cell: one of the generator features that change how a narrowing
+/// subscript lowers or what its result feeds, or none of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Construct {
+    /// None of the others.
+    Plain,
+    /// `hl.tile(live)` over the live extent.
+    LiveLoop,
+    /// A nested tile loop over a static extent.
+    StaticInnerLoop,
+    /// An `if` on the live extent.
+    LiveBranch,
+    /// A store to a loaded tensor.
+    DirectWrite,
+    /// A store or atomic through a host alias of a loaded tensor.
+    AliasWrite,
+    /// An atomic to a loaded tensor.
+    AtomicWrite,
+    /// A tile loop whose extent the block does not divide.
+    NonDividingExtent,
+    /// `.permute` of a device value.
+    Permute,
+    /// A view of a device value (any kind).
+    View,
+}
+
+impl Construct {
+    /// The name in summaries (the generator feature's).
+    pub fn name(self) -> &'static str {
+        match self {
+            Construct::Plain => "plain",
+            Construct::LiveLoop => "live-loop",
+            Construct::StaticInnerLoop => "static-inner-loop",
+            Construct::LiveBranch => "live-branch",
+            Construct::DirectWrite => "direct-write",
+            Construct::AliasWrite => "alias-write",
+            Construct::AtomicWrite => "atomic-write",
+            Construct::NonDividingExtent => "non-dividing-extent",
+            Construct::Permute => "permute",
+            Construct::View => "view",
+        }
+    }
+
+    /// The construct a feature is, if it is one.
+    fn of(f: &Feature) -> Option<Construct> {
+        Some(match f {
+            Feature::LiveLoop => Construct::LiveLoop,
+            Feature::StaticInnerLoop => Construct::StaticInnerLoop,
+            Feature::LiveBranch => Construct::LiveBranch,
+            Feature::DirectWrite => Construct::DirectWrite,
+            Feature::AliasWrite => Construct::AliasWrite,
+            Feature::AtomicWrite => Construct::AtomicWrite,
+            Feature::NonDividingExtent => Construct::NonDividingExtent,
+            Feature::Permute => Construct::Permute,
+            Feature::View(_) => Construct::View,
+            // The other features split no cell: they are the cell's other coordinates (index
+            // form, loop type, dtype) or describe inputs and shapes, which the coverage table
+            // and the Helion reach table count.
+            _ => return None,
+        })
+    }
+}
 
 /// One confirmation cell: what a JAX engine should see at least once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -40,58 +98,74 @@ pub struct ConfirmCell {
     pub loop_type: LoopType,
     /// Whether the subscript sits in an `if` branch (the tail position).
     pub tail: bool,
-    /// The input dtypes, as a bit set in [`DType::ALL`] order.
-    pub dtypes: u8,
-    /// The constructs present, as a bit set over [`CONSTRUCTS`] (views count as one bit).
-    pub constructs: u16,
+    /// One input dtype of the case.
+    pub dtype: DType,
+    /// One construct of the case, or [`Construct::Plain`] when it has none.
+    pub construct: Construct,
 }
 
 impl ConfirmCell {
-    /// The coverage table's cell this one refines (index form × loop type × tail; dtypes and
-    /// constructs cleared).
+    /// The coverage table's cell this one refines (index form × loop type × tail; dtype and
+    /// construct cleared).
     pub fn coarse(self) -> ConfirmCell {
         ConfirmCell {
-            dtypes: 0,
-            constructs: 0,
+            dtype: DType::Float32,
+            construct: Construct::Plain,
             ..self
         }
     }
 }
 
+impl std::fmt::Display for ConfirmCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}/{}/{}",
+            self.form,
+            self.loop_type.name(),
+            if self.tail { "tail" } else { "no-tail" },
+            self.dtype.name(),
+            self.construct.name()
+        )
+    }
+}
+
 /// The cells of a case with these features (none when it has no narrowing subscript).
 pub fn cells(features: &BTreeSet<Feature>) -> Vec<ConfirmCell> {
-    let mut dtypes = 0u8;
-    let mut constructs = 0u16;
-    for f in features {
-        if let Feature::DType(d) = f
-            && let Some(i) = DType::ALL.iter().position(|x| x == d)
-        {
-            dtypes |= 1 << i;
-        }
-        if let Some(i) = CONSTRUCTS.iter().position(|c| c == f) {
-            constructs |= 1 << i;
-        }
-        if matches!(f, Feature::View(_)) {
-            constructs |= 1 << CONSTRUCTS.len();
-        }
-    }
-    let mut out: Vec<ConfirmCell> = features
+    let dtypes: Vec<DType> = features
         .iter()
         .filter_map(|f| match f {
-            Feature::Index {
-                form,
-                loop_type,
-                in_branch,
-            } => Some(ConfirmCell {
-                form: *form,
-                loop_type: *loop_type,
-                tail: *in_branch,
-                dtypes,
-                constructs,
-            }),
+            Feature::DType(d) => Some(*d),
             _ => None,
         })
         .collect();
+    let mut constructs: Vec<Construct> = features.iter().filter_map(Construct::of).collect();
+    constructs.dedup();
+    if constructs.is_empty() {
+        constructs.push(Construct::Plain);
+    }
+    let mut out = Vec::new();
+    for f in features {
+        let Feature::Index {
+            form,
+            loop_type,
+            in_branch,
+        } = f
+        else {
+            continue;
+        };
+        for &dtype in &dtypes {
+            for &construct in &constructs {
+                out.push(ConfirmCell {
+                    form: *form,
+                    loop_type: *loop_type,
+                    tail: *in_branch,
+                    dtype,
+                    construct,
+                });
+            }
+        }
+    }
     out.sort();
     out.dedup();
     out
@@ -103,8 +177,13 @@ pub struct Rank {
     /// 0: the engine has not confirmed (or started) a case of one of its coverage-table cells
     /// ([`ConfirmCell::coarse`]); 1: of one of its cells; 2: it has all of them.
     tier: u8,
-    /// Lowered cases seen so far in its rarest cell.
+    /// Lowered cases seen so far in its rarest cell the engine has not confirmed (in tier 2,
+    /// its rarest cell): a cell seen once may never be offered again, so it goes before cells
+    /// more cases will bring.
     rarity: u64,
+    /// How many of its cells the engine has not confirmed, the most first (a greedy cover:
+    /// each confirmation closes as many cells as it can).
+    missing: std::cmp::Reverse<usize>,
     /// Arrival order.
     seq: u64,
 }
@@ -148,26 +227,33 @@ impl State {
         let q = &self.engines[engine];
         let unseen =
             |m: &HashMap<ConfirmCell, u64>, c: ConfirmCell| m.get(&c).copied().unwrap_or(0) == 0;
+        let missing = p.cells.iter().filter(|c| unseen(&q.confirmed, **c)).count();
         let tier = if p
             .cells
             .iter()
             .any(|c| unseen(&q.confirmed_coarse, c.coarse()))
         {
             0
-        } else if p.cells.iter().any(|c| unseen(&q.confirmed, *c)) {
+        } else if missing > 0 {
             1
         } else {
             2
         };
-        let rarity = p
-            .cells
-            .iter()
-            .map(|c| self.lowered.get(c).copied().unwrap_or(0))
-            .min()
-            .unwrap_or(u64::MAX);
+        let lowered = |c: &ConfirmCell| self.lowered.get(c).copied().unwrap_or(0);
+        let rarity = if missing > 0 {
+            p.cells
+                .iter()
+                .filter(|c| unseen(&q.confirmed, **c))
+                .map(lowered)
+                .min()
+        } else {
+            p.cells.iter().map(lowered).min()
+        }
+        .unwrap_or(u64::MAX);
         Rank {
             tier,
             rarity,
+            missing: std::cmp::Reverse(missing),
             seq: p.seq,
         }
     }
@@ -196,6 +282,8 @@ pub struct Selector {
 pub struct EngineSelection {
     /// Cells with at least one case confirmed (or being confirmed).
     pub cells_confirmed: usize,
+    /// Cells with a lowered case but none confirmed, in cell order.
+    pub cells_missing: Vec<ConfirmCell>,
     /// Cases not confirmed (dropped from a full queue, or left waiting at the end).
     pub skipped: u64,
 }
@@ -290,7 +378,7 @@ impl Selector {
                     let q = &st.engines[e];
                     let best = q.waiting.iter().map(|p| st.rank(e, p)).min()?;
                     let done: u64 = q.confirmed.values().sum();
-                    Some(((best.tier, best.rarity, done, best.seq), e))
+                    Some(((best.tier, best.rarity, best.missing, done, best.seq), e))
                 })
                 .min();
             if let Some((_, e)) = best {
@@ -328,7 +416,11 @@ impl Selector {
     /// cells no longer count as confirmed, and they count as skipped.
     pub fn give_back(&self, engine: usize, taken: &[Arc<Pending>]) {
         let mut st = self.lock();
-        let q = &mut st.engines[engine];
+        Self::uncount(&mut st.engines[engine], taken);
+        st.engines[engine].skipped += taken.len() as u64;
+    }
+
+    fn uncount(q: &mut EngineQueue, taken: &[Arc<Pending>]) {
         for p in taken {
             for c in &p.cells {
                 for (m, c) in [
@@ -341,7 +433,46 @@ impl Selector {
                 }
             }
         }
-        q.skipped += taken.len() as u64;
+    }
+
+    /// The time budget is spent: no more offers, and of what waits each engine keeps only its
+    /// `keep` best cases that have a cell the engine has not confirmed (the rest count as
+    /// skipped), so a rare cell first seen in the last seconds still reaches JAX, at the cost
+    /// of at most one more batch per engine. `taken`, a batch a confirmer took for an engine
+    /// and found past the budget, goes back to its queue first and competes with the rest.
+    /// Returns whether the selector was already closed, in which case `taken` was not given
+    /// back: it came from what a previous close kept, and runs.
+    pub fn close_keeping_new(&self, taken: Option<(usize, &[Arc<Pending>])>, keep: usize) -> bool {
+        let mut st = self.lock();
+        if st.closed {
+            return true;
+        }
+        st.closed = true;
+        if let Some((e, batch)) = taken {
+            Self::uncount(&mut st.engines[e], batch);
+            st.engines[e].waiting.extend(batch.iter().cloned());
+        }
+        for e in 0..st.engines.len() {
+            let mut ranked: Vec<(Rank, Arc<Pending>)> = st.engines[e]
+                .waiting
+                .iter()
+                .map(|p| (st.rank(e, p), Arc::clone(p)))
+                .collect();
+            ranked.sort_by_key(|a| a.0);
+            let q = &mut st.engines[e];
+            q.waiting.clear();
+            for (rank, p) in ranked {
+                if rank.tier < 2 && q.waiting.len() < keep {
+                    q.waiting.push(p);
+                } else {
+                    q.skipped += 1;
+                }
+            }
+        }
+        drop(st);
+        self.ready.notify_all();
+        self.room.notify_all();
+        false
     }
 
     /// No more offers; waiting confirmers drain what is queued (or, with `discard`, leave it,
@@ -372,6 +503,16 @@ impl Selector {
             .iter()
             .map(|q| EngineSelection {
                 cells_confirmed: q.confirmed.values().filter(|&&n| n > 0).count(),
+                cells_missing: {
+                    let mut m: Vec<ConfirmCell> = st
+                        .lowered
+                        .keys()
+                        .filter(|c| q.confirmed.get(c).copied().unwrap_or(0) == 0)
+                        .copied()
+                        .collect();
+                    m.sort();
+                    m
+                },
                 skipped: q.skipped + q.waiting.len() as u64,
             })
             .collect()
@@ -382,13 +523,24 @@ impl Selector {
 mod tests {
     use super::*;
 
-    fn cell(n: u16) -> ConfirmCell {
+    /// Cell `n` of one coverage-table cell: the construct tells them apart.
+    fn cell(n: usize) -> ConfirmCell {
+        const CONSTRUCTS: [Construct; 8] = [
+            Construct::Plain,
+            Construct::LiveLoop,
+            Construct::StaticInnerLoop,
+            Construct::LiveBranch,
+            Construct::DirectWrite,
+            Construct::AliasWrite,
+            Construct::AtomicWrite,
+            Construct::NonDividingExtent,
+        ];
         ConfirmCell {
             form: IndexForm::Int,
             loop_type: LoopType::Unroll,
             tail: false,
-            dtypes: 1,
-            constructs: n,
+            dtype: DType::Float32,
+            construct: CONSTRUCTS[n],
         }
     }
 
@@ -464,19 +616,93 @@ mod tests {
     }
 
     #[test]
-    fn cells_split_by_form_and_carry_dtypes_and_constructs() {
+    fn a_case_is_in_one_cell_per_form_dtype_and_construct() {
+        let int_in_branch = Feature::Index {
+            form: IndexForm::Int,
+            loop_type: LoopType::Unroll,
+            in_branch: true,
+        };
         let f = BTreeSet::from([
+            int_in_branch,
             Feature::Index {
-                form: IndexForm::Int,
+                form: IndexForm::StaticSlice,
                 loop_type: LoopType::Unroll,
-                in_branch: true,
+                in_branch: false,
             },
             Feature::DType(DType::Int32),
+            Feature::DType(DType::Float32),
             Feature::LiveLoop,
+            Feature::View(crate::generators::ViewKind::Squeeze),
+            Feature::View(crate::generators::ViewKind::Unsqueeze),
+            Feature::NonZeroBegin,
         ]);
         let c = cells(&f);
-        assert_eq!(c.len(), 1);
-        assert!(c[0].tail && c[0].constructs == 1 && c[0].dtypes != 0);
+        // 2 forms x 2 dtypes x 2 constructs (the views are one; the begin splits nothing).
+        assert_eq!(c.len(), 8);
+        assert!(c.iter().all(|c| c.construct != Construct::Plain));
+        assert_eq!(c.iter().filter(|c| c.tail).count(), 4);
+        let plain = cells(&BTreeSet::from([
+            int_in_branch,
+            Feature::DType(DType::Bfloat16),
+        ]));
+        assert_eq!(plain.len(), 1);
+        assert_eq!(plain[0].construct, Construct::Plain);
         assert!(cells(&BTreeSet::from([Feature::LiveLoop])).is_empty());
+    }
+
+    #[test]
+    fn among_cases_of_new_cells_the_rarest_goes_first_then_the_one_with_the_most() {
+        let s = Selector::new(1, 16, WhenFull::Drop);
+        s.offer(case(), 0, vec![cell(0)]);
+        assert_eq!(s.take(1).unwrap().1[0].seed, 0);
+        s.offer(case(), 1, vec![cell(1), cell(2), cell(3)]);
+        s.offer(case(), 2, vec![cell(1), cell(2), cell(3)]);
+        s.offer(case(), 3, vec![cell(4)]);
+        assert_eq!(s.take(1).unwrap().1[0].seed, 3, "cell 4 was seen once");
+        assert_eq!(
+            s.take(1).unwrap().1[0].seed,
+            1,
+            "three new cells, the older"
+        );
+        // Cells 5 and 6 seen twice each: the case with both goes first.
+        s.offer(case(), 4, vec![cell(5)]);
+        s.offer(case(), 5, vec![cell(5), cell(6)]);
+        s.offer(case(), 6, vec![cell(6)]);
+        assert_eq!(s.take(1).unwrap().1[0].seed, 5);
+        s.offer(case(), 7, vec![cell(7)]);
+        let sel = &s.selections()[0];
+        assert_eq!(sel.cells_confirmed, 7);
+        assert_eq!(sel.cells_missing, vec![cell(7)]);
+        assert_eq!(
+            sel.cells_missing[0].to_string(),
+            "int/unroll/no-tail/float32/non-dividing-extent"
+        );
+    }
+
+    #[test]
+    fn closing_at_the_time_budget_keeps_a_batch_of_cases_with_unconfirmed_cells() {
+        let s = Selector::new(1, 8, WhenFull::Drop);
+        s.offer(case(), 0, vec![cell(0)]);
+        let (e, first) = s.take(1).unwrap();
+        for seed in 1..4 {
+            s.offer(case(), seed, vec![cell(0)]);
+        }
+        s.offer(case(), 4, vec![cell(1)]);
+        s.offer(case(), 5, vec![cell(2)]);
+        // A confirmer finds its batch past the budget: it goes back and competes.
+        assert!(!s.close_keeping_new(Some((e, &first)), 2));
+        let (_, kept) = s.take(8).unwrap();
+        let seeds: BTreeSet<u64> = kept.iter().map(|p| p.seed).collect();
+        // Every case has a cell the engine lacks now (cell 0 went back); the rarest go first.
+        assert_eq!(
+            seeds,
+            BTreeSet::from([4, 5]),
+            "the two best with a new cell"
+        );
+        assert!(s.take(8).is_none());
+        assert_eq!(s.selections()[0].skipped, 4);
+        // A later close finds it closed: that confirmer's batch is one of the kept, and runs.
+        assert!(s.close_keeping_new(Some((e, &kept)), 2));
+        assert_eq!(s.selections()[0].cells_missing, vec![cell(0)]);
     }
 }

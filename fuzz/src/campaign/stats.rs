@@ -26,6 +26,9 @@ pub struct Cell {
     pub helion_reached: u64,
 }
 
+/// How many unconfirmed cells a summary names per engine.
+pub const UNCONFIRMED_LISTED: usize = 10;
+
 /// Running counts of a campaign.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -47,11 +50,14 @@ pub struct Stats {
     /// Lowered cases that agreed in-process but that a JAX engine did not confirm (its queue
     /// kept better-ranked cases, or the campaign ended first); one per case and engine.
     pub jax_skipped: u64,
-    /// Confirmation cells (index form × loop type × tail × dtypes × constructs,
+    /// Confirmation cells (index form × loop type × tail × dtype × construct,
     /// [`super::select::ConfirmCell`]) with a lowered agreeing case.
     pub confirm_cells: u64,
     /// Of those, per JAX engine: the cells it confirmed at least one case of.
     pub confirm_cells_by: BTreeMap<EngineId, u64>,
+    /// Per JAX engine: the first [`UNCONFIRMED_LISTED`] cells with a lowered agreeing case it
+    /// confirmed none of, as `form/loop type/tail/dtype/construct`.
+    pub confirm_cells_missing: BTreeMap<EngineId, Vec<String>>,
     /// Coverage cell key → JAX engine → cases of the cell it confirmed.
     pub coverage_confirmed: BTreeMap<String, BTreeMap<EngineId, u64>>,
     /// Known-issue ids → count.
@@ -435,10 +441,17 @@ impl Stats {
         for (engine, n) in &self.jax_confirmed_by {
             let _ = writeln!(
                 s,
-                "  {engine}: {n} confirmed, {} of {} confirmation cells (form × loop × tail × dtypes × constructs)",
+                "  {engine}: {n} confirmed, {} of {} confirmation cells (form × loop × tail × dtype × construct)",
                 self.confirm_cells_by.get(engine).copied().unwrap_or(0),
                 self.confirm_cells
             );
+            if let Some(missing) = self
+                .confirm_cells_missing
+                .get(engine)
+                .filter(|m| !m.is_empty())
+            {
+                let _ = writeln!(s, "    not confirmed: {}", missing.join(", "));
+            }
         }
         let _ = writeln!(s, "\n{:<16} {:>10} {:>7}", "outcome", "cases", "share");
         for o in Outcome::ALL {

@@ -291,25 +291,25 @@ fn install_panic_capture() {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Depth {
     /// Everything: the reference runs on every case the compiler did not crash on, so a case
-    /// the compiler rejects is told apart as `rejected` or `invalid-case` (campaign statistics,
+    /// the compiler rejects is told apart as `rejected` or `invalid-case` (`check`, `replay`,
     /// reports, reduction).
     Full,
     /// Only what can decide a finding: when the compiler rejects a kernel (or the codegen does
     /// not model it) the outcome is `rejected` (or `unsupported`) whatever the reference says,
-    /// so neither the input tensors nor the reference are made. `invalid-case` then shows up
-    /// only for lowered kernels, and the module is printed only for a finding or a JAX engine.
-    /// For the `cargo fuzz` targets, whose only output is a panic on a finding: over a third
-    /// of their cases are rejected, and the check replayed over a libFuzzer corpus got ~20%
-    /// faster (2026-11-30, `fuzz/cargo-fuzz/README.md`).
+    /// so neither the input tensors nor the reference are made unless a Helion engine runs
+    /// (Helion's verdict and values on that kernel are judged against the reference).
+    /// `invalid-case` then shows up only for lowered kernels, and the module is printed only
+    /// for a finding (the one report kept) or an engine that runs its text (JAX).
+    ///
+    /// What the campaigns and the `cargo fuzz` targets check. Their cases are generated, and
+    /// the generator promises cases the reference evaluates (`fuzz::generators::admissible`;
+    /// `fuzz --engines oracle,pallas-sim --cases 100000 --seed 7` has 0 `invalid-case`), so
+    /// on a refused kernel the reference could only confirm what is known. It was the largest
+    /// cost a refused case had: 59 of its 110 µs (`pallas-diff bench`, 2026-12-04: reference
+    /// inputs 11 µs, run 48), a third of the cases a campaign keeps. A kernel the compiler
+    /// lowers runs the reference as in a full check. Printing the module into every lowered
+    /// case's report was another 16.9 µs per lowered case (`bench`, 2026-12-02).
     FindingsOnly,
-    /// What a campaign's in-process check needs: the outcome exactly as [`Depth::Full`]
-    /// decides it (the reference runs on every case the compiler did not crash on, so a case
-    /// whose kernel the compiler refused is still told apart as `rejected` or `invalid-case`),
-    /// but the emitted module is printed into the report only for a finding, the one report a
-    /// campaign keeps; an engine that runs the module's text (JAX) still gets it. Printing and
-    /// copying the module was ~5 µs of an average case's ~290 µs (`pallas-diff bench`,
-    /// 2026-12-02: print 16.9 µs per lowered case, 30% of cases lowered).
-    Outcome,
 }
 
 /// Runs one case through the compiler, the reference and `engines` (JAX engines etc.), and
@@ -535,7 +535,7 @@ impl<'a> PreparedCase<'a> {
         match self.compiler_result() {
             CompilerResult::Lowered | CompilerResult::Crashed => true,
             CompilerResult::Rejected(_) | CompilerResult::Gap => match self.depth {
-                Depth::Full | Depth::Outcome => true,
+                Depth::Full => true,
                 Depth::FindingsOnly => needs.helion,
             },
         }
@@ -610,8 +610,8 @@ impl<'a> PreparedCase<'a> {
             // The JAX engines run the module's text; the in-process ones its typed AST.
             emitted: match self.depth {
                 Depth::Full => self.emitted(),
-                Depth::FindingsOnly | Depth::Outcome if needs.text => self.emitted(),
-                Depth::FindingsOnly | Depth::Outcome => None,
+                Depth::FindingsOnly if needs.text => self.emitted(),
+                Depth::FindingsOnly => None,
             },
             module: self.compiled.as_ref().ok().and_then(Compiled::module),
         }
@@ -696,10 +696,10 @@ impl<'a> PreparedCase<'a> {
         // the report).
         let emitted = match self.depth {
             Depth::Full => self.emitted().map(str::to_string),
-            Depth::FindingsOnly | Depth::Outcome if outcome.is_finding() => {
+            Depth::FindingsOnly if outcome.is_finding() => {
                 self.emitted().map(str::to_string)
             }
-            Depth::FindingsOnly | Depth::Outcome => None,
+            Depth::FindingsOnly => None,
         };
         let (verdict, gap, crash) = match &self.compiled {
             Err(panic) => (None, None, Some(panic.clone())),

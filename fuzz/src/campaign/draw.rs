@@ -109,7 +109,7 @@ mod tests {
     fn keeping_every_refusal_is_the_generators_own_stream() {
         let options = CodegenOptions::default();
         for i in 0..200 {
-            let d = draw(3, i, &cfg(100), &options, Depth::Outcome);
+            let d = draw(3, i, &cfg(100), &options, Depth::FindingsOnly);
             assert_eq!((d.seed, d.thinned), (case_seed(3, i), 0));
             assert_eq!(
                 d.prepared.case(),
@@ -123,7 +123,7 @@ mod tests {
         let options = CodegenOptions::default();
         let (mut kept_refused, mut thinned) = (0, 0);
         for i in 0..300 {
-            let d = draw(5, i, &cfg(0), &options, Depth::Outcome);
+            let d = draw(5, i, &cfg(0), &options, Depth::FindingsOnly);
             thinned += d.thinned;
             if refused(&d) {
                 assert_eq!(d.thinned, MAX_DRAWS - 1, "a refusal kept before the cap");
@@ -145,7 +145,7 @@ mod tests {
         let (mut lowered, mut kept_refused, mut thinned) = (0u64, 0u64, 0u64);
         let n = 2000;
         for i in 0..n {
-            let d = draw(7, i, &GenConfig::default(), &options, Depth::Outcome);
+            let d = draw(7, i, &GenConfig::default(), &options, Depth::FindingsOnly);
             thinned += d.thinned;
             if refused(&d) {
                 kept_refused += 1;

@@ -196,7 +196,7 @@ pub fn run(
                         seed,
                         prepared,
                         thinned,
-                    } = draw::draw(cfg.seed, i, &cfg.generator, &cfg.codegen, Depth::Outcome);
+                    } = draw::draw(cfg.seed, i, &cfg.generator, &cfg.codegen, Depth::FindingsOnly);
                     if let Some(dir) = &cfg.dump_cases {
                         let json =
                             serde_json::to_string(prepared.case()).expect("a case serializes");

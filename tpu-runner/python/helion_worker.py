@@ -104,8 +104,10 @@ sys.stdout = sys.stderr
 sys.stdin = open(os.devnull)  # noqa: SIM115
 
 # Per-worker scratch: kernel files and torch inductor's code cache (Helion's generated modules),
-# so the worker can delete what each request wrote without touching anyone else's files.
-WORK_DIR = tempfile.mkdtemp(prefix="pallas-diff-helion-")
+# so the worker can delete what each request wrote without touching anyone else's files. The
+# Rust side makes it and removes it after killing the worker (PALLAS_DIFF_WORK_DIR); run by
+# hand, the worker makes its own and removes it on a clean exit.
+WORK_DIR = os.environ.get("PALLAS_DIFF_WORK_DIR") or tempfile.mkdtemp(prefix="pallas-diff-helion-")
 atexit.register(shutil.rmtree, WORK_DIR, True)
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(WORK_DIR, "inductor")
 os.environ.pop("TRITON_INTERPRET", None)  # HELION_INTERPRET=1 refuses to run next to it

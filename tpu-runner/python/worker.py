@@ -19,6 +19,7 @@ Python prints and C-level writes of the emitted code land on stderr, and it cann
 requests meant for the worker.
 """
 
+import atexit
 import base64
 import collections
 import hashlib
@@ -26,6 +27,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import sys
 import time
 import traceback
@@ -38,6 +40,11 @@ CACHE_SIZE = int(os.environ.get("PALLAS_DIFF_WORKER_CACHE", "64"))
 # Longest traceback and message sent (the tail of a traceback, the head of a message).
 MAX_TRACEBACK = 16000
 MODES = ("pallas-interpret", "pallas-tpu-interpret", "pallas-tpu-lower", "pallas-tpu")
+# The scratch directory the Rust side makes for every worker (PALLAS_DIFF_WORK_DIR). This
+# worker writes nothing there; it removes it on a clean exit (stdin closed, as when a pool kept
+# in a static outlives its last use), and the Rust side removes a killed worker's.
+if os.environ.get("PALLAS_DIFF_WORK_DIR"):
+    atexit.register(shutil.rmtree, os.environ["PALLAS_DIFF_WORK_DIR"], True)
 
 # --- protocol streams: private copies of fds 0 and 1. User code sees /dev/null as stdin and
 # stderr as stdout, at the Python and the C level alike. --------------------------------------

@@ -192,6 +192,10 @@ fn xla_flags_with(own: &str, x86_64: bool, compile: XlaCompile) -> String {
     flags.join(" ")
 }
 
+/// The environment variable naming a worker's scratch directory, which the worker owns
+/// ([`Worker`] removes it when the process is gone).
+pub const WORK_DIR_ENV: &str = "PALLAS_DIFF_WORK_DIR";
+
 /// Bytes of stderr kept per worker.
 pub const STDERR_TAIL_BYTES: usize = 4096;
 
@@ -266,6 +270,12 @@ pub struct Worker {
     next_id: u64,
     healthy: bool,
     hello: Availability,
+    /// The worker's scratch directory (`PALLAS_DIFF_WORK_DIR`: the Helion worker's case
+    /// scripts and torch inductor's cache). The worker is killed, never asked to exit, so its
+    /// own cleanup never runs; this removes the directory once the process is gone (fields
+    /// drop after [`Drop::drop`] has killed and reaped it). Before, every killed Helion worker
+    /// left a `pallas-diff-helion-*` directory in the temp dir (96 of them after a day here).
+    _scratch: tempfile::TempDir,
 }
 
 impl Worker {
@@ -287,9 +297,17 @@ impl Worker {
         startup_timeout: Duration,
         xla_flags: &str,
     ) -> Result<Worker, RunError> {
+        let scratch = tempfile::Builder::new()
+            .prefix("pallas-diff-worker-")
+            .tempdir()
+            .map_err(|source| RunError::Spawn {
+                program: python.display().to_string(),
+                source,
+            })?;
         let mut child = Command::new(python)
             .arg("-u")
             .arg(script)
+            .env(WORK_DIR_ENV, scratch.path())
             .env("PYTHONUNBUFFERED", "1")
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("XLA_FLAGS", xla_flags)
@@ -349,6 +367,7 @@ impl Worker {
             next_id: 1,
             healthy: true,
             hello: Availability::default(),
+            _scratch: scratch,
         };
         let hello = match worker.receive(0, startup_timeout) {
             Ok(resp) => resp,

@@ -142,3 +142,32 @@ fn a_helion_hang_past_the_timeout_is_a_timeout_and_the_pool_recovers() {
     assert_pool_works(&pool);
     assert_ne!(pool.worker_pids()[0], pid, "the hung worker was replaced");
 }
+
+#[test]
+fn a_killed_helion_worker_leaves_no_scratch_directory() {
+    let Some(pool) = helion_pool(Duration::from_secs(120)) else {
+        return;
+    };
+    // Each worker that loads the script notes its scratch directory, then dies; the pool
+    // retries once on a fresh worker, so two directories are noted.
+    let side = tempfile::tempdir().unwrap();
+    let note = side.path().join("work-dirs");
+    let before = format!(
+        "open({:?}, 'a').write(os.environ['PALLAS_DIFF_WORK_DIR'] + '\\n'); \
+         os.kill(os.getpid(), signal.SIGKILL)",
+        note.display().to_string()
+    );
+    let err = pool.run(&twice_after(&before, "scratch")).unwrap_err();
+    assert!(matches!(err, RunError::EngineCrash { .. }), "{err}");
+    let noted = std::fs::read_to_string(&note).expect("the script ran");
+    let dirs: Vec<&str> = noted.lines().collect();
+    assert_eq!(dirs.len(), 2, "{noted}");
+    for dir in dirs {
+        assert!(
+            !std::path::Path::new(dir).exists(),
+            "{dir} outlived its killed worker"
+        );
+    }
+    // The replacement worker has a directory of its own while it lives.
+    assert_pool_works(&pool);
+}

@@ -696,9 +696,7 @@ impl<'a> PreparedCase<'a> {
         // the report).
         let emitted = match self.depth {
             Depth::Full => self.emitted().map(str::to_string),
-            Depth::FindingsOnly if outcome.is_finding() => {
-                self.emitted().map(str::to_string)
-            }
+            Depth::FindingsOnly if outcome.is_finding() => self.emitted().map(str::to_string),
             Depth::FindingsOnly => None,
         };
         let (verdict, gap, crash) = match &self.compiled {

@@ -190,13 +190,19 @@ pub fn run(
                     if cfg.cases.is_some_and(|n| i >= n) {
                         break;
                     }
-                    // `Outcome`: every outcome as a full check decides it, the module's text
-                    // printed only for a finding or a JAX engine.
+                    // `FindingsOnly`: no reference on a refused kernel unless a Helion engine
+                    // runs, the module's text printed only for a finding or a JAX engine.
                     let draw::Drawn {
                         seed,
                         prepared,
                         thinned,
-                    } = draw::draw(cfg.seed, i, &cfg.generator, &cfg.codegen, Depth::FindingsOnly);
+                    } = draw::draw(
+                        cfg.seed,
+                        i,
+                        &cfg.generator,
+                        &cfg.codegen,
+                        Depth::FindingsOnly,
+                    );
                     if let Some(dir) = &cfg.dump_cases {
                         let json =
                             serde_json::to_string(prepared.case()).expect("a case serializes");

@@ -507,6 +507,17 @@ impl<'a> PreparedCase<'a> {
         &self.case
     }
 
+    /// What the case exercises ([`crate::generators::features`]), read with the block sizes
+    /// its compile worked out.
+    pub fn features(&self) -> std::collections::BTreeSet<crate::generators::Feature> {
+        let effective = self
+            .compiled
+            .as_ref()
+            .ok()
+            .map(|c| c.block_sizes().effective.as_slice());
+        crate::generators::features_sized(&self.case, effective)
+    }
+
     /// The compile, or the compiler's panic message and backtrace.
     pub fn compiled(&self) -> Result<&Compiled, &str> {
         self.compiled.as_ref().map_err(String::as_str)

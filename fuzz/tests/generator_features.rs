@@ -321,3 +321,32 @@ k(x)
     let f = features(&case);
     assert!(f.contains(&Feature::LoopDepth(2)), "{f:?}");
 }
+
+/// A campaign reads a case's features with the block sizes its compile worked out
+/// (`PreparedCase::features`); they are the features of the case alone, whatever the verdict:
+/// default and swarm configs, lowered and refused kernels.
+#[test]
+fn features_read_with_the_compiles_block_sizes_are_the_cases_own() {
+    use arbitrary::{Arbitrary, Unstructured};
+    use pallas_diff_fuzz::check::{Depth, PreparedCase};
+    use rand::{RngCore, SeedableRng};
+    let options = compiler::compile::CodegenOptions::default();
+    let mut bytes = vec![0u8; 4096];
+    let mut lowered = 0;
+    for seed in 0..3000u64 {
+        let case = if seed % 2 == 0 {
+            generate_from_seed(seed, &GenConfig::default())
+        } else {
+            rand::rngs::SmallRng::seed_from_u64(seed).fill_bytes(&mut bytes);
+            let mut u = Unstructured::new(&bytes);
+            let cfg = GenConfig::arbitrary(&mut u).unwrap();
+            pallas_diff_fuzz::generators::generate(&mut u, &cfg).unwrap()
+        };
+        let prepared = PreparedCase::new(Depth::FindingsOnly, &case, &options);
+        if prepared.compiled().is_ok_and(|c| c.module().is_some()) {
+            lowered += 1;
+        }
+        assert_eq!(prepared.features(), features(&case), "seed {seed}");
+    }
+    assert!(lowered > 300, "{lowered} of 3000 lowered");
+}

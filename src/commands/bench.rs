@@ -19,7 +19,7 @@ use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig, case_seed};
 use fuzz::check::{CaseReport, PreparedCase};
 use fuzz::engines;
-use fuzz::generators::{GenConfig, features, generate_from_seed};
+use fuzz::generators::{GenConfig, features_sized, generate_from_seed};
 use lang::ir::Case;
 use lang::tensor::Tensor;
 use serde::Serialize;
@@ -62,18 +62,27 @@ pub struct Args {
     dump_kernels: Option<std::path::PathBuf>,
 }
 
-/// The stages of one case, in pipeline order.
-const STAGES: [&str; 9] = [
+/// The stages of one case, in the order a campaign runs them: the compile's (trace and
+/// validation, dead-code removal with the live kernel's second trace, plan, lower), the coverage
+/// features (with the compile's block sizes), then, on a kernel the compiler lowered only (a
+/// campaign skips them on a refused one: `Depth::FindingsOnly`), the reference and pallas-sim.
+/// `print` is the module's text, which a campaign makes only for a finding or a JAX engine.
+const STAGES: [&str; STAGE_COUNT] = [
     "generate",
-    "features",
     "validate+infer",
+    "dead code",
     "plan",
     "lower",
     "print",
+    "features",
     "reference inputs",
     "reference run",
     "sim",
 ];
+
+const STAGE_COUNT: usize = 10;
+/// The index of `print` in [`STAGES`]: a case has a module iff it ran.
+const PRINT: usize = 5;
 
 /// One row of the stage table.
 #[derive(Debug, Serialize)]
@@ -142,15 +151,18 @@ fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
 
 /// Per-case, per-stage times of one round over the sample (`None`: the case does not reach
 /// the stage).
-fn round(seeds: &[u64], cfg: &GenConfig, options: &CodegenOptions) -> Vec<[Option<f64>; 9]> {
+fn round(
+    seeds: &[u64],
+    cfg: &GenConfig,
+    options: &CodegenOptions,
+) -> Vec<[Option<f64>; STAGE_COUNT]> {
     let sim = engines::sim::Sim::default();
     seeds
         .iter()
         .map(|&seed| {
-            let mut t = [None; 9];
+            let mut t = [None; STAGE_COUNT];
             let (us, case) = timed(|| generate_from_seed(seed, cfg));
             t[0] = Some(us);
-            t[1] = Some(timed(|| features(&case)).0);
             let (us, (traced, rejection)) = timed(|| {
                 let traced = lang::ir::types::infer(&case);
                 let r = compiler::validate::validate_traced(
@@ -160,21 +172,33 @@ fn round(seeds: &[u64], cfg: &GenConfig, options: &CodegenOptions) -> Vec<[Optio
                 );
                 (traced, r)
             });
-            t[2] = Some(us);
-            let module = match (traced, rejection) {
+            t[1] = Some(us);
+            let module = match (&traced, rejection) {
                 (Ok(types), None) => {
+                    // As `compiler::compile::compile`: the live kernel, traced again under the
+                    // whole kernel's block sizes when something was removed.
+                    let (us, live) = timed(|| {
+                        let live = lang::ir::dead::without_dead(&case)?;
+                        let t = lang::ir::types::infer_with_block_sizes(&live, &types.block_sizes)
+                            .ok()?;
+                        Some((live, t))
+                    });
+                    t[2] = Some(us);
+                    let (case, types) = match &live {
+                        Some((live, t)) => (live, t),
+                        None => (&case, types),
+                    };
                     let (us, plan) =
-                        timed(|| compiler::plan::plan_with_faults(&case, &types, options.faults));
+                        timed(|| compiler::plan::plan_with_faults(case, types, options.faults));
                     t[3] = Some(us);
                     let lowered = plan.ok().map(|plan| {
-                        let (us, m) =
-                            timed(|| compiler::lower::lower(&case, &types, &plan, options));
+                        let (us, m) = timed(|| compiler::lower::lower(case, types, &plan, options));
                         t[4] = Some(us);
                         m
                     });
                     match lowered {
                         Some(Ok(m)) => {
-                            t[5] = Some(timed(|| lang::pallas::print_module(&m)).0);
+                            t[PRINT] = Some(timed(|| lang::pallas::print_module(&m)).0);
                             Some(m)
                         }
                         Some(Err(_)) | None => None,
@@ -182,13 +206,20 @@ fn round(seeds: &[u64], cfg: &GenConfig, options: &CodegenOptions) -> Vec<[Optio
                 }
                 (Ok(_) | Err(_), _) => None,
             };
-            let (us, inputs) = timed(|| case.input_tensors());
-            t[6] = Some(us);
-            let (us, reference) = timed(|| oracle::evaluate_with_inputs(&case, &inputs));
-            t[7] = Some(us);
-            if let (Some(m), Ok(all), Ok(_)) = (&module, &inputs, &reference) {
-                let args = kernel_args(&case, all);
-                t[8] = Some(timed(|| sim.status(m, &args)).0);
+            let effective = traced
+                .as_ref()
+                .ok()
+                .map(|t| t.block_sizes.effective.as_slice());
+            t[6] = Some(timed(|| features_sized(&case, effective)).0);
+            if let Some(m) = &module {
+                let (us, inputs) = timed(|| case.input_tensors());
+                t[7] = Some(us);
+                let (us, reference) = timed(|| oracle::evaluate_with_inputs(&case, &inputs));
+                t[8] = Some(us);
+                if let (Ok(all), Ok(_)) = (&inputs, &reference) {
+                    let args = kernel_args(&case, all);
+                    t[9] = Some(timed(|| sim.status(m, &args)).0);
+                }
             }
             t
         })
@@ -321,7 +352,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     }
     let n = seeds.len() as f64;
     // A case has a module iff its print stage ran.
-    let has_module = |t: &[Option<f64>; 9]| t[5].is_some();
+    let has_module = |t: &[Option<f64>; STAGE_COUNT]| t[PRINT].is_some();
     let n_lowered = best.iter().filter(|t| has_module(t)).count();
     let n_refused = best.len() - n_lowered;
     let rows: Vec<StageRow> = STAGES

@@ -30,7 +30,8 @@ pub use admissible::{Flaw, validate_admissible};
 pub use build::generate;
 pub use config::{GenConfig, GenConfigOverrides};
 pub use features::{
-    AttrTag, Feature, IndexForm, NOT_GENERATED, Surface, ViewKind, features, index_forms,
+    AttrTag, Feature, IndexForm, NOT_GENERATED, Surface, ViewKind, features, features_sized,
+    index_forms,
 };
 pub use fixup::fixup;
 

@@ -103,10 +103,18 @@ pub(super) struct Walker<'c> {
 }
 
 impl<'c> Walker<'c> {
-    pub(super) fn new(case: &'c Case) -> Walker<'c> {
+    /// The walker of `case`, whose effective block sizes are `effective` when known (the
+    /// compile's), else computed here.
+    pub(super) fn new(case: &'c Case, effective: Option<&[i64]>) -> Walker<'c> {
         let host = HostEnv::of(case);
         let table = BlockTable::of(&case.kernel);
-        let sizes = case.block_sizes_with(&table, &host, |e| host.eval_int(e));
+        let effective = match effective {
+            Some(e) => e.to_vec(),
+            None => {
+                case.block_sizes_with(&table, &host, |e| host.eval_int(e))
+                    .effective
+            }
+        };
         let mut loaded_storages = Vec::new();
         lang::ir::walk::each_stmt(&case.kernel.body, &mut |s| {
             lang::ir::walk::stmt_exprs(s, &mut |e| {
@@ -121,7 +129,7 @@ impl<'c> Walker<'c> {
         });
         Walker {
             case,
-            effective: sizes.effective,
+            effective,
             table,
             loop_type: case.effective_loop_type(),
             host,

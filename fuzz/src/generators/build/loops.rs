@@ -16,11 +16,16 @@ const TAIL_NAMED_ARANGE: u32 = 1;
 const TAIL_STRIDED_ARANGE: u32 = 1;
 
 /// The condition of a named-index branch: mostly `live >= c`, then `local.count >= 1`,
-/// `live != c` and `c < live`.
+/// `live != c`, `c < live`, `live > c` and `live == c`. The subscript under the branch does
+/// not depend on the condition, so Helion lowers every comparison here; the last two are the
+/// only lowered cases with `>` and `==` (a tail branch's condition must be `live >= w` exactly,
+/// and its other forms are refusal tests), which Helion's reach table showed as generator gaps.
 const NAMED_BRANCH_LIVE_GE: u32 = 6;
 const NAMED_BRANCH_COUNT_GE_1: u32 = 2;
 const NAMED_BRANCH_LIVE_NE: u32 = 1;
 const NAMED_BRANCH_LIVE_GT_SWAPPED: u32 = 1;
+const NAMED_BRANCH_LIVE_GT: u32 = 1;
+const NAMED_BRANCH_LIVE_EQ: u32 = 1;
 
 impl Gen<'_, '_> {
     /// `block_size=<b>` or a new config slot holding `b`.
@@ -218,11 +223,15 @@ impl Gen<'_, '_> {
             NAMED_BRANCH_COUNT_GE_1,
             NAMED_BRANCH_LIVE_NE,
             NAMED_BRANCH_LIVE_GT_SWAPPED,
+            NAMED_BRANCH_LIVE_GT,
+            NAMED_BRANCH_LIVE_EQ,
         ])? {
             0 => cmp(CmpOp::Ge, live, int(c)),
             1 => cmp(CmpOp::Ge, attr(&inner.var, TileAttr::Count), int(1)),
             2 => cmp(CmpOp::Ne, live, int(c)),
-            _ => cmp(CmpOp::Lt, int(c), live),
+            3 => cmp(CmpOp::Lt, int(c), live),
+            4 => cmp(CmpOp::Gt, live, int(c)),
+            _ => cmp(CmpOp::Eq, live, int(c)),
         };
         let base = self.pick_base()?;
         let ax = base.val.rows_axis().unwrap_or(0);

@@ -129,7 +129,9 @@ impl Gen<'_, '_> {
         self.acc_update(v)
     }
 
-    fn direct_read(&mut self, sc: &Scope) -> Result<Stmt> {
+    /// `acc = acc + <read>` of a block without the innermost loop's tile (static indices,
+    /// slices or an enclosing tile).
+    pub(super) fn direct_read(&mut self, sc: &Scope) -> Result<Stmt> {
         let v = self.read_or_pair(sc, false)?;
         self.acc_update(v)
     }

@@ -32,7 +32,8 @@ fn emitted_modules_run_in_jax_and_match_expectations() {
         );
         return;
     };
-    let dir = scratch_dir("jax");
+    let scratch = scratch_dir("jax");
+    let dir = scratch.path();
     let driver = dir.join("run_modules.py");
     std::fs::write(&driver, DRIVER).unwrap();
     let kernels = load_spec_kernels().expect("spec kernels load");
@@ -170,7 +171,8 @@ fn poison_padding_reveals_an_unmasked_read_of_padding() {
         return;
     };
     let k = codegen_support::spec("s3_5_ex2_tile_and_tail_runs");
-    let dir = scratch_dir("poison");
+    let scratch = scratch_dir("poison");
+    let dir = scratch.path();
     let driver = dir.join("run_modules.py");
     std::fs::write(&driver, DRIVER).unwrap();
     let inputs: Vec<Value> = k

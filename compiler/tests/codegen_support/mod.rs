@@ -66,7 +66,7 @@ pub fn py_compile_all(python: &Path, sources: &[(String, String)]) -> Vec<String
     let dir = scratch_dir("py_compile");
     let mut files = Vec::new();
     for (name, src) in sources {
-        let file = dir.join(format!("{name}.py"));
+        let file = dir.path().join(format!("{name}.py"));
         std::fs::write(&file, src).expect("write module");
         files.push(file);
     }
@@ -95,17 +95,13 @@ pub fn py_compile_all(python: &Path, sources: &[(String, String)]) -> Vec<String
     failures
 }
 
-/// A fresh directory under the system temp dir, unique to this process and `tag`.
-pub fn scratch_dir(tag: &str) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!(
-        "pallas-diff-codegen-{}-{n}-{tag}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch dir");
-    dir
+/// A fresh directory under the system temp dir, removed when the returned guard drops (a
+/// directory per call used to stay behind: 252 `pallas-diff-codegen-*` in /tmp after a day).
+pub fn scratch_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pallas-diff-codegen-{tag}-"))
+        .tempdir()
+        .expect("create scratch dir")
 }
 
 /// One token of the tiny regex dialect the upstream tests use.

@@ -4,7 +4,7 @@
 use super::{AllocShape, Case, Expr, ExprKind, Index, Stmt, StmtKind, ViewOp};
 
 /// Calls `f` on `e` and every sub-expression (index entries included), pre-order.
-pub fn each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+pub fn each_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::TileAttr { .. } => {}
@@ -53,7 +53,7 @@ pub fn each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 }
 
 /// Calls `f` on every expression inside index entries.
-pub fn each_index_expr(indices: &[Index], f: &mut dyn FnMut(&Expr)) {
+pub fn each_index_expr<'a>(indices: &'a [Index], f: &mut dyn FnMut(&'a Expr)) {
     for index in indices {
         match index {
             Index::Full | Index::NewAxis | Index::Int(_) => {}
@@ -132,7 +132,7 @@ pub fn each_index_expr_mut(indices: &mut [Index], f: &mut dyn FnMut(&mut Expr)) 
 }
 
 /// Calls `f` on every statement of `body`, pre-order, descending into loops and branches.
-pub fn each_stmt(body: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+pub fn each_stmt<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Stmt)) {
     for stmt in body {
         f(stmt);
         match &stmt.kind {
@@ -156,7 +156,7 @@ pub fn each_stmt(body: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
 
 /// Calls `f` on every top-level expression a statement holds (not descending into nested
 /// statements): values, conditions, loop bounds, index entries of stores.
-pub fn stmt_exprs(stmt: &Stmt, f: &mut dyn FnMut(&Expr)) {
+pub fn stmt_exprs<'a>(stmt: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
     match &stmt.kind {
         StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => f(value),
         StmtKind::Store { indices, value, .. } => {
@@ -191,7 +191,7 @@ pub fn stmt_exprs(stmt: &Stmt, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
-fn each_top_index_expr(indices: &[Index], f: &mut dyn FnMut(&Expr)) {
+fn each_top_index_expr<'a>(indices: &'a [Index], f: &mut dyn FnMut(&'a Expr)) {
     for index in indices {
         match index {
             Index::Full | Index::NewAxis | Index::Int(_) => {}

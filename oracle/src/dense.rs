@@ -61,10 +61,13 @@ impl Drop for Watermark {
 
 /// Raises the watermark to the largest finite magnitude in `data`.
 fn observe(data: &[f64]) {
-    let m = data
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, |m, v| m.max(v.abs()));
+    // A select per element instead of a filter and `f64::max` (whose NaN rule is a branch);
+    // 1.1% fewer instructions in a 2000-case campaign (cachegrind). NaN fails `a > m` and
+    // infinities fail `a < INFINITY`, so `m` is the same largest finite magnitude, from +0.0.
+    let m = data.iter().fold(0.0f64, |m, &v| {
+        let a = v.abs();
+        if a > m && a < f64::INFINITY { a } else { m }
+    });
     WATERMARK.with(|w| {
         if m > w.get() {
             w.set(m);
@@ -369,6 +372,21 @@ pub(crate) fn cast_value(v: f64, from: Ty, to: Ty, span: Span) -> Res<f64> {
     })
 }
 
+/// [`cast_value`] over a slice, with the float targets' rounding hoisted out of the per-element
+/// match (the same values; `cast_value` and `cast` were 2% of a campaign's instructions).
+fn cast_slice(data: &mut [f64], from: Ty, to: Ty, span: Span) -> Res<()> {
+    match to {
+        Ty::F32 => data.iter_mut().for_each(|v| *v = r32(*v)),
+        Ty::Bf16 => data.iter_mut().for_each(|v| *v = rbf(*v)),
+        Ty::I32 | Ty::I64 => {
+            for v in data.iter_mut() {
+                *v = cast_value(*v, from, to, span)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `t.to(ty)`: the same tensor when the type does not change (torch returns `self`).
 pub(crate) fn cast(t: DTensor, to: Ty, span: Span) -> Res<DTensor> {
     if t.ty == to {
@@ -379,9 +397,7 @@ pub(crate) fn cast(t: DTensor, to: Ty, span: Span) -> Res<DTensor> {
     let mut data = std::mem::take(&mut t.data);
     let widening = from == Ty::Bf16 && to == Ty::F32 || from == Ty::I32 && to == Ty::I64;
     if !widening {
-        for v in data.iter_mut() {
-            *v = cast_value(*v, from, to, span)?;
-        }
+        cast_slice(&mut data, from, to, span)?;
     }
     Ok(DTensor {
         ty: to,
@@ -431,10 +447,8 @@ fn operand_values<'a>(o: &Opnd<'a>, c: Ty, span: Span) -> Res<std::borrow::Cow<'
     match o {
         Opnd::T(t) if t.ty == c => Ok(Cow::Borrowed(&t.data)),
         Opnd::T(t) => {
-            let mut v = Vec::with_capacity(t.data.len());
-            for &x in &t.data {
-                v.push(cast_value(x, t.ty, c, span)?);
-            }
+            let mut v = t.data.clone();
+            cast_slice(&mut v, t.ty, c, span)?;
             Ok(Cow::Owned(v))
         }
         Opnd::S(s) => Ok(Cow::Owned(vec![scalar_in(*s, c, span)?])),

@@ -102,6 +102,12 @@ pub fn case_seed(seed: u64, index: u64) -> u64 {
 /// whole batch, and a split batch costs twice as much.
 pub const JAX_BATCH: usize = 8;
 
+/// Past the time budget, the most cases an engine still confirms, each adding a cell it has
+/// not confirmed (`Selector::close_keeping_new`): up to four more batches. The default
+/// campaign's runs with one batch ended with 1 of ~1,237 cells unconfirmed per engine
+/// (`--seed 82`, 2026-12-04).
+const LAST_CASES: usize = 4 * JAX_BATCH;
+
 /// Cases waiting per JAX engine: enough to choose from, few enough that a campaign with a
 /// case budget drains them in seconds.
 const JAX_QUEUE: usize = 64;
@@ -253,7 +259,7 @@ pub fn run(
                     if stopped() {
                         selector.close(true);
                     } else if timed_out() {
-                        selector.close_keeping_new(None, JAX_BATCH);
+                        selector.close_keeping_new(None, LAST_CASES);
                     } else {
                         selector.close(false);
                     }
@@ -280,7 +286,7 @@ pub fn run(
                     }
                     if cfg.confirmation == Confirmation::Sample
                         && timed_out()
-                        && !selector.close_keeping_new(Some((e, &batch)), JAX_BATCH)
+                        && !selector.close_keeping_new(Some((e, &batch)), LAST_CASES)
                     {
                         // The batch went back; what the close kept is taken next.
                         continue;

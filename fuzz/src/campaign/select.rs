@@ -22,7 +22,7 @@ use crate::check::PreparedCase;
 use crate::generators::{Feature, IndexForm};
 use lang::ir::LoopType;
 use lang::tensor::DType;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -317,6 +317,11 @@ impl Selector {
         cells: Vec<ConfirmCell>,
     ) -> bool {
         let mut st = self.lock();
+        // A case a producer finished after the close is past the budget: its cells are not
+        // counted as lowered-but-unconfirmed.
+        if st.closed {
+            return false;
+        }
         for c in &cells {
             *st.lowered.entry(*c).or_default() += 1;
         }
@@ -435,10 +440,12 @@ impl Selector {
         }
     }
 
-    /// The time budget is spent: no more offers, and of what waits each engine keeps only its
-    /// `keep` best cases that have a cell the engine has not confirmed (the rest count as
-    /// skipped), so a rare cell first seen in the last seconds still reaches JAX, at the cost
-    /// of at most one more batch per engine. `taken`, a batch a confirmer took for an engine
+    /// The time budget is spent: no more offers, and of what waits each engine keeps, best
+    /// first, the cases that add a cell the engine has not confirmed and no case kept before
+    /// covers, at most `keep` of them (the rest count as skipped), so a rare cell first seen
+    /// in the last seconds still reaches JAX, at the cost of a few more batches per engine.
+    /// (Keeping the best `keep` cases alone left one cell per engine unconfirmed once the
+    /// in-process loop drew ~2.9k cases a second: the last `keep` cases could share cells.) `taken`, a batch a confirmer took for an engine
     /// and found past the budget, goes back to its queue first and competes with the rest.
     /// Returns whether the selector was already closed, in which case `taken` was not given
     /// back: it came from what a previous close kept, and runs.
@@ -461,8 +468,16 @@ impl Selector {
             ranked.sort_by_key(|a| a.0);
             let q = &mut st.engines[e];
             q.waiting.clear();
+            let mut covered: HashSet<ConfirmCell> = HashSet::new();
             for (rank, p) in ranked {
-                if rank.tier < 2 && q.waiting.len() < keep {
+                let unconfirmed = |c: &&ConfirmCell| q.confirmed.get(*c).copied().unwrap_or(0) == 0;
+                let adds = p
+                    .cells
+                    .iter()
+                    .filter(unconfirmed)
+                    .any(|c| !covered.contains(c));
+                if rank.tier < 2 && adds && q.waiting.len() < keep {
+                    covered.extend(p.cells.iter().filter(unconfirmed).copied());
                     q.waiting.push(p);
                 } else {
                     q.skipped += 1;
@@ -704,5 +719,20 @@ mod tests {
         // A later close finds it closed: that confirmer's batch is one of the kept, and runs.
         assert!(s.close_keeping_new(Some((e, &kept)), 2));
         assert_eq!(s.selections()[0].cells_missing, vec![cell(0)]);
+    }
+
+    #[test]
+    fn closing_keeps_only_cases_that_add_an_uncovered_cell() {
+        let s = Selector::new(1, 16, WhenFull::Drop);
+        s.offer(case(), 0, vec![cell(1), cell(2)]);
+        s.offer(case(), 1, vec![cell(1)]);
+        s.offer(case(), 2, vec![cell(2)]);
+        s.offer(case(), 3, vec![cell(3)]);
+        assert!(!s.close_keeping_new(None, 8));
+        let (_, kept) = s.take(16).unwrap();
+        let seeds: BTreeSet<u64> = kept.iter().map(|p| p.seed).collect();
+        // Seeds 1 and 2 add nothing once seed 0 is kept.
+        assert_eq!(seeds, BTreeSet::from([0, 3]));
+        assert_eq!(s.selections()[0].skipped, 2);
     }
 }

@@ -13,7 +13,7 @@
 //! to it, which can keep a node Helion would drop, never the reverse. The last statement of a
 //! loop or branch body is kept, so no body becomes empty.
 
-use super::walk::{each_expr, each_stmt, stmt_exprs};
+use super::walk::{assigned_names, each_expr, each_stmt, stmt_exprs};
 use super::{Case, ExprKind, Stmt, StmtKind};
 use std::collections::HashSet;
 
@@ -86,23 +86,6 @@ fn names_read(body: &[Stmt]) -> HashSet<&str> {
     read
 }
 
-/// The names assigned anywhere in `body`, nested bodies included (`walk::assigned` without
-/// its owned copies).
-fn assigned_in(body: &[Stmt]) -> Vec<&str> {
-    let mut out = Vec::new();
-    each_stmt(body, &mut |s| match &s.kind {
-        StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-            out.push(target.as_str());
-        }
-        StmtKind::Store { .. }
-        | StmtKind::Atomic { .. }
-        | StmtKind::For(_)
-        | StmtKind::If { .. }
-        | StmtKind::Return(_) => {}
-    });
-    out
-}
-
 /// Adds to `out` the names a loop of `body` carries: assigned in its body and in `bound`, the
 /// names assigned before it (in this body or an enclosing one). `bound` is a stack that each
 /// nested body grows and gives back (a copy of a set per loop and branch arm was 2.3% of an
@@ -115,7 +98,7 @@ fn carried<'a>(body: &'a [Stmt], bound: &mut Vec<&'a str>, out: &mut HashSet<&'a
                 bound.push(target.as_str());
             }
             StmtKind::For(lp) => {
-                let inner = assigned_in(&lp.body);
+                let inner = assigned_names(&lp.body);
                 out.extend(inner.iter().filter(|n| bound.contains(*n)));
                 let mark = bound.len();
                 carried(&lp.body, bound, out);
@@ -133,9 +116,9 @@ fn carried<'a>(body: &'a [Stmt], bound: &mut Vec<&'a str>, out: &mut HashSet<&'a
                     bound.truncate(mark);
                 }
                 bound.extend(
-                    assigned_in(then_body)
+                    assigned_names(then_body)
                         .into_iter()
-                        .chain(assigned_in(else_body)),
+                        .chain(assigned_names(else_body)),
                 );
             }
             StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}

@@ -293,11 +293,19 @@ impl Case {
 
 /// Names assigned anywhere in `body` (nested loops and branches included), in order, once each.
 pub fn assigned(body: &[Stmt]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    assigned_names(body)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// [`assigned`], borrowed from the statements.
+pub fn assigned_names(body: &[Stmt]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
     each_stmt(body, &mut |s| match &s.kind {
         StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-            if !out.contains(target) {
-                out.push(target.clone());
+            if !out.contains(&target.as_str()) {
+                out.push(target.as_str());
             }
         }
         StmtKind::Store { .. }

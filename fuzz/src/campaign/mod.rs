@@ -253,8 +253,9 @@ pub fn run(
                     }
                 }
                 // The last producer out closes the queues: on a stop what still waits is left,
-                // counted as skipped; past the time budget one more batch per engine confirms
-                // cells nothing confirmed yet; with a case budget everything is confirmed.
+                // counted as skipped; past the time budget up to `LAST_CASES` more per engine
+                // confirm cells nothing confirmed yet; with a case budget everything is
+                // confirmed.
                 if producers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
                     if stopped() {
                         selector.close(true);

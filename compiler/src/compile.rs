@@ -17,6 +17,7 @@ use crate::verdict::{Rejection, Rule, Verdict};
 use lang::ir::Case;
 use lang::ir::blocks::BlockSizes;
 use lang::ir::scope::HostEnv;
+use lang::ir::types::Types;
 use lang::pallas::{PallasModule, print_module};
 
 pub use crate::lower::{CodegenOptions, Gap};
@@ -190,12 +191,12 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
     // tracing, before dead nodes go, so a dead load still raises a block (D-1.5.1-08; a
     // campaign case, `x_block = x[outer, :, :]` of a (1, 1, 1) tensor never read, runs tiles
     // of 2 in Helion and the reference).
-    let live = lang::ir::dead::without_dead(case);
-    let (case, types) = match &live {
-        Some(live) => match lang::ir::types::infer_with_block_sizes(live, &block_sizes) {
-            Ok(t) => (live, t),
-            Err(_) => (case, types),
-        },
+    let live_case;
+    let (case, types) = match live_kernel(case, &block_sizes) {
+        Some((live, t)) => {
+            live_case = live;
+            (&live_case, t)
+        }
         None => (case, types),
     };
     let plan = match crate::plan::plan_with_faults(case, &types, options.faults) {
@@ -217,6 +218,15 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
             decisions,
         }),
     }
+}
+
+/// The kernel the planner sees when dead device statements were removed (D-1.5.1-15), with
+/// its types traced under the whole kernel's `block_sizes` (D-1.5.1-08); `None` when nothing
+/// is dead, or when the live kernel does not trace (the whole kernel is planned then).
+pub fn live_kernel(case: &Case, block_sizes: &BlockSizes) -> Option<(Case, Types)> {
+    let live = lang::ir::dead::without_dead(case)?;
+    let types = lang::ir::types::infer_with_block_sizes(&live, block_sizes).ok()?;
+    Some((live, types))
 }
 
 /// The one-line verdict `pallas-diff emit` prints:

@@ -175,14 +175,8 @@ fn round(
             t[1] = Some(us);
             let module = match (&traced, rejection) {
                 (Ok(types), None) => {
-                    // As `compiler::compile::compile`: the live kernel, traced again under the
-                    // whole kernel's block sizes when something was removed.
-                    let (us, live) = timed(|| {
-                        let live = lang::ir::dead::without_dead(&case)?;
-                        let t = lang::ir::types::infer_with_block_sizes(&live, &types.block_sizes)
-                            .ok()?;
-                        Some((live, t))
-                    });
+                    let (us, live) =
+                        timed(|| compiler::compile::live_kernel(&case, &types.block_sizes));
                     t[2] = Some(us);
                     let (case, types) = match &live {
                         Some((live, t)) => (live, t),

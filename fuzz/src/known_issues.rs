@@ -142,6 +142,25 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         likely_in: |_| false,
     },
     KnownIssue {
+        id: "helion-one-tile-pipeline-atomic-ref",
+        engines: HELION_BACKEND,
+        summary: "An `hl.atomic_add` inside an `emit_pipeline` tile loop of one tile (block = \
+                  extent) that also carries a value (`acc = acc`) makes the `_pipeline_body` \
+                  Helion 1.5.1 generates add to a Ref: `ValueError: Attempting to pass a Ref ... \
+                  to a primitive: add -- did you forget to unpack ([...]) the ref?`. With two \
+                  tiles, `fori_loop`, or no carried value it runs.",
+        tracked: "docs/helion-findings.md#an-atomic-in-a-one-tile-emit_pipeline-beside-a-carried-value \
+                  (not filed upstream yet)",
+        matches: |s| {
+            raised_in(
+                s,
+                "jax/_src/numpy/ufunc_api.py:__call__",
+                "did you forget to unpack",
+            ) && raised(s).is_some_and(|(_, tb)| tb.contains("jax/_src/pallas/mosaic/pipeline.py"))
+        },
+        likely_in: |_| false,
+    },
+    KnownIssue {
         id: "jax-tpu-interpret-ref-reshape",
         engines: &["pallas-tpu-interpret"],
         summary: "JAX 0.10.2's TPU interpreter cannot read through a Ref reshape transform \
@@ -226,6 +245,22 @@ mod tests {
             line: None,
         };
         assert!(known_issue(id("helion-pallas"), &other).is_none());
+        // A Ref passed to a primitive is this row only under `emit_pipeline`'s body.
+        let unpack = "Attempting to pass a Ref Ref<vmem>{float32[8,64]} to a primitive: add -- did you forget to unpack ([...]) the ref?";
+        let pipelined = EngineStatus::KernelError {
+            stage: tpu_runner::Stage::Run,
+            kind: "ValueError".into(),
+            message: unpack.into(),
+            traceback: format!(
+                "Traceback (most recent call last):\n  File \"/v/lib/python3.11/site-packages/jax/_src/pallas/mosaic/pipeline.py\", line 1710, in loop_body\n    x\n  File \"/v/lib/python3.11/site-packages/jax/_src/numpy/ufunc_api.py\", line 182, in __call__\n    x\nValueError: {unpack}"
+            ),
+        };
+        assert_eq!(
+            known_issue(id("helion-pallas"), &pipelined).map(|k| k.id),
+            Some("helion-one-tile-pipeline-atomic-ref")
+        );
+        let unpipelined = raised(unpack, "jax/_src/numpy/ufunc_api.py", "__call__");
+        assert!(known_issue(id("helion-pallas"), &unpipelined).is_none());
         for k in KNOWN_ISSUES {
             assert!(!k.engines.is_empty() && !k.tracked.is_empty(), "{}", k.id);
         }

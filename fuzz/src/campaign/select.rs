@@ -13,10 +13,15 @@
 //! add for that engine ([`Rank`]): first a case with a coverage-table cell (form × loop type ×
 //! tail) the engine has not confirmed yet, then a case with unconfirmed cells, the one whose
 //! rarest unconfirmed cell has the fewest lowered cases so far first, then the one with the
-//! most unconfirmed cells, oldest first within a rank. A full queue drops its worst-ranked
-//! case for a better one (the dropped one is counted as skipped). In the default two-minute
-//! campaign JAX confirms ~0.4% of the agreeing cases, so which ones matters more than how
-//! many: in arrival order most cells never reached JAX.
+//! most unconfirmed cells, oldest first within a rank. A full queue drops a case for a better
+//! one (the dropped one is counted as skipped), both ranked by what they add beyond the other
+//! waiting cases: a case is worth only the cells no other waiting case would confirm, so the
+//! only waiting case of an unconfirmed cell is never dropped for one whose cells already wait
+//! in other cases. (Ranked alone, a case of an unconfirmed coverage-table cell displaced the
+//! only case of a cell lowered once in the campaign, which then never reached that engine:
+//! `--seed 82`, issue 19 item 3.) In the default two-minute campaign JAX confirms ~0.4% of
+//! the agreeing cases, so which ones matters more than how many: in arrival order most cells
+//! never reached JAX.
 
 use crate::check::PreparedCase;
 use crate::generators::{Feature, IndexForm};
@@ -197,6 +202,8 @@ pub struct Pending {
     pub seed: u64,
     /// Its cells.
     pub cells: Vec<ConfirmCell>,
+    /// Their coverage-table cells ([`ConfirmCell::coarse`]), each once.
+    coarse: Vec<ConfirmCell>,
     /// Whether a confirmation already moved the case out of `agree` (another engine's must not
     /// move it again).
     pub reclassified: AtomicBool,
@@ -213,6 +220,28 @@ struct EngineQueue {
     skipped: u64,
 }
 
+/// What the cases waiting in one queue would confirm: per cell, how many of them are in it.
+#[derive(Default)]
+struct Cover {
+    cells: HashMap<ConfirmCell, u64>,
+    coarse: HashMap<ConfirmCell, u64>,
+}
+
+impl Cover {
+    fn of(waiting: &[Arc<Pending>]) -> Cover {
+        let mut cover = Cover::default();
+        for p in waiting {
+            for c in &p.cells {
+                *cover.cells.entry(*c).or_default() += 1;
+            }
+            for c in &p.coarse {
+                *cover.coarse.entry(*c).or_default() += 1;
+            }
+        }
+        cover
+    }
+}
+
 #[derive(Default)]
 struct State {
     /// Lowered agreeing cases seen per cell (what "rare" means).
@@ -223,16 +252,42 @@ struct State {
 }
 
 impl State {
+    /// What confirming `p` would add for `engine`, given what it has confirmed.
     fn rank(&self, engine: usize, p: &Pending) -> Rank {
         let q = &self.engines[engine];
-        let unseen =
-            |m: &HashMap<ConfirmCell, u64>, c: ConfirmCell| m.get(&c).copied().unwrap_or(0) == 0;
-        let missing = p.cells.iter().filter(|c| unseen(&q.confirmed, **c)).count();
-        let tier = if p
-            .cells
-            .iter()
-            .any(|c| unseen(&q.confirmed_coarse, c.coarse()))
-        {
+        let has = |m: &HashMap<ConfirmCell, u64>, c: &ConfirmCell| m.get(c).is_some_and(|&n| n > 0);
+        self.rank_given(p, |c| has(&q.confirmed, c), |c| has(&q.confirmed_coarse, c))
+    }
+
+    /// What keeping `p` in the engine's full queue adds beyond the other waiting cases
+    /// (`cover`, which counts `p` when `waiting`): cells they would confirm count as confirmed.
+    /// A case whose every unconfirmed cell waits in another case ranks last (tier 2), so it
+    /// is what the queue drops first, and a new one like it displaces nothing.
+    fn worth(&self, engine: usize, p: &Pending, cover: &Cover, waiting: bool) -> Rank {
+        let q = &self.engines[engine];
+        let own = u64::from(waiting);
+        let has = |confirmed: &HashMap<ConfirmCell, u64>,
+                   others: &HashMap<ConfirmCell, u64>,
+                   c: &ConfirmCell| {
+            confirmed.get(c).is_some_and(|&n| n > 0) || others.get(c).is_some_and(|&n| n > own)
+        };
+        self.rank_given(
+            p,
+            |c| has(&q.confirmed, &cover.cells, c),
+            |c| has(&q.confirmed_coarse, &cover.coarse, c),
+        )
+    }
+
+    /// The rank of `p` when the engine has the cells `has` says and the coverage-table cells
+    /// `has_coarse` says.
+    fn rank_given(
+        &self,
+        p: &Pending,
+        has: impl Fn(&ConfirmCell) -> bool,
+        has_coarse: impl Fn(&ConfirmCell) -> bool,
+    ) -> Rank {
+        let missing = p.cells.iter().filter(|c| !has(c)).count();
+        let tier = if p.coarse.iter().any(|c| !has_coarse(c)) {
             0
         } else if missing > 0 {
             1
@@ -241,11 +296,7 @@ impl State {
         };
         let lowered = |c: &ConfirmCell| self.lowered.get(c).copied().unwrap_or(0);
         let rarity = if missing > 0 {
-            p.cells
-                .iter()
-                .filter(|c| unseen(&q.confirmed, **c))
-                .map(lowered)
-                .min()
+            p.cells.iter().filter(|c| !has(c)).map(lowered).min()
         } else {
             p.cells.iter().map(lowered).min()
         }
@@ -327,10 +378,14 @@ impl Selector {
         }
         let seq = st.next_seq;
         st.next_seq += 1;
+        let mut coarse: Vec<ConfirmCell> = cells.iter().map(|c| c.coarse()).collect();
+        coarse.sort();
+        coarse.dedup();
         let pending = Arc::new(Pending {
             prepared,
             seed,
             cells,
+            coarse,
             reclassified: AtomicBool::new(false),
             seq,
         });
@@ -348,12 +403,16 @@ impl Selector {
                         st = self.room.wait(st).unwrap_or_else(|e| e.into_inner());
                     }
                     WhenFull::Drop => {
-                        let new = st.rank(e, &pending);
+                        // Both sides ranked by what they add beyond the rest of the queue:
+                        // ranked alone, a case of an unconfirmed coverage-table cell other
+                        // cases already brought displaced the only case of a rare cell.
+                        let cover = Cover::of(&st.engines[e].waiting);
+                        let new = st.worth(e, &pending, &cover, false);
                         let worst = st.engines[e]
                             .waiting
                             .iter()
                             .enumerate()
-                            .map(|(i, p)| (st.rank(e, p), i))
+                            .map(|(i, p)| (st.worth(e, p, &cover, true), i))
                             .max();
                         let q_skip = match worst {
                             Some((rank, i)) if new < rank => {
@@ -617,6 +676,31 @@ mod tests {
         seeds.sort();
         assert_eq!(seeds, vec![0, 3]);
         assert_eq!(s.selections()[1].cells_confirmed, 2);
+    }
+
+    #[test]
+    fn a_full_queue_keeps_the_only_case_of_a_cell_over_one_whose_cells_already_wait() {
+        let s = Selector::new(1, 2, WhenFull::Drop);
+        s.offer(case(), 0, vec![cell(0)]);
+        assert_eq!(s.take(1).unwrap().1[0].seed, 0);
+        let mut tail = cell(0);
+        tail.tail = true;
+        // Seed 1 is the only case of cell 1 (its coverage-table cell is confirmed); seed 2
+        // opens a new coverage-table cell.
+        s.offer(case(), 1, vec![cell(1)]);
+        s.offer(case(), 2, vec![tail]);
+        // Ranked alone seed 3 (a new coverage-table cell) beats seed 1, but seed 2 already
+        // waits with all it would add: dropping seed 1 would lose cell 1 for nothing.
+        s.offer(case(), 3, vec![tail]);
+        s.close(false);
+        let mut seeds = BTreeSet::new();
+        while let Some((_, taken)) = s.take(4) {
+            seeds.extend(taken.iter().map(|p| p.seed));
+        }
+        assert_eq!(seeds, BTreeSet::from([1, 2]));
+        let sel = &s.selections()[0];
+        assert_eq!(sel.cells_missing, Vec::<ConfirmCell>::new());
+        assert_eq!(sel.skipped, 1);
     }
 
     #[test]

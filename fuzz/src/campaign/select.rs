@@ -406,6 +406,13 @@ impl Selector {
                         // Both sides ranked by what they add beyond the rest of the queue:
                         // ranked alone, a case of an unconfirmed coverage-table cell other
                         // cases already brought displaced the only case of a rare cell.
+                        // A case with nothing left to confirm for this engine displaces
+                        // nothing; past the first seconds most offers are such, and this
+                        // skips counting the queue's cells for them (under the lock).
+                        if st.rank(e, &pending).tier == 2 {
+                            st.engines[e].skipped += 1;
+                            break;
+                        }
                         let cover = Cover::of(&st.engines[e].waiting);
                         let new = st.worth(e, &pending, &cover, false);
                         let worst = st.engines[e]

@@ -2,7 +2,7 @@
 //! shaded by what it says (a share as a colour), gaps flagged.
 
 use super::share;
-use fuzz::campaign::stats::{Agreement, HelionHealthCounts, Stats};
+use fuzz::campaign::stats::{Agreement, HelionHealthCounts, Reach, Stats, cell_is_refusal_test};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -164,7 +164,13 @@ pub fn coverage_map(stats: &Stats) -> HeatMap {
                 });
             }
             if helion {
-                let gap = c.helion_ran > 0 && c.helion_reached * 100 < c.helion_ran;
+                let under = Reach {
+                    ran: c.helion_ran,
+                    reached: c.helion_reached,
+                }
+                .is_gap();
+                let refusal_test = under && cell_is_refusal_test(key);
+                let gap = under && !refusal_test;
                 cells.push(HeatCell {
                     text: format!("{}/{}", c.helion_reached, c.helion_ran),
                     style: if gap {
@@ -174,6 +180,10 @@ pub fn coverage_map(stats: &Stats) -> HeatMap {
                     },
                     title: if gap {
                         "under 1% reached Helion's code generation: a generator gap".into()
+                    } else if refusal_test {
+                        "under 1% reached Helion's code generation: an index form drawn to test \
+                         a refusal"
+                            .into()
                     } else {
                         format!(
                             "{} of {} cases Helion ran reached its code generation",

@@ -239,6 +239,14 @@ fn cell_key(form: IndexForm, loop_type: LoopType, in_branch: bool) -> String {
 }
 
 /// The coverage cells a case's features fall in (its index features; the others have none).
+/// Whether a coverage cell's key (`form/loop type/tail`) names an index form the generator
+/// draws to test a refusal ([`IndexForm::refusal_test`]).
+pub fn cell_is_refusal_test(key: &str) -> bool {
+    let form = key.split('/').next().unwrap_or_default();
+    serde_json::from_value::<IndexForm>(serde_json::Value::String(form.to_string()))
+        .is_ok_and(IndexForm::refusal_test)
+}
+
 fn cell_keys(features: &std::collections::BTreeSet<Feature>) -> Vec<String> {
     features
         .iter()
@@ -478,7 +486,8 @@ impl Stats {
             let _ = write!(header, " {:>14}", e.name().trim_start_matches("pallas-"));
         }
         // Real Helion's reach: of the cases it ran, those that got to its code generation; a
-        // cell under 1% is a generator gap (`!`).
+        // cell under 1% is a generator gap (`!`), or a refusal test when its index form is one
+        // Helion refuses by design (`r`, [`IndexForm::refusal_test`]).
         let helion = self.coverage.values().any(|c| c.helion_ran > 0);
         if helion {
             let _ = write!(header, " {:>16}", "helion codegen");
@@ -500,14 +509,21 @@ impl Stats {
             }
             if helion {
                 let (ran, reached) = (c.helion_ran, c.helion_reached);
-                let gap = if (Reach { ran, reached }).is_gap() {
-                    "!"
-                } else {
-                    " "
+                let gap = match (Reach { ran, reached }).is_gap() {
+                    true if cell_is_refusal_test(k) => "r",
+                    true => "!",
+                    false => " ",
                 };
                 let _ = write!(row, " {:>15}{gap}", format!("{reached}/{ran}"));
             }
             let _ = writeln!(s, "{row}");
+        }
+        if helion {
+            let _ = writeln!(
+                s,
+                "(helion codegen: of the cases Helion ran, those that reached its code generation; \
+                 ! under 1%, a generator gap; r under 1% for an index form drawn to test a refusal)"
+            );
         }
         if !self.helion_reach.is_empty() {
             let _ = writeln!(
@@ -692,6 +708,18 @@ mod tests {
         st.record(Outcome::Rejected, false, &feats);
         st.record_helion_reach(false, &feats);
         assert!(st.table(1.0).contains("0/1!"), "{}", st.table(1.0));
+        // ... unless its form is drawn to test a refusal.
+        let strided: std::collections::BTreeSet<Feature> = [Feature::Index {
+            form: IndexForm::StridedArange,
+            loop_type: LoopType::ForiLoop,
+            in_branch: false,
+        }]
+        .into_iter()
+        .collect();
+        st.record(Outcome::Rejected, false, &strided);
+        st.record_helion_reach(false, &strided);
+        let table = st.table(1.0);
+        assert!(table.contains("0/1!") && table.contains("0/1r"), "{table}");
     }
 
     #[test]

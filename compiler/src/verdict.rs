@@ -110,9 +110,10 @@ rules! {
     /// (D-1.5.1-17).
     TraceSliceStepNotPositive = "trace.slice-step-not-positive", InvalidSliceStep,
         "Slice step must be greater than zero, as in PyTorch indexing; got {index}.";
-    /// `blk[live - 2:]`: one-sided slice with a symbolic bound (type propagation refuses it).
+    /// `blk[live - 2:]`: one-sided slice with a symbolic bound: type propagation sizes it
+    /// with the tensor's size, a device allocation of a symbolic size (D-1.5.1-17's text).
     TraceOneSidedDynamicSlice = "trace.one-sided-dynamic-slice", ShapeSpecializingAllocation,
-        "a slice with a data-dependent bound and a missing bound has no static shape: {index}.";
+        "Using a tensor size in a device allocation requires specialization. Use `hl.specialize` or `hl.constexpr` to specialize the size.";
     /// Type propagation failed (Helion's tracing raised before any planning; spec §2.11).
     TraceTypeError = "trace.type-error", TracingError,
         "tracing the kernel failed: {message}";

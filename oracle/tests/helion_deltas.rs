@@ -938,3 +938,159 @@ fn d08_a_dead_load_still_raises_the_block() {
          x = torch.ones(1, 1, 1, dtype=torch.int32)\nkernel(x)\n";
     assert_eq!(reference_and_lowered(script), 6.0);
 }
+
+#[test]
+fn d17_trace_time_index_refusals_use_one_template_and_invalid_slice_step() {
+    // The delta's table, on `x_block` of S3 (N=8): the index, the class and the message.
+    let expected_template = "Expected tile/int/None/tensor/etc in tensor[...], got";
+    let rows: &[(&str, &str, String)] = &[
+        (
+            "-1, :, :",
+            "InvalidIndexingType",
+            format!("{expected_template} -1."),
+        ),
+        (
+            "-3:2, :, :",
+            "InvalidIndexingType",
+            format!("{expected_template} slice(-3, 2, None)."),
+        ),
+        (
+            "2:, :, :",
+            "InvalidIndexingType",
+            format!("{expected_template} slice(2, None, None)."),
+        ),
+        (
+            ":3, :, :",
+            "InvalidIndexingType",
+            format!("{expected_template} slice(None, 3, None)."),
+        ),
+        (
+            "0:4:2, :, :",
+            "InvalidIndexingType",
+            format!("{expected_template} slice(0, 4, 2)."),
+        ),
+        (
+            "2:2, :, :",
+            "InvalidIndexingType",
+            format!("{expected_template} slice(2, 2, None)."),
+        ),
+        (
+            "0, 1, :",
+            "InvalidIndexingType",
+            format!("{expected_template} [0, 1, slice(None, None, None)]."),
+        ),
+        (
+            "3:0:-1, :, :",
+            "InvalidSliceStep",
+            "Slice step must be greater than zero, as in PyTorch indexing; got slice(3, 0, -1)."
+                .to_string(),
+        ),
+    ];
+    for (index, class, message) in rows {
+        // A slice keeps the row dim: summed away so the read adds to `acc`.
+        let read = if index.contains(':') && !index.starts_with("0, 1") {
+            "picked.sum(dim=0)"
+        } else {
+            "picked"
+        };
+        let script = s3(
+            F,
+            8,
+            &format!(
+                "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            picked = x_block[{index}]\n            acc = acc + {read}"
+            ),
+        );
+        let Verdict::Rejected(r) = verdict(&script) else {
+            panic!("x_block[{index}] lowered")
+        };
+        assert_eq!(r.rule.class().name(), *class, "x_block[{index}]: {r:?}");
+        assert_eq!(&r.message, message, "x_block[{index}]");
+        // The subscript's own line (L17).
+        assert_eq!(r.span.line, 17, "x_block[{index}]: {r:?}");
+    }
+    // A data-dependent bound beside a missing one: type propagation's refusal.
+    let script = s3(
+        F,
+        8,
+        "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            live = outer.end - outer.begin\n            acc = acc + x_block[live - 2:, :, :].sum(dim=0)",
+    );
+    let Verdict::Rejected(r) = verdict(&script) else {
+        panic!("a one-sided symbolic slice lowered")
+    };
+    assert_eq!(
+        r.rule.class().name(),
+        "ShapeSpecializingAllocation",
+        "{r:?}"
+    );
+    assert!(
+        r.message
+            .starts_with("Using a tensor size in a device allocation requires specialization."),
+        "{}",
+        r.message
+    );
+}
+
+#[test]
+fn d18_planner_messages_print_targets_bare_fx_node_names_and_file_lines() {
+    // permute_tile_run (N=8): the target prints without backticks, at `file:line`.
+    let script = s3(
+        F,
+        8,
+        "        for outer in hl.tile(x.size(0), block_size=2):\n            x_block = x[outer, :, :]\n            turned = x_block.permute(1, 0, 2)\n            for local in hl.tile(2, block_size=1):\n                acc = acc + turned[:, local.begin, :]",
+    );
+    let Verdict::Rejected(r) = verdict(&script) else {
+        panic!("permute_tile_run lowered")
+    };
+    assert_eq!(r.rule, Rule::ViewNotAddressPreserving);
+    // The location prints as `line 17`, not Helion's `/path/k.py:17`: a case carries no file
+    // path (JSON cases have none), and `Rule::matches_message` reads a location as a
+    // placeholder, so the verdict comparison with Helion does not depend on it.
+    assert_eq!(
+        r.message,
+        "aten.permute.default at line 17 is not an address-preserving resident Ref transform; \
+         expected one of aten.reshape.default, aten.squeeze.dim, aten.unsqueeze.default, \
+         aten.view.default, hl.subscript"
+    );
+    // not_from_load: the FX node name, `subscript` inline and the assigned name on its own line.
+    let not_from_load = |read: &str| {
+        s3(
+            F,
+            8,
+            &format!(
+                "        for outer in hl.tile(x.size(0), block_size=4):\n            ones = hl.zeros([4, 2, 128], dtype=torch.float32) + 1.0\n            for local in hl.tile(4, block_size=1):\n{read}"
+            ),
+        )
+    };
+    let inline =
+        not_from_load("                acc = acc + ones[local.begin, :, :] + x[outer.begin, :, :]");
+    let own_line = not_from_load(
+        "                picked = ones[local.begin, :, :]\n                acc = acc + picked + x[outer.begin, :, :]",
+    );
+    // Measured with Helion 1.5.1: FX numbers the names per graph, and a named node takes
+    // `subscript` first (`p = ones[0, :, :]` before the inline read), or `picked` (a second
+    // `picked = ...` subscript is `picked_1`).
+    let after_named = not_from_load(
+        "                p = ones[0, :, :]\n                acc = acc + p + ones[local.begin, :, :] + x[outer.begin, :, :]",
+    );
+    let named_twice = not_from_load(
+        "                picked = ones[0, :, :]\n                acc = acc + picked\n                picked = ones[local.begin, :, :]\n                acc = acc + picked + x[outer.begin, :, :]",
+    );
+    for (script, name) in [
+        (inline, "subscript"),
+        (own_line, "picked"),
+        (after_named, "subscript_1"),
+        (named_twice, "picked_1"),
+    ] {
+        let Verdict::Rejected(r) = verdict(&script) else {
+            panic!("not_from_load lowered:\n{script}")
+        };
+        assert_eq!(r.rule, Rule::PlanNotResident, "{r:?}");
+        assert_eq!(
+            r.message,
+            format!(
+                "narrowing subscript {name} requires a resident Ref, but its input is not \
+                 derived from an eligible direct Pallas load"
+            )
+        );
+    }
+}

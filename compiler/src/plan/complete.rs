@@ -7,7 +7,6 @@ use super::links::{DefKind, ReadOrigin};
 use crate::verdict::{Rejection, Rule};
 use lang::ir::types::Ty;
 use lang::ir::{BinOp, Expr, ExprKind, Index, NodeKey};
-use lang::render;
 
 /// A static index of the fallback: an int, or a contiguous range `[start, start + len)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,11 +40,50 @@ impl<'a> Planner<'a, '_> {
                 Rejection::new(
                     Rule::PlanNotResident,
                     sub.span,
-                    &[("name", &render::expr(sub))],
+                    &[("name", &self.fx_node_name(sub))],
                 )
             }));
         }
         Ok(())
+    }
+
+    /// The name Helion's FX graph gives the subscript node `sub` (D-1.5.1-18), which its
+    /// planner messages print: the variable it is directly assigned to, else `subscript`; FX
+    /// makes a name unique in its graph with `_1`, `_2`, ... Measured with Helion 1.5.1: an
+    /// inline subscript after `p = ones[0, :, :]` in the same loop body is `subscript_1` (the
+    /// named node took `subscript` first), and `picked = ones[local.begin, :, :]` after
+    /// another `picked = ...` subscript is `picked_1`. Dead subscripts, gone before planning
+    /// (D-1.5.1-15), are not counted; Helion names them while tracing.
+    fn fx_node_name(&self, sub: &'a Expr) -> String {
+        let graph = self.links.graph_of(sub);
+        let assigned = |e: &Expr| match self.links.info(e).map(|i| i.parent) {
+            Some(super::links::Parent::Stmt(stmt, super::links::Slot::AssignValue)) => {
+                match &stmt.kind {
+                    lang::ir::StmtKind::Assign { target, .. } => Some(target.as_str()),
+                    _ => None,
+                }
+            }
+            Some(_) | None => None,
+        };
+        let earlier: Vec<&Expr> = self
+            .links
+            .subscripts
+            .iter()
+            .copied()
+            .take_while(|e| NodeKey::of(e) != NodeKey::of(sub))
+            .filter(|e| self.links.graph_of(e) == graph)
+            .collect();
+        let (base, taken) = match assigned(sub) {
+            Some(name) => (
+                name,
+                earlier.iter().filter(|e| assigned(e) == Some(name)).count(),
+            ),
+            None => ("subscript", earlier.len()),
+        };
+        match taken {
+            0 => base.to_string(),
+            k => format!("{base}_{k}"),
+        }
     }
 
     /// `_is_static_basic_value_subscript` (db0613ca, spec §2.10 step 1).

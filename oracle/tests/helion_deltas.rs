@@ -1094,3 +1094,30 @@ fn d18_planner_messages_print_targets_bare_fx_node_names_and_file_lines() {
         );
     }
 }
+
+#[test]
+fn d01_a_reshape_minus_one_that_holds_a_tiled_dim_and_another_factor_is_not_concrete() {
+    // Measured with Helion 1.5.1 (N=8): the `-1` of `[u, 2, 128].reshape(-1, 128)` is `2*u`,
+    // which `_concrete_size` cannot make concrete for a config.
+    let run = |body: &str| verdict(&s3(F, 8, body));
+    // A resident view to that shape: "has no concrete physical shape", before its minor dims.
+    let v = run(
+        "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :, :]\n            flat = x_block.reshape(-1, 128)\n            for local in hl.tile(8, block_size=2):\n                acc = acc + flat[local.index, :].sum(dim=0)",
+    );
+    let Verdict::Rejected(r) = v else {
+        panic!("{v:?}")
+    };
+    assert_eq!(r.rule, Rule::ViewNoConcreteShape, "{r:?}");
+    // A constant index into it takes no static-value fallback: plan.not-resident.
+    let zeros = |rows: usize| {
+        run(&format!(
+            "        for outer in hl.tile(x.size(0), block_size=4):\n            z = hl.zeros([outer, {rows}, 128], dtype=torch.float32) + 1.0\n            g = z.reshape(-1, 128)\n            acc = acc + g[1, :] + x[outer.begin, :, :]"
+        ))
+    };
+    let Verdict::Rejected(r) = zeros(2) else {
+        panic!("a constant index into 2*u rows lowered")
+    };
+    assert_eq!(r.rule, Rule::PlanNotResident, "{r:?}");
+    // `[u, 1, 128].reshape(-1, 128)` is `u` itself: Helion lowers it, and so does the model.
+    assert!(!matches!(zeros(1), Verdict::Rejected(_)), "{:?}", zeros(1));
+}

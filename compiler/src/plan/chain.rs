@@ -476,10 +476,11 @@ impl<'a> Planner<'a, '_> {
                 &[("target", target), ("at", &here)],
             ))
         };
-        let Some(out) = self.types.of(user).dims() else {
+        let Some(out_dims) = self.types.of(user).dims() else {
             return rej(Rule::ViewNoTensorMetadata);
         };
-        let out: Vec<i64> = out.iter().map(|d| d.size).collect();
+        let opaque = out_dims.iter().any(|d| d.opaque);
+        let out: Vec<i64> = out_dims.iter().map(|d| d.size).collect();
         let mut result = Vec::with_capacity(variants.len());
         for v in variants {
             if v.live_guard.is_some() {
@@ -488,7 +489,7 @@ impl<'a> Planner<'a, '_> {
             if v.shape.len() < 2 {
                 return rej(Rule::ViewRankBelowTwo);
             }
-            if out.iter().any(|&s| s < 0) {
+            if opaque || out.iter().any(|&s| s < 0) {
                 return rej(Rule::ViewNoConcreteShape);
             }
             let numel = |s: &[i64]| s.iter().fold(1i64, |a, &b| a.saturating_mul(b));

@@ -121,9 +121,14 @@ impl<'a> Planner<'a, '_> {
                     None => return false,
                 },
             };
-            let Some(size) = dims.get(k).map(|d| d.size) else {
+            let Some(dim) = dims.get(k) else {
                 return false;
             };
+            // `_concrete_size` fails on a symbolic product (a `-1` that absorbed a tiled dim).
+            if idx.is_some() && dim.opaque {
+                return false;
+            }
+            let size = dim.size;
             // D-1.5.1-03: a dim that a literal slice cut out of a tiled dim has the symbolic
             // size `Max(a, Min(b, u)) - a`, which `_concrete_size` cannot resolve.
             if idx.is_some() && self.is_literal_slice_of_tiled_dim(value, k) {

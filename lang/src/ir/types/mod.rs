@@ -37,6 +37,13 @@ pub struct Dim {
     /// `block`: Helion sizes it `Max(start, Min(stop, u)) - start`, a symbol that only the same
     /// slice of the same block equals (D-1.5.1-03), so it broadcasts with nothing else but 1.
     pub slice_of: Option<(BlockId, i64, i64)>,
+    /// Helion holds the size as a symbolic product it cannot make concrete for a config: a
+    /// `reshape`/`view` `-1` that absorbs a tiled dim together with another factor (`2*u` from
+    /// `[u, 2, 128].reshape(-1, 128)`), or a literal slice of one. Measured with Helion 1.5.1:
+    /// a view to such a shape is refused as having "no concrete physical shape", and a
+    /// narrowing subscript on it does not take the static-value fallback (D-1.5.1-01); the
+    /// `-1` of `[u, 1, 128].reshape(-1, 128)` is `u` itself and stays concrete.
+    pub opaque: bool,
 }
 
 impl Dim {
@@ -46,6 +53,7 @@ impl Dim {
             size,
             block: None,
             slice_of: None,
+            opaque: false,
         }
     }
 
@@ -55,12 +63,13 @@ impl Dim {
             size,
             block: Some(block),
             slice_of: None,
+            opaque: false,
         }
     }
 
     /// A concrete size 1, which broadcasts against anything.
     fn is_concrete_one(self) -> bool {
-        self.size == 1 && self.block.is_none() && self.slice_of.is_none()
+        self.size == 1 && self.block.is_none() && self.slice_of.is_none() && !self.opaque
     }
 }
 
@@ -294,6 +303,7 @@ pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
                 size: x.size,
                 block: x.block.or(y.block),
                 slice_of: x.slice_of,
+                opaque: x.opaque && y.opaque,
             },
             (Some(x), Some(y)) if x.size == 1 => y,
             (Some(x), Some(y)) if y.size == 1 => x,

@@ -58,6 +58,7 @@ impl Infer<'_> {
                         return Err(err(span, "reshape's -1 cannot be inferred"));
                     }
                     out[h] = Dim::fixed(numel / known);
+                    out[h].opaque = hole_is_opaque(dims, &out, h);
                 }
                 if out.iter().map(|d| d.size).product::<i64>() != numel {
                     return Err(err(
@@ -213,5 +214,45 @@ impl Infer<'_> {
         let top = (hint.max(1) as u64).next_power_of_two() as i64;
         let size = |u: i64| a.max(b.min(u)) - a;
         size(1) != size(top)
+    }
+}
+
+/// Whether a `reshape`/`view` `-1` is a size Helion cannot make concrete ([`Dim::opaque`]):
+/// its symbolic value is the input's element count over the other sizes, so the input's
+/// block symbols that the other sizes do not cancel stay in it. It is concrete when none
+/// stays, or exactly one stays with no other factor (then it is that block's size).
+fn hole_is_opaque(input: &[Dim], out: &[Dim], hole: usize) -> bool {
+    if input.iter().any(|d| d.slice_of.is_some() || d.opaque) {
+        return true;
+    }
+    let mut symbols: Vec<BlockId> = input.iter().filter_map(|d| d.block).collect();
+    let mut fixed_in: i64 = input
+        .iter()
+        .filter(|d| d.block.is_none())
+        .map(|d| d.size)
+        .product();
+    let mut fixed_out: i64 = 1;
+    for (_, d) in out.iter().enumerate().filter(|&(i, _)| i != hole) {
+        match d.block {
+            Some(b) => match symbols.iter().position(|&s| s == b) {
+                Some(i) => {
+                    symbols.swap_remove(i);
+                }
+                // A symbol the input does not hold would divide the `-1`.
+                None => return true,
+            },
+            None => fixed_out *= d.size,
+        }
+    }
+    // The remaining constant factor, when it is an integer.
+    if fixed_out != 0 && fixed_in % fixed_out == 0 {
+        fixed_in /= fixed_out;
+    } else {
+        return !symbols.is_empty();
+    }
+    match symbols.len() {
+        0 => false,
+        1 => fixed_in != 1,
+        _ => true,
     }
 }

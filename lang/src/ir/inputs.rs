@@ -236,27 +236,52 @@ impl Input {
         let lead = out_shape.len() - t.shape.len();
         let n: usize = out_shape.iter().product();
         let mut values = Vec::with_capacity(n);
-        let mut idx = vec![0usize; out_shape.len()];
-        for _ in 0..n {
-            let mut src = 0;
-            for (k, &s) in t.shape.iter().enumerate() {
-                let i = if s == 1 { 0 } else { idx[k + lead] };
-                src = src * s + i;
-            }
-            values.push(t.values[src]);
-            for k in (0..out_shape.len()).rev() {
-                idx[k] += 1;
-                if idx[k] < out_shape[k] {
-                    break;
-                }
-                idx[k] = 0;
-            }
+        // The source's shape and row-major strides at the output's rank (leading dims of 1).
+        let in_shape: Vec<usize> = std::iter::repeat_n(1, lead)
+            .chain(t.shape.iter().copied())
+            .collect();
+        let mut strides = vec![0usize; in_shape.len()];
+        let mut stride = 1;
+        for k in (0..in_shape.len()).rev() {
+            strides[k] = stride;
+            stride *= in_shape[k];
+        }
+        if n > 0 && out_shape.is_empty() {
+            values.extend_from_slice(&t.values[..1]);
+        } else if n > 0 {
+            expand_into(&t.values, &in_shape, &strides, &out_shape, 0, &mut values);
         }
         Ok(Tensor {
             dtype: t.dtype,
             shape: out_shape,
             values,
         })
+    }
+}
+
+/// Appends the row-major values of `src` (shape `in_shape`, `strides`) broadcast to
+/// `out_shape`, from dim `k` on: a dim of 1 repeats its one slice, the last dim is a run
+/// copied or filled at once (per element, the index arithmetic was most of an input's cost).
+fn expand_into(
+    src: &[f64],
+    in_shape: &[usize],
+    strides: &[usize],
+    out_shape: &[usize],
+    k: usize,
+    out: &mut Vec<f64>,
+) {
+    let last = k + 1 == out_shape.len();
+    for i in 0..out_shape[k] {
+        let at = if in_shape[k] == 1 { 0 } else { i * strides[k] };
+        if last {
+            if in_shape[k] == 1 {
+                out.extend(std::iter::repeat_n(src[0], out_shape[k]));
+            } else {
+                out.extend_from_slice(&src[..out_shape[k]]);
+            }
+            return;
+        }
+        expand_into(&src[at..], in_shape, strides, out_shape, k + 1, out);
     }
 }
 
@@ -316,6 +341,50 @@ mod tests {
             dtype: None,
             chain,
             span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn expand_matches_indexing_every_element_through_its_source() {
+        // Each output element is the source element at its index, dims of 1 read at 0
+        // (torch's `expand`); the run-wise copy must give exactly that.
+        let cases: &[(&[usize], &[i64])] = &[
+            (&[3, 1, 1], &[3, 2, 4]),
+            (&[1, 4], &[2, 3, 4]),
+            (&[2, 1, 3], &[2, 5, 3]),
+            (&[1], &[4]),
+            (&[2, 3], &[2, 3]),
+            (&[1, 1], &[0, 3]),
+        ];
+        for (shape, dims) in cases {
+            let n: usize = shape.iter().product();
+            let src = Tensor {
+                dtype: DType::Float32,
+                shape: shape.to_vec(),
+                values: (0..n).map(|v| v as f64).collect(),
+            };
+            let t = input(Ctor::Zeros { shape: vec![1] }, vec![])
+                .expand_values(&src, dims)
+                .unwrap();
+            let out: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+            let lead = out.len() - shape.len();
+            let mut expected = Vec::new();
+            let total: usize = out.iter().product();
+            for flat in 0..total {
+                let (mut rem, mut src_at, mut stride) = (flat, 0, 1);
+                for k in (0..out.len()).rev() {
+                    let i = rem % out[k];
+                    rem /= out[k];
+                    if k >= lead {
+                        let s = shape[k - lead];
+                        src_at += if s == 1 { 0 } else { i * stride };
+                        stride *= s;
+                    }
+                }
+                expected.push(src.values[src_at]);
+            }
+            assert_eq!(t.shape, out, "{shape:?} -> {dims:?}");
+            assert_eq!(t.values, expected, "{shape:?} -> {dims:?}");
         }
     }
 

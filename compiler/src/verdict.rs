@@ -293,10 +293,25 @@ impl Rule {
     /// Renders the message template with `args` (`("at", "line 12")`, ...). Unfilled
     /// placeholders stay visible, so a missing argument is noticed rather than hidden.
     pub fn message(self, args: &[(&str, &str)]) -> String {
-        let mut out = self.template().to_string();
-        for (k, v) in args {
-            out = out.replace(&format!("{{{k}}}"), v);
+        // One pass over the template: the planner records a rejection for every failed use,
+        // most of them never reported (a `replace` per argument was 1.3% of a campaign's
+        // instructions). A placeholder without an argument stays as written.
+        let mut rest = self.template();
+        let mut out = String::with_capacity(rest.len() + 32);
+        while let Some(open) = rest.find('{') {
+            let after = &rest[open + 1..];
+            let Some(close) = after.find('}') else {
+                break;
+            };
+            out.push_str(&rest[..open]);
+            let key = &after[..close];
+            match args.iter().find(|(k, _)| *k == key) {
+                Some((_, v)) => out.push_str(v),
+                None => out.push_str(&rest[open..open + close + 2]),
+            }
+            rest = &after[close + 1..];
         }
+        out.push_str(rest);
         out
     }
 
@@ -530,6 +545,12 @@ mod tests {
         assert_eq!(
             m,
             "the run is 9 wide but the block holds only 4 rows for this config at line 5"
+        );
+        // A value is never read as a template; a placeholder without its argument stays.
+        let m = Rule::SelectorWiderThanBlock.message(&[("width", "{extent}"), ("at", "line 5")]);
+        assert_eq!(
+            m,
+            "the run is {extent} wide but the block holds only {extent} rows for this config at line 5"
         );
     }
 }

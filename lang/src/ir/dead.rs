@@ -13,9 +13,9 @@
 //! to it, which can keep a node Helion would drop, never the reverse. The last statement of a
 //! loop or branch body is kept, so no body becomes empty.
 
+use super::hash::FastSet;
 use super::walk::{assigned_names, each_expr, each_stmt, stmt_exprs};
 use super::{Case, ExprKind, Stmt, StmtKind};
-use std::collections::HashSet;
 
 /// The case without its dead device statements, or `None` when it has none.
 pub fn without_dead(case: &Case) -> Option<Case> {
@@ -28,7 +28,7 @@ pub fn without_dead(case: &Case) -> Option<Case> {
     }
     let mut pruned = case.clone();
     loop {
-        let read: HashSet<String> = names_read(&pruned.kernel.body)
+        let read: FastSet<String> = names_read(&pruned.kernel.body)
             .into_iter()
             .map(str::to_owned)
             .collect();
@@ -49,8 +49,8 @@ pub fn without_dead(case: &Case) -> Option<Case> {
 /// even when the body never reads it (a campaign case: `acc = x_block.float().sum(dim=0)`
 /// before `for local in hl.tile(live): acc = x_block[local.begin] * 0.5`, which Helion refuses as
 /// consumed whole).
-fn names_read(body: &[Stmt]) -> HashSet<&str> {
-    let mut read = HashSet::new();
+fn names_read(body: &[Stmt]) -> FastSet<&str> {
+    let mut read = FastSet::default();
     carried(body, &mut Vec::new(), &mut read);
     each_stmt(body, &mut |stmt| {
         let own = match &stmt.kind {
@@ -91,7 +91,7 @@ fn names_read(body: &[Stmt]) -> HashSet<&str> {
 /// nested body grows and gives back (a copy of a set per loop and branch arm was 2.3% of an
 /// in-process campaign's CPU, perf, 2026-12-04; a kernel binds a handful of names, so a
 /// linear `contains` is cheaper than hashing).
-fn carried<'a>(body: &'a [Stmt], bound: &mut Vec<&'a str>, out: &mut HashSet<&'a str>) {
+fn carried<'a>(body: &'a [Stmt], bound: &mut Vec<&'a str>, out: &mut FastSet<&'a str>) {
     for stmt in body {
         match &stmt.kind {
             StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
@@ -127,7 +127,7 @@ fn carried<'a>(body: &'a [Stmt], bound: &mut Vec<&'a str>, out: &mut HashSet<&'a
 }
 
 /// Whether `prune_host` would remove something under `stmt`, without changing it.
-fn host_has_dead(stmt: &Stmt, read: &HashSet<&str>) -> bool {
+fn host_has_dead(stmt: &Stmt, read: &FastSet<&str>) -> bool {
     match &stmt.kind {
         StmtKind::For(lp) => body_has_dead(&lp.body, read),
         StmtKind::If {
@@ -148,7 +148,7 @@ fn host_has_dead(stmt: &Stmt, read: &HashSet<&str>) -> bool {
 
 /// Whether `prune_body` would remove something from `body` or a body nested in it: a dead
 /// assignment in a body of two or more statements (the last one is kept).
-fn body_has_dead(body: &[Stmt], read: &HashSet<&str>) -> bool {
+fn body_has_dead(body: &[Stmt], read: &FastSet<&str>) -> bool {
     body.iter().any(|s| match &s.kind {
         StmtKind::For(lp) => body_has_dead(&lp.body, read),
         StmtKind::If {
@@ -165,7 +165,7 @@ fn body_has_dead(body: &[Stmt], read: &HashSet<&str>) -> bool {
 
 /// Removes the dead assignments of the device loops under the host statement `stmt`.
 /// Whether anything was removed.
-fn prune_host(stmt: &mut Stmt, read: &HashSet<String>) -> bool {
+fn prune_host(stmt: &mut Stmt, read: &FastSet<String>) -> bool {
     match &mut stmt.kind {
         StmtKind::For(lp) => prune_body(&mut lp.body, read),
         StmtKind::If {
@@ -189,7 +189,7 @@ fn prune_host(stmt: &mut Stmt, read: &HashSet<String>) -> bool {
 }
 
 /// Removes the dead assignments of a device body and of the bodies nested in it.
-fn prune_body(body: &mut Vec<Stmt>, read: &HashSet<String>) -> bool {
+fn prune_body(body: &mut Vec<Stmt>, read: &FastSet<String>) -> bool {
     let mut removed = false;
     for stmt in body.iter_mut() {
         match &mut stmt.kind {

@@ -32,9 +32,13 @@ impl Hasher for FastHasher {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.write_u64(u64::from_le_bytes(word));
+            // The same little-endian word, zero-padded, without a variable-length copy (a
+            // `memcpy` call per short name: 0.3% of a campaign's instructions).
+            let word = rest
+                .iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &b)| w | (u64::from(b) << (8 * i)));
+            self.write_u64(word);
         }
     }
 
@@ -74,6 +78,28 @@ mod tests {
             .collect();
         // SipHash-like spread: well over half of 256 buckets hit by 256 keys.
         assert!(buckets.len() > 128, "{} buckets", buckets.len());
+    }
+
+    #[test]
+    fn a_short_tail_hashes_as_its_zero_padded_little_endian_word() {
+        for bytes in [
+            &b"a"[..],
+            b"acc",
+            b"x_block",
+            b"x_block_1",
+            b"0123456789abcdef0",
+        ] {
+            let mut h = FastHasher::default();
+            h.write(bytes);
+            let mut expected = FastHasher::default();
+            expected.write_usize(bytes.len());
+            for c in bytes.chunks(8) {
+                let mut word = [0u8; 8];
+                word[..c.len()].copy_from_slice(c);
+                expected.write_u64(u64::from_le_bytes(word));
+            }
+            assert_eq!(h.finish(), expected.finish(), "{bytes:?}");
+        }
     }
 
     #[test]

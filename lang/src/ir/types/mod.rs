@@ -71,6 +71,16 @@ impl Dim {
     fn is_concrete_one(self) -> bool {
         self.size == 1 && self.block.is_none() && self.slice_of.is_none() && !self.opaque
     }
+
+    /// Broadcasts against anything at trace time: a concrete 1, or a literal slice one row
+    /// wide of a tiled dim, `Max(a, Min(a + 1, u)) - a`, which may be 1 (measured with Helion
+    /// 1.5.1, config block 8 over 16 rows: `x_block[1:2] * x_block`, `x_block * x_block[3:4]`,
+    /// `x_block[1:2] + hl.zeros([8, 128])` and `x_block[1:2] * x_block[3:4]` all lower, while
+    /// `x_block[0:8] * x_block` and `x_block[1:3] * x_block` are ShapeMismatches).
+    fn broadcasts_as_one(self) -> bool {
+        self.is_concrete_one()
+            || (self.size == 1 && matches!(self.slice_of, Some((_, a, b)) if b - a == 1))
+    }
 }
 
 /// The type of an expression.
@@ -293,9 +303,9 @@ pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
             (None, Some(y)) => y,
             // Helion compares symbolic sizes as sympy does: a literal slice of a tiled dim
             // equals only the same slice (measured: `x_block[1:7] * x_block[0:6]` is a
-            // ShapeMismatch in 1.5.1).
+            // ShapeMismatch in 1.5.1), unless one side may be 1.
             (Some(x), Some(y))
-                if x.slice_of != y.slice_of && !x.is_concrete_one() && !y.is_concrete_one() =>
+                if x.slice_of != y.slice_of && !x.broadcasts_as_one() && !y.broadcasts_as_one() =>
             {
                 return None;
             }

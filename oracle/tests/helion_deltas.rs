@@ -612,6 +612,15 @@ fn d03_a_literal_slice_of_a_tiled_dim_broadcasts_only_with_itself_or_one() {
         .replace("block_sizes=[8]", "block_sizes=[16]")
         .replace("torch.ones(16, 128)", "torch.ones(8, 128)");
     assert_eq!(rejection(&over).rule, Rule::TraceTypeError);
+    // A slice at most one row wide over the block's range may be 1 (measured in 1.5.1: under
+    // `hl.tile(2)` with block 2, `x_block[1:4] * x_block[0:3]` traces and is refused later as
+    // `selector.wider-than-block`; under `hl.tile(8)` with block 8 it is a ShapeMismatch).
+    let short = script("x_block[1:4, :] * x_block[0:3, :]")
+        .replace("hl.tile(x.size(0))", "hl.tile(2)")
+        .replace("block_sizes=[8]", "block_sizes=[2]");
+    assert_eq!(rejection(&short).rule, Rule::SelectorWiderThanBlock);
+    let long = script("x_block[1:4, :] * x_block[0:3, :]");
+    assert_eq!(rejection(&long).rule, Rule::TraceTypeError);
     // Where the block's range pins the size it is a number (campaign 8, reduced: `hl.tile(0)`
     // and `hl.tile(2)` under block 4 trace `x_block * x_block[2:3]`, whose size expression
     // is constant over the block range `[1, 2]`).

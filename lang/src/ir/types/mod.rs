@@ -37,6 +37,11 @@ pub struct Dim {
     /// `block`: Helion sizes it `Max(start, Min(stop, u)) - start`, a symbol that only the same
     /// slice of the same block equals (D-1.5.1-03), so it broadcasts with nothing else but 1.
     pub slice_of: Option<(BlockId, i64, i64)>,
+    /// With `slice_of`: the slice's size `Max(start, Min(stop, u)) - start` is at most 1 over
+    /// the block symbol's range (`u` in `[1, next_pow2(extent hint)]`), so torch's broadcast
+    /// lets it through as a possible 1 (D-1.5.1-03; measured: `x_block[1:2] * x_block`, and
+    /// `x_block[1:4] * x_block[0:3]` under `hl.tile(2)` with block 2, trace in 1.5.1).
+    pub at_most_one: bool,
     /// Helion holds the size as a symbolic product it cannot make concrete for a config: a
     /// `reshape`/`view` `-1` that absorbs a tiled dim together with another factor (`2*u` from
     /// `[u, 2, 128].reshape(-1, 128)`), or a literal slice of one. Measured with Helion 1.5.1:
@@ -53,6 +58,7 @@ impl Dim {
             size,
             block: None,
             slice_of: None,
+            at_most_one: false,
             opaque: false,
         }
     }
@@ -63,6 +69,7 @@ impl Dim {
             size,
             block: Some(block),
             slice_of: None,
+            at_most_one: false,
             opaque: false,
         }
     }
@@ -78,8 +85,7 @@ impl Dim {
     /// `x_block[1:2] + hl.zeros([8, 128])` and `x_block[1:2] * x_block[3:4]` all lower, while
     /// `x_block[0:8] * x_block` and `x_block[1:3] * x_block` are ShapeMismatches).
     fn broadcasts_as_one(self) -> bool {
-        self.is_concrete_one()
-            || (self.size == 1 && matches!(self.slice_of, Some((_, a, b)) if b - a == 1))
+        self.is_concrete_one() || (self.slice_of.is_some() && self.at_most_one)
     }
 }
 
@@ -313,10 +319,11 @@ pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
                 size: x.size,
                 block: x.block.or(y.block),
                 slice_of: x.slice_of,
+                at_most_one: x.at_most_one,
                 opaque: x.opaque && y.opaque,
             },
-            (Some(x), Some(y)) if x.size == 1 => y,
-            (Some(x), Some(y)) if y.size == 1 => x,
+            (Some(x), Some(y)) if x.size == 1 || x.broadcasts_as_one() => y,
+            (Some(x), Some(y)) if y.size == 1 || y.broadcasts_as_one() => x,
             _ => return None,
         });
     }

@@ -174,6 +174,7 @@ impl Infer<'_> {
                         && self.slice_size_is_symbolic(b, a, a + len)
                     {
                         dim.slice_of = Some((b, a, a + len));
+                        dim.at_most_one = self.slice_size_at_most(b, a, a + len) <= 1;
                     }
                     out.push(dim);
                     k += 1;
@@ -201,6 +202,14 @@ impl Infer<'_> {
     /// under `hl.tile(2)` `2:3` is always 0, so `x_block * x_block[2:3]` traces, measured),
     /// and a block above the extent does not pin it (measured: block 16 over 8 rows,
     /// `x_block[4:8] * x_block[0:4]` is a ShapeMismatch; block 8 over 16 rows the same).
+    /// The largest size of slice `a:b` of block `block`'s dim over the block symbol's range
+    /// `[1, next_pow2(extent hint)]` (the size grows with the symbol).
+    fn slice_size_at_most(&self, block: BlockId, a: i64, b: i64) -> i64 {
+        let hint = self.sizes.extent_hint.get(block).copied().unwrap_or(1);
+        let top = (hint.max(1) as u64).next_power_of_two() as i64;
+        a.max(b.min(top)) - a
+    }
+
     fn slice_size_is_symbolic(&self, block: BlockId, a: i64, b: i64) -> bool {
         // A fixed `block_size=` is a number, and a config block of 1 is specialized to 1
         // (measured: both trace `x_block[0:5] * x_block[1:6]` in 1.5.1), so only a

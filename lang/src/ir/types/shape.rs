@@ -205,9 +205,13 @@ impl Infer<'_> {
     /// The largest size of slice `a:b` of block `block`'s dim over the block symbol's range
     /// `[1, next_pow2(extent hint)]` (the size grows with the symbol).
     fn slice_size_at_most(&self, block: BlockId, a: i64, b: i64) -> i64 {
+        a.max(b.min(self.block_symbol_top(block))) - a
+    }
+
+    /// The top of the range Helion gives block `block`'s symbol: `[1, next_pow2(extent hint)]`.
+    fn block_symbol_top(&self, block: BlockId) -> i64 {
         let hint = self.sizes.extent_hint.get(block).copied().unwrap_or(1);
-        let top = (hint.max(1) as u64).next_power_of_two() as i64;
-        a.max(b.min(top)) - a
+        (hint.max(1) as u64).next_power_of_two() as i64
     }
 
     fn slice_size_is_symbolic(&self, block: BlockId, a: i64, b: i64) -> bool {
@@ -219,10 +223,8 @@ impl Infer<'_> {
         {
             return false;
         }
-        let hint = self.sizes.extent_hint.get(block).copied().unwrap_or(1);
-        let top = (hint.max(1) as u64).next_power_of_two() as i64;
         let size = |u: i64| a.max(b.min(u)) - a;
-        size(1) != size(top)
+        size(1) != size(self.block_symbol_top(block))
     }
 }
 

@@ -60,7 +60,12 @@ impl<'a> Planner<'a, '_> {
             Some(super::links::Parent::Stmt(stmt, super::links::Slot::AssignValue)) => {
                 match &stmt.kind {
                     lang::ir::StmtKind::Assign { target, .. } => Some(target.as_str()),
-                    _ => None,
+                    lang::ir::StmtKind::AugAssign { .. }
+                    | lang::ir::StmtKind::Store { .. }
+                    | lang::ir::StmtKind::Atomic { .. }
+                    | lang::ir::StmtKind::For(_)
+                    | lang::ir::StmtKind::If { .. }
+                    | lang::ir::StmtKind::Return(_) => None,
                 }
             }
             Some(_) | None => None,

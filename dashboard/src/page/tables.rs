@@ -2,7 +2,7 @@
 //! shaded by what it says (a share as a colour), gaps flagged.
 
 use super::share;
-use fuzz::campaign::stats::{Agreement, HelionHealthCounts, Reach, Stats, cell_is_refusal_test};
+use fuzz::campaign::stats::{Agreement, HelionHealthCounts, Reach, ReachFlag, Stats};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -164,13 +164,13 @@ pub fn coverage_map(stats: &Stats) -> HeatMap {
                 });
             }
             if helion {
-                let under = Reach {
+                let reach = Reach {
                     ran: c.helion_ran,
                     reached: c.helion_reached,
-                }
-                .is_gap();
-                let refusal_test = under && cell_is_refusal_test(key);
-                let gap = under && !refusal_test;
+                };
+                let flag = ReachFlag::of_cell(key, reach);
+                let gap = flag == ReachFlag::Gap;
+                let refusal_test = flag == ReachFlag::RefusalTest;
                 cells.push(HeatCell {
                     text: format!("{}/{}", c.helion_reached, c.helion_ran),
                     style: if gap {

@@ -239,9 +239,40 @@ fn cell_key(form: IndexForm, loop_type: LoopType, in_branch: bool) -> String {
 }
 
 /// The coverage cells a case's features fall in (its index features; the others have none).
+/// How a coverage cell's Helion reach reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReachFlag {
+    /// 1% or more of its cases reached Helion's code generation (or Helion ran none).
+    Reached,
+    /// Under 1%: a generator gap to close.
+    Gap,
+    /// Under 1%, for an index form drawn to test a refusal ([`IndexForm::refusal_test`]).
+    RefusalTest,
+}
+
+impl ReachFlag {
+    /// The flag of the cell keyed `key` (`form/loop type/tail`) with `reach`.
+    pub fn of_cell(key: &str, reach: Reach) -> ReachFlag {
+        match (reach.is_gap(), cell_is_refusal_test(key)) {
+            (false, _) => ReachFlag::Reached,
+            (true, true) => ReachFlag::RefusalTest,
+            (true, false) => ReachFlag::Gap,
+        }
+    }
+
+    /// Its mark in the table: blank, `!` or `r`.
+    pub fn mark(self) -> &'static str {
+        match self {
+            ReachFlag::Reached => " ",
+            ReachFlag::Gap => "!",
+            ReachFlag::RefusalTest => "r",
+        }
+    }
+}
+
 /// Whether a coverage cell's key (`form/loop type/tail`) names an index form the generator
 /// draws to test a refusal ([`IndexForm::refusal_test`]).
-pub fn cell_is_refusal_test(key: &str) -> bool {
+fn cell_is_refusal_test(key: &str) -> bool {
     let form = key.split('/').next().unwrap_or_default();
     serde_json::from_value::<IndexForm>(serde_json::Value::String(form.to_string()))
         .is_ok_and(IndexForm::refusal_test)
@@ -509,11 +540,7 @@ impl Stats {
             }
             if helion {
                 let (ran, reached) = (c.helion_ran, c.helion_reached);
-                let gap = match (Reach { ran, reached }).is_gap() {
-                    true if cell_is_refusal_test(k) => "r",
-                    true => "!",
-                    false => " ",
-                };
+                let gap = ReachFlag::of_cell(k, Reach { ran, reached }).mark();
                 let _ = write!(row, " {:>15}{gap}", format!("{reached}/{ran}"));
             }
             let _ = writeln!(s, "{row}");

@@ -21,8 +21,11 @@ const NATURAL_ALIGN: usize = 16;
 pub struct MiMalloc;
 
 /// Whether a block of `size` bytes from mimalloc's plain API is aligned to `align`.
+///
+/// `align` is a power of two (`Layout` guarantees it), so the multiple test is a mask:
+/// `is_multiple_of` compiled to a `div` on every allocation (~1,900 per checked case, callgrind).
 fn natural(size: usize, align: usize) -> bool {
-    align <= NATURAL_ALIGN && size.is_multiple_of(align)
+    align <= NATURAL_ALIGN && size & (align - 1) == 0
 }
 
 // SAFETY: every pointer handed out comes from mimalloc with at least the layout's size and

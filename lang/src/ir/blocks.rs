@@ -10,6 +10,7 @@ use super::scope::HostEnv;
 use super::sym::BlockId;
 use super::{Case, Expr, ExprKind, Index, Kernel, Loop, LoopKind, Stmt, StmtKind};
 use crate::ir::hash::FastMap;
+use std::ops::Range;
 
 /// Where a block id's size comes from.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,7 +41,12 @@ pub struct BlockInfo {
 pub struct BlockTable {
     /// Indexed by block id.
     pub blocks: Vec<BlockInfo>,
-    by_loop: FastMap<usize, Vec<BlockId>>,
+    /// Every block id in order (`ids[k] == k`): a loop's ids are a slice of it.
+    ids: Vec<BlockId>,
+    /// Each loop's address and the range of its ids, in registration order. A kernel has a
+    /// handful of loops, so a scan finds one; a hashed vector of ids per loop was a fifth of
+    /// `BlockTable::of` (callgrind, 2,000 cases).
+    loops: Vec<(usize, Range<usize>)>,
 }
 
 impl BlockTable {
@@ -56,7 +62,7 @@ impl BlockTable {
         for stmt in body {
             match &stmt.kind {
                 StmtKind::For(lp) => {
-                    let mut ids = Vec::new();
+                    let first = self.blocks.len();
                     for (var, dim) in lp.vars.iter().zip(&lp.dims) {
                         let source = match (lp.kind, &dim.block_size) {
                             (LoopKind::Grid, _) => BlockSource::Grid,
@@ -73,9 +79,10 @@ impl BlockTable {
                             source,
                             depth,
                         });
-                        ids.push(id);
+                        self.ids.push(id);
                     }
-                    self.by_loop.insert(lp as *const Loop as usize, ids);
+                    let ids = first..self.blocks.len();
+                    self.loops.push((lp as *const Loop as usize, ids));
                     self.walk(&lp.body, depth + 1, config_slots);
                 }
                 StmtKind::If {
@@ -97,9 +104,11 @@ impl BlockTable {
 
     /// The block ids of a loop of the kernel this table was built from (same allocation).
     pub fn loop_ids(&self, lp: &Loop) -> &[BlockId] {
-        self.by_loop
-            .get(&(lp as *const Loop as usize))
-            .map_or(&[], Vec::as_slice)
+        let at = lp as *const Loop as usize;
+        self.loops
+            .iter()
+            .find(|(l, _)| *l == at)
+            .map_or(&[], |(_, ids)| &self.ids[ids.clone()])
     }
 
     /// How many block ids take their size from the config.
@@ -400,13 +409,15 @@ struct KernelFacts {
 impl KernelFacts {
     fn of(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> KernelFacts {
         let n = table.blocks.len();
-        // Names bound once to an int expression (`live = outer.end - outer.begin`), borrowed
-        // from the kernel (copying every assigned expression was half of this walk, perf
-        // 2026-12-04).
-        let mut bound: FastMap<&str, &Expr> = FastMap::default();
+        // Every assignment in program order, borrowed from the kernel (copying every assigned
+        // expression was half of this walk, perf 2026-12-04): a name resolves to its first
+        // one. Only a loop bound that is a name is looked up, so a scan at lookup costs less
+        // than hashing every assignment (a map was 0.9% of the campaign; callgrind, 2,000
+        // cases).
+        let mut bound: Vec<(&str, &Expr)> = Vec::new();
         super::walk::each_stmt(&kernel.body, &mut |s| {
             if let StmtKind::Assign { target, value } = &s.kind {
-                bound.entry(target.as_str()).or_insert(value);
+                bound.push((target, value));
             }
         });
         let mut walk = FactsWalk {
@@ -432,7 +443,7 @@ impl KernelFacts {
 struct FactsWalk<'k> {
     table: &'k BlockTable,
     host: &'k HostEnv,
-    bound: FastMap<&'k str, &'k Expr>,
+    bound: Vec<(&'k str, &'k Expr)>,
     /// The tile variables in scope and their block ids, innermost last: a later binding of a
     /// name shadows an earlier one, and a loop's bindings go when its body is done (a stack,
     /// where a copied map of owned names per loop was a fifth of this walk).
@@ -616,12 +627,12 @@ fn tile_named(tiles: &[(&str, BlockId)], name: &str) -> Option<BlockId> {
         .map(|&(_, b)| b)
 }
 
-/// `e` with names bound once to an expression replaced by it (up to 8 steps).
-fn resolve<'a>(e: &'a Expr, bound: &FastMap<&str, &'a Expr>) -> &'a Expr {
+/// `e` with a name replaced by the value of its first assignment in `bound` (up to 8 steps).
+fn resolve<'a>(e: &'a Expr, bound: &[(&str, &'a Expr)]) -> &'a Expr {
     let mut e = e;
     for _ in 0..8 {
         let ExprKind::Name(n) = &e.kind else { break };
-        let Some(v) = bound.get(n.as_str()) else {
+        let Some(&(_, v)) = bound.iter().find(|(t, _)| t == n) else {
             break;
         };
         e = v;
@@ -630,7 +641,7 @@ fn resolve<'a>(e: &'a Expr, bound: &FastMap<&str, &'a Expr>) -> &'a Expr {
 }
 
 /// The tile whose block size, or whose live extent `end - begin`, `e` is (names resolved).
-fn bounding_tile<'a>(e: &'a Expr, bound: &FastMap<&str, &'a Expr>) -> Option<&'a str> {
+fn bounding_tile<'a>(e: &'a Expr, bound: &[(&str, &'a Expr)]) -> Option<&'a str> {
     let e = resolve(e, bound);
     if let ExprKind::TileAttr {
         tile,
@@ -654,7 +665,7 @@ fn bounding_tile<'a>(e: &'a Expr, bound: &FastMap<&str, &'a Expr>) -> Option<&'a
 fn begin_end_tile<'a>(
     begin: &'a Expr,
     end: &'a Expr,
-    bound: &FastMap<&str, &'a Expr>,
+    bound: &[(&str, &'a Expr)],
 ) -> Option<&'a str> {
     let (
         ExprKind::TileAttr {

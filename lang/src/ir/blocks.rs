@@ -10,6 +10,7 @@ use super::scope::HostEnv;
 use super::sym::BlockId;
 use super::{Case, Expr, ExprKind, Index, Kernel, Loop, LoopKind, Stmt, StmtKind};
 use crate::ir::hash::FastMap;
+use std::ops::Range;
 
 /// Where a block id's size comes from.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,7 +41,12 @@ pub struct BlockInfo {
 pub struct BlockTable {
     /// Indexed by block id.
     pub blocks: Vec<BlockInfo>,
-    by_loop: FastMap<usize, Vec<BlockId>>,
+    /// Every block id in order (`ids[k] == k`): a loop's ids are a slice of it.
+    ids: Vec<BlockId>,
+    /// Each loop's address and the range of its ids, in registration order. A kernel has a
+    /// handful of loops, so a scan finds one; a hashed vector of ids per loop was a fifth of
+    /// `BlockTable::of` (callgrind, 2,000 cases).
+    loops: Vec<(usize, Range<usize>)>,
 }
 
 impl BlockTable {
@@ -56,7 +62,7 @@ impl BlockTable {
         for stmt in body {
             match &stmt.kind {
                 StmtKind::For(lp) => {
-                    let mut ids = Vec::new();
+                    let first = self.blocks.len();
                     for (var, dim) in lp.vars.iter().zip(&lp.dims) {
                         let source = match (lp.kind, &dim.block_size) {
                             (LoopKind::Grid, _) => BlockSource::Grid,
@@ -73,9 +79,10 @@ impl BlockTable {
                             source,
                             depth,
                         });
-                        ids.push(id);
+                        self.ids.push(id);
                     }
-                    self.by_loop.insert(lp as *const Loop as usize, ids);
+                    let ids = first..self.blocks.len();
+                    self.loops.push((lp as *const Loop as usize, ids));
                     self.walk(&lp.body, depth + 1, config_slots);
                 }
                 StmtKind::If {
@@ -97,9 +104,11 @@ impl BlockTable {
 
     /// The block ids of a loop of the kernel this table was built from (same allocation).
     pub fn loop_ids(&self, lp: &Loop) -> &[BlockId] {
-        self.by_loop
-            .get(&(lp as *const Loop as usize))
-            .map_or(&[], Vec::as_slice)
+        let at = lp as *const Loop as usize;
+        self.loops
+            .iter()
+            .find(|(l, _)| *l == at)
+            .map_or(&[], |(_, ids)| &self.ids[ids.clone()])
     }
 
     /// How many block ids take their size from the config.
@@ -304,28 +313,10 @@ impl Case {
             })
             .collect();
         let n = table.blocks.len();
-        let mut requirement = vec![1i64; n];
-        // Shapes and bitwidths of the host tensors (by kernel-side name) give the alignment rule.
-        visit_tile_indexed_dims(&self.kernel, table, &mut |at| {
-            let Some(t) = host.tensors.get(at.tensor) else {
-                return;
-            };
-            if at.dim >= t.shape.len() {
-                return;
-            }
-            let align = required_alignment(t.shape.len(), at.dim, t.dtype.bitwidth().min(32));
-            requirement[at.bid] = requirement[at.bid].max(align);
-            // D-1.5.1-08: a load whose value's shape multiplies out to the block itself (every
-            // other dim it keeps has size 1: `x[tile, :]` of an `(n, 1)` tensor) registers a
-            // size-`block` kernel tensor, as `t.index` does.
-            if at.load && block_sized_load(at.indices, at.dim, &t.shape) {
-                requirement[at.bid] = requirement[at.bid].max(2);
-            }
-        });
-        let loops = loop_facts(&self.kernel, table, host);
-        for &bid in &loops.index_used {
-            requirement[bid] = requirement[bid].max(2);
-        }
+        // One walk gives both the loop facts and the TPU requirement of every block id (two
+        // walks, `loop_facts` and `visit_tile_indexed_dims`, each with its own tile map, were
+        // 2.9% of the campaign; callgrind, 2,000 cases).
+        let KernelFacts { loops, requirement } = KernelFacts::of(&self.kernel, table, host);
         let mut minimum: Vec<i64> = (0..n)
             .map(|bid| {
                 let hint = loops.extent_hint.get(bid).copied().flatten();
@@ -401,167 +392,337 @@ struct LoopFacts {
     /// The enclosing block whose live extent (`outer.end - outer.begin`, possibly through a
     /// name) or block size bounds this loop.
     bounded_by: Vec<Option<BlockId>>,
-    /// Block ids whose `tile.index` the kernel uses (dead statements included, as Helion
-    /// registers every traced tensor before dead-code elimination).
-    index_used: Vec<BlockId>,
 }
 
-fn loop_facts(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> LoopFacts {
-    let n = table.blocks.len();
-    let mut facts = LoopFacts {
-        extent_hint: vec![None; n],
-        extent_static: vec![None; n],
-        bounded_by: vec![None; n],
-        index_used: Vec::new(),
-    };
-    // Names bound once to an int expression (`live = outer.end - outer.begin`), borrowed from
-    // the kernel (copying every assigned expression was half of this walk, perf 2026-12-04).
-    let mut bound: FastMap<&str, &Expr> = FastMap::default();
-    super::walk::each_stmt(&kernel.body, &mut |s| {
-        if let StmtKind::Assign { target, value } = &s.kind {
-            bound.entry(target.as_str()).or_insert(value);
-        }
-    });
-    fn resolve<'a>(e: &'a Expr, bound: &FastMap<&str, &'a Expr>) -> &'a Expr {
-        let mut e = e;
-        for _ in 0..8 {
-            let ExprKind::Name(n) = &e.kind else { break };
-            let Some(v) = bound.get(n.as_str()) else {
-                break;
-            };
-            e = v;
-        }
-        e
-    }
-    /// The tile whose block size, or whose live extent `end - begin`, `e` is (names resolved).
-    fn bounding_tile(e: &Expr, bound: &FastMap<&str, &Expr>) -> Option<String> {
-        let e = resolve(e, bound);
-        if let ExprKind::TileAttr {
-            tile,
-            attr: super::TileAttr::BlockSize,
-        } = &e.kind
-        {
-            return Some(tile.clone());
-        }
-        let ExprKind::Binary {
-            op: super::BinOp::Sub,
-            lhs,
-            rhs,
-        } = &e.kind
-        else {
-            return None;
-        };
-        begin_end_tile(rhs, lhs, bound)
-    }
-    /// The tile whose `begin` and `end` these are (names resolved).
-    fn begin_end_tile(begin: &Expr, end: &Expr, bound: &FastMap<&str, &Expr>) -> Option<String> {
-        let (
-            ExprKind::TileAttr {
-                tile: a,
-                attr: super::TileAttr::Begin,
+/// What one walk of the kernel tells the normalization: each block id's loop, and each block
+/// id's requirement before the extent hint caps it.
+struct KernelFacts {
+    /// Per block id.
+    loops: LoopFacts,
+    /// Per block id: the largest TPU alignment of a tensor dim its tile indexes bare
+    /// (`x[tile, :]`), at least 2 where the kernel uses `tile.index` or loads a value whose
+    /// shape multiplies out to the block (D-1.5.1-08), 1 otherwise. Dead statements count, as
+    /// Helion registers every traced tensor before dead-code elimination.
+    requirement: Vec<i64>,
+}
+
+impl KernelFacts {
+    fn of(kernel: &Kernel, table: &BlockTable, host: &HostEnv) -> KernelFacts {
+        let n = table.blocks.len();
+        // Every assignment in program order, borrowed from the kernel (copying every assigned
+        // expression was half of this walk, perf 2026-12-04): a name resolves to its first
+        // one. Only a loop bound that is a name is looked up, so a scan at lookup costs less
+        // than hashing every assignment (a map was 0.9% of the campaign; callgrind, 2,000
+        // cases).
+        let mut bound: Vec<(&str, &Expr)> = Vec::new();
+        super::walk::each_stmt(&kernel.body, &mut |s| {
+            if let StmtKind::Assign { target, value } = &s.kind {
+                bound.push((target, value));
+            }
+        });
+        let mut walk = FactsWalk {
+            table,
+            host,
+            bound,
+            tiles: Vec::new(),
+            facts: KernelFacts {
+                loops: LoopFacts {
+                    extent_hint: vec![None; n],
+                    extent_static: vec![None; n],
+                    bounded_by: vec![None; n],
+                },
+                requirement: vec![1; n],
             },
-            ExprKind::TileAttr {
-                tile: b,
-                attr: super::TileAttr::End,
-            },
-        ) = (&resolve(begin, bound).kind, &resolve(end, bound).kind)
-        else {
-            return None;
         };
-        (a == b).then(|| a.clone())
+        walk.body(&kernel.body);
+        walk.facts
     }
-    fn walk(
-        body: &[Stmt],
-        table: &BlockTable,
-        host: &HostEnv,
-        bound: &FastMap<&str, &Expr>,
-        tiles: &mut FastMap<String, BlockId>,
-        facts: &mut LoopFacts,
-    ) {
+}
+
+/// The walk behind [`KernelFacts::of`].
+struct FactsWalk<'k> {
+    table: &'k BlockTable,
+    host: &'k HostEnv,
+    bound: Vec<(&'k str, &'k Expr)>,
+    /// The tile variables in scope and their block ids, innermost last: a later binding of a
+    /// name shadows an earlier one, and a loop's bindings go when its body is done (a stack,
+    /// where a copied map of owned names per loop was a fifth of this walk).
+    tiles: Vec<(&'k str, BlockId)>,
+    facts: KernelFacts,
+}
+
+impl<'k> FactsWalk<'k> {
+    fn body(&mut self, body: &'k [Stmt]) {
         for stmt in body {
-            super::walk::stmt_exprs(stmt, &mut |e| {
-                super::walk::each_expr(e, &mut |x| {
-                    if let ExprKind::TileAttr {
-                        tile,
-                        attr: super::TileAttr::Index,
-                    } = &x.kind
-                        && let Some(&bid) = tiles.get(tile)
-                        && !facts.index_used.contains(&bid)
-                    {
-                        facts.index_used.push(bid);
-                    }
-                });
-            });
             match &stmt.kind {
-                StmtKind::For(lp) => {
-                    let saved = tiles.clone();
-                    for ((var, dim), &id) in lp.vars.iter().zip(&lp.dims).zip(table.loop_ids(lp)) {
-                        let begin = match &dim.begin {
-                            Some(b) => host.eval_int(b),
-                            None => Some(0),
-                        };
-                        facts.extent_hint[id] = begin
-                            .zip(host.eval_int(&dim.end))
-                            .map(|(b, e)| e.saturating_sub(b));
-                        let runtime = host.is_runtime(&dim.end)
-                            || dim.begin.as_ref().is_some_and(|b| host.is_runtime(b));
-                        facts.extent_static[id] = facts.extent_hint[id].filter(|_| !runtime);
-                        // `_detect_outer_block_bound` of the extent `end - begin`:
-                        // `hl.tile(live)`, `hl.tile(outer.block_size)`, or
-                        // `hl.tile(outer.begin, outer.end)`.
-                        let bounding = match &dim.begin {
-                            None => bounding_tile(&dim.end, bound),
-                            Some(b) => begin_end_tile(b, &dim.end, bound),
-                        };
-                        if let Some(outer) = bounding {
-                            facts.bounded_by[id] = tiles.get(&outer).copied();
-                        }
-                        if lp.kind == LoopKind::Tile {
-                            tiles.insert(var.clone(), id);
-                        }
-                    }
-                    walk(&lp.body, table, host, bound, tiles, facts);
-                    *tiles = saved;
+                StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => {
+                    self.expr(value, true)
                 }
-                StmtKind::If {
-                    then_body,
-                    else_body,
+                // The indexed dims of a store's or an atomic's target count; the loads inside
+                // its index entries do not (only their `tile.index` uses do).
+                StmtKind::Store {
+                    tensor,
+                    indices,
+                    value,
                     ..
                 } => {
-                    walk(then_body, table, host, bound, tiles, facts);
-                    walk(else_body, table, host, bound, tiles, facts);
+                    self.index_exprs(indices);
+                    self.expr(value, true);
+                    require_indexed(
+                        self.host,
+                        &self.tiles,
+                        &mut self.facts.requirement,
+                        tensor,
+                        indices,
+                        false,
+                    );
                 }
-                StmtKind::Assign { .. }
-                | StmtKind::AugAssign { .. }
-                | StmtKind::Store { .. }
-                | StmtKind::Atomic { .. }
-                | StmtKind::Return(_) => {}
+                StmtKind::Atomic {
+                    tensor,
+                    indices,
+                    expected,
+                    value,
+                    ..
+                } => {
+                    self.index_exprs(indices);
+                    if let Some(x) = expected {
+                        self.expr(x, true);
+                    }
+                    self.expr(value, true);
+                    require_indexed(
+                        self.host,
+                        &self.tiles,
+                        &mut self.facts.requirement,
+                        tensor,
+                        indices,
+                        false,
+                    );
+                }
+                StmtKind::For(lp) => {
+                    // Loop bounds: `tile.index` uses count, loads do not.
+                    for d in &lp.dims {
+                        if let Some(b) = &d.begin {
+                            self.expr(b, false);
+                        }
+                        self.expr(&d.end, false);
+                        if let Some(b) = &d.block_size {
+                            self.expr(b, false);
+                        }
+                    }
+                    let mark = self.tiles.len();
+                    for ((var, dim), &id) in
+                        lp.vars.iter().zip(&lp.dims).zip(self.table.loop_ids(lp))
+                    {
+                        self.loop_dim(dim, id);
+                        if lp.kind == LoopKind::Tile {
+                            self.tiles.push((var.as_str(), id));
+                        }
+                    }
+                    self.body(&lp.body);
+                    self.tiles.truncate(mark);
+                }
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    self.expr(cond, true);
+                    self.body(then_body);
+                    self.body(else_body);
+                }
+                StmtKind::Return(values) => {
+                    for v in values {
+                        self.expr(v, true);
+                    }
+                }
             }
         }
     }
-    walk(
-        &kernel.body,
-        table,
-        host,
-        &bound,
-        &mut FastMap::default(),
-        &mut facts,
-    );
-    facts
+
+    /// The facts of loop dimension `dim`, block id `id` (the tiles of the dims before it are
+    /// in scope).
+    fn loop_dim(&mut self, dim: &'k super::LoopDim, id: BlockId) {
+        let host = self.host;
+        let facts = &mut self.facts.loops;
+        let begin = match &dim.begin {
+            Some(b) => host.eval_int(b),
+            None => Some(0),
+        };
+        facts.extent_hint[id] = begin
+            .zip(host.eval_int(&dim.end))
+            .map(|(b, e)| e.saturating_sub(b));
+        let runtime =
+            host.is_runtime(&dim.end) || dim.begin.as_ref().is_some_and(|b| host.is_runtime(b));
+        facts.extent_static[id] = facts.extent_hint[id].filter(|_| !runtime);
+        // `_detect_outer_block_bound` of the extent `end - begin`: `hl.tile(live)`,
+        // `hl.tile(outer.block_size)`, or `hl.tile(outer.begin, outer.end)`.
+        let bounding = match &dim.begin {
+            None => bounding_tile(&dim.end, &self.bound),
+            Some(b) => begin_end_tile(b, &dim.end, &self.bound),
+        };
+        if let Some(outer) = bounding {
+            facts.bounded_by[id] = tile_named(&self.tiles, outer);
+        }
+    }
+
+    /// The expressions inside index entries (a store's or an atomic's target), for their
+    /// `tile.index` uses.
+    fn index_exprs(&mut self, indices: &'k [Index]) {
+        for index in indices {
+            match index {
+                Index::Full | Index::NewAxis | Index::Int(_) => {}
+                Index::Slice { start, stop, step } => {
+                    for e in [start, stop, step].into_iter().flatten() {
+                        self.expr(e, false);
+                    }
+                }
+                Index::Expr(e) => self.expr(e, false),
+            }
+        }
+    }
+
+    /// `e` and its sub-expressions: `tile.index` uses, and when `loads`, the dims the loads
+    /// index with a bare tile.
+    fn expr(&mut self, e: &'k Expr, loads: bool) {
+        let (host, tiles, requirement) = (self.host, &self.tiles, &mut self.facts.requirement);
+        super::walk::each_expr(e, &mut |x| match &x.kind {
+            ExprKind::TileAttr {
+                tile,
+                attr: super::TileAttr::Index,
+            } => {
+                if let Some(bid) = tile_named(tiles, tile) {
+                    requirement[bid] = requirement[bid].max(2);
+                }
+            }
+            ExprKind::Load {
+                tensor, indices, ..
+            } if loads => require_indexed(host, tiles, requirement, tensor, indices, true),
+            ExprKind::TileAttr { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Size { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => {}
+        });
+    }
 }
 
-/// One index entry that is a bare tile variable (`x[tile, :]`): a tensor dim a tile indexes.
-struct TileIndexed<'a> {
-    /// The tile's block id.
-    bid: BlockId,
-    /// The host tensor.
-    tensor: &'a str,
-    /// The tensor dim the tile indexes.
-    dim: usize,
-    /// The whole index list.
-    indices: &'a [Index],
-    /// A load (its value is a kernel tensor), not a store's or an atomic's target.
+/// The block id of the tile variable `name` in scope (the innermost binding).
+fn tile_named(tiles: &[(&str, BlockId)], name: &str) -> Option<BlockId> {
+    tiles
+        .iter()
+        .rev()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, b)| b)
+}
+
+/// `e` with a name replaced by the value of its first assignment in `bound` (up to 8 steps).
+fn resolve<'a>(e: &'a Expr, bound: &[(&str, &'a Expr)]) -> &'a Expr {
+    let mut e = e;
+    for _ in 0..8 {
+        let ExprKind::Name(n) = &e.kind else { break };
+        let Some(&(_, v)) = bound.iter().find(|(t, _)| t == n) else {
+            break;
+        };
+        e = v;
+    }
+    e
+}
+
+/// The tile whose block size, or whose live extent `end - begin`, `e` is (names resolved).
+fn bounding_tile<'a>(e: &'a Expr, bound: &[(&str, &'a Expr)]) -> Option<&'a str> {
+    let e = resolve(e, bound);
+    if let ExprKind::TileAttr {
+        tile,
+        attr: super::TileAttr::BlockSize,
+    } = &e.kind
+    {
+        return Some(tile);
+    }
+    let ExprKind::Binary {
+        op: super::BinOp::Sub,
+        lhs,
+        rhs,
+    } = &e.kind
+    else {
+        return None;
+    };
+    begin_end_tile(rhs, lhs, bound)
+}
+
+/// The tile whose `begin` and `end` these are (names resolved).
+fn begin_end_tile<'a>(
+    begin: &'a Expr,
+    end: &'a Expr,
+    bound: &[(&str, &'a Expr)],
+) -> Option<&'a str> {
+    let (
+        ExprKind::TileAttr {
+            tile: a,
+            attr: super::TileAttr::Begin,
+        },
+        ExprKind::TileAttr {
+            tile: b,
+            attr: super::TileAttr::End,
+        },
+    ) = (&resolve(begin, bound).kind, &resolve(end, bound).kind)
+    else {
+        return None;
+    };
+    (a == b).then_some(a.as_str())
+}
+
+/// Raises the requirement of every tile that indexes a dim of host tensor `tensor` bare
+/// (`x[tile, :]`) in `indices`: to the dim's TPU alignment (the host tensor's shape and
+/// bitwidth give it), and for a `load` whose value multiplies out to the block (D-1.5.1-08: a
+/// size-`block` kernel tensor, as `t.index` registers) to at least 2.
+fn require_indexed(
+    host: &HostEnv,
+    tiles: &[(&str, BlockId)],
+    requirement: &mut [i64],
+    tensor: &str,
+    indices: &[Index],
     load: bool,
+) {
+    let mut dim = 0;
+    for index in indices {
+        if let Some(bid) = bare_tile(index, tiles)
+            && let Some(t) = host.tensors.get(tensor)
+            && dim < t.shape.len()
+        {
+            let align = required_alignment(t.shape.len(), dim, t.dtype.bitwidth().min(32));
+            requirement[bid] = requirement[bid].max(align);
+            if load && block_sized_load(indices, dim, &t.shape) {
+                requirement[bid] = requirement[bid].max(2);
+            }
+        }
+        match index {
+            Index::NewAxis => {}
+            Index::Full | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => dim += 1,
+        }
+    }
+}
+
+/// The block id of an index entry that is a bare tile variable.
+fn bare_tile(index: &Index, tiles: &[(&str, BlockId)]) -> Option<BlockId> {
+    match index {
+        Index::Expr(Expr {
+            kind: ExprKind::Name(n),
+            ..
+        }) => tile_named(tiles, n),
+        Index::Full | Index::NewAxis | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => None,
+    }
 }
 
 /// Whether the value of a load `tensor[indices]` whose tile indexes tensor dim `tile_dim` has
@@ -601,117 +762,4 @@ fn block_sized_load(indices: &[Index], tile_dim: usize, shape: &[usize]) -> bool
     }
     // Dims the list leaves out are kept whole.
     shape.iter().skip(dim).all(|&n| n == 1)
-}
-
-/// Calls `f` for every load/store/atomic index entry that is a bare tile variable
-/// (`x[tile, :]`): those are the tensor dims a tile indexes.
-fn visit_tile_indexed_dims(
-    kernel: &Kernel,
-    table: &BlockTable,
-    f: &mut dyn FnMut(TileIndexed<'_>),
-) {
-    fn tile_of(index: &Index, tiles: &FastMap<String, BlockId>) -> Option<BlockId> {
-        match index {
-            Index::Expr(Expr {
-                kind: ExprKind::Name(n),
-                ..
-            }) => tiles.get(n).copied(),
-            Index::Full | Index::NewAxis | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => {
-                None
-            }
-        }
-    }
-    fn visit_indices(
-        tensor: &str,
-        indices: &[Index],
-        load: bool,
-        tiles: &FastMap<String, BlockId>,
-        f: &mut dyn FnMut(TileIndexed<'_>),
-    ) {
-        let mut dim = 0;
-        for index in indices {
-            if let Some(bid) = tile_of(index, tiles) {
-                f(TileIndexed {
-                    bid,
-                    tensor,
-                    dim,
-                    indices,
-                    load,
-                });
-            }
-            match index {
-                Index::NewAxis => {}
-                Index::Full | Index::Int(_) | Index::Slice { .. } | Index::Expr(_) => dim += 1,
-            }
-        }
-    }
-    fn walk(
-        body: &[Stmt],
-        table: &BlockTable,
-        tiles: &mut FastMap<String, BlockId>,
-        f: &mut dyn FnMut(TileIndexed<'_>),
-    ) {
-        for stmt in body {
-            match &stmt.kind {
-                StmtKind::For(lp) => {
-                    let saved = tiles.clone();
-                    if lp.kind == LoopKind::Tile {
-                        for (var, &id) in lp.vars.iter().zip(table.loop_ids(lp)) {
-                            tiles.insert(var.clone(), id);
-                        }
-                    }
-                    walk(&lp.body, table, tiles, f);
-                    *tiles = saved;
-                }
-                StmtKind::If {
-                    cond,
-                    then_body,
-                    else_body,
-                } => {
-                    super::walk::each_expr(cond, &mut |e| visit_load(e, tiles, f));
-                    walk(then_body, table, tiles, f);
-                    walk(else_body, table, tiles, f);
-                }
-                StmtKind::Store {
-                    tensor,
-                    indices,
-                    value,
-                    ..
-                } => {
-                    visit_indices(tensor, indices, false, tiles, f);
-                    super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
-                }
-                StmtKind::Atomic {
-                    tensor,
-                    indices,
-                    value,
-                    expected,
-                    ..
-                } => {
-                    visit_indices(tensor, indices, false, tiles, f);
-                    super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
-                    if let Some(x) = expected {
-                        super::walk::each_expr(x, &mut |e| visit_load(e, tiles, f));
-                    }
-                }
-                StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } => {
-                    super::walk::each_expr(value, &mut |e| visit_load(e, tiles, f));
-                }
-                StmtKind::Return(values) => {
-                    for v in values {
-                        super::walk::each_expr(v, &mut |e| visit_load(e, tiles, f));
-                    }
-                }
-            }
-        }
-    }
-    fn visit_load(e: &Expr, tiles: &FastMap<String, BlockId>, f: &mut dyn FnMut(TileIndexed<'_>)) {
-        if let ExprKind::Load {
-            tensor, indices, ..
-        } = &e.kind
-        {
-            visit_indices(tensor, indices, true, tiles, f);
-        }
-    }
-    walk(&kernel.body, table, &mut FastMap::default(), f);
 }

@@ -14,7 +14,7 @@
 //! loop or branch body is kept, so no body becomes empty.
 
 use super::hash::FastSet;
-use super::walk::{assigned_names, each_expr, each_stmt, stmt_exprs};
+use super::walk::{each_expr, each_stmt, stmt_exprs};
 use super::{Case, ExprKind, Stmt, StmtKind};
 
 /// The case without its dead device statements, or `None` when it has none.
@@ -27,17 +27,20 @@ pub fn without_dead(case: &Case) -> Option<Case> {
         return None;
     }
     let mut pruned = case.clone();
-    loop {
+    // The first round reads what the check read (the copy is the same program), borrowed from
+    // the case; later rounds read the pruned copy, which they change, so they own the names.
+    let mut removed = false;
+    for stmt in &mut pruned.kernel.body {
+        removed |= prune_host(stmt, &|n| read.contains(n));
+    }
+    while removed {
         let read: FastSet<String> = names_read(&pruned.kernel.body)
             .into_iter()
             .map(str::to_owned)
             .collect();
-        let mut removed = false;
+        removed = false;
         for stmt in &mut pruned.kernel.body {
-            removed |= prune_host(stmt, &read);
-        }
-        if !removed {
-            break;
+            removed |= prune_host(stmt, &|n| read.contains(n));
         }
     }
     Some(pruned)
@@ -50,7 +53,9 @@ pub fn without_dead(case: &Case) -> Option<Case> {
 /// before `for local in hl.tile(live): acc = x_block[local.begin] * 0.5`, which Helion refuses as
 /// consumed whole).
 fn names_read(body: &[Stmt]) -> FastSet<&str> {
-    let mut read = FastSet::default();
+    // Room for the names of a typical kernel: growing from empty rehashed the set three or
+    // four times per call.
+    let mut read = FastSet::with_capacity_and_hasher(64, Default::default());
     carried(body, &mut Vec::new(), &mut read);
     each_stmt(body, &mut |stmt| {
         let own = match &stmt.kind {
@@ -88,9 +93,12 @@ fn names_read(body: &[Stmt]) -> FastSet<&str> {
 
 /// Adds to `out` the names a loop of `body` carries: assigned in its body and in `bound`, the
 /// names assigned before it (in this body or an enclosing one). `bound` is a stack that each
-/// nested body grows and gives back (a copy of a set per loop and branch arm was 2.3% of an
-/// in-process campaign's CPU, perf, 2026-12-04; a kernel binds a handful of names, so a
-/// linear `contains` is cheaper than hashing).
+/// nested body grows (a copy of a set per loop and branch arm was 2.3% of an in-process
+/// campaign's CPU, perf, 2026-12-04; a kernel binds a handful of names, so a linear
+/// `contains` is cheaper than hashing); what a call pushes is every name `body` assigns,
+/// nested bodies included, so a loop reads its body's assigned names off the stack instead of
+/// walking the body again (a walk per loop and branch was a third of this module's time,
+/// callgrind over the corpus cases).
 fn carried<'a>(body: &'a [Stmt], bound: &mut Vec<&'a str>, out: &mut FastSet<&'a str>) {
     for stmt in body {
         match &stmt.kind {
@@ -98,28 +106,22 @@ fn carried<'a>(body: &'a [Stmt], bound: &mut Vec<&'a str>, out: &mut FastSet<&'a
                 bound.push(target.as_str());
             }
             StmtKind::For(lp) => {
-                let inner = assigned_names(&lp.body);
-                out.extend(inner.iter().filter(|n| bound.contains(*n)));
                 let mark = bound.len();
                 carried(&lp.body, bound, out);
-                bound.truncate(mark);
-                bound.extend(inner);
+                let (before, inner) = bound.split_at(mark);
+                out.extend(inner.iter().filter(|n| before.contains(*n)));
             }
             StmtKind::If {
                 then_body,
                 else_body,
                 ..
             } => {
+                // An arm does not see the other arm's names; after the branch, both count.
                 let mark = bound.len();
-                for b in [then_body, else_body] {
-                    carried(b, bound, out);
-                    bound.truncate(mark);
-                }
-                bound.extend(
-                    assigned_names(then_body)
-                        .into_iter()
-                        .chain(assigned_names(else_body)),
-                );
+                carried(then_body, bound, out);
+                let then_names: Vec<&str> = bound.drain(mark..).collect();
+                carried(else_body, bound, out);
+                bound.extend(then_names);
             }
             StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}
         }
@@ -165,7 +167,7 @@ fn body_has_dead(body: &[Stmt], read: &FastSet<&str>) -> bool {
 
 /// Removes the dead assignments of the device loops under the host statement `stmt`.
 /// Whether anything was removed.
-fn prune_host(stmt: &mut Stmt, read: &FastSet<String>) -> bool {
+fn prune_host(stmt: &mut Stmt, read: &dyn Fn(&str) -> bool) -> bool {
     match &mut stmt.kind {
         StmtKind::For(lp) => prune_body(&mut lp.body, read),
         StmtKind::If {
@@ -189,7 +191,7 @@ fn prune_host(stmt: &mut Stmt, read: &FastSet<String>) -> bool {
 }
 
 /// Removes the dead assignments of a device body and of the bodies nested in it.
-fn prune_body(body: &mut Vec<Stmt>, read: &FastSet<String>) -> bool {
+fn prune_body(body: &mut Vec<Stmt>, read: &dyn Fn(&str) -> bool) -> bool {
     let mut removed = false;
     for stmt in body.iter_mut() {
         match &mut stmt.kind {
@@ -210,9 +212,7 @@ fn prune_body(body: &mut Vec<Stmt>, read: &FastSet<String>) -> bool {
         }
     }
     let dead = |s: &Stmt| match &s.kind {
-        StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-            !read.contains(target)
-        }
+        StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => !read(target),
         StmtKind::Store { .. }
         | StmtKind::Atomic { .. }
         | StmtKind::For(_)

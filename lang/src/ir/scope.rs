@@ -59,7 +59,9 @@ impl HostEnv {
     /// Lenient: names it cannot resolve are left out (the frontend reports them).
     pub fn of(case: &Case) -> HostEnv {
         let mut env = HostEnv::default();
-        let mut storage_of_input: BTreeMap<String, StorageId> = BTreeMap::new();
+        // The storage of each module-level input is its position here (a handful of inputs:
+        // a scan, no owned names).
+        let mut storage_of_input: Vec<&str> = Vec::new();
         for (param, arg) in case.kernel.params.iter().zip(&case.call.args) {
             match (param.kind, arg) {
                 (ParamKind::Tensor, Arg::Input(name)) => {
@@ -69,8 +71,13 @@ impl HostEnv {
                     let Ok((dtype, shape)) = input.dtype_and_shape() else {
                         continue;
                     };
-                    let next = storage_of_input.len();
-                    let storage = *storage_of_input.entry(name.clone()).or_insert(next);
+                    let storage = match storage_of_input.iter().position(|i| i == name) {
+                        Some(s) => s,
+                        None => {
+                            storage_of_input.push(name);
+                            storage_of_input.len() - 1
+                        }
+                    };
                     env.tensors.insert(
                         param.name.clone(),
                         HostTensor {

@@ -12,10 +12,11 @@ impl Infer<'_> {
     /// A size argument (`hl.zeros([t.block_size, 128])`, `.reshape(...)`): concrete, with the
     /// block id when it is a block-size symbol.
     pub(super) fn dim_arg(&mut self, e: &Expr) -> Result<Dim, TypeError> {
+        let sizes = self.sizes;
         let ty = self.expr(e)?;
         // `hl.zeros([tile, n])`: a tile as a dim means its block size.
-        if let Ty::Tile(b) = ty {
-            return Ok(Dim::tiled(self.sizes.effective[b], b));
+        if let Ty::Tile(b) = *ty {
+            return Ok(Dim::tiled(sizes.effective[b], b));
         }
         let a = ty
             .int_value()
@@ -99,7 +100,7 @@ impl Infer<'_> {
                     if od.iter().map(|d| d.size).product::<i64>() != numel {
                         return Err(err(span, "view_as of a tensor with another element count"));
                     }
-                    od
+                    od.clone()
                 }
                 Ty::HostTensor { shape, .. } => shape.iter().map(|&s| Dim::fixed(s)).collect(),
                 other => return Err(err(span, format!("view_as of a non-tensor ({other:?})"))),
@@ -180,12 +181,13 @@ impl Infer<'_> {
                     k += 1;
                 }
                 Index::Expr(x) => {
+                    let sizes = self.sizes;
                     match self.expr(x)? {
-                        Ty::Tile(b) => out.push(Dim::tiled(self.sizes.effective[b], b)),
+                        &Ty::Tile(b) => out.push(Dim::tiled(sizes.effective[b], b)),
                         Ty::Int(_) | Ty::GridIndex(_) => {}
                         // A rank-k index tensor contributes its k dims (advanced indexing);
                         // trace-time validation refuses k != 1 (`validate`).
-                        Ty::Tensor { dims: id, .. } => out.extend_from_slice(&id),
+                        Ty::Tensor { dims: id, .. } => out.extend_from_slice(id),
                         other => return Err(err(x.span, format!("unsupported index {other:?}"))),
                     }
                     k += 1;

@@ -4,7 +4,7 @@
 //! branches.
 
 use super::{Dim, Infer, Ty, TypeError, broadcast, err};
-use crate::ir::{ExprKind, LoopKind, NodeKey, Span, Stmt, StmtKind};
+use crate::ir::{ExprKind, Loop, LoopKind, NodeKey, Span, Stmt, StmtKind};
 
 /// Helion 1.5.1's store rank rule (`TensorType.propagate_setitem`, D-1.5.1-20): a stored value
 /// has the rank of the indexed target, or rank 0, or a higher rank whose extra leading dims are
@@ -46,7 +46,7 @@ impl<'a> Infer<'a> {
     fn stmt(&mut self, stmt: &'a Stmt) -> Result<(), TypeError> {
         match &stmt.kind {
             StmtKind::Assign { target, value } => {
-                let mut ty = self.expr(value)?;
+                let mut ty = self.expr(value)?.clone();
                 let host_binding = matches!(value.kind, ExprKind::Alloc { .. })
                     || matches!(
                         (&value.kind, &ty),
@@ -60,17 +60,16 @@ impl<'a> Infer<'a> {
                     };
                     self.exprs.insert(NodeKey::of(value), ty.clone());
                 }
-                self.env.insert(target, ty);
+                self.bind(target, ty);
             }
             StmtKind::AugAssign { target, op, value } => {
-                let old = self
-                    .env
-                    .get(target.as_str())
-                    .cloned()
-                    .ok_or_else(|| err(stmt.span, format!("name `{target}` is not bound")))?;
-                let rhs = self.expr(value)?;
-                let ty = self.binary(*op, &old, &rhs, stmt.span)?;
-                self.env.insert(target, ty);
+                if !self.env.contains_key(target.as_str()) {
+                    return Err(err(stmt.span, format!("name `{target}` is not bound")));
+                }
+                self.expr(value)?;
+                let old = &self.env[target.as_str()];
+                let ty = Self::binary(*op, old, self.typed(value), stmt.span)?;
+                self.bind(target, ty);
             }
             StmtKind::Store {
                 tensor,
@@ -84,11 +83,12 @@ impl<'a> Infer<'a> {
                 value,
                 ..
             } => {
-                let (dtype, shape) = match self.env.get(tensor.as_str()) {
-                    Some(Ty::HostTensor { dtype, shape, .. }) => (*dtype, shape.clone()),
+                let dims: Vec<Dim> = match self.env.get(tensor.as_str()) {
+                    Some(Ty::HostTensor { shape, .. }) => {
+                        shape.iter().map(|&d| Dim::fixed(d)).collect()
+                    }
                     _ => return Err(err(stmt.span, format!("`{tensor}` is not a host tensor"))),
                 };
-                let dims: Vec<Dim> = shape.iter().map(|&d| Dim::fixed(d)).collect();
                 let target = self.index(&dims, indices, stmt.span)?;
                 if let StmtKind::Atomic {
                     expected: Some(x), ..
@@ -96,17 +96,16 @@ impl<'a> Infer<'a> {
                 {
                     self.expr(x)?;
                 }
-                let v = self.expr(value)?;
-                match &v {
+                match self.expr(value)? {
                     Ty::Tensor { dims: vd, .. } => {
                         if matches!(stmt.kind, StmtKind::Store { .. }) {
                             store_rank(&target, vd, stmt.span)?;
                         }
                         let b = broadcast(&target, vd);
-                        if b.as_ref()
-                            .map(|b| b.iter().map(|d| d.size).collect::<Vec<_>>())
-                            != Some(target.iter().map(|d| d.size).collect())
-                        {
+                        let fits = b.is_some_and(|b| {
+                            b.iter().map(|d| d.size).eq(target.iter().map(|d| d.size))
+                        });
+                        if !fits {
                             return Err(err(
                                 stmt.span,
                                 format!(
@@ -120,55 +119,8 @@ impl<'a> Infer<'a> {
                     Ty::Int(_) | Ty::Float => {}
                     other => return Err(err(stmt.span, format!("cannot store {other:?}"))),
                 }
-                let _ = dtype;
             }
-            StmtKind::For(lp) => {
-                for d in &lp.dims {
-                    if let Some(b) = &d.begin {
-                        self.expr(b)?;
-                    }
-                    self.expr(&d.end)?;
-                    if let Some(b) = &d.block_size {
-                        self.expr(b)?;
-                    }
-                }
-                for (var, &id) in lp.vars.iter().zip(self.blocks.loop_ids(lp)) {
-                    let ty = match lp.kind {
-                        LoopKind::Tile => Ty::Tile(id),
-                        LoopKind::Grid => Ty::GridIndex(id),
-                    };
-                    self.env.insert(var, ty);
-                }
-                // Loop-carried values keep their type across iterations, except ints whose value
-                // changes (`cnt = cnt + 1`): those are widened to "not static" before a second
-                // pass, which checks that the body is stable under its own outputs.
-                //
-                // When no name bound at the loop's entry changed type (after widening), the
-                // second pass would see the environment the first saw and compute the same types
-                // (a name the body reads before binding it must have been bound at the entry, or
-                // the first pass would have failed), so it is skipped. Without the skip, a body
-                // two loops deep was typed four times.
-                let entry: Vec<(&'a str, Ty)> =
-                    self.env.iter().map(|(&n, t)| (n, t.clone())).collect();
-                self.body(&lp.body)?;
-                let mut stable = true;
-                for (name, at_entry) in &entry {
-                    // The environment only grows: every name bound at the entry is still bound.
-                    let Some(ty) = self.env.get_mut(name) else {
-                        stable = false;
-                        continue;
-                    };
-                    if let (Ty::Int(Some(a)), Ty::Int(Some(b))) = (at_entry, &*ty)
-                        && a != b
-                    {
-                        *ty = Ty::Int(None);
-                    }
-                    stable &= ty == at_entry;
-                }
-                if !stable {
-                    self.body(&lp.body)?;
-                }
-            }
+            StmtKind::For(lp) => self.for_loop(lp)?,
             StmtKind::If {
                 cond,
                 then_body,
@@ -183,6 +135,84 @@ impl<'a> Infer<'a> {
                     self.expr(v)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Binds `name` to `ty`; inside a loop, logs the binding it replaces (see
+    /// [`Infer::for_loop`]).
+    fn bind(&mut self, name: &'a str, ty: Ty) {
+        let old = self.env.insert(name, ty);
+        if self.loop_depth > 0 {
+            self.rebound.push((name, old));
+        }
+    }
+
+    fn for_loop(&mut self, lp: &'a Loop) -> Result<(), TypeError> {
+        for d in &lp.dims {
+            if let Some(b) = &d.begin {
+                self.expr(b)?;
+            }
+            self.expr(&d.end)?;
+            if let Some(b) = &d.block_size {
+                self.expr(b)?;
+            }
+        }
+        for (var, &id) in lp.vars.iter().zip(self.blocks.loop_ids(lp)) {
+            let ty = match lp.kind {
+                LoopKind::Tile => Ty::Tile(id),
+                LoopKind::Grid => Ty::GridIndex(id),
+            };
+            self.bind(var, ty);
+        }
+        // Loop-carried values keep their type across iterations, except ints whose value
+        // changes (`cnt = cnt + 1`): those are widened to "not static" before a second pass,
+        // which checks that the body is stable under its own outputs.
+        //
+        // When no name bound at the loop's entry changed type (after widening), the second
+        // pass would see the environment the first saw and compute the same types (a name the
+        // body reads before binding it must have been bound at the entry, or the first pass
+        // would have failed), so it is skipped. Without the skip, a body two loops deep was
+        // typed four times.
+        //
+        // Only a name the body binds can change, and the log of bindings replaced in a loop
+        // holds, at a name's first entry after `mark`, its type at this loop's entry (`None`
+        // when it was not bound there): a copy of the whole environment per loop, every host
+        // tensor's shape included, was a tenth of `infer` (callgrind over the corpus cases).
+        let mark = self.rebound.len();
+        self.loop_depth += 1;
+        let typed = self.body(&lp.body);
+        self.loop_depth -= 1;
+        typed?;
+        let mut stable = true;
+        for i in mark..self.rebound.len() {
+            let (name, Some(at_entry)) = &self.rebound[i] else {
+                continue;
+            };
+            if self.rebound[mark..i].iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            // The environment only grows: every name bound at the entry is still bound.
+            let Some(ty) = self.env.get_mut(name) else {
+                stable = false;
+                continue;
+            };
+            if let (Ty::Int(Some(a)), Ty::Int(Some(b))) = (at_entry, &*ty)
+                && a != b
+            {
+                *ty = Ty::Int(None);
+            }
+            stable &= ty == at_entry;
+        }
+        if !stable {
+            self.loop_depth += 1;
+            let typed = self.body(&lp.body);
+            self.loop_depth -= 1;
+            typed?;
+        }
+        if self.loop_depth == 0 {
+            // Only enclosing loops read the log.
+            self.rebound.clear();
         }
         Ok(())
     }

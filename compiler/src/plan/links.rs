@@ -763,21 +763,31 @@ impl<'a> Links<'a> {
     /// this definition inside its graph are walked through.
     pub fn effective_users(&self, node: &'a Expr) -> Vec<Use<'a>> {
         let mut out = Vec::new();
-        let mut seen = FastSet::default();
-        self.collect_users(node, Vec::new(), &mut out, &mut seen);
+        self.each_user(node, &mut |user, transports| {
+            out.push(Use {
+                user,
+                transports: transports.to_vec(),
+            })
+        });
         let from = self.graph_of(node);
         out.sort_by_cached_key(|u| self.walk_key(from, u));
         out
     }
 
-    /// The users of the value a definition binds (the reads it reaches), in walk order.
-    pub fn users_of_def(&self, d: DefId) -> Vec<Use<'a>> {
-        let mut out = Vec::new();
+    /// Calls `f` on each semantic user of `node` that [`Links::effective_users`] finds, with
+    /// the transports on its path, in discovery order rather than Helion's walk order: for
+    /// walks that only need the set of users (the failure walk, spec §2.8), which then pay
+    /// for neither the walk keys nor a copy of every path.
+    pub fn each_user(&self, node: &'a Expr, f: &mut impl FnMut(User<'a>, &[&'a Expr])) {
         let mut seen = FastSet::default();
-        self.collect_def_users(d, Vec::new(), &mut out, &mut seen);
-        let from = self.defs.get(d).map_or(0, |def| def.graph);
-        out.sort_by_cached_key(|u| self.walk_key(from, u));
-        out
+        self.collect_users(node, &mut Vec::new(), f, &mut seen);
+    }
+
+    /// Calls `f` on each user of the value a definition binds (the reads it reaches), as
+    /// [`Links::each_user`] does.
+    pub fn each_def_user(&self, d: DefId, f: &mut impl FnMut(User<'a>, &[&'a Expr])) {
+        let mut seen = FastSet::default();
+        self.collect_def_users(d, &mut Vec::new(), f, &mut seen);
     }
 
     /// The position of `u` in `_effective_users`' walk from a value in graph `from`
@@ -832,11 +842,11 @@ impl<'a> Links<'a> {
         }
     }
 
-    fn collect_users(
+    fn collect_users<F: FnMut(User<'a>, &[&'a Expr])>(
         &self,
         node: &'a Expr,
-        transports: Vec<&'a Expr>,
-        out: &mut Vec<Use<'a>>,
+        path: &mut Vec<&'a Expr>,
+        f: &mut F,
         seen: &mut FastSet<NodeKey>,
     ) {
         let Some(info) = self.info(node) else { return };
@@ -873,32 +883,29 @@ impl<'a> Links<'a> {
                     | ExprKind::Alloc { .. } => false,
                 };
                 if !shape_read {
-                    out.push(Use {
-                        user: User::Expr {
+                    f(
+                        User::Expr {
                             user: p,
                             operand: node,
                         },
-                        transports,
-                    });
+                        path,
+                    );
                 }
             }
             Parent::Stmt(s, Slot::AssignValue) => {
                 if let Some(d) = self.def_of(s) {
-                    self.collect_def_users(d, transports, out, seen);
+                    self.collect_def_users(d, path, f, seen);
                 }
             }
-            Parent::Stmt(s, slot) => out.push(Use {
-                user: User::Stmt(s, slot),
-                transports,
-            }),
+            Parent::Stmt(s, slot) => f(User::Stmt(s, slot), path),
         }
     }
 
-    fn collect_def_users(
+    fn collect_def_users<F: FnMut(User<'a>, &[&'a Expr])>(
         &self,
         d: DefId,
-        transports: Vec<&'a Expr>,
-        out: &mut Vec<Use<'a>>,
+        path: &mut Vec<&'a Expr>,
+        f: &mut F,
         seen: &mut FastSet<NodeKey>,
     ) {
         let dg = self.defs[d].graph;
@@ -908,21 +915,15 @@ impl<'a> Links<'a> {
                     let g = self.graph_of(re);
                     if self.reaching(re) == [d] && self.within(g, dg) {
                         if seen.insert(NodeKey::of(re)) {
-                            let mut t = transports.clone();
-                            t.push(re);
-                            self.collect_users(re, t, out, seen);
+                            path.push(re);
+                            self.collect_users(re, path, f, seen);
+                            path.pop();
                         }
                     } else {
-                        out.push(Use {
-                            user: User::Merge(re),
-                            transports: transports.clone(),
-                        });
+                        f(User::Merge(re), path);
                     }
                 }
-                Read::Aug(s) => out.push(Use {
-                    user: User::Stmt(s, Slot::AugTarget),
-                    transports: transports.clone(),
-                }),
+                Read::Aug(s) => f(User::Stmt(s, Slot::AugTarget), path),
             }
         }
     }

@@ -185,6 +185,8 @@ struct StmtInfo {
     /// Name reads of its own expressions (a range of `stmt_reads`); for `AugAssign`, the read of
     /// its target comes last.
     reads: std::ops::Range<usize>,
+    /// `For`: its loop variables' interned names (a range of `loop_var_names`).
+    vars: std::ops::Range<usize>,
 }
 
 /// A name read.
@@ -213,10 +215,19 @@ pub(crate) struct Links<'a> {
     reads: Vec<ReadRec<'a>>,
     /// Read indices of the statements' reads, concatenated (ranges in [`StmtInfo::reads`]).
     stmt_reads: Vec<usize>,
-    /// Reaching definitions of each read (sorted).
-    reach: Vec<Vec<DefId>>,
-    /// Reads reached by each definition, in evaluation order.
-    def_users: Vec<Vec<Read<'a>>>,
+    /// Interned names of the loops' variables, concatenated (ranges in [`StmtInfo::vars`]).
+    loop_var_names: Vec<u32>,
+    /// Reaching definitions of each read (sorted), concatenated: read `r`'s are
+    /// `reach[reach_at[r]..reach_at[r + 1]]`. Flat, like `def_users`: a `Vec` per read and per
+    /// definition was ~2% of the planner's instructions in allocations.
+    reach: Vec<DefId>,
+    /// Offsets into `reach`, one per read and one past the end.
+    reach_at: Vec<usize>,
+    /// Reads reached by each definition, in evaluation order, concatenated: definition `d`'s
+    /// are `def_users[def_users_at[d]..def_users_at[d + 1]]`.
+    def_users: Vec<Read<'a>>,
+    /// Offsets into `def_users`, one per definition and one past the end.
+    def_users_at: Vec<usize>,
     /// Loads in evaluation order.
     pub loads: Vec<&'a Expr>,
     /// Subscripts in evaluation order.
@@ -405,8 +416,28 @@ impl Env {
             *a |= b;
         }
     }
-    fn defs(&self, slot: usize) -> Vec<DefId> {
-        let mut out = Vec::new();
+    /// Joins `other` into `self`; whether that changed `self`.
+    fn join_changed(&mut self, other: &Env) -> bool {
+        let mut changed = false;
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            changed |= *b & !*a != 0;
+            *a |= b;
+        }
+        changed
+    }
+    /// A copy of `self`, in a buffer of `pool` when there is one (flow's environments are
+    /// all the same size: cloning one per branch and loop pass was most of its allocations).
+    fn copy_in(&self, pool: &mut Vec<Env>) -> Env {
+        match pool.pop() {
+            Some(mut e) if e.bits.len() == self.bits.len() => {
+                e.bits.copy_from_slice(&self.bits);
+                e
+            }
+            Some(_) | None => self.clone(),
+        }
+    }
+    /// Appends the definitions in `slot`, ascending.
+    fn push_defs(&self, slot: usize, out: &mut Vec<DefId>) {
         if let Some(w) = self.bits.get(self.slot(slot)) {
             for (i, &word) in w.iter().enumerate() {
                 let mut x = word;
@@ -416,7 +447,6 @@ impl Env {
                 }
             }
         }
-        out
     }
 }
 
@@ -437,8 +467,11 @@ impl<'a> Links<'a> {
             names: FastMap::with_capacity_and_hasher(32, Default::default()),
             reads: Vec::new(),
             stmt_reads: Vec::new(),
+            loop_var_names: Vec::new(),
             reach: Vec::new(),
+            reach_at: Vec::new(),
             def_users: Vec::new(),
+            def_users_at: Vec::new(),
             loads: Vec::new(),
             subscripts: Vec::new(),
             writes: Vec::new(),
@@ -456,16 +489,32 @@ impl<'a> Links<'a> {
             env.set(name, d);
         }
         let mut reach_bits = Env::new(l.reads.len(), l.defs.len());
-        l.flow(&case.kernel.body, &mut env, &mut reach_bits);
-        l.reach = (0..l.reads.len()).map(|r| reach_bits.defs(r)).collect();
-        l.def_users = vec![Vec::new(); l.defs.len()];
-        for (r, ds) in l.reads.iter().zip(&l.reach) {
-            for &d in ds {
-                if let Some(u) = l.def_users.get_mut(d) {
-                    u.push(r.read);
-                }
+        l.flow(
+            &case.kernel.body,
+            &mut env,
+            &mut reach_bits,
+            &mut Vec::new(),
+        );
+        l.reach_at.reserve(l.reads.len() + 1);
+        l.reach_at.push(0);
+        for r in 0..l.reads.len() {
+            reach_bits.push_defs(r, &mut l.reach);
+            l.reach_at.push(l.reach.len());
+        }
+        // Reads per definition, in read order: a stable sort of (definition, read) by
+        // definition.
+        let mut pairs: Vec<(DefId, Read<'a>)> = Vec::with_capacity(l.reach.len());
+        for (r, rec) in l.reads.iter().enumerate() {
+            for &d in &l.reach[l.reach_at[r]..l.reach_at[r + 1]] {
+                pairs.push((d, rec.read));
             }
         }
+        pairs.sort_by_key(|&(d, _)| d);
+        let at: Vec<usize> = (0..=l.defs.len())
+            .map(|d| pairs.partition_point(|&(p, _)| p < d))
+            .collect();
+        l.def_users = pairs.into_iter().map(|(_, read)| read).collect();
+        l.def_users_at = at;
         l
     }
 
@@ -523,9 +572,12 @@ impl<'a> Links<'a> {
                         parent: Some(graph),
                     });
                     info.body = (g, g);
+                    let first_var = self.loop_var_names.len();
                     for v in &lp.vars {
-                        self.intern(v);
+                        let name = self.intern(v);
+                        self.loop_var_names.push(name);
                     }
+                    info.vars = first_var..self.loop_var_names.len();
                     let first = self.defs.len();
                     for _ in &lp.vars {
                         self.new_def(DefKind::LoopVar, g);
@@ -614,7 +666,8 @@ impl<'a> Links<'a> {
 
     /// Pass 2: reaching definitions. Loop bodies are walked until their entry environment is
     /// stable (a definition late in the body reaches reads early in it: a loop-carried value).
-    fn flow(&self, body: &'a [Stmt], env: &mut Env, reach: &mut Env) {
+    /// `pool` holds spare environments for branches and loop passes.
+    fn flow(&self, body: &'a [Stmt], env: &mut Env, reach: &mut Env, pool: &mut Vec<Env>) {
         for stmt in body {
             let Some(info) = self.stmts.get(&addr(stmt)) else {
                 continue;
@@ -633,36 +686,38 @@ impl<'a> Links<'a> {
                 }
                 StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}
                 StmtKind::For(lp) => {
-                    let mut entry = env.clone();
+                    let mut entry = env.copy_in(pool);
                     if let Some(first) = info.def {
-                        for (k, v) in lp.vars.iter().enumerate() {
-                            if let Some(&name) = self.names.get(v.as_str()) {
-                                entry.set(name, first + k);
-                            }
+                        for (k, &name) in self.loop_var_names[info.vars.clone()].iter().enumerate()
+                        {
+                            entry.set(name, first + k);
                         }
                     }
                     // Environments only grow, over finitely many definitions.
-                    for _ in 0..16 {
-                        let mut out = entry.clone();
-                        self.flow(&lp.body, &mut out, reach);
-                        let mut next = entry.clone();
-                        next.join(&out);
-                        if next == entry {
+                    let mut out = entry.copy_in(pool);
+                    for pass in 0..16 {
+                        if pass > 0 {
+                            out.bits.copy_from_slice(&entry.bits);
+                        }
+                        self.flow(&lp.body, &mut out, reach, pool);
+                        if !entry.join_changed(&out) {
                             break;
                         }
-                        entry = next;
                     }
                     env.join(&entry);
+                    pool.push(entry);
+                    pool.push(out);
                 }
                 StmtKind::If {
                     then_body,
                     else_body,
                     ..
                 } => {
-                    let mut te = env.clone();
-                    self.flow(then_body, &mut te, reach);
-                    self.flow(else_body, env, reach);
+                    let mut te = env.copy_in(pool);
+                    self.flow(then_body, &mut te, reach, pool);
+                    self.flow(else_body, env, reach, pool);
                     env.join(&te);
+                    pool.push(te);
                 }
             }
         }
@@ -703,8 +758,11 @@ impl<'a> Links<'a> {
     pub fn reaching(&self, name_read: &Expr) -> &[DefId] {
         self.info(name_read)
             .and_then(|i| i.read)
-            .and_then(|r| self.reach.get(r))
-            .map_or(&[], Vec::as_slice)
+            .and_then(|r| {
+                let (&from, &to) = (self.reach_at.get(r)?, self.reach_at.get(r + 1)?);
+                self.reach.get(from..to)
+            })
+            .unwrap_or(&[])
     }
 
     /// How a name read gets its value.
@@ -749,7 +807,10 @@ impl<'a> Links<'a> {
 
     /// The reads a definition reaches, in evaluation order.
     pub fn def_users(&self, d: DefId) -> &[Read<'a>] {
-        self.def_users.get(d).map_or(&[], Vec::as_slice)
+        match (self.def_users_at.get(d), self.def_users_at.get(d + 1)) {
+            (Some(&from), Some(&to)) => self.def_users.get(from..to).unwrap_or(&[]),
+            _ => &[],
+        }
     }
 
     /// The definition an `Assign`/`AugAssign` statement makes.

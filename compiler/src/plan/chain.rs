@@ -52,8 +52,8 @@ impl<'a> Planner<'a, '_> {
         load: &'a Expr,
         written: &FastSet<usize>,
     ) -> Result<Vec<Variant>, Rejection> {
-        let here = at(load.span);
         let rej = |rule: Rule, args: &[(&str, &str)]| {
+            let here = at(load.span);
             let mut all: Vec<(&str, &str)> = vec![("at", here.as_str())];
             all.extend_from_slice(args);
             Err(Rejection::new(rule, load.span, &all))
@@ -299,7 +299,8 @@ impl<'a> Planner<'a, '_> {
                 }
             }
         }
-        let here = at(node.span);
+        // `line N`, formatted only for a refusal's message.
+        let here = || at(node.span);
         if is_root {
             if !planned.is_empty() && !unsupported.is_empty() {
                 let spans: Vec<_> = unsupported.iter().map(|(u, _)| u.span()).collect();
@@ -316,7 +317,7 @@ impl<'a> Planner<'a, '_> {
                 return Err(Rejection::new(
                     Rule::ChainNoUsers,
                     node.span,
-                    &[("at", &here)],
+                    &[("at", &here())],
                 ));
             }
         } else {
@@ -326,7 +327,7 @@ impl<'a> Planner<'a, '_> {
                     let r = Rejection::new(
                         Rule::ChainMaskedFeedsNarrowing,
                         node.span,
-                        &[("at", &here)],
+                        &[("at", &here())],
                     );
                     for p in &planned {
                         self.record_from_use(&p.use_, &r);
@@ -336,7 +337,7 @@ impl<'a> Planner<'a, '_> {
                     return Err(Rejection::new(
                         Rule::ChainPaddingAtBoundary,
                         node.span,
-                        &[("at", &here)],
+                        &[("at", &here())],
                     ));
                 }
                 if !masked && !planned.is_empty() && !unsupported.is_empty() {
@@ -344,7 +345,7 @@ impl<'a> Planner<'a, '_> {
                     let r = Rejection::new(
                         Rule::ChainViewConsumedElsewhere,
                         node.span,
-                        &[("at", &here), ("lines", &lines(&spans))],
+                        &[("at", &here()), ("lines", &lines(&spans))],
                     );
                     for p in &planned {
                         self.record_from_use(&p.use_, &r);
@@ -468,12 +469,12 @@ impl<'a> Planner<'a, '_> {
         target: &str,
         variants: &[Variant],
     ) -> Result<Vec<Variant>, Rejection> {
-        let here = at(user.span);
+        let here = || at(user.span);
         let rej = |rule: Rule| {
             Err(Rejection::new(
                 rule,
                 user.span,
-                &[("target", target), ("at", &here)],
+                &[("target", target), ("at", &here())],
             ))
         };
         let Some(out_dims) = self.types.of(user).dims() else {

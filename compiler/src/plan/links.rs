@@ -169,7 +169,7 @@ pub(crate) enum ReadOrigin<'a> {
     Merge,
 }
 
-pub(crate) use lang::ir::hash::{FastMap, FastSet};
+pub(crate) use lang::ir::hash::FastMap;
 
 /// Facts about one statement.
 #[derive(Clone, Debug, Default)]
@@ -840,15 +840,13 @@ impl<'a> Links<'a> {
     /// walks that only need the set of users (the failure walk, spec §2.8), which then pay
     /// for neither the walk keys nor a copy of every path.
     pub fn each_user(&self, node: &'a Expr, f: &mut impl FnMut(User<'a>, &[&'a Expr])) {
-        let mut seen = FastSet::default();
-        self.collect_users(node, &mut Vec::new(), f, &mut seen);
+        self.collect_users(node, &mut Vec::new(), f, &mut Vec::new());
     }
 
     /// Calls `f` on each user of the value a definition binds (the reads it reaches), as
     /// [`Links::each_user`] does.
     pub fn each_def_user(&self, d: DefId, f: &mut impl FnMut(User<'a>, &[&'a Expr])) {
-        let mut seen = FastSet::default();
-        self.collect_def_users(d, &mut Vec::new(), f, &mut seen);
+        self.collect_def_users(d, &mut Vec::new(), f, &mut Vec::new());
     }
 
     /// The position of `u` in `_effective_users`' walk from a value in graph `from`
@@ -908,7 +906,7 @@ impl<'a> Links<'a> {
         node: &'a Expr,
         path: &mut Vec<&'a Expr>,
         f: &mut F,
-        seen: &mut FastSet<NodeKey>,
+        seen: &mut Vec<NodeKey>,
     ) {
         let Some(info) = self.info(node) else { return };
         match info.parent {
@@ -967,7 +965,7 @@ impl<'a> Links<'a> {
         d: DefId,
         path: &mut Vec<&'a Expr>,
         f: &mut F,
-        seen: &mut FastSet<NodeKey>,
+        seen: &mut Vec<NodeKey>,
     ) {
         let dg = self.defs[d].graph;
         for r in self.def_users(d) {
@@ -975,7 +973,10 @@ impl<'a> Links<'a> {
                 Read::Name(re) => {
                     let g = self.graph_of(re);
                     if self.reaching(re) == [d] && self.within(g, dg) {
-                        if seen.insert(NodeKey::of(re)) {
+                        // A handful of name reads per walk: a Vec beats hashing (and
+                        // growing a set from empty) for the walks a planner makes.
+                        if !seen.contains(&NodeKey::of(re)) {
+                            seen.push(NodeKey::of(re));
                             path.push(re);
                             self.collect_users(re, path, f, seen);
                             path.pop();

@@ -61,14 +61,14 @@ pub fn validate_traced(case: &Case, types: Option<&Types>, faults: FaultSet) -> 
 struct Validator<'a> {
     host: &'a HostEnv,
     /// Device names bound to static ints (`w = 3` inside a loop).
-    consts: FastMap<String, i64>,
+    consts: FastMap<&'a str, i64>,
     types: Option<&'a Types>,
     faults: FaultSet,
     found: Option<Rejection>,
 }
 
-impl Validator<'_> {
-    fn body(&mut self, body: &[Stmt]) {
+impl<'a> Validator<'a> {
+    fn body(&mut self, body: &'a [Stmt]) {
         for stmt in body {
             if self.found.is_some() {
                 return;
@@ -85,18 +85,18 @@ impl Validator<'_> {
             match &stmt.kind {
                 StmtKind::Assign { target, value } => match self.static_int(value) {
                     Some(v) => {
-                        self.consts.insert(target.clone(), v);
+                        self.consts.insert(target, v);
                     }
                     None => {
-                        self.consts.remove(target);
+                        self.consts.remove(target.as_str());
                     }
                 },
                 StmtKind::AugAssign { target, .. } => {
-                    self.consts.remove(target);
+                    self.consts.remove(target.as_str());
                 }
                 StmtKind::For(lp) => {
                     for v in &lp.vars {
-                        self.consts.remove(v);
+                        self.consts.remove(v.as_str());
                     }
                     self.body(&lp.body);
                 }
@@ -148,8 +148,10 @@ impl Validator<'_> {
     }
 
     fn check_index(&self, index: &Index, span: Span) -> Option<Rejection> {
-        let repr = index_repr(index);
-        let reject = |rule: Rule| Some(Rejection::new(rule, span, &[("index", &repr)]));
+        // The entry's repr only when refusing: rendering every entry of every subscript was a
+        // third of validation (callgrind, 2,000 cases: 16M of 47M instructions).
+        let reject =
+            |rule: Rule| Some(Rejection::new(rule, span, &[("index", &index_repr(index))]));
         match index {
             Index::Full | Index::NewAxis => None,
             Index::Int(k) if *k < 0 => reject(Rule::TraceNegativeIndex),

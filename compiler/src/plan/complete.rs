@@ -35,8 +35,7 @@ impl<'a> Planner<'a, '_> {
                 self.static_value.insert(key);
                 continue;
             }
-            self.replay_failures();
-            return Err(self.failures.get(&key).cloned().unwrap_or_else(|| {
+            return Err(self.first_failure(sub).cloned().unwrap_or_else(|| {
                 Rejection::new(
                     Rule::PlanNotResident,
                     sub.span,

@@ -246,9 +246,8 @@ pub fn plan_case(case: &Case) -> Result<Plan, Rejection> {
 pub(crate) struct Planner<'a, 't> {
     types: &'t Types,
     links: Links<'a>,
-    /// First failure per narrowing subscript (`setdefault`, spec §2.8).
-    failures: FastMap<NodeKey, Rejection>,
-    /// Failures not yet walked to the subscripts they reach, in recording order.
+    /// Failures, in recording order, with where their walk to the narrowing subscripts they
+    /// reach starts (first wins per subscript, spec §2.8: [`Planner::first_failure`]).
     failure_log: Vec<(Vec<chain::Reach<'a>>, Rejection)>,
     /// Committed annotations.
     resident: FastMap<NodeKey, ResidentPlan>,
@@ -263,7 +262,6 @@ impl<'a, 't> Planner<'a, 't> {
         Planner {
             types,
             links: Links::build(case),
-            failures: FastMap::default(),
             failure_log: Vec::new(),
             resident: FastMap::default(),
             static_value: FastSet::default(),

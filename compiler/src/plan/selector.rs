@@ -42,8 +42,8 @@ impl<'a> Planner<'a, '_> {
     /// Normalizes the narrowing subscript `sub` into a selector (spec §2.6), in the spec's check
     /// order.
     pub(crate) fn normalize(&self, sub: &'a Expr) -> Result<Normalized, Rejection> {
-        let here = at(sub.span);
         let rej = |rule: Rule, args: &[(&str, &str)]| {
+            let here = at(sub.span);
             let mut all: Vec<(&str, &str)> = vec![("at", here.as_str())];
             all.extend_from_slice(args);
             Err(Rejection::new(rule, sub.span, &all))
@@ -204,7 +204,7 @@ impl<'a> Planner<'a, '_> {
             Source::Node(node) => {
                 let ty = self.types.of(node);
                 if let Some(k) = ty.const_int() {
-                    return self.static_int(k, base, sub, &here);
+                    return self.static_int(k, base, sub);
                 }
                 let (block, squeeze) = match ty {
                     Ty::Int(Some(a)) => match a.as_sym() {
@@ -268,7 +268,7 @@ impl<'a> Planner<'a, '_> {
                 })
             }
             // C. Static int.
-            Source::Int(k) => self.static_int(k, base, sub, &here),
+            Source::Int(k) => self.static_int(k, base, sub),
             // D. Static slice.
             Source::StaticSlice(start, stop, step) => match (start, stop, step) {
                 // Fault D8: a negative start passes (trace time let it through too).
@@ -295,13 +295,12 @@ impl<'a> Planner<'a, '_> {
         k: i64,
         base: impl Fn(SelectorKind, SelectorBegin, i64, bool, bool) -> Selector,
         sub: &Expr,
-        here: &str,
     ) -> Result<Normalized, Rejection> {
         if k < 0 {
             return Err(Rejection::new(
                 Rule::SelectorNegativeIndex,
                 sub.span,
-                &[("at", here)],
+                &[("at", &at(sub.span))],
             ));
         }
         let selector = base(
@@ -481,8 +480,7 @@ impl<'a> Planner<'a, '_> {
         block: BlockId,
     ) -> Result<(Option<i64>, Option<BlockId>), Rejection> {
         if let Some(dim) = self.enclosing_loop_dim(self.links.graph_of(sub), block) {
-            let here = at(sub.span);
-            let rej = |rule: Rule| Err(Rejection::new(rule, sub.span, &[("at", &here)]));
+            let rej = |rule: Rule| Err(Rejection::new(rule, sub.span, &[("at", &at(sub.span))]));
             if let Some(b) = &dim.begin
                 && self.types.of(b).const_int() != Some(0)
             {
@@ -520,15 +518,16 @@ impl<'a> Planner<'a, '_> {
         input: &[Variant],
     ) -> Result<Vec<Variant>, Rejection> {
         let s = &norm.selector;
-        let here = at(sub.span);
         let rej =
             |rule: Rule, span: Span, args: &[(&str, &str)]| Err(Rejection::new(rule, span, args));
+        // `line N`, formatted only for a refusal's message.
+        let here = || at(sub.span);
         let ExprKind::Subscript { value, .. } = &sub.kind else {
-            return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]);
+            return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here())]);
         };
         let (dtype, rank) = match self.types.of(value) {
             Ty::Tensor { dtype, dims } => (*dtype, dims.len()),
-            _ => return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here)]),
+            _ => return rej(Rule::SelectorNoTensorMetadata, sub.span, &[("at", &here())]),
         };
         let mut out = Vec::with_capacity(input.len());
         for v in input {
@@ -539,7 +538,7 @@ impl<'a> Planner<'a, '_> {
                 SelectorKind::Tail | SelectorKind::Static => s.width,
             };
             let Some(pd) = v.physical_dim(s.logical_dim).filter(|_| width >= 1) else {
-                return rej(Rule::SelectorNoConcreteWidth, sub.span, &[("at", &here)]);
+                return rej(Rule::SelectorNoConcreteWidth, sub.span, &[("at", &here())]);
             };
             let lane = v.shape.last().copied().unwrap_or(0);
             if slice_addressing(dtype, rank, s.logical_dim, lane) != Addressing::Direct {
@@ -555,14 +554,14 @@ impl<'a> Planner<'a, '_> {
                     | (SelectorKind::Tail, _) => false,
                 };
                 if !aligned {
-                    return rej(Rule::SelectorUnaligned, sub.span, &[("at", &here)]);
+                    return rej(Rule::SelectorUnaligned, sub.span, &[("at", &here())]);
                 }
             }
             if s.squeeze && width != 1 {
                 return rej(
                     Rule::SelectorScalarWidth,
                     sub.span,
-                    &[("at", &here), ("width", &width.to_string())],
+                    &[("at", &here()), ("width", &width.to_string())],
                 );
             }
             let extent = v.shape[pd];
@@ -575,29 +574,29 @@ impl<'a> Planner<'a, '_> {
                     &[
                         ("width", &width.to_string()),
                         ("extent", &extent.to_string()),
-                        ("at", &here),
+                        ("at", &here()),
                     ],
                 );
             }
             match (s.kind, &s.begin) {
                 (SelectorKind::Static, SelectorBegin::Static(begin)) => {
                     if begin.saturating_add(width) > extent && !d5 {
-                        return rej(Rule::SelectorStaticPastExtent, sub.span, &[("at", &here)]);
+                        return rej(Rule::SelectorStaticPastExtent, sub.span, &[("at", &here())]);
                     }
                     if v.live_guard.is_some_and(|(d, _)| d == pd) {
                         return rej(
                             Rule::SelectorStaticMayAddressPadding,
                             sub.span,
-                            &[("at", &here)],
+                            &[("at", &here())],
                         );
                     }
                 }
                 (SelectorKind::Tile, _) => {
                     if extent % width != 0 {
-                        return rej(Rule::SelectorWidthNotDividing, sub.span, &[("at", &here)]);
+                        return rej(Rule::SelectorWidthNotDividing, sub.span, &[("at", &here())]);
                     }
                     if norm.static_end.is_some_and(|e| e != extent) {
-                        return rej(Rule::SelectorLoopNotCovering, sub.span, &[("at", &here)]);
+                        return rej(Rule::SelectorLoopNotCovering, sub.span, &[("at", &here())]);
                     }
                 }
                 (SelectorKind::Static, SelectorBegin::Symbolic(_)) | (SelectorKind::Tail, _) => {}

@@ -121,7 +121,7 @@ impl<'p> Machine<'p> {
         Ok(match e {
             RExpr::Load { slot, local } => match &self.slots[*slot as usize] {
                 Value::Unbound => {
-                    let name = &self.res.slot_names[*slot as usize];
+                    let name = self.res.slot_name(*slot);
                     return Err(if *local {
                         te(
                             ErrorKind::UnboundLocalError,
@@ -148,13 +148,16 @@ impl<'p> Machine<'p> {
             RExpr::Float(v) => Value::Float(*v),
             RExpr::Bool(b) => Value::Bool(*b),
             RExpr::None => Value::None,
-            RExpr::Tuple(items) => Value::Tuple(
-                items
+            // A one-element tuple (a loop's `(acc,)`) in one allocation; longer ones through
+            // a `Vec`.
+            RExpr::Tuple(items) => Value::Tuple(match &items[..] {
+                [x] => Rc::from([self.eval(x)?]),
+                _ => items
                     .iter()
                     .map(|x| self.eval(x))
                     .collect::<SimResult<Vec<_>>>()?
                     .into(),
-            ),
+            }),
             RExpr::Binary(op, a, b) => {
                 let (a, b) = (self.eval(a)?, self.eval(b)?);
                 if is_py_scalar(&a) && is_py_scalar(&b) {

@@ -44,32 +44,47 @@ fn bcast_strides(src: Shape, out: Shape) -> [usize; MAX_RANK] {
     s
 }
 
-/// Calls `f(out_index, a_index, b_index)` over `out` in row-major order.
+/// Calls `f(a_index, b_index)` for each element of `out` in row-major order.
 fn for_each2(
     out: Shape,
     sa: [usize; MAX_RANK],
     sb: [usize; MAX_RANK],
     mut f: impl FnMut(usize, usize),
 ) {
+    for_each_row2(out, sa, sb, |pa, la, pb, lb, len| {
+        for i in 0..len {
+            f(pa + i * la, pb + i * lb);
+        }
+    });
+}
+
+/// Calls `row(a_start, a_step, b_start, b_step, len)` for each row (run along the last dim)
+/// of `out` in row-major order, `len > 0`; a 0-d `out` is one row of one element. A step is 1
+/// (a row-major operand) or 0 (broadcast along the row), so that callers can work on whole
+/// rows (slices) instead of indexing element by element.
+fn for_each_row2(
+    out: Shape,
+    sa: [usize; MAX_RANK],
+    sb: [usize; MAX_RANK],
+    mut row: impl FnMut(usize, usize, usize, usize, usize),
+) {
     let r = out.rank();
     if r == 0 {
-        f(0, 0);
+        row(0, 0, 0, 0, 1);
         return;
     }
     let dims = out.dims();
     let last = r - 1;
     let n_last = dims[last];
+    if n_last == 0 {
+        return;
+    }
     let (la, lb) = (sa[last], sb[last]);
     let outer: usize = dims[..last].iter().product();
     let mut idx = [0usize; MAX_RANK];
     let (mut ia, mut ib) = (0usize, 0usize);
     for _ in 0..outer {
-        let (mut pa, mut pb) = (ia, ib);
-        for _ in 0..n_last {
-            f(pa, pb);
-            pa += la;
-            pb += lb;
-        }
+        row(ia, la, ib, lb, n_last);
         // Advance the outer multi-index.
         let mut k = last;
         while k > 0 {
@@ -368,7 +383,23 @@ fn zip_with(
         let mut out = pool_vec(n);
         let sa = bcast_strides(a.shape, shape);
         let sb = bcast_strides(b.shape, shape);
-        for_each2(shape, sa, sb, |pa, pb| out.push(f(va[pa], vb[pb])));
+        // Row by row: a row of an operand is a slice or one broadcast value (element by
+        // element, `ops::for_each2` was 14M instructions of a 2,000-case campaign).
+        for_each_row2(shape, sa, sb, |pa, la, pb, lb, len| match (la, lb) {
+            (1, 1) => {
+                let rows = va[pa..pa + len].iter().zip(&vb[pb..pb + len]);
+                out.extend(rows.map(|(&x, &y)| f(x, y)));
+            }
+            (1, 0) => {
+                let y = vb[pb];
+                out.extend(va[pa..pa + len].iter().map(|&x| f(x, y)));
+            }
+            (0, 1) => {
+                let x = va[pa];
+                out.extend(vb[pb..pb + len].iter().map(|&y| f(x, y)));
+            }
+            _ => out.extend((0..len).map(|i| f(va[pa + i * la], vb[pb + i * lb]))),
+        });
         return Ok(Arr {
             konst,
             ..Arr::new(out_cat, shape, out)
@@ -635,7 +666,10 @@ pub(crate) fn broadcast_to(a: &Arr, shape: Shape) -> SimResult<Arr> {
         out.resize(shape.numel(), va[0]);
     } else {
         let sa = bcast_strides(a.shape, shape);
-        for_each2(shape, sa, [0; MAX_RANK], |pa, _| out.push(va[pa]));
+        for_each_row2(shape, sa, [0; MAX_RANK], |pa, la, _, _, len| match la {
+            1 => out.extend_from_slice(&va[pa..pa + len]),
+            _ => out.extend((0..len).map(|i| va[pa + i * la])),
+        });
     }
     Ok(Arr {
         konst: a.konst,

@@ -107,6 +107,15 @@ fn arr_of(v: &Value) -> SimResult<Arr> {
     }
 }
 
+/// [`arr_of`] borrowing an array operand (an operation that only reads its operands need not
+/// move them out of their values).
+fn as_arr(v: &Value) -> SimResult<Cow<'_, Arr>> {
+    match v {
+        Value::Arr(a) => Ok(Cow::Borrowed(a)),
+        other => arr_of(other).map(Cow::Owned),
+    }
+}
+
 /// [`arr_of`] of a value no longer needed: an array is moved, not cloned.
 fn into_arr(v: Value) -> SimResult<Arr> {
     match v {

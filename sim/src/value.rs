@@ -138,7 +138,7 @@ pub(crate) fn wrap_i32(v: f64) -> f64 {
 }
 
 /// A shape held inline (no allocation). Dims past the rank are always 0.
-#[derive(Clone, Copy, Eq, Hash)]
+#[derive(Clone, Copy, Eq)]
 pub(crate) struct Shape {
     n: u8,
     d: [usize; MAX_RANK],

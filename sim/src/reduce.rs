@@ -403,6 +403,10 @@ fn sum_one_axis(va: &[f64], shape: Shape, axis: usize, cat: Cat, kept: Shape) ->
             }
         }
     }
+    if matches!(cat, Cat::F32 | Cat::WeakFloat) {
+        // A float32 sum is its own rounding: `cat.round(f64::from(s)) == f64::from(s)`.
+        return Arr::collect(cat, kept, acc.into_iter().map(f64::from));
+    }
     Arr::collect(cat, kept, acc.into_iter().map(|s| cat.round(f64::from(s))))
 }
 

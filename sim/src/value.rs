@@ -137,11 +137,19 @@ pub(crate) fn wrap_i32(v: f64) -> f64 {
     }
 }
 
-/// A shape held inline (no allocation).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+/// A shape held inline (no allocation). Dims past the rank are always 0.
+#[derive(Clone, Copy, Eq)]
 pub(crate) struct Shape {
     n: u8,
     d: [usize; MAX_RANK],
+}
+
+impl PartialEq for Shape {
+    /// The derived comparison (the rank, then all `MAX_RANK` dims: the unused ones are 0 in
+    /// both) as an inline loop over the rank instead of a `memcmp` call per comparison.
+    fn eq(&self, other: &Shape) -> bool {
+        self.n == other.n && self.dims().iter().zip(other.dims()).all(|(a, b)| a == b)
+    }
 }
 
 impl std::fmt::Debug for Shape {

@@ -9,6 +9,22 @@ use crate::resolve::{RExpr, RJnp};
 use crate::value::{Arr, Cat, Shape, Value};
 use lang::tensor::DType;
 
+/// Adds to `axes` (dims of `src` already summed, sorted) the dim a `jnp.sum(.., axis)` of the
+/// partial sum reduces: the `axis`-th dim not in `axes`.
+fn add_sum_axis(src: &Arr, axes: &mut Vec<usize>, axis: usize) -> SimResult<()> {
+    let mut kept = (0..src.shape.rank()).filter(|a| !axes.contains(a));
+    let Some(ax) = kept.nth(axis) else {
+        let n = (0..src.shape.rank()).filter(|a| !axes.contains(a)).count();
+        return Err(te(
+            ErrorKind::ValueError,
+            format!("axis {axis} is out of bounds for array of dimension {n}"),
+        ));
+    };
+    axes.push(ax);
+    axes.sort_unstable();
+    Ok(())
+}
+
 impl<'p> Machine<'p> {
     fn static_shape(&mut self, dims: &'p [RExpr]) -> SimResult<Shape> {
         let mut s = Shape::SCALAR;
@@ -86,20 +102,7 @@ impl<'p> Machine<'p> {
             }
             RJnp::Sum(x, axis) => {
                 let (src, mut axes) = self.sum_source(x)?;
-                let kept: Vec<usize> = (0..src.shape.rank())
-                    .filter(|a| !axes.contains(a))
-                    .collect();
-                let Some(&ax) = kept.get(*axis) else {
-                    return Err(te(
-                        ErrorKind::ValueError,
-                        format!(
-                            "axis {axis} is out of bounds for array of dimension {}",
-                            kept.len()
-                        ),
-                    ));
-                };
-                axes.push(ax);
-                axes.sort_unstable();
+                add_sum_axis(&src, &mut axes, *axis)?;
                 reduce::sum(&src, &axes)
             }
             RJnp::Reshape(x, shape) => {
@@ -174,20 +177,7 @@ impl<'p> Machine<'p> {
             return Ok((self.arr(x)?, Vec::new()));
         };
         let (src, mut axes) = self.sum_source(inner)?;
-        let kept: Vec<usize> = (0..src.shape.rank())
-            .filter(|a| !axes.contains(a))
-            .collect();
-        let Some(&ax) = kept.get(axis) else {
-            return Err(te(
-                ErrorKind::ValueError,
-                format!(
-                    "axis {axis} is out of bounds for array of dimension {}",
-                    kept.len()
-                ),
-            ));
-        };
-        axes.push(ax);
-        axes.sort_unstable();
+        add_sum_axis(&src, &mut axes, axis)?;
         let merge = matches!(src.cat, Cat::F32 | Cat::WeakFloat | Cat::I32 | Cat::WeakInt)
             && !matches!(x, RExpr::Astype(..) if src.cat != Cat::F32);
         if merge {

@@ -410,11 +410,11 @@ impl<'p> Machine<'p> {
                 shape,
                 strides,
             } => {
-                let data = &mut self.bufs[buf].data;
+                let data = self.bufs[buf].data.to_mut();
                 strided_store(data, offset, shape, strides, vals);
             }
             Access::Gather { buf, offsets } => {
-                let data = &mut self.bufs[buf].data;
+                let data = self.bufs[buf].data.to_mut();
                 for (&o, &x) in offsets.iter().zip(vals) {
                     data[o] = x;
                 }

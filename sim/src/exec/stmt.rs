@@ -6,6 +6,7 @@ use super::{Machine, arr_of, describe, next_grid_index, py_int, te};
 use crate::error::{ErrorKind, SimError, SimResult, SimStage};
 use crate::resolve::{RExpr, RStmt, RTarget};
 use crate::value::{Arr, Cat, Shape, Value};
+use std::rc::Rc;
 
 /// A value converted for a loop carry or `cond` operand: Python scalars become arrays, and
 /// nothing stays a compile-time constant across the loop or branch boundary.
@@ -14,6 +15,9 @@ fn carry_of(v: Value) -> SimResult<Value> {
         Value::Int(_) | Value::Float(_) | Value::Bool(_) => Ok(Value::Arr(arr_of(&v)?.opaque())),
         Value::Arr(a) => Ok(Value::Arr(a.opaque())),
         Value::None | Value::Ref(_) => Ok(v),
+        // A loop's carry comes back as it went in: no new tuple (two allocations per
+        // iteration) when nothing in it changes.
+        Value::Tuple(ref items) if items.iter().all(is_carry) => Ok(v),
         Value::Tuple(items) => Ok(Value::Tuple(
             items
                 .iter()
@@ -26,6 +30,21 @@ fn carry_of(v: Value) -> SimResult<Value> {
             ErrorKind::TypeError,
             format!("{} is not a valid JAX type", v.type_name()),
         )),
+    }
+}
+
+/// Whether [`carry_of`] keeps a value as it is.
+fn is_carry(v: &Value) -> bool {
+    match v {
+        Value::Arr(a) => !a.konst && a.lazy.is_none(),
+        Value::None | Value::Ref(_) => true,
+        Value::Tuple(items) => items.iter().all(is_carry),
+        Value::Int(_)
+        | Value::Float(_)
+        | Value::Bool(_)
+        | Value::Unbound
+        | Value::Ds { .. }
+        | Value::Func(_) => false,
     }
 }
 
@@ -369,11 +388,12 @@ impl<'p> Machine<'p> {
             if dims.iter().all(|&d| d > 0) {
                 let mut idx = vec![0i64; dims.len()];
                 loop {
-                    let t: Vec<Value> = idx
+                    // Straight into the tuple (one allocation, no `Vec` in between).
+                    let t: Rc<[Value]> = idx
                         .iter()
                         .map(|&i| Value::Arr(Arr::scalar(Cat::I32, i as f64)))
                         .collect();
-                    self.call(f, [Value::Tuple(t.into())])?;
+                    self.call(f, [Value::Tuple(t)])?;
                     if !next_grid_index(&mut idx, &dims) {
                         break;
                     }

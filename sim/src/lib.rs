@@ -95,6 +95,7 @@ pub use error::{ErrorKind, SimError, SimStage};
 use exec::{Buffer, Machine};
 use lang::pallas::{Launcher, MemorySpace, OperandSource, PaddingFill, PallasModule};
 use lang::tensor::Tensor;
+use reduce::next_index;
 use resolve::Resolved;
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -470,15 +471,7 @@ impl Whole<'_> {
             } else {
                 out.resize(out.len() + row as usize, self.outside);
             }
-            let mut d = last;
-            while d > 0 {
-                d -= 1;
-                idx[d] += 1;
-                if idx[d] < bshape[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
+            exec::next_grid_index(&mut idx, &bshape[..last]);
         }
         out
     }
@@ -538,15 +531,7 @@ fn padded(values: &[f64], shape: Shape, padded: Shape, fill: f64) -> Cow<'_, [f6
     for k in 0..rows {
         let off: usize = (0..r - 1).map(|d| idx[d] * pst[d]).sum();
         out[off..off + row].copy_from_slice(&values[k * row..(k + 1) * row]);
-        let mut d = r - 1;
-        while d > 0 {
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < shape.dims()[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
+        next_index(&mut idx[..r - 1], &shape.dims()[..r - 1]);
     }
     Cow::Owned(out)
 }
@@ -573,15 +558,7 @@ fn padded_rows(values: &[f64], shape: Shape, padded: Shape, fill: f64) -> Vec<f6
         } else {
             out.resize(out.len() + prow, fill);
         }
-        let mut d = last;
-        while d > 0 {
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < pdims[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
+        next_index(&mut idx[..last], &pdims[..last]);
     }
     out
 }
@@ -603,15 +580,7 @@ fn unpadded(data: &[f64], padded: Shape, shape: &[usize]) -> Vec<f64> {
     for _ in 0..n / row {
         let off: usize = (0..r - 1).map(|d| idx[d] * pst[d]).sum();
         out.extend_from_slice(&data[off..off + row]);
-        let mut d = r - 1;
-        while d > 0 {
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
+        next_index(&mut idx[..r - 1], &shape[..r - 1]);
     }
     out
 }

@@ -211,7 +211,7 @@ fn windowed(v: &[f32], dims: &[usize], win: &mut Vec<f32>) -> f32 {
 }
 
 /// Advances a row-major multi-index over `dims` (wrapping to zeros after the last).
-fn next_index(idx: &mut [usize], dims: &[usize]) {
+pub(crate) fn next_index(idx: &mut [usize], dims: &[usize]) {
     let mut d = idx.len();
     while d > 0 {
         d -= 1;

@@ -3,6 +3,7 @@
 mod bench;
 mod bench_helion;
 mod bench_jax;
+pub mod builds;
 pub mod check;
 mod corpus;
 mod dashboard;
@@ -93,6 +94,12 @@ pub struct Cli {
     /// pallas-sim models bit for bit). Findings record the workers' XLA_FLAGS.
     #[arg(long, global = true, default_value_t = tpu_runner::XlaCompile::Fast)]
     xla_compile: tpu_runner::XlaCompile,
+    /// The Helion build the Helion engines run: the pinned release (default), another release
+    /// (`1.5.0`), a wheel file or a Helion source tree, installed first with `pallas-diff
+    /// provision --helion-build SPEC` (`probe` lists them). Our model stays the 1.5.1 model:
+    /// verdict disagreements with another build read as drift. Findings record the build.
+    #[arg(long, global = true, value_parser = tpu_runner::BuildSpec::parse)]
+    helion_build: Option<tpu_runner::BuildSpec>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -156,6 +163,7 @@ enum Command {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
     check::set_xla_compile(cli.xla_compile);
+    builds::set(cli.helion_build.clone());
     match cli.command {
         Command::Parse(a) => parse::run(a),
         Command::Render(a) => render::run(a),

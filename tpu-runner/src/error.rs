@@ -168,6 +168,18 @@ pub enum RunError {
         /// Its message.
         message: String,
     },
+    /// A Helion worker started on a build imported another Helion version.
+    #[error(
+        "the Helion build `{build}` should import helion {expected}, but the worker imported helion {reported}: its overlay does not shadow the environment's Helion"
+    )]
+    WrongBuild {
+        /// The build's id.
+        build: String,
+        /// Its recorded version.
+        expected: String,
+        /// `helion.__version__` in the worker.
+        reported: String,
+    },
     /// The worker did not send its hello line in time.
     #[error("worker did not start within {timeout:?}{}", show_tail(.stderr_tail))]
     StartupTimeout {

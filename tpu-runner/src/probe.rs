@@ -40,6 +40,10 @@ pub struct Availability {
     /// Helion workers: `torch.__version__`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub torch: Option<String>,
+    /// Helion workers started on a chosen build ([`crate::builds`]): which one, as checked
+    /// against the worker's `helion.__version__`. Set by the pool, not sent by the worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helion_build: Option<crate::builds::BuildIdentity>,
 }
 
 /// The TPU generation the CPU modes lower and interpret for unless `PALLAS_DIFF_TPU_KIND` says

@@ -38,6 +38,7 @@ pub mod merge;
 pub mod minimize;
 pub mod promote;
 pub mod reduce;
+pub mod regression;
 pub mod replay;
 pub mod report;
 pub mod repro;

@@ -3,6 +3,7 @@
 mod bench;
 mod bench_helion;
 mod bench_jax;
+mod bisect;
 pub mod builds;
 pub mod check;
 mod corpus;
@@ -19,7 +20,7 @@ mod provision;
 mod reduce;
 mod render;
 mod replay;
-mod report;
+pub mod report;
 
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -151,6 +152,11 @@ enum Command {
     /// Print a finding directory as a Markdown bug report with a standalone repro.py.
     #[command(after_help = EXIT_CODES)]
     Report(report::Args),
+    /// The regression range of a Helion finding (or a case script's symptom) across the
+    /// installed Helion builds: the last build that behaves as the reference says, the first
+    /// that shows the symptom, and where it was fixed.
+    #[command(after_help = EXIT_CODES)]
+    Bisect(bisect::Args),
     /// Write findings directories and hunt outputs as one self-contained HTML page (charts over
     /// time, the coverage heat map, findings with their reports, engines, the hunt's table).
     #[command(after_help = EXIT_CODES)]
@@ -179,6 +185,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Reduce(a) => reduce::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Report(a) => report::run(a),
+        Command::Bisect(a) => bisect::run(a),
         Command::Dashboard(a) => dashboard::run(a),
         Command::Corpus(a) => corpus::run(a),
     }

@@ -66,7 +66,9 @@ impl PoolConfig {
     }
 
     fn overlay(&self) -> Option<&std::path::Path> {
-        self.helion_build.as_ref().and_then(|b| b.overlay.as_deref())
+        self.helion_build
+            .as_ref()
+            .and_then(|b| b.overlay.as_deref())
     }
 
     /// Sets how the workers' XLA compiles.

@@ -311,7 +311,11 @@ impl Worker {
         let mut command = Command::new(python);
         if let Some(dir) = overlay {
             let mut paths = vec![dir.to_path_buf()];
-            paths.extend(std::env::var_os("PYTHONPATH").iter().flat_map(std::env::split_paths));
+            paths.extend(
+                std::env::var_os("PYTHONPATH")
+                    .iter()
+                    .flat_map(std::env::split_paths),
+            );
             let joined = std::env::join_paths(paths).map_err(|e| RunError::Spawn {
                 program: python.display().to_string(),
                 source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),

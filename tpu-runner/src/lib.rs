@@ -23,6 +23,20 @@
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The modules, each using only those below it (no circle):
+//!
+//! ```text
+//!   pool    probe       a Pool of workers; probing one worker
+//!      \    /
+//!      worker           one process: spawn, request, response, timeout; ships python/
+//!        |      \
+//!    protocol    \      the wire types (Availability among them), requests and results
+//!        |        |
+//!      error   provision  harness failures and kernel errors; the environments
+//!         \      /
+//!          mode         the engines a worker runs, and their environment
+//! ```
 
 pub mod error;
 pub mod mode;
@@ -35,9 +49,10 @@ pub mod worker;
 pub use error::{ENGINE_UNAVAILABLE, KernelError, ProtocolError, RunError, Stage};
 pub use mode::{Mode, Runtime, UnknownMode};
 pub use pool::{Pool, PoolConfig};
-pub use probe::{Availability, DEFAULT_TPU_KIND, probe, probe_runtime, probe_runtime_with};
+pub use probe::{DEFAULT_TPU_KIND, probe, probe_runtime, probe_runtime_with};
 pub use protocol::{
-    BatchResult, CallArg, KernelCall, PROTOCOL_VERSION, RunRequest, RunResult, StageSeconds,
+    Availability, BatchResult, CallArg, KernelCall, PROTOCOL_VERSION, RunRequest, RunResult,
+    StageSeconds,
 };
 pub use provision::{
     DEFAULT_HELION_VERSION, ProvisionError, ProvisionOptions, helion_python_if_present, provision,

@@ -5,8 +5,7 @@
 use crate::error::RunError;
 use crate::mode::Mode;
 use crate::mode::Runtime;
-use crate::probe::Availability;
-use crate::protocol::{BatchResult, RunRequest, RunResult, StageSeconds};
+use crate::protocol::{Availability, BatchResult, RunRequest, RunResult, StageSeconds};
 use crate::worker::{Worker, XlaCompile, worker_script_for, worker_xla_flags_for};
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, MutexGuard};

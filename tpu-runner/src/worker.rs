@@ -5,10 +5,9 @@
 use crate::error::{ProtocolError, RunError};
 use crate::mode::Mode;
 use crate::mode::Runtime;
-use crate::probe::Availability;
-use crate::protocol::{Op, PROTOCOL_VERSION, RunRequest, RunResult, WireRequest, WireResponse};
 use crate::protocol::{
-    StageSeconds, WireKernel, WireTensor, batch_results, kernel_error, run_result,
+    Availability, Op, PROTOCOL_VERSION, RunRequest, RunResult, StageSeconds, WireKernel,
+    WireRequest, WireResponse, WireTensor, batch_results, kernel_error, run_result,
 };
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -540,7 +539,11 @@ impl Worker {
         if resp.v != PROTOCOL_VERSION {
             self.healthy = false;
             self.kill();
-            return Err(ProtocolError::Version { got: resp.v }.into());
+            return Err(ProtocolError::Version {
+                got: resp.v,
+                expected: PROTOCOL_VERSION,
+            }
+            .into());
         }
         if resp.id != Some(id) {
             // A worker that could not parse our request answers with id null and stays usable;

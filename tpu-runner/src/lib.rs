@@ -5,7 +5,8 @@
 //! This crate owns the Python side of the harness: provisioning an interpreter with JAX
 //! ([`provision()`]) and, opt-in, one with Helion ([`provision_helion`]), the persistent worker
 //! processes that import them once (`python/worker.py`, `python/helion_worker.py`,
-//! [`Worker`]), their JSON-lines protocol ([`protocol`]), and a thread-safe [`Pool`] of workers
+//! [`Worker`]), their JSON-lines protocol ([`protocol`]; the workers share its Python side,
+//! `python/worker_protocol.py`), and a thread-safe [`Pool`] of workers
 //! per environment ([`Runtime`]). Results come back as [`lang::tensor::Tensor`]s.
 //!
 //! ```no_run

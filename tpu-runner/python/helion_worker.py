@@ -128,7 +128,8 @@ try:
     import jaxlib  # noqa: F401  (probe reports it; a broken one fails here, on the protocol)
     from jax.experimental import pallas as pl  # noqa: F401  (warm the import for Helion)
     from jax.experimental.pallas import tpu as pltpu  # noqa: F401
-    from jax._src.mesh import AbstractDevice  # noqa: F401  (the abstract mesh's, as for jaxlib)
+    # worker_protocol.abstract_tpu_mesh's: a JAX without it fails here, on the protocol.
+    from jax._src.mesh import AbstractDevice  # noqa: F401
 except BaseException as e:  # noqa: BLE001
     worker_protocol.import_failed(e)
 

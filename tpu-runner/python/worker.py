@@ -55,6 +55,7 @@ MODES = ("pallas-interpret", "pallas-tpu-interpret", "pallas-tpu-lower", "pallas
 if os.environ.get("PALLAS_DIFF_WORK_DIR"):
     atexit.register(shutil.rmtree, os.environ["PALLAS_DIFF_WORK_DIR"], True)
 
+
 class Unavailable(Exception):
     """The requested engine cannot run here (e.g. pallas-tpu without a TPU)."""
 
@@ -67,7 +68,8 @@ try:
     import numpy as np
     from jax.experimental import pallas as pl  # noqa: F401  (warm the import for user modules)
     from jax.experimental.pallas import tpu as pltpu
-    from jax._src.mesh import AbstractDevice  # noqa: F401  (the abstract mesh's: a JAX without it fails here, on the protocol)
+    # worker_protocol.abstract_tpu_mesh's: a JAX without it fails here, on the protocol.
+    from jax._src.mesh import AbstractDevice  # noqa: F401
 except BaseException as e:  # noqa: BLE001
     worker_protocol.import_failed(e)
 

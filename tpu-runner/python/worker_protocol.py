@@ -6,8 +6,9 @@ request's kernel and tensors, the tensor encoding, and the environment fields of
 line. Each worker adds its own ops and turns wire tensors into its own arrays (numpy for JAX,
 torch for Helion). The full description is in ../README.md; the Rust side is src/protocol.rs.
 
-It imports neither JAX nor torch, so a worker can report a failed import on the protocol.
-The Rust side ships it next to the workers (src/worker.rs), and a worker imports it as a
+Importing it imports neither JAX nor torch (its JAX helpers import JAX when called, once the
+worker has), so a worker can report a failed import of its environment on the protocol. The
+Rust side ships it next to the workers (src/worker.rs), and a worker imports it as a
 sibling module.
 """
 

@@ -14,14 +14,47 @@ pub use tpu_runner::builds::range::Behaviour;
 ///   1.5.1 model only (`verdict-mismatch`: drift of the build, not the symptom);
 /// - [`Behaviour::Other`]: anything else (another symptom, an engine that could not run),
 ///   named by its bucket key.
-pub fn behaviour(symptom: &Signature, run: &Signature) -> Behaviour {
-    if symptom.holds_for(run) {
+///
+/// `symptom_exception` and `run_exception` are the Helion exceptions of the symptom's run and
+/// of this one without their raising frames ([`frameless`]): equal, they are one symptom whose
+/// code moved between releases (measured: Helion 1.5.0 moved the Pallas launcher from
+/// `helion/runtime/__init__.py` to `helion/runtime/pallas/launcher.py`, and a known issue
+/// matched by that frame reads as another crash on 1.4.0 without this rule).
+pub fn behaviour(
+    symptom: &Signature,
+    symptom_exception: Option<&str>,
+    run: &Signature,
+    run_exception: Option<&str>,
+) -> Behaviour {
+    if symptom.holds_for(run) || (symptom_exception.is_some() && symptom_exception == run_exception)
+    {
         return Behaviour::Bad;
     }
     match run.outcome {
         Outcome::Agree | Outcome::Rejected | Outcome::VerdictMismatch => Behaviour::Good,
         _ => Behaviour::Other(run.key()),
     }
+}
+
+/// A Helion engine's exception on a case, as its cause key without the raising frame
+/// (`stage:class: normalized message`, [`fuzz::exception::cause`]); `None` when no Helion
+/// engine raised.
+pub fn frameless(report: &fuzz::check::CaseReport) -> Option<String> {
+    report.engines.iter().find_map(|run| match &run.status {
+        fuzz::engines::EngineStatus::KernelError {
+            stage,
+            kind,
+            message,
+            traceback,
+        } if run.engine.is_helion() => {
+            let cause = fuzz::exception::cause(*stage, kind, message, traceback);
+            Some(match cause.rfind(" @ ") {
+                Some(i) => cause[..i].to_owned(),
+                None => cause,
+            })
+        }
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -45,7 +78,7 @@ mod tests {
             Outcome::HelionCrash,
             Some("trace:InductorLoweringError: x @ helion/_compiler/a.py:f"),
         );
-        assert_eq!(behaviour(&crash, &crash), Behaviour::Bad);
+        assert_eq!(behaviour(&crash, None, &crash, None), Behaviour::Bad);
         let other = sig(
             Outcome::HelionCrash,
             Some("trace:AssertionError: y @ helion/_compiler/b.py:g"),

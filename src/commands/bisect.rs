@@ -9,7 +9,7 @@
 use super::{CliError, Exit, load_case};
 use anyhow::Context;
 use compiler::compile::CodegenOptions;
-use corpus::regression::{Behaviour, behaviour};
+use corpus::regression::{Behaviour, behaviour, frameless};
 use corpus::signature::{Signature, signature};
 use fuzz::engines::{self, EngineId, Pools};
 use std::path::PathBuf;
@@ -75,7 +75,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             .map_err(|e| CliError::Input(e.into()))?
     };
     // Each build's run, newest last; the symptom of a case script is its newest run's.
-    let mut runs: Vec<(tpu_runner::BuildIdentity, Signature)> = Vec::new();
+    let mut runs: Vec<(tpu_runner::BuildIdentity, Signature, Option<String>)> = Vec::new();
     for build in &list {
         eprintln!(
             "pallas-diff: running {} on helion build {}",
@@ -97,16 +97,18 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         let engines = engines::build_with(&[engine.to_string()], &pools)
             .map_err(|e| CliError::Internal(e.into()))?;
         let report = fuzz::check::check_case(&case, &engines, &codegen);
-        runs.push((identity, signature(&case, &report)));
+        runs.push((identity, signature(&case, &report), frameless(&report)));
     }
     let symptom = match symptom {
         Some(s) => s,
         None => match runs.last() {
             // A known issue is a Helion bug too: its range is as much worth knowing.
-            Some((_, s)) if s.is_finding() || s.outcome == fuzz::outcome::Outcome::KnownIssue => {
+            Some((_, s, _))
+                if s.is_finding() || s.outcome == fuzz::outcome::Outcome::KnownIssue =>
+            {
                 s.clone()
             }
-            Some((b, s)) => {
+            Some((b, s, _)) => {
                 return Err(CliError::Input(anyhow::anyhow!(
                     "{}: no symptom to bisect: on the newest build ({b}) the case is `{}`",
                     args.target.display(),
@@ -118,11 +120,22 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             }
         },
     };
+    // The symptom's exception: that of the newest run showing the symptom by its signature.
+    let symptom_exception = runs
+        .iter()
+        .rev()
+        .find(|(_, run, _)| symptom.holds_for(run))
+        .and_then(|(_, _, e)| e.clone());
     let rows: Vec<Row> = runs
         .into_iter()
-        .map(|(build, run)| Row {
+        .map(|(build, run, exception)| Row {
             build,
-            behaviour: behaviour(&symptom, &run),
+            behaviour: behaviour(
+                &symptom,
+                symptom_exception.as_deref(),
+                &run,
+                exception.as_deref(),
+            ),
             key: run.key(),
         })
         .collect();

@@ -8,6 +8,7 @@ use crate::generators::admissible::contiguous_after;
 use crate::generators::make::*;
 use crate::generators::shape::{Dim, Val, reduce_to, slice_len};
 use arbitrary::Result;
+use lang::ir::arith::ceil_div;
 use lang::ir::{Expr, ExprKind, Index, TileAttr};
 
 /// A selector through the inner tile: `local.index` (only where the loop has no shift to
@@ -513,13 +514,10 @@ fn iota_len(e: &Expr) -> Option<usize> {
             let a = start.as_deref().map_or(Some(0), Expr::as_int)?;
             let b = end.as_int()?;
             let s = step.as_deref().map_or(Some(1), Expr::as_int)?;
-            (s > 0).then(|| {
-                if b > a {
-                    ((b - a + s - 1) / s) as usize
-                } else {
-                    0
-                }
-            })
+            if s <= 0 {
+                return None;
+            }
+            Some(if b > a { ceil_div(b - a, s)? as usize } else { 0 })
         }
         ExprKind::Binary { lhs, rhs, .. } => iota_len(lhs).or_else(|| iota_len(rhs)),
         ExprKind::Name(_)

@@ -18,7 +18,7 @@
 //!   evaluates in microseconds.
 
 pub mod admissible;
-mod build;
+mod grammar;
 mod config;
 mod features;
 mod fixup;
@@ -27,7 +27,7 @@ mod shape;
 pub mod strategies;
 
 pub use admissible::{Flaw, validate_admissible};
-pub use build::generate;
+pub use grammar::generate;
 pub use config::{GenConfig, GenConfigOverrides};
 pub use features::{
     AttrTag, Feature, IndexForm, NOT_GENERATED, Surface, ViewKind, features, features_sized,

@@ -517,7 +517,11 @@ fn iota_len(e: &Expr) -> Option<usize> {
             if s <= 0 {
                 return None;
             }
-            Some(if b > a { ceil_div(b - a, s)? as usize } else { 0 })
+            Some(if b > a {
+                ceil_div(b - a, s)? as usize
+            } else {
+                0
+            })
         }
         ExprKind::Binary { lhs, rhs, .. } => iota_len(lhs).or_else(|| iota_len(rhs)),
         ExprKind::Name(_)

@@ -278,24 +278,10 @@ impl<'a> Links<'a> {
             },
         );
         *order += 1;
-        match &e.kind {
-            ExprKind::Load { .. } => self.loads.push(e),
-            ExprKind::Subscript { .. } => self.subscripts.push(e),
-            ExprKind::Name(_)
-            | ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Size { .. }
-            | ExprKind::TileAttr { .. }
-            | ExprKind::Binary { .. }
-            | ExprKind::Compare { .. }
-            | ExprKind::Arange { .. }
-            | ExprKind::Zeros { .. }
-            | ExprKind::Full { .. }
-            | ExprKind::Cast { .. }
-            | ExprKind::Sum { .. }
-            | ExprKind::View { .. }
-            | ExprKind::Permute { .. }
-            | ExprKind::Alloc { .. } => {}
+        if matches!(e.kind, ExprKind::Load { .. }) {
+            self.loads.push(e);
+        } else if matches!(e.kind, ExprKind::Subscript { .. }) {
+            self.subscripts.push(e);
         }
     }
 }

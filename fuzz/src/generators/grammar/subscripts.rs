@@ -452,24 +452,10 @@ impl Gen<'_, '_> {
 
     /// Whether an index expression is a scalar (drops its dim), names bound to scalars included.
     fn is_scalar(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Name(n) => self.scalar_names.iter().any(|s| s == n),
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Size { .. }
-            | ExprKind::TileAttr { .. }
-            | ExprKind::Binary { .. }
-            | ExprKind::Compare { .. }
-            | ExprKind::Load { .. }
-            | ExprKind::Subscript { .. }
-            | ExprKind::Arange { .. }
-            | ExprKind::Zeros { .. }
-            | ExprKind::Full { .. }
-            | ExprKind::Cast { .. }
-            | ExprKind::Sum { .. }
-            | ExprKind::View { .. }
-            | ExprKind::Permute { .. }
-            | ExprKind::Alloc { .. } => is_scalar_expr(e),
+        if let ExprKind::Name(n) = &e.kind {
+            self.scalar_names.iter().any(|s| s == n)
+        } else {
+            is_scalar_expr(e)
         }
     }
 

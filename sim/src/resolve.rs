@@ -4,10 +4,10 @@
 //! their own slots in one flat array: nested functions run only while their definer is active
 //! and never recurse, so a slot per (function, name) is exactly Python's frames.
 
+use lang::ir::hash::FastMap;
 use lang::pallas::{
     BinOp, CmpOp, CopyOp, Expr, Function, IndexPart, Jnp, PallasModule, Stmt, Target,
 };
-use lang::ir::hash::FastMap;
 use lang::tensor::DType;
 
 /// A slot index.

@@ -22,6 +22,7 @@ impl Hasher for FastHasher {
         self.0.rotate_left(26)
     }
 
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
         // The length first, so that zero padding of the last word does not collide ("a", "a\0").
         self.write_usize(bytes.len());
@@ -59,17 +60,22 @@ impl Hasher for FastHasher {
 /// copy (a `memcpy` call per short name was 0.3% of a campaign's instructions) nor a loop over
 /// the bytes (names are hashed ~100 times per module by `pallas-sim`'s name resolution, where
 /// hashing byte by byte was 16% of its time; callgrind, 2,000 cases).
+#[inline]
 fn tail_word(rest: &[u8]) -> u64 {
     let n = rest.len();
-    let at = |k: usize, len: usize| {
-        let mut w = [0u8; 8];
-        w[..len].copy_from_slice(&rest[k..k + len]);
-        u64::from_le_bytes(w)
+    let u32_at = |k: usize| {
+        u64::from(u32::from_le_bytes([
+            rest[k],
+            rest[k + 1],
+            rest[k + 2],
+            rest[k + 3],
+        ]))
     };
+    let u16_at = |k: usize| u64::from(u16::from_le_bytes([rest[k], rest[k + 1]]));
     if n >= 4 {
-        at(0, 4) | (at(n - 4, 4) << (8 * (n - 4)))
+        u32_at(0) | (u32_at(n - 4) << (8 * (n - 4)))
     } else if n >= 2 {
-        at(0, 2) | (at(n - 2, 2) << (8 * (n - 2)))
+        u16_at(0) | (u16_at(n - 2) << (8 * (n - 2)))
     } else {
         rest.first().map_or(0, |&b| u64::from(b))
     }

@@ -4,11 +4,11 @@
 //! their own slots in one flat array: nested functions run only while their definer is active
 //! and never recurse, so a slot per (function, name) is exactly Python's frames.
 
+use lang::ir::hash::FastMap;
 use lang::pallas::{
     BinOp, CmpOp, CopyOp, Expr, Function, IndexPart, Jnp, PallasModule, Stmt, Target,
 };
 use lang::tensor::DType;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// A slot index.
 pub(crate) type Slot = u32;
@@ -245,51 +245,12 @@ impl Resolved {
     }
 }
 
-/// A hasher for names: one multiply-rotate round over the length and the first and last
-/// (up to) 8 bytes, loaded as words. Names are looked up about a hundred times per module;
-/// hashing them byte by byte (`lang`'s `FastHasher` folds the tail a byte at a time) was 16%
-/// of name resolution (callgrind, 2,000 cases). A collision only costs a comparison.
-#[derive(Default)]
-struct NameHasher(u64);
-
-impl Hasher for NameHasher {
-    fn write(&mut self, b: &[u8]) {
-        let n = b.len();
-        let word = |k: usize| u64::from_le_bytes(b[k..k + 8].try_into().unwrap_or([0; 8]));
-        let half =
-            |k: usize| u64::from(u32::from_le_bytes(b[k..k + 4].try_into().unwrap_or([0; 4])));
-        let w = if n >= 8 {
-            word(0) ^ word(n - 8).rotate_left(29)
-        } else if n >= 4 {
-            half(0) | (half(n - 4) << 32)
-        } else {
-            b.iter().fold(0, |w, &x| (w << 8) | u64::from(x))
-        };
-        self.write_u64(w ^ ((n as u64) << 56));
-    }
-
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(u64::from(x));
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn finish(&self) -> u64 {
-        // hashbrown takes the bucket from the low bits: bring the mixed middle bits down.
-        self.0.rotate_left(26)
-    }
-}
-
-type NameMap<'m, V> = std::collections::HashMap<&'m str, V, BuildHasherDefault<NameHasher>>;
-
 struct Resolver<'m> {
     funcs: Vec<RFunc>,
     names: String,
     name_ends: Vec<u32>,
     /// Per name, the innermost function binding it: (depth, slot).
-    bound: NameMap<'m, (usize, Slot)>,
+    bound: FastMap<&'m str, (usize, Slot)>,
     /// What each binding of the functions being resolved replaced in `bound`, innermost
     /// last, restored when its function is done (a flat undo log: no vector per name).
     shadowed: Vec<(&'m str, Option<(usize, Slot)>)>,
@@ -304,7 +265,7 @@ pub(crate) fn resolve(module: &PallasModule) -> Resolved {
         funcs: Vec::with_capacity(8),
         names: String::with_capacity(512),
         name_ends: Vec::with_capacity(64),
-        bound: NameMap::with_capacity_and_hasher(64, BuildHasherDefault::default()),
+        bound: FastMap::with_capacity_and_hasher(64, Default::default()),
         shadowed: Vec::with_capacity(64),
         depth: 0,
     };

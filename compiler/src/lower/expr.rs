@@ -74,24 +74,10 @@ impl Lowerer<'_> {
     /// Whether `e` evaluates to a resident Ref (a planned load, view or subscript that does not
     /// materialize, or a name bound to one).
     pub(super) fn is_ref(&self, e: &Expr, env: &Env) -> bool {
-        match &e.kind {
-            ExprKind::Name(n) => matches!(env.get(n), Some(Val::Ref { .. })),
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Size { .. }
-            | ExprKind::TileAttr { .. }
-            | ExprKind::Binary { .. }
-            | ExprKind::Compare { .. }
-            | ExprKind::Load { .. }
-            | ExprKind::Subscript { .. }
-            | ExprKind::Arange { .. }
-            | ExprKind::Zeros { .. }
-            | ExprKind::Full { .. }
-            | ExprKind::Cast { .. }
-            | ExprKind::Sum { .. }
-            | ExprKind::View { .. }
-            | ExprKind::Permute { .. }
-            | ExprKind::Alloc { .. } => self.plan.resident(e).is_some_and(|p| !p.materialize),
+        if let ExprKind::Name(n) = &e.kind {
+            matches!(env.get(n), Some(Val::Ref { .. }))
+        } else {
+            self.plan.resident(e).is_some_and(|p| !p.materialize)
         }
     }
 

@@ -7,6 +7,7 @@ use super::loop_dim::LoopDim;
 use super::stmt::assign;
 use super::{Env, LResult, Lowerer, Val, gap};
 use crate::verdict::{Rejection, Rule};
+use lang::ir::arith::ceil_div;
 use lang::ir::live::{Names, stmt_reads};
 use lang::ir::sym::{Affine, Sym};
 use lang::ir::{Loop, LoopType, Span};
@@ -36,8 +37,9 @@ impl Lowerer<'_> {
                 return gap(span, "a launch-grid loop with non-static bounds");
             };
             let grid_kind = Self::is_grid(lp.kind);
+            // `bs >= 1`: the division is total.
             let trips = if e > b {
-                e.saturating_sub(b).saturating_add(lb.bs - 1) / lb.bs
+                ceil_div(e.saturating_sub(b), lb.bs).unwrap_or(0)
             } else {
                 0
             };
@@ -228,10 +230,10 @@ impl Lowerer<'_> {
         ) {
             (Some(Sym::TileBegin(b)), _) if b == outer => {
                 let obs = self.bounds.by_block.get(&outer).map_or(1, |o| o.bs);
-                (obs + ld.bs - 1) / ld.bs
+                ceil_div(obs, ld.bs).unwrap_or(0)
             }
             (_, Some(s)) => match self.bounds.by_block.get(&outer).and_then(|o| o.end_hi) {
-                Some(hi) => (hi.saturating_sub(s).max(0).saturating_add(ld.bs - 1)) / ld.bs,
+                Some(hi) => ceil_div(hi.saturating_sub(s).max(0), ld.bs).unwrap_or(0),
                 None => {
                     return gap(
                         span,

@@ -531,36 +531,19 @@ impl<'a> Lowerer<'a> {
                     if self.host_names.contains_key(target) || self.host_ints.contains_key(target) {
                         continue;
                     }
-                    match &value.kind {
-                        ExprKind::Alloc { .. } => continue,
-                        ExprKind::Name(_)
-                        | ExprKind::Int(_)
-                        | ExprKind::Float(_)
-                        | ExprKind::Size { .. }
-                        | ExprKind::TileAttr { .. }
-                        | ExprKind::Binary { .. }
-                        | ExprKind::Compare { .. }
-                        | ExprKind::Load { .. }
-                        | ExprKind::Subscript { .. }
-                        | ExprKind::Arange { .. }
-                        | ExprKind::Zeros { .. }
-                        | ExprKind::Full { .. }
-                        | ExprKind::Cast { .. }
-                        | ExprKind::Sum { .. }
-                        | ExprKind::View { .. }
-                        | ExprKind::Permute { .. } => {
-                            if let Some(v) = self.static_int(value, &env) {
-                                env.insert(target.clone(), Val::Int(v));
-                                continue;
-                            }
-                            return gap(
-                                stmt.span,
-                                format!(
-                                    "host statement `{target} = ...` that is neither an allocation nor a static int"
-                                ),
-                            );
-                        }
+                    if matches!(value.kind, ExprKind::Alloc { .. }) {
+                        continue;
                     }
+                    if let Some(v) = self.static_int(value, &env) {
+                        env.insert(target.clone(), Val::Int(v));
+                        continue;
+                    }
+                    return gap(
+                        stmt.span,
+                        format!(
+                            "host statement `{target} = ...` that is neither an allocation nor a static int"
+                        ),
+                    );
                 }
                 StmtKind::For(lp) => {
                     device_loops += 1;

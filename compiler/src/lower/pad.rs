@@ -4,6 +4,7 @@
 //! the dim at its end by the difference.
 
 use super::{LResult, Lowerer, gap};
+use lang::ir::arith::ceil_div;
 use lang::ir::hash::FastMap;
 use lang::ir::sym::{Affine, BlockId, Sym};
 use lang::ir::types::Ty;
@@ -39,8 +40,9 @@ impl LoopBounds {
     pub fn reach(&self) -> Option<i64> {
         match (self.static_begin(), self.static_end()) {
             (Some(b), Some(e)) => {
+                // `bs >= 1`: the division is total.
                 let trips = if e > b {
-                    e.saturating_sub(b).saturating_add(self.bs - 1) / self.bs
+                    ceil_div(e.saturating_sub(b), self.bs).unwrap_or(0)
                 } else {
                     0
                 };

@@ -148,42 +148,20 @@ impl<'a> Planner<'a, '_> {
                 // The predicate must be `Ge(live, width)` as sympy compares it; `width <= live`
                 // traces through Python's reflected comparison to that same object, and nothing
                 // else is normalized (D-1.5.1-16: `live - w >= 0` and `live > w - 1` fail).
-                let guarded = if let StmtKind::If { cond, .. } = &if_stmt.kind {
-                    match &cond.kind {
-                        ExprKind::Compare {
-                            op: CmpOp::Ge,
-                            lhs: live_side,
-                            rhs: width_side,
-                        }
-                        | ExprKind::Compare {
-                            op: CmpOp::Le,
-                            lhs: width_side,
-                            rhs: live_side,
-                        } => {
-                            self.types.of(live_side).int_value().as_ref() == Some(&live)
-                                && self.types.of(width_side).const_int() == Some(length)
-                        }
-                        ExprKind::Compare {
-                            op: CmpOp::Gt | CmpOp::Lt | CmpOp::Eq | CmpOp::Ne,
-                            ..
-                        }
-                        | ExprKind::Name(_)
-                        | ExprKind::Int(_)
-                        | ExprKind::Float(_)
-                        | ExprKind::Size { .. }
-                        | ExprKind::TileAttr { .. }
-                        | ExprKind::Binary { .. }
-                        | ExprKind::Load { .. }
-                        | ExprKind::Subscript { .. }
-                        | ExprKind::Arange { .. }
-                        | ExprKind::Zeros { .. }
-                        | ExprKind::Full { .. }
-                        | ExprKind::Cast { .. }
-                        | ExprKind::Sum { .. }
-                        | ExprKind::View { .. }
-                        | ExprKind::Permute { .. }
-                        | ExprKind::Alloc { .. } => false,
+                let guarded = if let StmtKind::If { cond, .. } = &if_stmt.kind
+                    && let ExprKind::Compare {
+                        op: CmpOp::Ge,
+                        lhs: live_side,
+                        rhs: width_side,
                     }
+                    | ExprKind::Compare {
+                        op: CmpOp::Le,
+                        lhs: width_side,
+                        rhs: live_side,
+                    } = &cond.kind
+                {
+                    self.types.of(live_side).int_value().as_ref() == Some(&live)
+                        && self.types.of(width_side).const_int() == Some(length)
                 } else {
                     false
                 };
@@ -351,44 +329,28 @@ impl<'a> Planner<'a, '_> {
             }
             Index::Expr(e) => {
                 let source = self.links.resolve(e);
-                match &source.kind {
-                    ExprKind::Arange { start, step, .. } => {
-                        let start = match start {
-                            Some(s) => self.types.of(s).int_value(),
-                            None => Some(Affine::constant(0)),
-                        };
-                        let step = match step {
-                            Some(s) => self.types.of(s).const_int(),
-                            None => Some(1),
-                        };
-                        let length = self
-                            .types
-                            .of(source)
-                            .dims()
-                            .and_then(|d| d.first())
-                            .map(|d| d.size);
-                        Source::Iota(Iota {
-                            start,
-                            length,
-                            step,
-                        })
-                    }
-                    ExprKind::Name(_)
-                    | ExprKind::Int(_)
-                    | ExprKind::Float(_)
-                    | ExprKind::Size { .. }
-                    | ExprKind::TileAttr { .. }
-                    | ExprKind::Binary { .. }
-                    | ExprKind::Compare { .. }
-                    | ExprKind::Load { .. }
-                    | ExprKind::Subscript { .. }
-                    | ExprKind::Zeros { .. }
-                    | ExprKind::Full { .. }
-                    | ExprKind::Cast { .. }
-                    | ExprKind::Sum { .. }
-                    | ExprKind::View { .. }
-                    | ExprKind::Permute { .. }
-                    | ExprKind::Alloc { .. } => Source::Node(source),
+                if let ExprKind::Arange { start, step, .. } = &source.kind {
+                    let start = match start {
+                        Some(s) => self.types.of(s).int_value(),
+                        None => Some(Affine::constant(0)),
+                    };
+                    let step = match step {
+                        Some(s) => self.types.of(s).const_int(),
+                        None => Some(1),
+                    };
+                    let length = self
+                        .types
+                        .of(source)
+                        .dims()
+                        .and_then(|d| d.first())
+                        .map(|d| d.size);
+                    Source::Iota(Iota {
+                        start,
+                        length,
+                        step,
+                    })
+                } else {
+                    Source::Node(source)
                 }
             }
             Index::Full | Index::NewAxis => Source::Unsupported(":".into()),

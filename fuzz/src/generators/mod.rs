@@ -18,22 +18,22 @@
 //!   evaluates in microseconds.
 
 pub mod admissible;
-mod build;
 mod config;
 mod features;
 mod fixup;
+mod grammar;
 mod make;
 mod shape;
 pub mod strategies;
 
 pub use admissible::{Flaw, validate_admissible};
-pub use build::generate;
 pub use config::{GenConfig, GenConfigOverrides};
 pub use features::{
     AttrTag, Feature, IndexForm, NOT_GENERATED, Surface, ViewKind, features, features_sized,
     index_forms,
 };
 pub use fixup::fixup;
+pub use grammar::generate;
 
 use lang::ir::Case;
 use rand::{RngCore, SeedableRng, rngs::SmallRng};

@@ -4,6 +4,7 @@
 //! shape (sums over row dims, squeezes, a final permute) and stay valid for the eager reference.
 
 use super::make::{cast, permute, sum, view};
+use lang::ir::arith::ceil_div;
 use lang::ir::{DType, Expr, ExprKind, ViewOp};
 
 /// A dim of a device value.
@@ -55,7 +56,7 @@ pub(crate) fn slice_len(start: Option<i64>, stop: Option<i64>, step: i64, d: usi
     if b <= a {
         0
     } else {
-        ((b - a + step - 1) / step) as usize
+        ceil_div(b - a, step).map_or(0, |n| n as usize)
     }
 }
 

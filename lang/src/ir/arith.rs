@@ -23,6 +23,19 @@ pub fn floor_div(a: i64, b: i64) -> Option<i64> {
     })
 }
 
+/// `a / b` rounded toward positive infinity (Python's `-(-a // b)`): for `a >= 0` and `b > 0`,
+/// the number of blocks of `b` elements that cover `a` elements (a tile loop's trip count, an
+/// iota's or a slice's length). `None` for `b == 0` or an overflow.
+pub fn ceil_div(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    // Truncating division rounds a positive quotient down where a remainder is left.
+    Some(if a.checked_rem(b)? != 0 && (a < 0) == (b < 0) {
+        q + 1
+    } else {
+        q
+    })
+}
+
 /// Python's `a % b` (the sign of `b`); `None` for `b == 0` or an overflow.
 pub fn floor_mod(a: i64, b: i64) -> Option<i64> {
     a.checked_sub(b.checked_mul(floor_div(a, b)?)?)
@@ -131,6 +144,25 @@ mod tests {
         assert_eq!(floor_mod(i64::MIN, -1), None);
         assert_eq!(int_binop(BinOp::Add, i64::MAX, 1), None);
         assert_eq!(int_binop(BinOp::Div, 4, 2), None);
+    }
+
+    #[test]
+    fn ceiling_division_is_pythons() {
+        // (a, b, -(-a // b)) as Python 3 computes them.
+        for (a, b, q) in [
+            (0, 4, 0),
+            (1, 4, 1),
+            (8, 4, 2),
+            (9, 4, 3),
+            (-7, 2, -3),
+            (7, -2, -3),
+            (-7, -2, 4),
+            (i64::MAX, 2, 1 << 62),
+        ] {
+            assert_eq!(ceil_div(a, b), Some(q), "-(-{a} // {b})");
+        }
+        assert_eq!(ceil_div(1, 0), None);
+        assert_eq!(ceil_div(i64::MIN, -1), None);
     }
 
     #[test]

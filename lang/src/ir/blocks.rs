@@ -585,35 +585,22 @@ impl<'k> FactsWalk<'k> {
     /// index with a bare tile.
     fn expr(&mut self, e: &'k Expr, loads: bool) {
         let (host, tiles, requirement) = (self.host, &self.tiles, &mut self.facts.requirement);
-        super::walk::each_expr(e, &mut |x| match &x.kind {
-            ExprKind::TileAttr {
+        super::walk::each_expr(e, &mut |x| {
+            if let ExprKind::TileAttr {
                 tile,
                 attr: super::TileAttr::Index,
-            } => {
+            } = &x.kind
+            {
                 if let Some(bid) = tile_named(tiles, tile) {
                     requirement[bid] = requirement[bid].max(2);
                 }
+            } else if loads
+                && let ExprKind::Load {
+                    tensor, indices, ..
+                } = &x.kind
+            {
+                require_indexed(host, tiles, requirement, tensor, indices, true);
             }
-            ExprKind::Load {
-                tensor, indices, ..
-            } if loads => require_indexed(host, tiles, requirement, tensor, indices, true),
-            ExprKind::TileAttr { .. }
-            | ExprKind::Load { .. }
-            | ExprKind::Name(_)
-            | ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Size { .. }
-            | ExprKind::Binary { .. }
-            | ExprKind::Compare { .. }
-            | ExprKind::Subscript { .. }
-            | ExprKind::Arange { .. }
-            | ExprKind::Zeros { .. }
-            | ExprKind::Full { .. }
-            | ExprKind::Cast { .. }
-            | ExprKind::Sum { .. }
-            | ExprKind::View { .. }
-            | ExprKind::Permute { .. }
-            | ExprKind::Alloc { .. } => {}
         });
     }
 }

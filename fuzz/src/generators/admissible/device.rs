@@ -8,6 +8,7 @@ use super::run::ShapeRun;
 use super::static_rules::{atomic_indices, list_indices};
 use super::values::{R, Storage, TV, TileV, V, broadcast, mark};
 use super::{Arm, Flaw, MAX_STEPS};
+use lang::ir::arith::ceil_div;
 use lang::ir::{AtomicOp, BinOp, DType, Expr, ExprKind, Index, Loop, LoopKind, Stmt, StmtKind};
 
 impl ShapeRun<'_> {
@@ -69,7 +70,7 @@ impl ShapeRun<'_> {
                 LoopKind::Tile => {
                     let block = self.effective[bid];
                     let count = if end > begin {
-                        (end - begin + block - 1) / block
+                        ceil_div(end - begin, block).unwrap_or(0)
                     } else {
                         0
                     };

@@ -8,6 +8,7 @@ use crate::generators::admissible::contiguous_after;
 use crate::generators::make::*;
 use crate::generators::shape::{Dim, Val, reduce_to, slice_len};
 use arbitrary::Result;
+use lang::ir::arith::ceil_div;
 use lang::ir::{Expr, ExprKind, Index, TileAttr};
 
 /// A selector through the inner tile: `local.index` (only where the loop has no shift to
@@ -451,24 +452,10 @@ impl Gen<'_, '_> {
 
     /// Whether an index expression is a scalar (drops its dim), names bound to scalars included.
     fn is_scalar(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Name(n) => self.scalar_names.iter().any(|s| s == n),
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Size { .. }
-            | ExprKind::TileAttr { .. }
-            | ExprKind::Binary { .. }
-            | ExprKind::Compare { .. }
-            | ExprKind::Load { .. }
-            | ExprKind::Subscript { .. }
-            | ExprKind::Arange { .. }
-            | ExprKind::Zeros { .. }
-            | ExprKind::Full { .. }
-            | ExprKind::Cast { .. }
-            | ExprKind::Sum { .. }
-            | ExprKind::View { .. }
-            | ExprKind::Permute { .. }
-            | ExprKind::Alloc { .. } => is_scalar_expr(e),
+        if let ExprKind::Name(n) = &e.kind {
+            self.scalar_names.iter().any(|s| s == n)
+        } else {
+            is_scalar_expr(e)
         }
     }
 
@@ -513,12 +500,13 @@ fn iota_len(e: &Expr) -> Option<usize> {
             let a = start.as_deref().map_or(Some(0), Expr::as_int)?;
             let b = end.as_int()?;
             let s = step.as_deref().map_or(Some(1), Expr::as_int)?;
-            (s > 0).then(|| {
-                if b > a {
-                    ((b - a + s - 1) / s) as usize
-                } else {
-                    0
-                }
+            if s <= 0 {
+                return None;
+            }
+            Some(if b > a {
+                ceil_div(b - a, s)? as usize
+            } else {
+                0
             })
         }
         ExprKind::Binary { lhs, rhs, .. } => iota_len(lhs).or_else(|| iota_len(rhs)),

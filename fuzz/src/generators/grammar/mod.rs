@@ -1,4 +1,4 @@
-//! The generator proper: bytes in, one admissible [`Case`] out.
+//! The generator proper, the grammar cases are drawn from: bytes in, one admissible [`Case`] out.
 //!
 //! Every case has the spec's shape. Either an outer `hl.grid(G)` whose body keeps an
 //! accumulator `acc`, runs an `hl.tile` over the loaded tensor's first dim and stores `acc` into

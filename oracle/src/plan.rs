@@ -150,7 +150,7 @@ pub enum Tiling {
 pub(crate) struct InitStorage {
     pub name: String,
     pub ty: Ty,
-    pub data: Arc<Vec<f64>>,
+    pub data: Arc<ndarray::Array1<f64>>,
     /// False for `torch.empty` inputs (nothing written).
     pub written: bool,
 }
@@ -310,7 +310,7 @@ impl Compiler<'_> {
                         storages.push(InitStorage {
                             name: param.name.clone(),
                             ty: Ty::of(t.dtype),
-                            data: Arc::new(t.values.clone()),
+                            data: Arc::new(ndarray::Array1::from(t.values.clone())),
                             written: match case.inputs[pos].ctor {
                                 Ctor::Empty { .. } => false,
                                 Ctor::Randn { .. }

@@ -75,8 +75,8 @@ impl Runtime<'_> {
                 ),
             );
         }
-        if t.shape.is_empty() {
-            return Ok(Ix::Int(t.data[0] as i64));
+        if t.shape().is_empty() {
+            return Ok(Ix::Int(t.values()[0] as i64));
         }
         Ok(Ix::Tensor(t))
     }
@@ -88,7 +88,7 @@ impl Runtime<'_> {
             crate::plan::Tiling::HelionEager => {
                 let shape = match &base {
                     Value::Host(h) => h.shape.to_vec(),
-                    Value::Tensor(t) => t.shape.clone(),
+                    Value::Tensor(t) => t.shape().to_vec(),
                     _ => Vec::new(),
                 };
                 clamped = crate::index::clamp_tensor_indices(&shape, ixs);
@@ -107,19 +107,17 @@ impl Runtime<'_> {
                 };
                 Ok(Value::Tensor(Rc::new(DTensor {
                     ty: self.storages[h.storage].ty,
-                    shape: sel.shape,
                     data,
                     alias,
                 })))
             }
             Value::Tensor(t) => {
-                let sel = select(&t.shape, ixs, span)?;
+                let sel = select(t.shape(), ixs, span)?;
                 self.charge(sel.numel(), span)?;
-                let data = sel.gather(&t.data);
+                let data = sel.gather(t.data.view());
                 let alias = if sel.basic { t.alias } else { fresh_alias() };
                 Ok(Value::Tensor(Rc::new(DTensor {
                     ty: t.ty,
-                    shape: sel.shape,
                     data,
                     alias,
                 })))

@@ -48,32 +48,6 @@ pub(crate) enum Ix {
     Tensor(Rc<DTensor>),
 }
 
-/// Helion's ref eager mode reads through integer-tensor indices clamped into their dim
-/// (`RefModeTorchFunctionMode._handle_getitem`, helion/runtime/ref_mode.py, 1.5.1): `-1` reads
-/// row 0 where torch would wrap to the last row. The reference of `helion-eager` indexes this
-/// way ([`crate::Tiling::HelionEager`]); ints, slices and writes are unchanged.
-pub(crate) fn clamp_tensor_indices(shape: &[usize], ixs: &[Ix]) -> Vec<Ix> {
-    let mut dim = 0;
-    ixs.iter()
-        .map(|ix| match ix {
-            Ix::NewAxis => Ix::NewAxis,
-            Ix::Full | Ix::Int(_) | Ix::Slice { .. } => {
-                dim += 1;
-                ix.clone()
-            }
-            Ix::Tensor(t) => {
-                let n = shape.get(dim).copied().unwrap_or(1).max(1) as f64;
-                dim += 1;
-                Ix::Tensor(Rc::new(DTensor {
-                    ty: t.ty,
-                    data: t.data.mapv(|v| v.clamp(0.0, n - 1.0)),
-                    alias: t.alias,
-                }))
-            }
-        })
-        .collect()
-}
-
 /// The integer-tensor part of a selection: the broadcast block of the advanced indices.
 #[derive(Clone, Debug)]
 struct Advanced {

@@ -115,6 +115,8 @@ pub(crate) struct Runtime<'p> {
     storages: Vec<Storage>,
     iterations: u64,
     work: u64,
+    /// The departures of Helion's eager mode from torch reached so far (HelionEager only).
+    divergences: Vec<crate::Divergence>,
 }
 
 impl Plan {
@@ -144,6 +146,7 @@ impl Plan {
                 .collect(),
             iterations: 0,
             work: 0,
+            divergences: Vec::new(),
         };
         for p in &self.params {
             match p {
@@ -164,6 +167,7 @@ impl Plan {
             Flow::Return(outputs) => Ok(Outputs {
                 outputs,
                 magnitude: watermark.read(),
+                divergences: rt.divergences,
             }),
             Flow::Normal => err(K::NoReturn, self.kernel_span, "the kernel returns nothing"),
         }

@@ -1,9 +1,11 @@
 //! A per-case digest of the reference on generated cases, under both tilings: one line per
-//! case (`index seed effective-hash eager-hash`), each hash over the status (the refusal's
+//! case (`index seed effective-hash eager-hash divergences`), each hash over the status (the refusal's
 //! kind, span and message, or every output's dtype, shape and value bits, and the magnitude
 //! watermark). Two builds that print the same lines evaluate the same; `fuzz --digest` proves
 //! the same for the campaign's reference, this for the Helion-tiled one (`helion-eager`'s),
-//! which a campaign without Helion never runs, and for cases a campaign thins away.
+//! which a campaign without Helion never runs, and for cases a campaign thins away. The last
+//! column lists the departures of Helion's eager mode from torch the Helion-tiled evaluation
+//! reported (`oracle::Divergence` ids, `-` for none): where eager mode's values may differ.
 //!
 //! `cargo run --release -p pallas-diff-oracle --example digest -- [CASES] [SEED] > FILE`
 
@@ -45,7 +47,15 @@ fn main() {
         let case = fuzz::generators::generate_from_seed(s, &cfg);
         let inputs = case.input_tensors();
         let effective = status_hash(&evaluate_tiled(&case, &inputs, Tiling::Effective));
-        let eager = status_hash(&evaluate_tiled(&case, &inputs, Tiling::HelionEager));
-        println!("{i} {s} {effective:016x} {eager:016x}");
+        let eager = evaluate_tiled(&case, &inputs, Tiling::HelionEager);
+        let divergences = match &eager {
+            Ok(o) if !o.divergences.is_empty() => {
+                let ids: Vec<&str> = o.divergences.iter().map(|d| d.id()).collect();
+                ids.join(",")
+            }
+            Ok(_) | Err(_) => "-".to_string(),
+        };
+        let eager = status_hash(&eager);
+        println!("{i} {s} {effective:016x} {eager:016x} {divergences}");
     }
 }

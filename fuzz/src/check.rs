@@ -444,7 +444,7 @@ pub struct PreparedCase<'a> {
     /// The reference run and the largest float magnitude it computed
     /// ([`oracle::Outputs::magnitude`]): the comparison's float32 tolerance scales with it.
     reference: OnceLock<(EngineRun, f64)>,
-    eager_reference: OnceLock<(EngineRun, f64)>,
+    eager_reference: OnceLock<crate::engines::reference::TiledRun>,
 }
 
 impl std::fmt::Debug for PreparedCase<'_> {
@@ -489,11 +489,11 @@ impl<'a> PreparedCase<'a> {
     /// and without its fault.
     pub fn under(&self, options: &CodegenOptions) -> PreparedCase<'_> {
         let again = PreparedCase::with(self.depth, Cow::Borrowed(self.case()), options);
-        let copy = |from: &OnceLock<(EngineRun, f64)>, to: &OnceLock<(EngineRun, f64)>| {
+        fn copy<T: Clone>(from: &OnceLock<T>, to: &OnceLock<T>) {
             if let Some(v) = from.get() {
                 let _ = to.set(v.clone());
             }
-        };
+        }
         if let Some(i) = self.inputs.get() {
             let _ = again.inputs.set(i.clone());
         }
@@ -583,7 +583,7 @@ impl<'a> PreparedCase<'a> {
 
     /// The reference tiled as Helion's eager mode tiles (it ignores the config's block
     /// sizes), when an engine compares with it.
-    fn eager_reference(&self, needs: Needs) -> Option<&(EngineRun, f64)> {
+    fn eager_reference(&self, needs: Needs) -> Option<&crate::engines::reference::TiledRun> {
         if !needs.eager_reference {
             return None;
         }
@@ -671,10 +671,8 @@ impl<'a> PreparedCase<'a> {
             .iter()
             .map(|e| {
                 let (r, magnitude) = match eager {
-                    Some((eager, magnitude))
-                        if e.engine.reference_tiling() == oracle::Tiling::HelionEager =>
-                    {
-                        (eager, *magnitude)
+                    Some(eager) if e.engine.reference_tiling() == oracle::Tiling::HelionEager => {
+                        (&eager.run, eager.magnitude)
                     }
                     Some(_) | None => (reference, reference_magnitude),
                 };
@@ -698,11 +696,22 @@ impl<'a> PreparedCase<'a> {
             engine,
             mismatch,
             known_issue,
-        } = classify(self.compiler_result(), reference, &runs, |e, _| {
-            // One run per engine in a check: the name finds its comparison.
-            let i = runs.iter().position(|r| r.engine == e.engine)?;
-            mismatches[i].clone()
-        });
+        } = classify(
+            self.compiler_result(),
+            reference,
+            &runs,
+            |e, _| {
+                // One run per engine in a check: the name finds its comparison.
+                let i = runs.iter().position(|r| r.engine == e.engine)?;
+                mismatches[i].clone()
+            },
+            |e| match eager {
+                Some(eager) if e.engine.reference_tiling() == oracle::Tiling::HelionEager => {
+                    crate::known_issues::known_divergence(e.engine, &eager.divergences)
+                }
+                Some(_) | None => None,
+            },
+        );
         // A findings-only or campaign check keeps the module of a finding only (it goes into
         // the report).
         let emitted = match self.depth {
@@ -725,7 +734,7 @@ impl<'a> PreparedCase<'a> {
             gap,
             crash,
             reference: reference.clone(),
-            eager_reference: eager.map(|(run, _)| run.clone()),
+            eager_reference: eager.map(|e| e.run.clone()),
             engines: runs,
             mismatch,
             known_issue,

@@ -5,8 +5,12 @@
 //! of the compiler under test, and a real Helion bug already written up with its reduced
 //! reproducer in `docs/helion-findings.md` (each row names its section). The goal is to empty
 //! this table: re-check each row when JAX or Helion is upgraded (`PALLAS_DIFF_JAX_VERSION`,
-//! `PALLAS_DIFF_HELION_VERSION`). Only errors match here: an exception, or a Helion refusal
-//! where its verdict differs from our model's; a wrong value is always a finding.
+//! `PALLAS_DIFF_HELION_VERSION`). Errors match here by their status: an exception, or a Helion
+//! refusal where its verdict differs from our model's. A wrong value is a finding, with one
+//! exception: a value of Helion's eager mode that differs where the reference reports a
+//! departure of eager mode from torch ([`oracle::Divergence`], matched by
+//! [`KnownIssue::diverges`]); the reference computes torch's value there and never copies
+//! eager mode's.
 
 use crate::engines::EngineStatus;
 
@@ -23,6 +27,9 @@ pub struct KnownIssue {
     pub tracked: &'static str,
     /// Whether an engine status is this divergence.
     pub matches: fn(&EngineStatus) -> bool,
+    /// Whether a departure from torch the reference reported explains the engine's values
+    /// differing from the reference's ([`known_divergence`]).
+    pub diverges: fn(&oracle::Divergence) -> bool,
     /// Whether an emitted module will likely hit it (its text shows the construct): such a
     /// module is compiled alone, not in a batch, because one failing kernel makes the worker
     /// compile every kernel of its batch again (see `engines::jax`). Only a scheduling hint:
@@ -74,6 +81,23 @@ const HELION_BACKEND: &[&str] = &["helion-pallas", "helion-tpu-lower"];
 /// The table.
 pub const KNOWN_ISSUES: &[KnownIssue] = &[
     KnownIssue {
+        id: "helion-eager-negative-index-clamped",
+        engines: &["helion-eager"],
+        summary: "Helion 1.5.1's eager mode (`HELION_INTERPRET=1`) clamps every integer-tensor \
+                  index of a read into its dim before indexing: `torch.clamp(idx, min=0, \
+                  max=tensor.size(dim) - 1)` in `RefModeTorchFunctionMode._handle_getitem` \
+                  (`helion/runtime/ref_mode.py` line 551), so `x_block[local.index + -1, :]` \
+                  reads row 0 where torch reads the last row. The reference reads as torch and \
+                  reports the subscript (`oracle::Divergence::NegativeIndexClamped`); a \
+                  `helion-eager` value that differs on such a case is this issue.",
+        tracked: "helion/runtime/ref_mode.py:551 (1.5.1); not filed upstream yet",
+        matches: |_| false,
+        diverges: |d| match d {
+            oracle::Divergence::NegativeIndexClamped { .. } => true,
+        },
+        likely_in: |_| false,
+    },
+    KnownIssue {
         id: "helion-partial-index-list-assertion",
         engines: HELION_BACKEND,
         summary: "Helion 1.5.1 raises `InternalError: AssertionError: invalid subscript` from \
@@ -88,6 +112,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
                 "invalid subscript",
             )
         },
+        diverges: |_| false,
         likely_in: |_| false,
     },
     KnownIssue {
@@ -107,6 +132,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
                 "sequences of concrete values of integer type",
             )
         },
+        diverges: |_| false,
         likely_in: |_| false,
     },
     KnownIssue {
@@ -124,6 +150,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
                 "cannot access local variable",
             )
         },
+        diverges: |_| false,
         likely_in: |_| false,
     },
     KnownIssue {
@@ -139,6 +166,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
                   a genuine power-of-two refusal (D-1.5.1-09) is one our model makes too.",
         tracked: "docs/helion-findings.md#a-refusal-masked-by-the-default-config (not filed upstream yet)",
         matches: |s| refused_with(s, "InvalidConfig", "must be a power of two, got"),
+        diverges: |_| false,
         likely_in: |_| false,
     },
     KnownIssue {
@@ -158,6 +186,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
                 "did you forget to unpack",
             ) && raised(s).is_some_and(|(_, tb)| tb.contains("jax/_src/pallas/mosaic/pipeline.py"))
         },
+        diverges: |_| false,
         likely_in: |_| false,
     },
     KnownIssue {
@@ -172,6 +201,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         matches: |s| {
             error_text(s).is_some_and(|t| t.contains("'ReshapeTransform' object has no attribute"))
         },
+        diverges: |_| false,
         // A Ref reshape prints as `ref.reshape((...))`, a value reshape as `jnp.reshape(x, ...)`.
         // Measured 2026-12-01 on the first 64 kernels `bench --jax` takes from seed 0: 9 failed
         // with this issue, and exactly those 9 hold a Ref reshape by this test.
@@ -186,6 +216,17 @@ pub fn likely_known_issue(engine: &str, source: &str) -> bool {
     KNOWN_ISSUES
         .iter()
         .any(|k| k.engines.contains(&engine) && (k.likely_in)(source))
+}
+
+/// The known issue that explains `engine`'s values differing from its reference's, given the
+/// departures from torch that reference reported, if any.
+pub fn known_divergence(
+    engine: crate::engines::EngineId,
+    divergences: &[oracle::Divergence],
+) -> Option<&'static KnownIssue> {
+    KNOWN_ISSUES
+        .iter()
+        .find(|k| k.engines.contains(&engine.name()) && divergences.iter().any(|d| (k.diverges)(d)))
 }
 
 /// The known issue an engine's status matches, if any.

@@ -231,12 +231,15 @@ pub fn verdicts_agree(ours: CompilerResult, helion: Result<(), &str>) -> bool {
 
 /// Classifies a case from the compiler's result, the reference run and the engine runs (in the
 /// order the user listed the engines). `compare` compares an engine's outputs with the
-/// reference's.
+/// reference's; `diverges` names the known issue that explains a Helion engine's values
+/// differing from its reference's, if the reference reached one
+/// ([`crate::known_issues::known_divergence`]).
 pub fn classify(
     compiler: CompilerResult,
     reference: &EngineRun,
     engines: &[EngineRun],
     compare: impl Fn(&EngineRun, &EngineRun) -> Option<Mismatch>,
+    diverges: impl Fn(&EngineRun) -> Option<&'static crate::known_issues::KnownIssue>,
 ) -> Classified {
     let plain = |outcome, engine: Option<&EngineRun>| Classified {
         outcome,
@@ -286,6 +289,10 @@ pub fn classify(
             return plain(Outcome::HelionAcceptsInvalid, Some(e));
         }
         if let Some(m) = compare(e, reference) {
+            if let Some(k) = diverges(e) {
+                known = known.or(Some((*e, k.id)));
+                continue;
+            }
             return Classified {
                 outcome: Outcome::Mismatch,
                 engine: Some(e.engine),
@@ -432,6 +439,7 @@ mod tests {
             &reference,
             &[run("helion-pallas", helion)],
             differ,
+            |_| None,
         )
         .outcome
     }
@@ -468,6 +476,7 @@ mod tests {
             &reference,
             &[run("helion-pallas", masked)],
             differ,
+            |_| None,
         );
         assert_eq!(c.outcome, Outcome::KnownIssue);
         assert_eq!(
@@ -561,8 +570,53 @@ mod tests {
             &reference,
             &[eager],
             differ,
+            |_| None,
         );
         assert_eq!(c.outcome, Outcome::InvalidCase);
+    }
+
+    #[test]
+    fn an_eager_value_difference_is_the_known_issue_only_where_the_reference_reports_it() {
+        use crate::known_issues::known_divergence;
+        let reference = run("oracle", outputs(5.0));
+        let eager = run("helion-eager", outputs(2.0));
+        let clamped = [oracle::Divergence::NegativeIndexClamped {
+            span: lang::ir::Span::default(),
+        }];
+        let classify_with = |compiler, divergences: &[oracle::Divergence]| {
+            classify(
+                compiler,
+                &reference,
+                std::slice::from_ref(&eager),
+                differ,
+                |e| known_divergence(e.engine, divergences),
+            )
+        };
+        for compiler in [
+            CompilerResult::Lowered,
+            CompilerResult::Rejected(ErrorClass::BackendUnsupported),
+        ] {
+            let c = classify_with(compiler, &clamped);
+            assert_eq!(c.outcome, Outcome::KnownIssue, "{compiler:?}");
+            assert_eq!(c.known_issue, Some("helion-eager-negative-index-clamped"));
+            assert_eq!(classify_with(compiler, &[]).outcome, Outcome::Mismatch);
+        }
+        // Equal values are agreement, whatever the reference reported.
+        let same = run("helion-eager", outputs(5.0));
+        let c = classify(CompilerResult::Lowered, &reference, &[same], differ, |e| {
+            known_divergence(e.engine, &clamped)
+        });
+        assert_eq!(c.outcome, Outcome::Agree);
+        // Only eager mode clamps: the backend engines' differences stay findings.
+        let pallas = run("helion-pallas", outputs(2.0));
+        let c = classify(
+            CompilerResult::Lowered,
+            &reference,
+            &[pallas],
+            differ,
+            |e| known_divergence(e.engine, &clamped),
+        );
+        assert_eq!(c.outcome, Outcome::Mismatch);
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! PyTorch indexing: which elements of a tensor an index list selects, in which order.
 //!
-//! An index list is resolved against a row-major shape into a [`Selection`]: the result shape
-//! and the flat source offset of every result element, in row-major result order. The same
-//! selection serves reads (loads and subscripts), writes (stores), and read-modify-writes
-//! (atomics), so all three agree on the elements.
+//! An index list is resolved against a shape into a [`Selection`]: ndarray's slicing of its
+//! basic entries (a [`SliceInfoElem`] per entry: ints as `Index`, slices as `Slice`, `None` as
+//! `NewAxis`) and, when integer tensors take part, the broadcast block of their (range-checked)
+//! indices. The same selection serves reads (loads and subscripts), writes (stores) and
+//! read-modify-writes (atomics), through views of the one source array, so all three agree
+//! on the elements.
 //!
 //! Semantics follow torch's `Tensor.__getitem__`: ints select (negative ints wrap; out of
 //! range is an `IndexError`) and drop the dim; slices clip at the extent like Python's
@@ -12,10 +14,16 @@
 //! entries are an `IndexError`), broadcast together; when the advanced indices are adjacent
 //! (after ints have been applied as selects, torch's order) their broadcast dims replace them
 //! in place, otherwise they go first.
+//!
+//! ndarray decides what a basic entry selects once it is in range; the rules it does not share
+//! with torch are ours, here: Python's clipping of slice bounds (ndarray panics on a bound past
+//! the extent), the range check and wrapping of ints and index-tensor entries (an invalid case,
+//! not a panic), and the placement of advanced indices (ndarray's `select` takes one axis).
 
-use crate::dense::{DTensor, MAX_NUMEL, expand, strides};
+use crate::dense::{DTensor, MAX_NUMEL, broadcast_shapes};
 use crate::error::{EvalErrorKind as K, Res, err};
 use lang::ir::Span;
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, SliceInfo, SliceInfoElem, Zip};
 use std::rc::Rc;
 
 /// One evaluated index entry.
@@ -40,62 +48,18 @@ pub(crate) enum Ix {
     Tensor(Rc<DTensor>),
 }
 
-/// Helion's ref eager mode reads through integer-tensor indices clamped into their dim
-/// (`RefModeTorchFunctionMode._handle_getitem`, helion/runtime/ref_mode.py, 1.5.1): `-1` reads
-/// row 0 where torch would wrap to the last row. The reference of `helion-eager` indexes this
-/// way ([`crate::Tiling::HelionEager`]); ints, slices and writes are unchanged.
-pub(crate) fn clamp_tensor_indices(shape: &[usize], ixs: &[Ix]) -> Vec<Ix> {
-    let mut dim = 0;
-    ixs.iter()
-        .map(|ix| match ix {
-            Ix::NewAxis => Ix::NewAxis,
-            Ix::Full | Ix::Int(_) | Ix::Slice { .. } => {
-                dim += 1;
-                ix.clone()
-            }
-            Ix::Tensor(t) => {
-                let n = shape.get(dim).copied().unwrap_or(1).max(1) as f64;
-                dim += 1;
-                let data = t.data.iter().map(|&v| v.clamp(0.0, n - 1.0)).collect();
-                Ix::Tensor(Rc::new(DTensor {
-                    ty: t.ty,
-                    shape: t.shape.clone(),
-                    data,
-                    alias: t.alias,
-                }))
-            }
-        })
-        .collect()
-}
-
-/// One dimension of the iteration over a selection.
+/// The integer-tensor part of a selection: the broadcast block of the advanced indices.
 #[derive(Clone, Debug)]
-enum Pd {
-    /// Offsets `start + k * step` for `k < len`.
-    Ap {
-        start: usize,
-        step: usize,
-        len: usize,
-    },
-    /// Explicit offsets (the broadcast block of advanced indices).
-    List(Vec<usize>),
-}
-
-impl Pd {
-    fn len(&self) -> usize {
-        match self {
-            Pd::Ap { len, .. } => *len,
-            Pd::List(v) => v.len(),
-        }
-    }
-
-    #[inline]
-    fn at(&self, k: usize) -> usize {
-        match self {
-            Pd::Ap { start, step, .. } => start + k * step,
-            Pd::List(v) => v[k],
-        }
-    }
+struct Advanced {
+    /// The axes of the basic view the index tensors index, ascending.
+    axes: Vec<usize>,
+    /// Per axis of `axes`: the wrapped index of every element of the block, row-major.
+    rows: Vec<Vec<usize>>,
+    /// The axis of the result (with the block flattened to one axis) the block takes: the
+    /// first indexed axis when the indexed axes are adjacent, else 0.
+    at: usize,
+    /// The result shape with the block flattened to one axis.
+    flat_shape: Vec<usize>,
 }
 
 /// The elements an index list selects.
@@ -105,9 +69,9 @@ pub(crate) struct Selection {
     pub shape: Vec<usize>,
     /// Whether only basic indexing was used (torch returns a view).
     pub basic: bool,
-    base: usize,
-    dims: Vec<Pd>,
-    numel: usize,
+    /// The basic entries, one per source axis (index tensors as full slices) and per `None`.
+    info: Vec<SliceInfoElem>,
+    advanced: Option<Advanced>,
 }
 
 /// Python's slice adjustment for a positive step: `(first, len)`.
@@ -122,6 +86,13 @@ fn slice_range(start: Option<i64>, stop: Option<i64>, step: i64, n: usize) -> (u
     (s as usize, len as usize)
 }
 
+/// The whole of one axis.
+const FULL: SliceInfoElem = SliceInfoElem::Slice {
+    start: 0,
+    end: None,
+    step: 1,
+};
+
 /// Resolves `ixs` against a tensor of `shape`.
 pub(crate) fn select(shape: &[usize], ixs: &[Ix], span: Span) -> Res<Selection> {
     let rank = shape.len();
@@ -133,24 +104,20 @@ pub(crate) fn select(shape: &[usize], ixs: &[Ix], span: Span) -> Res<Selection> 
             format!("too many indices for tensor of dimension {rank} ({consumed} given)"),
         );
     }
-    let st = strides(shape);
-    let mut base = 0usize;
-    // Intermediate dims after basic indexing: Ok(pd) or Err((source dim, index tensor)).
-    let mut inter: Vec<Result<Pd, (usize, &Rc<DTensor>)>> = Vec::with_capacity(rank + 2);
+    let mut info = Vec::with_capacity(rank + 2);
+    // The basic view's shape, and the index tensors with their source dim and view axis.
+    let mut view_shape = Vec::with_capacity(rank + 2);
+    let mut tensors: Vec<(usize, usize, &Rc<DTensor>)> = Vec::new();
     let mut sd = 0usize;
     for ix in ixs {
         match ix {
-            Ix::NewAxis => inter.push(Ok(Pd::Ap {
-                start: 0,
-                step: 0,
-                len: 1,
-            })),
+            Ix::NewAxis => {
+                info.push(SliceInfoElem::NewAxis);
+                view_shape.push(1);
+            }
             Ix::Full => {
-                inter.push(Ok(Pd::Ap {
-                    start: 0,
-                    step: st[sd],
-                    len: shape[sd],
-                }));
+                info.push(FULL);
+                view_shape.push(shape[sd]);
                 sd += 1;
             }
             Ix::Int(i) => {
@@ -163,53 +130,50 @@ pub(crate) fn select(shape: &[usize], ixs: &[Ix], span: Span) -> Res<Selection> 
                         format!("index {i} is out of bounds for dimension {sd} with size {n}"),
                     );
                 }
-                base += j as usize * st[sd];
+                info.push(SliceInfoElem::Index(j as isize));
                 sd += 1;
             }
             Ix::Slice { start, stop, step } => {
                 let (first, len) = slice_range(*start, *stop, *step, shape[sd]);
-                inter.push(Ok(Pd::Ap {
-                    start: first * st[sd],
-                    step: (*step as usize).saturating_mul(st[sd]),
-                    len,
-                }));
+                // In range by construction: ndarray's bounds are Python's clipped ones.
+                let end = if len == 0 {
+                    first
+                } else {
+                    first + (len - 1) * *step as usize + 1
+                };
+                info.push(SliceInfoElem::Slice {
+                    start: first as isize,
+                    end: Some(end as isize),
+                    step: if len == 0 { 1 } else { *step as isize },
+                });
+                view_shape.push(len);
                 sd += 1;
             }
             Ix::Tensor(t) => {
-                inter.push(Err((sd, t)));
+                tensors.push((sd, view_shape.len(), t));
+                info.push(FULL);
+                view_shape.push(shape[sd]);
                 sd += 1;
             }
         }
     }
-    for d in sd..rank {
-        inter.push(Ok(Pd::Ap {
-            start: 0,
-            step: st[d],
-            len: shape[d],
-        }));
+    for &n in &shape[sd..] {
+        info.push(FULL);
+        view_shape.push(n);
     }
-    let adv: Vec<usize> = (0..inter.len()).filter(|&k| inter[k].is_err()).collect();
-    let mut out_shape = Vec::new();
-    let mut dims = Vec::new();
-    if adv.is_empty() {
-        for pd in inter.into_iter().flatten() {
-            out_shape.push(pd.len());
-            dims.push(pd);
-        }
-        return Selection::finish(out_shape, true, base, dims, span);
+    if tensors.is_empty() {
+        return Selection::finish(view_shape, true, info, None, span);
     }
     let mut bshape: Vec<usize> = Vec::new();
-    for &k in &adv {
-        if let Err((_, t)) = &inter[k] {
-            bshape = crate::dense::broadcast_shapes(&bshape, &t.shape, span).map_err(|mut e| {
-                e.kind = K::IndexOutOfRange;
-                e.message = format!(
-                    "shape mismatch: indexing tensors could not be broadcast: {}",
-                    e.message
-                );
-                e
-            })?;
-        }
+    for (_, _, t) in &tensors {
+        bshape = broadcast_shapes(&bshape, t.shape(), span).map_err(|mut e| {
+            e.kind = K::IndexOutOfRange;
+            e.message = format!(
+                "shape mismatch: indexing tensors could not be broadcast: {}",
+                e.message
+            );
+            e
+        })?;
     }
     let nb: usize = bshape.iter().product();
     if nb > MAX_NUMEL {
@@ -219,64 +183,61 @@ pub(crate) fn select(shape: &[usize], ixs: &[Ix], span: Span) -> Res<Selection> 
             format!("an index of {nb} elements exceeds the budget"),
         );
     }
-    let mut block = vec![0usize; nb];
-    for &k in &adv {
-        if let Err((d, t)) = &inter[k] {
-            let n = shape[*d] as i64;
-            let vals = expand(&t.data, &t.shape, &bshape);
-            for (c, &v) in block.iter_mut().zip(&vals) {
-                let i = v as i64;
-                let j = if i < 0 { i + n } else { i };
-                if j < 0 || j >= n {
-                    return err(
-                        K::IndexOutOfRange,
-                        span,
-                        format!("index {i} is out of bounds for dimension {d} with size {n}"),
-                    );
-                }
-                *c += j as usize * st[*d];
+    let mut rows = Vec::with_capacity(tensors.len());
+    for &(d, _, t) in &tensors {
+        let n = shape[d] as i64;
+        let vals = t
+            .data
+            .broadcast(IxDyn(&bshape))
+            .expect("checked by broadcast_shapes");
+        let mut row = Vec::with_capacity(nb);
+        // Row-major, so the first entry out of range is the one torch names.
+        for &v in vals.iter() {
+            let i = v as i64;
+            let j = if i < 0 { i + n } else { i };
+            if j < 0 || j >= n {
+                return err(
+                    K::IndexOutOfRange,
+                    span,
+                    format!("index {i} is out of bounds for dimension {d} with size {n}"),
+                );
             }
-            crate::dense::recycle(vals);
+            row.push(j as usize);
         }
+        rows.push(row);
     }
-    let adjacent = adv.last().copied().unwrap_or(0) + 1 - adv[0] == adv.len();
-    let block_pd = Pd::List(block);
-    if adjacent {
-        let first = adv[0];
-        let mut block_pd = Some(block_pd);
-        for (k, item) in inter.into_iter().enumerate() {
-            match item {
-                Ok(pd) => {
-                    out_shape.push(pd.len());
-                    dims.push(pd);
-                }
-                Err(_) if k == first => {
-                    out_shape.extend(&bshape);
-                    dims.extend(block_pd.take());
-                }
-                Err(_) => {}
-            }
-        }
+    let axes: Vec<usize> = tensors.iter().map(|&(_, a, _)| a).collect();
+    let adjacent = axes[axes.len() - 1] + 1 - axes[0] == axes.len();
+    let rest = (0..view_shape.len()).filter(|a| !axes.contains(a));
+    let (at, flat_shape, out_shape) = if adjacent {
+        let at = axes[0];
+        let before = &view_shape[..at];
+        let after = &view_shape[axes[axes.len() - 1] + 1..];
+        let flat = [before, &[nb], after].concat();
+        (at, flat, [before, &bshape, after].concat())
     } else {
-        out_shape.extend(&bshape);
-        dims.push(block_pd);
-        for pd in inter.into_iter().flatten() {
-            out_shape.push(pd.len());
-            dims.push(pd);
-        }
-    }
-    Selection::finish(out_shape, false, base, dims, span)
+        let kept: Vec<usize> = rest.map(|a| view_shape[a]).collect();
+        let flat = [&[nb][..], &kept].concat();
+        (0, flat, [&bshape[..], &kept].concat())
+    };
+    let advanced = Advanced {
+        axes,
+        rows,
+        at,
+        flat_shape,
+    };
+    Selection::finish(out_shape, false, info, Some(advanced), span)
 }
 
 impl Selection {
     fn finish(
         shape: Vec<usize>,
         basic: bool,
-        mut base: usize,
-        dims: Vec<Pd>,
+        info: Vec<SliceInfoElem>,
+        advanced: Option<Advanced>,
         span: Span,
     ) -> Res<Selection> {
-        let numel: usize = dims.iter().map(Pd::len).product();
+        let numel: usize = shape.iter().product();
         if numel > MAX_NUMEL {
             return err(
                 K::Budget,
@@ -284,125 +245,100 @@ impl Selection {
                 format!("a selection of {numel} elements exceeds the budget"),
             );
         }
-        // Drop size-1 dims (fold their offset into the base) and merge contiguous runs.
-        let mut merged: Vec<Pd> = Vec::with_capacity(dims.len());
-        if numel > 0 {
-            for pd in dims {
-                if pd.len() == 1 {
-                    base += pd.at(0);
-                    continue;
-                }
-                if let (
-                    Some(Pd::Ap {
-                        start: sa,
-                        step: ta,
-                        len: na,
-                    }),
-                    Pd::Ap {
-                        start: sb,
-                        step: 1,
-                        len: nb,
-                    },
-                ) = (merged.last(), &pd)
-                    && *ta == *nb
-                {
-                    let m = Pd::Ap {
-                        start: sa + sb,
-                        step: 1,
-                        len: na * nb,
-                    };
-                    *merged.last_mut().expect("non-empty") = m;
-                    continue;
-                }
-                merged.push(pd);
-            }
-        } else {
-            merged.push(Pd::Ap {
-                start: 0,
-                step: 0,
-                len: 0,
-            });
-        }
         Ok(Selection {
             shape,
             basic,
-            base,
-            dims: merged,
-            numel,
+            info,
+            advanced,
         })
     }
 
     /// Number of selected elements.
     pub fn numel(&self) -> usize {
-        self.numel
+        self.shape.iter().product()
     }
 
-    /// Calls `f(offset)` for every selected element, in row-major result order.
-    pub fn for_each(&self, mut f: impl FnMut(usize)) {
-        self.for_each_run(|o, n| (o..o + n).for_each(&mut f));
+    fn slice_info(&self) -> SliceInfo<&[SliceInfoElem], IxDyn, IxDyn> {
+        SliceInfo::try_from(&self.info[..]).expect("one entry per axis, in range")
     }
 
-    /// Calls `f(offset, len)` for every run of consecutive selected offsets, in row-major
-    /// result order (a contiguous innermost dimension is one run per outer index).
-    pub fn for_each_run(&self, mut f: impl FnMut(usize, usize)) {
-        if self.numel == 0 {
-            return;
-        }
-        let k = self.dims.len();
-        if k == 0 {
-            f(self.base, 1);
-            return;
-        }
-        let last = &self.dims[k - 1];
-        let mut small = [0usize; 8];
-        let mut large = Vec::new();
-        let idx: &mut [usize] = if k <= 8 {
-            &mut small[..k]
-        } else {
-            large.resize(k, 0);
-            &mut large
+    /// The basic part of the selection on `src`: a view (ndarray's `slice`).
+    fn basic_view<'a, T>(&self, src: ArrayViewD<'a, T>) -> ArrayViewD<'a, T> {
+        src.slice_move(self.slice_info())
+    }
+
+    /// Calls `f(b, part)` for every element `b` of the advanced block, in row-major order,
+    /// with `part` the elements of the basic view that `b` selects (the non-indexed axes, in
+    /// order), or once with the whole basic view when there is no block.
+    fn for_each_part<'a, T>(
+        &self,
+        src: ArrayViewD<'a, T>,
+        mut f: impl FnMut(usize, ArrayViewD<'a, T>),
+    ) {
+        let view = self.basic_view(src);
+        let Some(adv) = &self.advanced else {
+            return f(0, view);
         };
-        let mut outer = self.base + self.dims[..k - 1].iter().map(|pd| pd.at(0)).sum::<usize>();
-        loop {
-            match last {
-                Pd::Ap {
-                    start,
-                    step: 1,
-                    len,
-                } => f(outer + start, *len),
-                _ => (0..last.len()).for_each(|j| f(outer + last.at(j), 1)),
+        for b in 0..adv.rows.first().map_or(0, Vec::len) {
+            let mut part = view.clone();
+            // From the last indexed axis down, so the lower ones keep their numbers.
+            for (&axis, row) in adv.axes.iter().zip(&adv.rows).rev() {
+                part = part.index_axis_move(Axis(axis), row[b]);
             }
-            let mut d = k - 1;
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                let pd = &self.dims[d];
-                outer -= pd.at(idx[d]);
-                idx[d] += 1;
-                if idx[d] < pd.len() {
-                    outer += pd.at(idx[d]);
-                    break;
-                }
-                idx[d] = 0;
-                outer += pd.at(0);
-            }
+            f(b, part);
         }
     }
 
-    /// The selected values of `src`, in row-major result order.
-    pub fn gather(&self, src: &[f64]) -> Vec<f64> {
-        let mut out = crate::dense::buffer(self.numel);
-        self.for_each_run(|o, n| out.extend_from_slice(&src[o..o + n]));
-        out
+    /// The selected values of `src`, in standard layout.
+    pub fn gather(&self, src: ArrayViewD<'_, f64>) -> ArrayD<f64> {
+        let Some(adv) = &self.advanced else {
+            return crate::dense::standard(self.basic_view(src));
+        };
+        let mut out = ArrayD::<f64>::zeros(IxDyn(&adv.flat_shape));
+        self.for_each_part(src, |b, part| {
+            out.index_axis_mut(Axis(adv.at), b).assign(&part);
+        });
+        out.into_shape_with_order(IxDyn(&self.shape))
+            .expect("the block's axes are contiguous in a standard array")
     }
 
-    /// How many selected elements are not marked in `written`.
-    pub fn count_unwritten(&self, written: &[bool]) -> usize {
-        let mut count = 0usize;
-        self.for_each_run(|o, n| count += written[o..o + n].iter().filter(|&&w| !w).count());
+    /// How many selected elements of `written` are false.
+    pub fn count_unwritten(&self, written: ArrayViewD<'_, bool>) -> usize {
+        let mut count = 0;
+        self.for_each_part(written, |_, part| {
+            count += part.iter().filter(|&&w| !w).count();
+        });
         count
+    }
+
+    /// Calls `f(target, value)` for every selected element of `dst` and the value at its
+    /// position in `values` (which has the selection's shape). Elements a block element
+    /// selects are visited before those of the next one, so a target that several block
+    /// elements select (duplicate indices) sees their values in row-major order, as torch's
+    /// element-by-element loop does; within one block element the targets are distinct.
+    pub fn zip_mut<T, U>(
+        &self,
+        dst: ArrayViewMutD<'_, T>,
+        values: ArrayViewD<'_, U>,
+        mut f: impl FnMut(&mut T, &U),
+    ) {
+        let mut view = dst.slice_move(self.slice_info());
+        let Some(adv) = &self.advanced else {
+            Zip::from(&mut view).and(&values).for_each(f);
+            return;
+        };
+        let values = values
+            .into_shape_with_order(IxDyn(&adv.flat_shape))
+            .expect("values have the selection's shape");
+        for b in 0..adv.rows.first().map_or(0, Vec::len) {
+            let mut part = view.view_mut();
+            for (&axis, row) in adv.axes.iter().zip(&adv.rows).rev() {
+                part = part.index_axis_move(Axis(axis), row[b]);
+            }
+            Zip::from(part)
+                .and(values.index_axis(Axis(adv.at), b))
+                .for_each(&mut f);
+        }
     }
 }
 
@@ -411,18 +347,22 @@ mod tests {
     use super::*;
 
     fn idx(v: &[i64]) -> Ix {
-        Ix::Tensor(Rc::new(DTensor::new(
+        Ix::Tensor(Rc::new(DTensor::from_vec(
             crate::ty::Ty::I32,
             vec![v.len()],
             v.iter().map(|&x| x as f64).collect(),
         )))
     }
 
+    /// The selection's shape and the row-major offsets of the elements it selects.
     fn sel(shape: &[usize], ixs: &[Ix]) -> Res<(Vec<usize>, Vec<usize>)> {
         let s = select(shape, ixs, Span::default())?;
-        let mut offs = Vec::new();
-        s.for_each(|o| offs.push(o));
-        Ok((s.shape.clone(), offs))
+        let n: usize = shape.iter().product();
+        let offsets = ArrayD::from_shape_vec(IxDyn(shape), (0..n).map(|o| o as f64).collect())
+            .expect("offsets fill the shape");
+        let got = s.gather(offsets.view());
+        assert_eq!(got.shape(), &s.shape[..]);
+        Ok((s.shape.clone(), got.iter().map(|&o| o as usize).collect()))
     }
 
     #[test]
@@ -479,8 +419,9 @@ mod tests {
     }
 
     #[test]
-    fn gather_uses_contiguous_runs() {
-        let src: Vec<f64> = (0..24).map(f64::from).collect();
+    fn gather_reads_slices_and_selects() {
+        let src = ArrayD::from_shape_vec(IxDyn(&[4, 2, 3]), (0..24).map(f64::from).collect())
+            .expect("24 values");
         let s = select(
             &[4, 2, 3],
             &[Ix::Slice {
@@ -491,7 +432,10 @@ mod tests {
             Span::default(),
         )
         .unwrap();
-        assert_eq!(s.gather(&src), (6..18).map(f64::from).collect::<Vec<_>>());
+        assert_eq!(
+            s.gather(src.view()).iter().copied().collect::<Vec<_>>(),
+            (6..18).map(f64::from).collect::<Vec<_>>()
+        );
         let s = select(
             &[4, 2, 3],
             &[Ix::Full, Ix::Int(1), Ix::Full],
@@ -499,7 +443,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            s.gather(&src),
+            s.gather(src.view()).iter().copied().collect::<Vec<_>>(),
             vec![3., 4., 5., 9., 10., 11., 15., 16., 17., 21., 22., 23.]
         );
     }

@@ -31,6 +31,32 @@
 //! assert!(outputs.outputs[0].tensor.values.iter().all(|&v| v == 6.0));
 //! ```
 //!
+//! # ndarray's decisions and ours
+//!
+//! Values are [`ndarray`] arrays: device values own an `ArrayD<f64>` in standard layout, host
+//! storages a flat `Array1<f64>` that every alias sees with its own shape through
+//! `into_shape_with_order`. What NumPy and torch agree on is ndarray's, tested by its users
+//! for years rather than by us: which elements a basic index selects (`slice` with
+//! `SliceInfoElem::{Index, Slice, NewAxis}`: ints, slices of any positive step, `None`),
+//! broadcasting (`broadcast`), reshapes and views (`into_shape_with_order`), permutes
+//! (`permuted_axes`), the gather of an advanced index (`index_axis`, `assign`), the element
+//! walks of arithmetic, casts, stores and atomics (`Zip`, `mapv`), and aliasing: a store
+//! through a host alias writes through an ndarray view of the storage every other alias sees.
+//!
+//! What ndarray does not decide is ours, each rule in one module: torch's type promotion and
+//! the rounding of every result (float32, bfloat16 through float32, int32 wrapping; `ty`,
+//! `dense`), `.sum`'s summation order (`sum`), the index rules that make a case invalid
+//! instead of panicking as ndarray would (Python's clipping of slice bounds, range checks and
+//! wrapping of ints and index-tensor entries, torch's placement of advanced indices; `index`),
+//! the element and iteration budgets and the magnitude watermark (`dense`, `exec`), and the
+//! departures of Helion's eager mode from torch ([`Divergence`]).
+//!
+//! The reference stays independent of `lang`'s arithmetic kit (`lang::ir::arith`, shared by
+//! the validator, the planner, the lowering and the executor): a rule written once there and
+//! wrong would be wrong in the compiler and in its judge alike, and no finding would show it.
+//! It shares with the compiler only what a case *is* (the IR, the input tensors, the
+//! effective block sizes: spec §1.1a says both use the same), never how a value is computed.
+//!
 //! # Semantics (the decisions a finding depends on)
 //!
 //! * **Block sizes** are the *effective* ones (spec §1.1a: a block below the TPU minimum of the
@@ -46,6 +72,12 @@
 //!   only), `None` inserts an axis, integer tensors (`hl.arange`, `t.index + k`) gather; ints
 //!   are applied as selects before advanced indices, which stay in place when adjacent and go
 //!   first otherwise. Out-of-range ints or tensor entries are `index-out-of-range`.
+//! * **Helion's eager mode** ([`Tiling::HelionEager`], what `helion-eager` is compared with):
+//!   the reference follows eager mode where Helion defines it differently on purpose and
+//!   documents it (one tile per config-driven `hl.tile`, a fixed `block_size=` as written) and
+//!   computes torch's values everywhere else; where eager mode departs from torch by a rule of
+//!   its own (it clamps negative integer-tensor indices of reads) the evaluation reports the
+//!   departure ([`Outputs::divergences`]) instead of copying it.
 //! * **Arithmetic and promotion** are torch's: dimensioned tensors outrank 0-dim tensors,
 //!   which outrank Python scalars, unless a higher category (float over int) wins
 //!   (`int32 + float32 → float32`, `bf16 + f32 → f32`, `bf16 + 0-dim f32 → bf16`,
@@ -77,6 +109,7 @@
 //!   visible later; reading one not bound on the path taken is `unbound-name`.
 
 mod dense;
+mod divergence;
 mod error;
 mod exec;
 mod index;
@@ -85,6 +118,7 @@ mod plan;
 mod sum;
 mod ty;
 
+pub use divergence::Divergence;
 pub use error::{EvalError, EvalErrorKind};
 pub use exec::{MAX_ITERATIONS, MAX_WORK};
 pub use output::{Output, OutputSummary, Outputs, Stats, fnv1a64};

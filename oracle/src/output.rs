@@ -25,6 +25,10 @@ pub struct Outputs {
     /// absolute tolerance by this as well as by the output's own magnitude
     /// (`fuzz::compare::Tolerance::for_output`).
     pub magnitude: f64,
+    /// The departures of Helion's eager mode from torch the evaluation reached, in program
+    /// order, each subscript once (only under [`crate::Tiling::HelionEager`]; empty otherwise):
+    /// the values are torch's, eager mode's may differ there.
+    pub divergences: Vec<crate::Divergence>,
 }
 
 /// Summary statistics of one output.

@@ -140,8 +140,10 @@ pub enum Tiling {
     /// Helion's ref eager mode (`HELION_INTERPRET=1`, engine `helion-eager`): a config-driven
     /// `hl.tile` is one tile of its whole extent, whatever the config says; a fixed
     /// `block_size=` is used as written (no TPU raising); grids step by 1
-    /// (`helion/language/loops.py`, the `@_decorators.ref(tile)` implementation, 1.5.1); and
-    /// reads through integer-tensor indices clamp them into range (`helion/runtime/ref_mode.py`).
+    /// (`helion/language/loops.py`, the `@_decorators.ref(tile)` implementation, 1.5.1).
+    /// Everything else is torch's: where eager mode departs from torch by a rule of its own
+    /// (it clamps negative integer-tensor indices), the evaluation computes torch's value and
+    /// reports the departure ([`crate::Divergence`]).
     HelionEager,
 }
 
@@ -150,7 +152,7 @@ pub enum Tiling {
 pub(crate) struct InitStorage {
     pub name: String,
     pub ty: Ty,
-    pub data: Arc<Vec<f64>>,
+    pub data: Arc<ndarray::Array1<f64>>,
     /// False for `torch.empty` inputs (nothing written).
     pub written: bool,
 }
@@ -182,7 +184,7 @@ pub struct Plan {
     pub(crate) configured_blocks: Vec<i64>,
     /// Effective block size per block id (after TPU alignment raising).
     pub(crate) effective_blocks: Vec<i64>,
-    /// How loops are tiled (and, for Helion's eager mode, how tensor indices read).
+    /// How loops are tiled (and whether eager mode's departures from torch are recorded).
     pub(crate) tiling: Tiling,
 }
 
@@ -310,7 +312,7 @@ impl Compiler<'_> {
                         storages.push(InitStorage {
                             name: param.name.clone(),
                             ty: Ty::of(t.dtype),
-                            data: Arc::new(t.values.clone()),
+                            data: Arc::new(ndarray::Array1::from(t.values.clone())),
                             written: match case.inputs[pos].ctor {
                                 Ctor::Empty { .. } => false,
                                 Ctor::Randn { .. }

@@ -22,6 +22,7 @@
 //! Integer sums are exact and have type int64, as in torch.
 
 use crate::ty::Ty;
+use ndarray::{Array2, ArrayD, Axis, IxDyn, Zip};
 
 /// NumPy's `pairwise_sum` in float32 arithmetic over `a[0], a[stride], …` (n elements).
 fn pairwise(a: &[f64], n: usize, stride: usize) -> f32 {
@@ -57,66 +58,77 @@ fn pairwise(a: &[f64], n: usize, stride: usize) -> f32 {
     }
 }
 
-/// Sums `data` (row-major, `shape`) over `dim`; returns the result type and values.
-pub(crate) fn sum_dim(ty: Ty, shape: &[usize], data: &[f64], dim: usize) -> (Ty, Vec<f64>) {
+/// Sums `data` over `dim`; returns the result type and values (`data`'s shape without `dim`,
+/// standard layout). The value is seen as a fixed-rank `(outer, n, inner)` array, `n` the
+/// reduced dim: one pairwise sum per contiguous row when `inner == 1`, otherwise one
+/// sequential accumulation of `(outer, inner)` planes, a `Zip` per reduced row.
+pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64>) {
+    let shape = data.shape();
     let outer: usize = shape[..dim].iter().product();
     let n = shape[dim];
     let inner: usize = shape[dim + 1..].iter().product();
-    let mut out = crate::dense::buffer(outer * inner);
-    match ty {
+    let mut out_shape = shape.to_vec();
+    out_shape.remove(dim);
+    let x = data
+        .view()
+        .into_shape_with_order((outer, n, inner))
+        .expect("a device value is in standard layout");
+    let mut out = Array2::<f64>::zeros((outer, inner));
+    let ty = match ty {
         Ty::I32 | Ty::I64 => {
-            for o in 0..outer {
-                for i in 0..inner {
-                    let mut acc = 0.0f64;
-                    for k in 0..n {
-                        acc += data[(o * n + k) * inner + i];
-                    }
-                    out.push(acc);
-                }
+            for k in 0..n {
+                Zip::from(&mut out)
+                    .and(x.index_axis(Axis(1), k))
+                    .for_each(|a, &v| *a += v);
             }
-            (Ty::I64, out)
+            Ty::I64
         }
         Ty::F32 | Ty::Bf16 => {
             if inner == 1 {
-                for o in 0..outer {
-                    out.push(f64::from(0.0f32 + pairwise(&data[o * n..], n, 1)));
+                for (o, row) in out.iter_mut().zip(x.index_axis(Axis(2), 0).rows()) {
+                    let row = row
+                        .as_slice()
+                        .expect("rows of a standard array are contiguous");
+                    *o = f64::from(0.0f32 + pairwise(row, n, 1));
                 }
             } else {
-                for o in 0..outer {
-                    let first = out.len();
-                    out.resize(first + inner, 0.0);
-                    let acc = &mut out[first..];
-                    for k in 0..n {
-                        let row = &data[(o * n + k) * inner..(o * n + k + 1) * inner];
-                        for (a, &v) in acc.iter_mut().zip(row) {
-                            *a = f64::from(*a as f32 + v as f32);
-                        }
-                    }
+                for k in 0..n {
+                    Zip::from(&mut out)
+                        .and(x.index_axis(Axis(1), k))
+                        .for_each(|a, &v| *a = f64::from(*a as f32 + v as f32));
                 }
             }
             if ty == Ty::Bf16 {
-                out.iter_mut().for_each(|v| *v = crate::ty::rbf(*v));
+                out.mapv_inplace(crate::ty::rbf);
             }
-            (ty, out)
+            ty
         }
-    }
+    };
+    let out = out
+        .into_shape_with_order(IxDyn(&out_shape))
+        .expect("the same elements");
+    (ty, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn arr(shape: &[usize], v: Vec<f64>) -> ArrayD<f64> {
+        ArrayD::from_shape_vec(IxDyn(shape), v).expect("values fill the shape")
+    }
+
     #[test]
     fn pairwise_differs_from_sequential_where_numpy_does() {
         // 1e8 then many ones: sequential f32 loses every one, pairwise keeps some.
         let mut v = vec![1e8f64];
         v.extend(std::iter::repeat_n(1.0, 15));
-        let (_, seq) = sum_dim(Ty::F32, &[16, 1], &v, 0);
-        assert_eq!(seq[0], 1e8 + 8.0, "inner == 1 is pairwise");
+        let (_, seq) = sum_dim(Ty::F32, &arr(&[16, 1], v.clone()), 0);
+        assert_eq!(seq[[0]], 1e8 + 8.0, "inner == 1 is pairwise");
         let v2: Vec<f64> = v.iter().flat_map(|&x| [x, x]).collect();
-        let (_, seq2) = sum_dim(Ty::F32, &[16, 2], &v2, 0);
+        let (_, seq2) = sum_dim(Ty::F32, &arr(&[16, 2], v2), 0);
         assert_eq!(
-            seq2,
+            seq2.into_raw_vec_and_offset().0,
             vec![1e8, 1e8],
             "a non-innermost dim sums sequentially"
         );
@@ -124,16 +136,16 @@ mod tests {
 
     #[test]
     fn integer_sums_are_exact_int64() {
-        let (ty, v) = sum_dim(Ty::I32, &[2, 2], &[2147483647.0, 1.0, 1.0, 2.0], 0);
+        let (ty, v) = sum_dim(Ty::I32, &arr(&[2, 2], vec![2147483647.0, 1.0, 1.0, 2.0]), 0);
         assert_eq!(ty, Ty::I64);
-        assert_eq!(v, vec![2147483648.0, 3.0]);
+        assert_eq!(v.into_raw_vec_and_offset().0, vec![2147483648.0, 3.0]);
     }
 
     #[test]
     fn negative_zero_sums_to_positive_zero() {
-        let (_, v) = sum_dim(Ty::F32, &[2], &[-0.0, -0.0], 0);
-        assert!(v[0] == 0.0 && v[0].is_sign_positive());
-        let (_, v) = sum_dim(Ty::F32, &[2, 2], &[-0.0; 4], 0);
+        let (_, v) = sum_dim(Ty::F32, &arr(&[2], vec![-0.0, -0.0]), 0);
+        assert!(v[[]] == 0.0 && v[[]].is_sign_positive());
+        let (_, v) = sum_dim(Ty::F32, &arr(&[2, 2], vec![-0.0; 4]), 0);
         assert!(v.iter().all(|x| x.is_sign_positive()));
     }
 }

@@ -111,24 +111,28 @@ fn d09_config_blocks_must_be_powers_of_two() {
 }
 
 #[test]
-fn helion_eager_tiling_is_one_tile_per_config_loop_and_clamps_tensor_indices() {
+fn helion_eager_tiling_is_one_tile_per_config_loop_and_reports_clamped_indices() {
     // Measured with HELION_INTERPRET=1 (helion 1.5.1): block_sizes [1], [4] and [7] all ran one
     // tile of 16 rows; `x_block[local.index + -1]` read row 0 for index -1 (ref mode clamps
-    // int-tensor indices; torch would wrap to the last row).
+    // int-tensor indices, helion/runtime/ref_mode.py:551; torch wraps to the last row).
     let body = "        for outer in hl.tile(x.size(0)):\n            acc = acc + 1.0";
     let config = "block_sizes=[4], pallas_loop_type=\"fori_loop\"";
     let script = s2(config, 16, body);
     let case = parse_case(&script, "k.py").unwrap();
     let inputs = case.input_tensors();
-    let tiled = |t| {
-        pallas_diff_oracle::evaluate_tiled(&case, &inputs, t)
-            .unwrap()
-            .outputs[0]
+    let tiled = |t| pallas_diff_oracle::evaluate_tiled(&case, &inputs, t).unwrap();
+    assert_eq!(
+        tiled(pallas_diff_oracle::Tiling::Effective).outputs[0]
             .tensor
-            .values[0]
-    };
-    assert_eq!(tiled(pallas_diff_oracle::Tiling::Effective), 4.0);
-    assert_eq!(tiled(pallas_diff_oracle::Tiling::HelionEager), 1.0);
+            .values[0],
+        4.0
+    );
+    let eager = tiled(pallas_diff_oracle::Tiling::HelionEager);
+    assert_eq!(eager.outputs[0].tensor.values[0], 1.0);
+    assert!(
+        eager.divergences.is_empty(),
+        "one tile per loop is eager mode's on purpose"
+    );
 
     let body = "        for outer in hl.tile(x.size(0), block_size=4):\n            x_block = x[outer, :]\n            for local in hl.tile(2, block_size=2):\n                acc = acc + x_block[local.index + -1, :].sum(dim=0)";
     let script = s2(F, 4, body);
@@ -137,10 +141,20 @@ fn helion_eager_tiling_is_one_tile_per_config_loop_and_clamps_tensor_indices() {
     let eager =
         pallas_diff_oracle::evaluate_tiled(&case, &inputs, pallas_diff_oracle::Tiling::HelionEager)
             .unwrap();
-    // Rows [-1, 0] clamp to [0, 0]: 1 + 1 = 2 (torch's wrap would give rows 3 and 0: 4 + 1).
-    assert_eq!(eager.outputs[0].tensor.values[0], 2.0);
+    // Rows [-1, 0] are torch's rows 3 and 0: 4 + 1 (eager mode's clamp to [0, 0] gives 2, a
+    // departure the reference reports instead of copying).
+    assert_eq!(eager.outputs[0].tensor.values[0], 5.0);
+    assert_eq!(
+        eager.divergences.iter().map(|d| d.id()).collect::<Vec<_>>(),
+        ["negative-index-clamped"]
+    );
+    assert_eq!(eager.divergences[0].span().line, 18, "the subscript's line");
     let torch = pallas_diff_oracle::evaluate(&case).unwrap();
     assert_eq!(torch.outputs[0].tensor.values[0], 5.0);
+    assert!(
+        torch.divergences.is_empty(),
+        "only the eager tiling reports them"
+    );
 }
 
 #[test]

@@ -20,21 +20,24 @@ impl Reference {
         case: &Case,
         inputs: &Result<Vec<Tensor>, InputError>,
     ) -> (EngineRun, f64) {
-        self.run_tiled(case, inputs, oracle::Tiling::Effective)
+        let r = self.run_tiled(case, inputs, oracle::Tiling::Effective);
+        (r.run, r.magnitude)
     }
 
-    /// [`Reference::run_with_inputs`] tiling loops as `tiling` says.
+    /// [`Reference::run_with_inputs`] tiling loops as `tiling` says, with the departures of
+    /// Helion's eager mode from torch the case reached ([`oracle::Divergence`]).
     pub fn run_tiled(
         &self,
         case: &Case,
         inputs: &Result<Vec<Tensor>, InputError>,
         tiling: oracle::Tiling,
-    ) -> (EngineRun, f64) {
+    ) -> TiledRun {
         let start = Instant::now();
-        let (status, magnitude) = match oracle::evaluate_tiled(case, inputs, tiling) {
+        let (status, magnitude, divergences) = match oracle::evaluate_tiled(case, inputs, tiling) {
             Ok(out) => (
                 EngineStatus::Outputs(out.outputs.into_iter().map(|o| o.tensor).collect()),
                 out.magnitude,
+                out.divergences,
             ),
             Err(e) => (
                 EngineStatus::Invalid {
@@ -43,6 +46,7 @@ impl Reference {
                     message: e.message,
                 },
                 0.0,
+                Vec::new(),
             ),
         };
         let run = EngineRun {
@@ -51,8 +55,25 @@ impl Reference {
             seconds: start.elapsed().as_secs_f64(),
             generated: None,
         };
-        (run, magnitude)
+        TiledRun {
+            run,
+            magnitude,
+            divergences,
+        }
     }
+}
+
+/// A reference run under a [`oracle::Tiling`] ([`Reference::run_tiled`]).
+#[derive(Clone, Debug)]
+pub struct TiledRun {
+    /// The run.
+    pub run: EngineRun,
+    /// The largest float magnitude it computed ([`oracle::Outputs::magnitude`]; 0 when it
+    /// refused the case).
+    pub magnitude: f64,
+    /// Where Helion's eager mode departs from the values it computed
+    /// ([`oracle::Outputs::divergences`]; empty when it refused the case).
+    pub divergences: Vec<oracle::Divergence>,
 }
 
 impl Engine for Reference {

@@ -9,6 +9,7 @@ use crate::error::{EvalErrorKind as K, Res, err};
 use crate::plan::{CExpr, CK, CView};
 use crate::ty::{I64_EXACT, Ty};
 use lang::ir::{BinOp, CmpOp, Span, TileAttr};
+use ndarray::{ArrayD, IxDyn};
 use std::rc::Rc;
 
 fn py_floor_div(a: i64, b: i64) -> i64 {
@@ -79,7 +80,7 @@ impl Runtime<'_> {
             CK::Size(v, dim) => {
                 let v = self.eval(v)?;
                 let shape: Vec<usize> = match &v {
-                    Value::Tensor(t) => t.shape.clone(),
+                    Value::Tensor(t) => t.shape().to_vec(),
                     Value::Host(h) => h.shape.to_vec(),
                     other => {
                         return err(
@@ -119,7 +120,7 @@ impl Runtime<'_> {
                         let n = (t.end - t.begin).max(0) as usize;
                         self.charge(n, span)?;
                         let data = (t.begin..t.end).map(|i| i as f64).collect();
-                        Value::Tensor(Rc::new(DTensor::new(Ty::I32, vec![n], data)))
+                        Value::Tensor(Rc::new(DTensor::from_vec(Ty::I32, vec![n], data)))
                     }
                 }
             }
@@ -184,7 +185,7 @@ impl Runtime<'_> {
                     }
                     data.push(v as f64);
                 }
-                Value::Tensor(Rc::new(DTensor::new(Ty::I32, vec![n], data)))
+                Value::Tensor(Rc::new(DTensor::from_vec(Ty::I32, vec![n], data)))
             }
             CK::Full(shape, value, ty) => {
                 let shape = self.shape_list(shape, span)?;
@@ -196,7 +197,7 @@ impl Runtime<'_> {
                         let (x, from) = match v {
                             Value::Int(i) => (i as f64, Ty::I64),
                             Value::Float(f) => (f, Ty::F32),
-                            Value::Tensor(t) if t.numel() == 1 => (t.data[0], t.ty),
+                            Value::Tensor(t) if t.numel() == 1 => (t.values()[0], t.ty),
                             other => {
                                 return err(
                                     K::TypeError,
@@ -209,7 +210,10 @@ impl Runtime<'_> {
                     }
                 };
                 self.charge(n, span)?;
-                Value::Tensor(Rc::new(DTensor::new(*ty, shape, vec![fill; n])))
+                Value::Tensor(Rc::new(DTensor::new(
+                    *ty,
+                    ArrayD::from_elem(IxDyn(&shape), fill),
+                )))
             }
             CK::Cast(v, ty) => {
                 let v = self.eval(v)?;
@@ -223,13 +227,13 @@ impl Runtime<'_> {
             CK::Sum(v, dim) => {
                 let v = self.eval(v)?;
                 let t = self.tensor_of(v, ".sum", span)?;
-                let d = norm_dim(*dim, t.shape.len(), 0, ".sum", span)?;
+                let d = norm_dim(*dim, t.shape().len(), 0, ".sum", span)?;
                 self.charge(t.numel(), span)?;
-                if t.shape.is_empty() {
+                if t.shape().is_empty() {
                     let ty = if t.ty.is_float() { t.ty } else { Ty::I64 };
-                    Value::Tensor(Rc::new(DTensor::new(ty, vec![], t.data.clone())))
+                    Value::Tensor(Rc::new(DTensor::new(ty, t.data.clone())))
                 } else {
-                    let (ty, data) = crate::sum::sum_dim(t.ty, &t.shape, &t.data, d);
+                    let (ty, data) = crate::sum::sum_dim(t.ty, &t.data, d);
                     if !ty.is_float() && data.iter().any(|v| v.abs() > I64_EXACT) {
                         return err(
                             K::Overflow,
@@ -237,9 +241,7 @@ impl Runtime<'_> {
                             "an int64 sum leaves the exact range ±2^53",
                         );
                     }
-                    let mut shape = t.shape.clone();
-                    shape.remove(d);
-                    Value::Tensor(Rc::new(DTensor::new(ty, shape, data)))
+                    Value::Tensor(Rc::new(DTensor::new(ty, data)))
                 }
             }
             CK::View(v, op) => {
@@ -285,7 +287,7 @@ impl Runtime<'_> {
 
     fn view(&mut self, v: Value, op: &CView, span: Span) -> Res<Value> {
         let (shape, numel): (Vec<usize>, usize) = match &v {
-            Value::Tensor(t) => (t.shape.clone(), t.numel()),
+            Value::Tensor(t) => (t.shape().to_vec(), t.numel()),
             Value::Host(h) => (h.shape.to_vec(), h.shape.iter().product()),
             other => {
                 return err(
@@ -323,7 +325,7 @@ impl Runtime<'_> {
             }
             CView::ViewAs(o) => {
                 let other = match self.eval(o)? {
-                    Value::Tensor(t) => t.shape.clone(),
+                    Value::Tensor(t) => t.shape().to_vec(),
                     Value::Host(h) => h.shape.to_vec(),
                     other => {
                         return err(
@@ -345,9 +347,15 @@ impl Runtime<'_> {
         };
         Ok(match v {
             Value::Tensor(t) => {
-                let mut t = Rc::try_unwrap(t).unwrap_or_else(|t| (*t).clone());
-                t.shape = new_shape;
-                Value::Tensor(Rc::new(t))
+                let t = Rc::try_unwrap(t).unwrap_or_else(|t| (*t).clone());
+                Value::Tensor(Rc::new(DTensor {
+                    ty: t.ty,
+                    data: t
+                        .data
+                        .into_shape_with_order(IxDyn(&new_shape))
+                        .expect("a reshape keeps the element count of a standard array"),
+                    alias: t.alias,
+                }))
             }
             Value::Host(h) => Value::Host(HostRef {
                 storage: h.storage,

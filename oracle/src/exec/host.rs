@@ -3,12 +3,13 @@
 //! atomics, element by element in row-major order.
 
 use super::{HostRef, Runtime, Storage, Value};
-use crate::dense::{DTensor, HOST_VIEW, broadcast_shapes, cast_value, expand};
+use crate::dense::{DTensor, HOST_VIEW, broadcast_shapes, cast_value, standard};
 use crate::error::{EvalErrorKind as K, Res, err};
 use crate::index::{Ix, Selection, select};
 use crate::plan::{CAllocShape, CExpr};
 use crate::ty::{Ty, r32, rbf, wrap32};
 use lang::ir::{AllocKind, AtomicOp, Span};
+use ndarray::{Array1, ArrayD, ArrayViewD, IxDyn, Zip};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -37,21 +38,34 @@ impl Runtime<'_> {
         }
     }
 
+    /// The elements of `h`'s storage seen with `h`'s shape.
+    fn host_view(&self, h: &HostRef) -> ArrayViewD<'_, f64> {
+        self.storages[h.storage]
+            .data
+            .view()
+            .into_shape_with_order(IxDyn(&h.shape))
+            .expect("a host tensor's shape has its storage's size")
+    }
+
     pub(super) fn host_read_all(&self, h: &HostRef, span: Span) -> Res<DTensor> {
         let sel = select(&h.shape, &[], span)?;
         let data = self.host_gather(h, &sel, span)?;
         Ok(DTensor {
             ty: self.storages[h.storage].ty,
-            shape: h.shape.to_vec(),
             data,
             alias: HOST_VIEW | h.storage as u64,
         })
     }
 
-    pub(super) fn host_gather(&self, h: &HostRef, sel: &Selection, span: Span) -> Res<Vec<f64>> {
+    pub(super) fn host_gather(&self, h: &HostRef, sel: &Selection, span: Span) -> Res<ArrayD<f64>> {
         let s = &self.storages[h.storage];
         let count = if s.unwritten > 0 {
-            sel.count_unwritten(&s.written)
+            let written = s
+                .written
+                .view()
+                .into_shape_with_order(IxDyn(&h.shape))
+                .expect("a host tensor's shape has its storage's size");
+            sel.count_unwritten(written)
         } else {
             0
         };
@@ -65,7 +79,7 @@ impl Runtime<'_> {
                 ),
             );
         }
-        Ok(sel.gather(&s.data))
+        Ok(sel.gather(self.host_view(h)))
     }
 
     pub(super) fn alloc(
@@ -79,7 +93,7 @@ impl Runtime<'_> {
             CAllocShape::Dims(d) => (self.shape_list(d, span)?, None),
             CAllocShape::Like(t) => match self.eval(t)? {
                 Value::Host(h) => (h.shape.to_vec(), Some(self.storages[h.storage].ty)),
-                Value::Tensor(t) => (t.shape.clone(), Some(t.ty)),
+                Value::Tensor(t) => (t.shape().to_vec(), Some(t.ty)),
                 other => {
                     return err(
                         K::TypeError,
@@ -100,10 +114,10 @@ impl Runtime<'_> {
         let n: usize = shape.iter().product();
         self.charge(n, span)?;
         let (data, written, unwritten) = match kind {
-            AllocKind::Zeros => (vec![0.0; n], Vec::new(), 0),
+            AllocKind::Zeros => (Array1::zeros(n), Array1::default(0), 0),
             AllocKind::Empty => (
-                vec![lang::ir::inputs::poison(case_dtype); n],
-                vec![false; n],
+                Array1::from_elem(n, lang::ir::inputs::poison(case_dtype)),
+                Array1::from_elem(n, false),
                 n,
             ),
         };
@@ -122,16 +136,25 @@ impl Runtime<'_> {
 
     /// The values of `v` broadcast to `shape` and cast to `ty`, as `tensor[idx] = v` does
     /// (leading size-1 dims of `v` are dropped first, as torch's setitem does).
-    fn values_for(&self, v: Value, shape: &[usize], ty: Ty, span: Span) -> Res<Vec<f64>> {
-        let n: usize = shape.iter().product();
+    fn values_for(&self, v: Value, shape: &[usize], ty: Ty, span: Span) -> Res<ArrayD<f64>> {
         let t = match v {
-            Value::Int(i) => return Ok(vec![cast_value(i as f64, Ty::I64, ty, span)?; n]),
-            Value::Float(f) => return Ok(vec![cast_value(f, Ty::F32, ty, span)?; n]),
+            Value::Int(i) => {
+                return Ok(ArrayD::from_elem(
+                    IxDyn(shape),
+                    cast_value(i as f64, Ty::I64, ty, span)?,
+                ));
+            }
+            Value::Float(f) => {
+                return Ok(ArrayD::from_elem(
+                    IxDyn(shape),
+                    cast_value(f, Ty::F32, ty, span)?,
+                ));
+            }
             Value::Tile(_) => return err(K::TypeError, span, "a tile cannot be stored"),
             Value::Tensor(t) => t,
             Value::Host(h) => Rc::new(self.host_read_all(&h, span)?),
         };
-        let mut vshape: &[usize] = &t.shape;
+        let mut vshape: &[usize] = t.shape();
         while vshape.len() > shape.len() && vshape[0] == 1 {
             vshape = &vshape[1..];
         }
@@ -143,12 +166,22 @@ impl Runtime<'_> {
                 span,
                 format!(
                     "a value of shape {:?} cannot be stored into a region of shape {shape:?}",
-                    t.shape
+                    t.shape()
                 ),
             );
         }
-        let mut data = expand(&t.data, vshape, shape);
+        let dropped = t
+            .data
+            .view()
+            .into_shape_with_order(IxDyn(vshape))
+            .expect("only size-1 dims dropped");
+        let mut data = standard(
+            dropped
+                .broadcast(IxDyn(shape))
+                .expect("checked by broadcast_shapes"),
+        );
         if t.ty != ty {
+            // Row-major, so the first value that cannot be cast is the one named.
             for x in data.iter_mut() {
                 *x = cast_value(*x, t.ty, ty, span)?;
             }
@@ -162,26 +195,28 @@ impl Runtime<'_> {
         let vals = self.values_for(v, &sel.shape, ty, span)?;
         self.charge(vals.len(), span)?;
         let s = &mut self.storages[h.storage];
-        let data = Arc::make_mut(&mut s.data);
-        let mut k = 0;
+        let shape = IxDyn(&h.shape);
+        let data = Arc::make_mut(&mut s.data)
+            .view_mut()
+            .into_shape_with_order(shape.clone())
+            .expect("a host tensor's shape has its storage's size");
+        sel.zip_mut(data, vals.view(), |d, &x| *d = x);
         if s.unwritten > 0 {
-            let (written, unwritten) = (&mut s.written, &mut s.unwritten);
-            sel.for_each(|o| {
-                data[o] = vals[k];
-                k += 1;
-                if !written[o] {
-                    written[o] = true;
+            let written = s
+                .written
+                .view_mut()
+                .into_shape_with_order(shape)
+                .expect("a host tensor's shape has its storage's size");
+            let unwritten = &mut s.unwritten;
+            sel.zip_mut(written, vals.view(), |w, _| {
+                if !*w {
+                    *w = true;
                     *unwritten -= 1;
                 }
             });
             if s.unwritten == 0 {
-                s.written = Vec::new();
+                s.written = Array1::default(0);
             }
-        } else {
-            sel.for_each(|o| {
-                data[o] = vals[k];
-                k += 1;
-            });
         }
         Ok(())
     }
@@ -236,12 +271,19 @@ impl Runtime<'_> {
             ) => None,
         };
         self.charge(vals.len(), span)?;
+        // Each target element with its value and, for `cas`, its expected value.
+        let pairs = match &exp {
+            Some(e) => Zip::from(&vals).and(e).map_collect(|&x, &e| (x, e)),
+            None => vals.mapv(|x| (x, 0.0)),
+        };
         let s = &mut self.storages[h.storage];
-        let data = Arc::make_mut(&mut s.data);
-        let mut k = 0;
-        sel.for_each(|o| {
-            let (cur, x) = (data[o], vals[k]);
-            data[o] = match op {
+        let data = Arc::make_mut(&mut s.data)
+            .view_mut()
+            .into_shape_with_order(IxDyn(&h.shape))
+            .expect("a host tensor's shape has its storage's size");
+        sel.zip_mut(data, pairs.view(), |d, &(x, e)| {
+            let cur = *d;
+            *d = match op {
                 AtomicOp::Add => add_in(ty, cur, x),
                 AtomicOp::And => ((cur as i64) & (x as i64)) as f64,
                 AtomicOp::Or => ((cur as i64) | (x as i64)) as f64,
@@ -252,14 +294,13 @@ impl Runtime<'_> {
                 AtomicOp::Min => cur.min(x),
                 AtomicOp::Xchg => x,
                 AtomicOp::Cas => {
-                    if exp.as_ref().is_some_and(|e| e[k] == cur) {
+                    if e == cur {
                         x
                     } else {
                         cur
                     }
                 }
             };
-            k += 1;
         });
         Ok(())
     }

@@ -43,6 +43,7 @@ use crate::output::{Output, Outputs};
 use crate::plan::{CExpr, ParamInit, Plan};
 use crate::ty::Ty;
 use lang::ir::Span;
+use ndarray::Array1;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -90,12 +91,15 @@ impl Value {
     }
 }
 
+/// A host storage: the elements of a torch storage, flat; a [`HostRef`] sees them with its
+/// shape through ndarray's `into_shape_with_order`, so a store through one alias is visible
+/// through every other.
 struct Storage {
     name: String,
     ty: Ty,
-    data: Arc<Vec<f64>>,
+    data: Arc<Array1<f64>>,
     /// Per element: written yet? Empty when every element is written.
-    written: Vec<bool>,
+    written: Array1<bool>,
     unwritten: usize,
 }
 
@@ -111,6 +115,8 @@ pub(crate) struct Runtime<'p> {
     storages: Vec<Storage>,
     iterations: u64,
     work: u64,
+    /// The departures of Helion's eager mode from torch reached so far (HelionEager only).
+    divergences: Vec<crate::Divergence>,
 }
 
 impl Plan {
@@ -130,9 +136,9 @@ impl Plan {
                         ty: s.ty,
                         data: Arc::clone(&s.data),
                         written: if s.written {
-                            Vec::new()
+                            Array1::default(0)
                         } else {
-                            vec![false; n]
+                            Array1::from_elem(n, false)
                         },
                         unwritten: if s.written { 0 } else { n },
                     }
@@ -140,6 +146,7 @@ impl Plan {
                 .collect(),
             iterations: 0,
             work: 0,
+            divergences: Vec::new(),
         };
         for p in &self.params {
             match p {
@@ -160,6 +167,7 @@ impl Plan {
             Flow::Return(outputs) => Ok(Outputs {
                 outputs,
                 magnitude: watermark.read(),
+                divergences: rt.divergences,
             }),
             Flow::Normal => err(K::NoReturn, self.kernel_span, "the kernel returns nothing"),
         }
@@ -202,10 +210,10 @@ impl Runtime<'_> {
         match v {
             Value::Int(i) => Ok((i as f64, Some(i))),
             Value::Float(f) => Ok((f, None)),
-            Value::Tensor(t) if t.numel() == 1 => Ok((t.data[0], None)),
+            Value::Tensor(t) if t.numel() == 1 => Ok((t.values()[0], None)),
             Value::Host(h) if h.shape.iter().product::<usize>() == 1 => {
                 let t = self.host_read_all(&h, span)?;
-                Ok((t.data[0], None))
+                Ok((t.values()[0], None))
             }
             Value::Tensor(_) | Value::Host(_) => err(
                 K::TypeError,
@@ -225,11 +233,11 @@ impl Runtime<'_> {
     pub(super) fn int_of(&self, v: Value, what: &str, span: Span) -> Res<i64> {
         match v {
             Value::Int(i) => Ok(i),
-            Value::Tensor(t) if t.numel() == 1 && !t.ty.is_float() => Ok(t.data[0] as i64),
+            Value::Tensor(t) if t.numel() == 1 && !t.ty.is_float() => Ok(t.values()[0] as i64),
             Value::Host(h) => {
                 let t = self.host_read_all(&h, span)?;
                 if t.numel() == 1 && !t.ty.is_float() {
-                    Ok(t.data[0] as i64)
+                    Ok(t.values()[0] as i64)
                 } else {
                     err(
                         K::TypeError,

@@ -100,14 +100,20 @@ impl Runtime<'_> {
                         ),
                     );
                 }
-                DTensor {
-                    ty: s.ty,
-                    shape: h.shape.to_vec(),
-                    data: s.data.to_vec(),
-                    alias: 0,
-                }
+                let values = s.data.to_vec();
+                (s.ty, h.shape.to_vec(), values)
             }
-            Value::Tensor(t) => Rc::try_unwrap(t).unwrap_or_else(|t| (*t).clone()),
+            Value::Tensor(t) => {
+                let t = Rc::try_unwrap(t).unwrap_or_else(|t| (*t).clone());
+                let shape = t.shape().to_vec();
+                let (values, offset) = t.data.into_raw_vec_and_offset();
+                debug_assert_eq!(
+                    offset.unwrap_or(0),
+                    0,
+                    "a device value is in standard layout"
+                );
+                (t.ty, shape, values)
+            }
             other => {
                 return err(
                     K::NoReturn,
@@ -119,21 +125,21 @@ impl Runtime<'_> {
                 );
             }
         };
-        let Some(dtype) = t.ty.dtype() else {
+        let (ty, shape, values) = t;
+        let Some(dtype) = ty.dtype() else {
             return err(
                 K::NoReturn,
                 span,
                 format!(
                     "the kernel returns an {} tensor (`{name}`), which no case dtype holds",
-                    t.ty.name()
+                    ty.name()
                 ),
             );
         };
-        let mut t = t;
         Ok(Tensor {
             dtype,
-            shape: std::mem::take(&mut t.shape),
-            values: std::mem::take(&mut t.data),
+            shape,
+            values,
         })
     }
 
@@ -253,14 +259,14 @@ impl Runtime<'_> {
                     Value::Tensor(r) => r,
                     _ => unreachable!("tensor arithmetic gives a tensor"),
                 };
-                let mut r = self.in_place_result(&t.shape, t.ty, r, span)?;
+                let mut r = self.in_place_result(t.shape(), t.ty, r, span)?;
                 r.alias = t.alias;
                 self.slots[slot] = Some(Value::Tensor(Rc::new(r)));
             }
             Value::Host(h) => {
                 let whole = self.host_read_all(&h, span)?;
                 let ty = whole.ty;
-                let shape = whole.shape.clone();
+                let shape = whole.shape().to_vec();
                 let r = match self.binary(op, Value::Tensor(Rc::new(whole)), v, span)? {
                     Value::Tensor(r) => r,
                     _ => unreachable!("tensor arithmetic gives a tensor"),
@@ -278,13 +284,13 @@ impl Runtime<'_> {
 
     /// The result of an in-place op: same shape and type as the target (torch's rules).
     fn in_place_result(&self, shape: &[usize], ty: Ty, r: Rc<DTensor>, span: Span) -> Res<DTensor> {
-        if r.shape != shape {
+        if r.shape() != shape {
             return err(
                 K::ShapeMismatch,
                 span,
                 format!(
                     "output with shape {shape:?} doesn't match the broadcast shape {:?}",
-                    r.shape
+                    r.shape()
                 ),
             );
         }

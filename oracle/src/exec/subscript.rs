@@ -4,6 +4,7 @@
 //! [`crate::index`]'s.
 
 use super::{Runtime, Value};
+use crate::Divergence;
 use crate::dense::{DTensor, HOST_VIEW, fresh_alias};
 use crate::error::{EvalErrorKind as K, Res, err};
 use crate::index::{Ix, select};
@@ -75,26 +76,29 @@ impl Runtime<'_> {
                 ),
             );
         }
-        if t.shape.is_empty() {
-            return Ok(Ix::Int(t.data[0] as i64));
+        if t.shape().is_empty() {
+            return Ok(Ix::Int(t.values()[0] as i64));
         }
         Ok(Ix::Tensor(t))
     }
 
+    /// Records [`Divergence::NegativeIndexClamped`] when an integer-tensor index of a read has
+    /// a negative entry (Helion's eager mode clamps it, torch wraps it; the read is torch's).
+    fn note_negative_index(&mut self, ixs: &[Ix], span: Span) {
+        let negative = ixs.iter().any(|ix| match ix {
+            Ix::Tensor(t) => t.values().iter().any(|&v| v < 0.0),
+            Ix::Full | Ix::NewAxis | Ix::Int(_) | Ix::Slice { .. } => false,
+        });
+        let d = Divergence::NegativeIndexClamped { span };
+        if negative && !self.divergences.contains(&d) {
+            self.divergences.push(d);
+        }
+    }
+
     pub(super) fn index(&mut self, base: Value, ixs: &[Ix], span: Span) -> Res<Value> {
-        let clamped;
-        let ixs = match self.plan.tiling {
-            crate::plan::Tiling::Effective => ixs,
-            crate::plan::Tiling::HelionEager => {
-                let shape = match &base {
-                    Value::Host(h) => h.shape.to_vec(),
-                    Value::Tensor(t) => t.shape.clone(),
-                    _ => Vec::new(),
-                };
-                clamped = crate::index::clamp_tensor_indices(&shape, ixs);
-                &clamped[..]
-            }
-        };
+        if self.plan.tiling == crate::plan::Tiling::HelionEager {
+            self.note_negative_index(ixs, span);
+        }
         match base {
             Value::Host(h) => {
                 let sel = select(&h.shape, ixs, span)?;
@@ -107,19 +111,17 @@ impl Runtime<'_> {
                 };
                 Ok(Value::Tensor(Rc::new(DTensor {
                     ty: self.storages[h.storage].ty,
-                    shape: sel.shape,
                     data,
                     alias,
                 })))
             }
             Value::Tensor(t) => {
-                let sel = select(&t.shape, ixs, span)?;
+                let sel = select(t.shape(), ixs, span)?;
                 self.charge(sel.numel(), span)?;
-                let data = sel.gather(&t.data);
+                let data = sel.gather(t.data.view());
                 let alias = if sel.basic { t.alias } else { fresh_alias() };
                 Ok(Value::Tensor(Rc::new(DTensor {
                     ty: t.ty,
-                    shape: sel.shape,
                     data,
                     alias,
                 })))

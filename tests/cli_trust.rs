@@ -10,11 +10,11 @@ use common::{Run, run_in, run_with};
 use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
 use corpus::expectations::load_spec_kernels;
-use corpus::finding::{
+use finding::finding::{
     CrossCheckRecord, CrossCheckResult, Finding, FindingProvenance, ReportRecord, Versions,
     write_finding_dir,
 };
-use corpus::signature::{Buckets, CostRecord};
+use finding::signature::{Buckets, CostRecord};
 use fuzz::check::check_case;
 use std::path::{Path, PathBuf};
 

@@ -7,9 +7,9 @@
 //! `import_spec_kernels` (ignored) is the generator that writes those entries:
 //! `cargo test -p pallas-diff-corpus --test spec_corpus -- --ignored --nocapture`.
 
+use finding::minimize::shared;
 use pallas_diff_corpus::entry::{Corpus, default_dir};
 use pallas_diff_corpus::expectations::load_spec_kernels;
-use pallas_diff_corpus::minimize::shared;
 use pallas_diff_corpus::spec::{cross_check, import_spec_kernels, relative_path};
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 use super::{CliError, Exit, load_case};
 use compiler::compile::CodegenOptions;
 use compiler::verdict::Verdict;
-use corpus::finding::ReportRecord;
+use finding::finding::ReportRecord;
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::{self, EngineId, Pools};
 use std::path::PathBuf;

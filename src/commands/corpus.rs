@@ -7,9 +7,9 @@ use super::check::start_pools;
 use super::report::load_finding;
 use super::{CliError, Exit};
 use ::corpus::entry::{Corpus, default_dir};
-use ::corpus::minimize::shared;
 use ::corpus::promote::{PromoteError, Promoted, Promotion, promote};
 use ::corpus::replay::LoadedFinding;
+use ::finding::minimize::shared;
 use fuzz::engines::EngineId;
 use std::path::PathBuf;
 

@@ -193,16 +193,16 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         // The reducer runs the engine a finding names: build a private set (sharing the pools).
         let engines = engines::build_with(&selected.names(), &selected.pools)
             .map_err(|e| CliError::Input(e.into()))?;
-        Some(corpus::sink::ReduceOptions {
-            budget: corpus::reduce::Budget {
+        Some(finding::sink::ReduceOptions {
+            budget: reducer::Budget {
                 attempts: 5_000,
                 time: Duration::from_secs(args.reduce_time),
             },
-            engines: corpus::minimize::shared(engines),
+            engines: finding::minimize::shared(engines),
             jobs: jax_workers.max(1),
         })
     };
-    let versions = corpus::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
+    let versions = finding::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
     let contract_versions = versions.clone();
     let helion_versions = selected
         .pools
@@ -213,21 +213,21 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     // pallas-sim bug is not filed as a miscompile (meta.json `cross_check`).
     let cross_check = engines::build(&assembly::names(&roles.cross_check), pool.clone())
         .map_err(|e| CliError::Input(e.into()))?;
-    let sink = corpus::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions)
+    let sink = finding::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions)
         .map_err(|e| {
             CliError::Internal(anyhow::anyhow!("cannot open the findings directory: {e}"))
         })?
-        .with_cross_check(corpus::minimize::shared(cross_check));
+        .with_cross_check(finding::minimize::shared(cross_check));
     // The shard contract, for `pallas-diff merge`: recorded before the first case, finished
     // with the case count at the end.
-    let contract = corpus::shard::Contract::new(
+    let contract = finding::shard::Contract::new(
         &cfg.generator,
         &selected.names(),
         &cfg.codegen,
         contract_versions.with_helion(helion_versions.as_ref()),
     )
     .map_err(|e| CliError::Input(e.into()))?;
-    let shard = corpus::shard::ShardRun::begin(&args.out, contract, args.seed)
+    let shard = finding::shard::ShardRun::begin(&args.out, contract, args.seed)
         .context("cannot record the shard contract")?;
     let stop = STOP
         .get_or_init(|| Arc::new(AtomicBool::new(false)))
@@ -303,7 +303,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         record.series = samples;
         let path = args.out.join(STATS_FILE);
         let text = serde_json::to_string(&record).map_err(anyhow::Error::from)?;
-        if let Err(e) = corpus::fsio::write_atomic(&path, text.as_bytes()) {
+        if let Err(e) = finding::fsio::write_atomic(&path, text.as_bytes()) {
             eprintln!("pallas-diff: cannot write the campaign record: {e}");
         }
     }
@@ -349,7 +349,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         println!("findings in {}", args.out.display());
     }
     // A CI job's summary page (GitHub Actions); losing it must not change the campaign's exit.
-    if let Err(e) = corpus::step_summary::append_if_set(&corpus::step_summary::Campaign {
+    if let Err(e) = finding::step_summary::append_if_set(&finding::step_summary::Campaign {
         seed: args.seed,
         engines: &selected.ids,
         unavailable: &selected.unavailable,

@@ -101,7 +101,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             args.budget
         },
         cases: args.cases,
-        reduce: corpus::reduce::Budget {
+        reduce: reducer::Budget {
             attempts: 2_000,
             time: args.reduce_time,
         },

@@ -11,9 +11,9 @@ use compiler::plan::SelectorKind;
 use fuzz::check::check_case;
 use fuzz::engines;
 use lang::frontend::parse_case;
-use pallas_diff_corpus::minimize::{reduce_finding, shared};
-use pallas_diff_corpus::reduce::Budget;
-use pallas_diff_corpus::signature::{Buckets, CostRecord, signature};
+use pallas_diff_finding::minimize::{reduce_finding, shared};
+use pallas_diff_finding::signature::{Buckets, CostRecord, signature};
+use reducer::Budget;
 
 fn script(read: &str) -> String {
     format!(

@@ -41,7 +41,7 @@ fn d12_finding(dir: &Path) -> Finding {
         .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
         .unwrap()
         .case;
-    let engines = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+    let engines = fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     let report = check_case(&case, &engines, &d12_options());
     assert_eq!(report.outcome.name(), "mismatch", "{:?}", report.engines);
     let f = Finding::new(

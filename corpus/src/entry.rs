@@ -68,7 +68,7 @@ impl fmt::Display for EngineKey {
 }
 
 impl FromStr for EngineKey {
-    type Err = fuzz::engines::BuildError;
+    type Err = fuzz::engines::UnknownEngine;
 
     fn from_str(s: &str) -> Result<EngineKey, Self::Err> {
         if s == ANY_ENGINE {
@@ -103,7 +103,7 @@ impl<'de> Deserialize<'de> for EngineKey {
         name.parse().map_err(|_| {
             serde::de::Error::custom(format!(
                 "unknown engine `{name}` (known: {ANY_ENGINE}, {})",
-                fuzz::engines::ENGINE_NAMES.join(", ")
+                fuzz::engines::EngineId::names().join(", ")
             ))
         })
     }

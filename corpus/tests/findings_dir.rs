@@ -24,7 +24,7 @@ fn d12_faulty() -> CodegenOptions {
 }
 
 fn sim() -> Arc<dyn Engine> {
-    let mut v = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+    let mut v = fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     Arc::from(v.remove(0))
 }
 
@@ -41,7 +41,8 @@ fn d12_case() -> lang::ir::Case {
 /// The d12 spec kernel under the d12 fault: a `pallas-sim` mismatch.
 fn d12_finding() -> Finding {
     let case = d12_case();
-    let engines: Vec<Box<dyn Engine>> = fuzz::engines::build(&["pallas-sim".into()], None).unwrap();
+    let engines: Vec<Box<dyn Engine>> =
+        fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     let report = check_case(&case, &engines, &d12_faulty());
     assert_eq!(report.outcome.name(), "mismatch", "{:?}", report.engines);
     Finding::new(
@@ -261,7 +262,8 @@ fn a_smaller_duplicate_that_replaces_a_buckets_case_says_so() {
             span: Span::default(),
         },
     );
-    let engines: Vec<Box<dyn Engine>> = fuzz::engines::build(&["pallas-sim".into()], None).unwrap();
+    let engines: Vec<Box<dyn Engine>> =
+        fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     let report = |case| check_case(case, &engines, &d12_faulty());
     let dir = tempfile::tempdir().unwrap();
     let sink =

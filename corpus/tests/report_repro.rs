@@ -373,7 +373,7 @@ fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
         faults: FaultSet::only(Fault::D12TailClampedBeforeMask),
         ..CodegenOptions::default()
     };
-    let sim = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+    let sim = fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     let report = check_case(&case, &sim, &faulty);
     assert_eq!(report.outcome, Outcome::Mismatch);
     assert_eq!(report.decided_by, Some(fuzz::engines::EngineId::PallasSim));

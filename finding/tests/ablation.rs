@@ -42,8 +42,9 @@ fn one_read_after_write_seen_through_a_run_and_a_view_is_one_bucket() {
         faults: FaultSet::only(Fault::D1ReadAfterWrite),
         ..CodegenOptions::default()
     };
-    let engines = shared(engines::build(&["pallas-sim".to_string()], None).expect("pallas-sim"));
-    let boxed = engines::build(&["pallas-sim".to_string()], None).expect("pallas-sim");
+    let engines =
+        shared(engines::build(&[fuzz::engines::EngineId::PallasSim], None).expect("pallas-sim"));
+    let boxed = engines::build(&[fuzz::engines::EngineId::PallasSim], None).expect("pallas-sim");
     let mut sigs = Vec::new();
     for (read, consumer) in [
         (

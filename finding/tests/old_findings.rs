@@ -108,7 +108,7 @@ fn buckets_of_fa8d122_load_and_keep_their_keys() {
 fn findings_of_fa8d122_still_reproduce_and_round_trip() {
     let (_t, dirs) = fixture_copy();
     let sim: Vec<Box<dyn Engine>> =
-        fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+        fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     for dir in &dirs {
         let f = Finding::load(dir).unwrap();
         let codegen = f.meta.codegen.options().unwrap();

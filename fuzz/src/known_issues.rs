@@ -8,7 +8,8 @@
 //! `PALLAS_DIFF_HELION_VERSION`). Only errors match here: an exception, or a Helion refusal
 //! where its verdict differs from our model's; a wrong value is always a finding.
 
-use crate::engines::EngineStatus;
+use crate::engines::{EngineId, EngineStatus};
+use tpu_runner::Mode;
 
 /// One known divergence.
 #[derive(Debug)]
@@ -16,17 +17,17 @@ pub struct KnownIssue {
     /// Stable id, e.g. `jax-tpu-interpret-ref-reshape`.
     pub id: &'static str,
     /// The engines it affects.
-    pub engines: &'static [&'static str],
+    pub engines: &'static [EngineId],
     /// What happens and why it is not a compiler bug.
     pub summary: &'static str,
     /// Where it is tracked (upstream issue, or this repository's note).
     pub tracked: &'static str,
     /// Whether an engine status is this divergence.
     pub matches: fn(&EngineStatus) -> bool,
-    /// Whether an emitted module will likely hit it (its text shows the construct): such a
-    /// module is compiled alone, not in a batch, because one failing kernel makes the worker
-    /// compile every kernel of its batch again (see `engines::jax`). Only a scheduling hint:
-    /// the outcome still comes from running the module.
+    /// Whether an emitted module will likely hit it (its text shows the construct): the check
+    /// runs such a module alone, not in a batch, because one failing kernel makes the worker
+    /// compile every kernel of its batch again (`check::check_prepared`). Only a scheduling
+    /// hint: the outcome still comes from running the module.
     pub likely_in: fn(&str) -> bool,
 }
 
@@ -69,7 +70,10 @@ fn refused_with(status: &EngineStatus, class: &str, message: &str) -> bool {
 }
 
 /// The engines that run Helion's Pallas backend (its eager mode does not).
-const HELION_BACKEND: &[&str] = &["helion-pallas", "helion-tpu-lower"];
+const HELION_BACKEND: &[EngineId] = &[
+    EngineId::Worker(Mode::HelionPallas),
+    EngineId::Worker(Mode::HelionTpuLower),
+];
 
 /// The table.
 pub const KNOWN_ISSUES: &[KnownIssue] = &[
@@ -162,7 +166,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
     },
     KnownIssue {
         id: "jax-tpu-interpret-ref-reshape",
-        engines: &["pallas-tpu-interpret"],
+        engines: &[EngineId::Worker(Mode::PallasTpuInterpret)],
         summary: "JAX 0.10.2's TPU interpreter cannot read through a Ref reshape transform \
               (`x_block.reshape((...))`, spec §3.3): `AttributeError: 'ReshapeTransform' object \
               has no attribute 'indices'`. The same module runs in the generic interpreter and \
@@ -182,27 +186,24 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
 ];
 
 /// Whether `source` likely hits a known issue of `engine` ([`KnownIssue::likely_in`]).
-pub fn likely_known_issue(engine: &str, source: &str) -> bool {
+pub fn likely_known_issue(engine: EngineId, source: &str) -> bool {
     KNOWN_ISSUES
         .iter()
         .any(|k| k.engines.contains(&engine) && (k.likely_in)(source))
 }
 
 /// The known issue an engine's status matches, if any.
-pub fn known_issue(
-    engine: crate::engines::EngineId,
-    status: &EngineStatus,
-) -> Option<&'static KnownIssue> {
+pub fn known_issue(engine: EngineId, status: &EngineStatus) -> Option<&'static KnownIssue> {
     KNOWN_ISSUES
         .iter()
-        .find(|k| k.engines.contains(&engine.name()) && (k.matches)(status))
+        .find(|k| k.engines.contains(&engine) && (k.matches)(status))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn id(name: &str) -> crate::engines::EngineId {
+    fn id(name: &str) -> EngineId {
         name.parse().expect("an engine name")
     }
 

@@ -9,7 +9,7 @@ use anyhow::Context;
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::assembly;
 use fuzz::campaign::{self, CampaignConfig};
-use fuzz::engines;
+use fuzz::engines::{self, EngineId};
 use fuzz::generators::{GenConfig, GenConfigOverrides};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -38,7 +38,7 @@ pub struct Args {
         value_delimiter = ',',
         default_value = "oracle,pallas-sim,pallas-tpu-interpret,pallas-tpu-lower"
     )]
-    engines: Vec<String>,
+    engines: Vec<EngineId>,
     /// Which lowered cases that agree in-process the JAX engines confirm: `sample` (as many as
     /// the JAX workers keep up with, the rest counted as skipped) or `every` (generation waits
     /// for JAX; with --cases N, every lowered case among N is confirmed).
@@ -150,17 +150,12 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         args.allow_unavailable,
     )?;
     let pool = selected.pools.jax.clone();
-    let roles =
-        assembly::Roles::of_names(&selected.names()).map_err(|e| CliError::Input(e.into()))?;
-    let (in_names, jax_names) = (
-        assembly::names(&roles.every_case),
-        assembly::names(&roles.confirm),
-    );
+    let roles = assembly::Roles::of(&selected.ids);
     let jax_workers = roles.confirm_threads(cores);
-    let in_process =
-        engines::build_with(&in_names, &selected.pools).map_err(|e| CliError::Input(e.into()))?;
-    let jax =
-        engines::build_with(&jax_names, &selected.pools).map_err(|e| CliError::Input(e.into()))?;
+    let in_process = engines::build_with(&roles.every_case, &selected.pools)
+        .map_err(|e| CliError::Input(e.into()))?;
+    let jax = engines::build_with(&roles.confirm, &selected.pools)
+        .map_err(|e| CliError::Input(e.into()))?;
     eprintln!(
         "pallas-diff: campaign seed {} (repeat it with --seed {})",
         args.seed, args.seed
@@ -191,7 +186,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         None
     } else {
         // The reducer runs the engine a finding names: build a private set (sharing the pools).
-        let engines = engines::build_with(&selected.names(), &selected.pools)
+        let engines = engines::build_with(&selected.ids, &selected.pools)
             .map_err(|e| CliError::Input(e.into()))?;
         Some(finding::sink::ReduceOptions {
             budget: reducer::Budget {
@@ -211,8 +206,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .map(|p| p.availability().clone());
     // New in-process findings are re-run on the JAX engines before they are written, so a
     // pallas-sim bug is not filed as a miscompile (meta.json `cross_check`).
-    let cross_check = engines::build(&assembly::names(&roles.cross_check), pool.clone())
-        .map_err(|e| CliError::Input(e.into()))?;
+    let cross_check =
+        engines::build(&roles.cross_check, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
     let sink = finding::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions)
         .map_err(|e| {
             CliError::Internal(anyhow::anyhow!("cannot open the findings directory: {e}"))
@@ -222,11 +217,10 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     // with the case count at the end.
     let contract = finding::shard::Contract::new(
         &cfg.generator,
-        &selected.names(),
+        &selected.ids,
         &cfg.codegen,
         contract_versions.with_helion(helion_versions.as_ref()),
-    )
-    .map_err(|e| CliError::Input(e.into()))?;
+    );
     let shard = finding::shard::ShardRun::begin(&args.out, contract, args.seed)
         .context("cannot record the shard contract")?;
     let stop = STOP

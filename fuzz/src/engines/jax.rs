@@ -72,7 +72,7 @@ impl Engine for Jax {
         for (i, j) in jobs.iter().enumerate() {
             match j.emitted {
                 None => runs[i] = Some(self.run(j)),
-                Some(source) if crate::known_issues::likely_known_issue(self.name(), source) => {
+                Some(source) if crate::known_issues::likely_known_issue(self.id(), source) => {
                     runs[i] = Some(self.run(j))
                 }
                 Some(source) => {

@@ -312,6 +312,7 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
                 generator: cfg.generator.clone(),
                 codegen: faulty,
                 dump_cases: None,
+                digest: None,
             };
             let summary = campaign::run(&campaign_cfg, &sink, &stop, &|_, _| {})?;
             let found = sink

@@ -88,15 +88,24 @@ pub fn raising_frame(traceback: &str) -> String {
             continue;
         };
         let function = tail.rsplit(", in ").next().unwrap_or("").trim();
-        for package in ["helion/", "torch/", "jax/", "jaxlib/"] {
-            if let Some(i) = path.rfind(&format!("site-packages/{package}")) {
-                let short = &path[i + "site-packages/".len()..];
-                found = Some(format!("{short}:{function}"));
-                break;
-            }
+        if let Some(short) = package_path(path) {
+            found = Some(format!("{short}:{function}"));
         }
     }
     found.unwrap_or_else(|| "?".to_string())
+}
+
+/// The path of a file inside Helion, torch or JAX from its package directory on
+/// (`helion/_compiler/x.py`), wherever the package is installed: a venv's `site-packages`, a
+/// Helion build's overlay, or a source tree (`~/src/helion/helion/_compiler/x.py`). The
+/// innermost package directory on the path wins, so a checkout under a directory named `jax`
+/// or `helion` still reads as the package inside it.
+fn package_path(path: &str) -> Option<&str> {
+    ["helion", "torch", "jax", "jaxlib"]
+        .iter()
+        .filter_map(|package| path.rfind(&format!("/{package}/")))
+        .max()
+        .map(|i| &path[i + 1..])
 }
 
 #[cfg(test)]
@@ -144,5 +153,24 @@ mod tests {
             raising_frame(&chained),
             "helion/_compiler/indexing_strategy.py:compute_shape"
         );
+    }
+
+    #[test]
+    fn helion_frames_are_read_wherever_helion_is_installed() {
+        let frame = |path: &str| {
+            raising_frame(&format!(
+                "Traceback (most recent call last):\n  File \"/w/helion_worker.py\", line 4, in run\n  File \"{path}\", line 9, in plan\nAssertionError"
+            ))
+        };
+        for path in [
+            "/v/lib/python3.11/site-packages/helion/_compiler/pallas/view_ops.py",
+            "/v/builds/1.5.0/site/helion/_compiler/pallas/view_ops.py",
+            "/home/dev/helion/helion/_compiler/pallas/view_ops.py",
+            "/src/jax/helion/helion/_compiler/pallas/view_ops.py",
+        ] {
+            assert_eq!(frame(path), "helion/_compiler/pallas/view_ops.py:plan", "{path}");
+        }
+        // The worker's own file and the kernel's are not Helion's.
+        assert_eq!(frame("/tmp/pallas-diff-worker-1/k_2.py"), "?");
     }
 }

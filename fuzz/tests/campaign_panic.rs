@@ -47,6 +47,7 @@ fn a_panicking_thread_stops_the_campaign_and_its_panic_comes_out() {
             ..CodegenOptions::default()
         },
         dump_cases: None,
+        digest: None,
     };
     let sink = PanickingSink {
         panicked: AtomicBool::new(false),

@@ -61,6 +61,11 @@ pub struct Args {
     /// Write every generated case as JSON into this directory (to check determinism).
     #[arg(long)]
     dump_cases: Option<PathBuf>,
+    /// Write one line per case (index, seed, outcome, verdict, a hash of every engine's status
+    /// and output bits; `fuzz/src/campaign/digest.rs`) into this file: two runs with the same
+    /// seed and budget behave identically when their digests are equal.
+    #[arg(long)]
+    digest: Option<PathBuf>,
     /// Generator config file (JSON, kebab-case keys); flags below override it.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -181,6 +186,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             plain: compiler::decisions::PlainSet::NONE,
         },
         dump_cases: args.dump_cases.clone(),
+        digest: args.digest.clone(),
     };
     let reduce = if args.no_reduce {
         None

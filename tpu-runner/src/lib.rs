@@ -24,6 +24,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod builds;
 pub mod error;
 pub mod mode;
 pub mod pool;
@@ -32,6 +33,7 @@ pub mod protocol;
 pub mod provision;
 pub mod worker;
 
+pub use builds::{BuildIdentity, BuildSpec, HelionBuild};
 pub use error::{ENGINE_UNAVAILABLE, KernelError, ProtocolError, RunError, Stage};
 pub use mode::{Mode, Runtime, UnknownMode};
 pub use pool::{Pool, PoolConfig};

@@ -30,6 +30,9 @@ pub struct PoolConfig {
     pub worker_script: PathBuf,
     /// How the workers' XLA compiles (the `XLA_FLAGS` they get, [`worker_xla_flags_for`]).
     pub xla_compile: XlaCompile,
+    /// Helion workers: the build's overlay directory, first on `PYTHONPATH`
+    /// ([`HelionBuild::overlay`](crate::HelionBuild)); `None` runs the venv's own packages.
+    pub overlay: Option<PathBuf>,
 }
 
 impl PoolConfig {
@@ -51,7 +54,14 @@ impl PoolConfig {
             python: python.into(),
             worker_script: worker_script_for(runtime),
             xla_compile: XlaCompile::default(),
+            overlay: None,
         }
+    }
+
+    /// Sets the overlay directory (a Helion build's).
+    pub fn with_overlay(mut self, overlay: Option<PathBuf>) -> PoolConfig {
+        self.overlay = overlay;
+        self
     }
 
     /// Sets how the workers' XLA compiles.
@@ -132,6 +142,7 @@ impl Pool {
                             &config.worker_script,
                             config.startup_timeout,
                             &worker_xla_flags_for(config.xla_compile),
+                            config.overlay.as_deref(),
                         )
                     })
                 })
@@ -328,8 +339,13 @@ impl Pool {
             lock(&self.pids)[slot.index] = None;
             let c = &self.config;
             let flags = worker_xla_flags_for(c.xla_compile);
-            let worker =
-                Worker::spawn_with_flags(&c.python, &c.worker_script, c.startup_timeout, &flags)?;
+            let worker = Worker::spawn_with_flags(
+                &c.python,
+                &c.worker_script,
+                c.startup_timeout,
+                &flags,
+                c.overlay.as_deref(),
+            )?;
             lock(&self.pids)[slot.index] = Some(worker.pid());
             slot.worker = Some(worker);
         }

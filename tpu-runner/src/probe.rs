@@ -70,6 +70,7 @@ pub fn probe_runtime_with(
         &worker_script_for(runtime),
         timeout,
         &worker_xla_flags_for(compile),
+        None,
     )?;
     worker.probe(timeout)
 }

@@ -287,15 +287,19 @@ impl Worker {
         script: &Path,
         startup_timeout: Duration,
     ) -> Result<Worker, RunError> {
-        Worker::spawn_with_flags(python, script, startup_timeout, &worker_xla_flags())
+        Worker::spawn_with_flags(python, script, startup_timeout, &worker_xla_flags(), None)
     }
 
     /// [`Worker::spawn`] with these `XLA_FLAGS` (e.g. [`worker_xla_flags_for`]).
+    ///
+    /// `overlay` (a Helion build's directory, [`crate::builds`]) goes first on the worker's
+    /// `PYTHONPATH`, so its packages shadow the venv's.
     pub fn spawn_with_flags(
         python: &Path,
         script: &Path,
         startup_timeout: Duration,
         xla_flags: &str,
+        overlay: Option<&Path>,
     ) -> Result<Worker, RunError> {
         let scratch = tempfile::Builder::new()
             .prefix("pallas-diff-worker-")
@@ -304,7 +308,17 @@ impl Worker {
                 program: python.display().to_string(),
                 source,
             })?;
-        let mut child = Command::new(python)
+        let mut command = Command::new(python);
+        if let Some(dir) = overlay {
+            let mut paths = vec![dir.to_path_buf()];
+            paths.extend(std::env::var_os("PYTHONPATH").iter().flat_map(std::env::split_paths));
+            let joined = std::env::join_paths(paths).map_err(|e| RunError::Spawn {
+                program: python.display().to_string(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+            })?;
+            command.env("PYTHONPATH", joined);
+        }
+        let mut child = command
             .arg("-u")
             .arg(script)
             .env(WORK_DIR_ENV, scratch.path())

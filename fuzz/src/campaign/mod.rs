@@ -17,6 +17,7 @@
 //! check prepared them ([`crate::check::check_prepared`]: no second compile or reference run).
 
 pub mod assembly;
+pub mod digest;
 pub mod draw;
 pub mod record;
 pub mod select;
@@ -59,6 +60,8 @@ pub struct CampaignConfig {
     pub codegen: CodegenOptions,
     /// Write every generated case as `case-<i>.json` here.
     pub dump_cases: Option<PathBuf>,
+    /// Write the per-case digest ([`digest`]) here when the campaign ends.
+    pub digest: Option<PathBuf>,
 }
 
 /// Which lowered cases that agree in-process the JAX engines run.
@@ -148,6 +151,7 @@ pub fn run(
         initial.jax_confirmed_by.insert(engine.id(), 0);
     }
     let stats = Mutex::new(initial);
+    let digest = cfg.digest.as_ref().map(|_| digest::Digest::new());
     let io_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
     // Dropped when the workers are done: the progress thread wakes at once instead of
     // finishing its sleep (a quarter second added to every campaign, however short).
@@ -220,6 +224,9 @@ pub fn run(
                         }
                     }
                     let report = prepared.check(&cfg.in_process);
+                    if let Some(d) = &digest {
+                        d.record(i, seed, &report);
+                    }
                     let feats = prepared.features();
                     {
                         let mut st = stats.lock().expect("stats lock");
@@ -344,6 +351,9 @@ pub fn run(
     });
     if let Some(e) = io_error.into_inner().expect("error lock") {
         return Err(e);
+    }
+    if let (Some(d), Some(path)) = (&digest, &cfg.digest) {
+        d.write(path)?;
     }
     let mut stats = stats.into_inner().expect("stats lock");
     stats.confirm_cells = selector.cells_lowered() as u64;

@@ -16,6 +16,8 @@
 //!   generator config, engines, codegen options and versions), written by `pallas-diff fuzz`;
 //! * [`merge`]: the findings directories of a sharded campaign merged into one by signature
 //!   (`pallas-diff merge`), with its `merge.json` and the merged campaign records;
+//! * [`regression`]: what a finding's case does on one Helion build, judged by its signature
+//!   (`pallas-diff bisect`);
 //! * [`report`] and [`repro`]: Markdown bug reports and standalone `repro.py` files, with the
 //!   reference outputs they quote as [`tensor::NamedTensor`]s;
 //! * [`step_summary`]: a campaign's summary as Markdown, for `$GITHUB_STEP_SUMMARY`;
@@ -27,6 +29,7 @@ pub mod fsio;
 pub mod json;
 pub mod merge;
 pub mod minimize;
+pub mod regression;
 pub mod report;
 pub mod repro;
 pub mod shard;

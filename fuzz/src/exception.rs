@@ -168,7 +168,11 @@ mod tests {
             "/home/dev/helion/helion/_compiler/pallas/view_ops.py",
             "/src/jax/helion/helion/_compiler/pallas/view_ops.py",
         ] {
-            assert_eq!(frame(path), "helion/_compiler/pallas/view_ops.py:plan", "{path}");
+            assert_eq!(
+                frame(path),
+                "helion/_compiler/pallas/view_ops.py:plan",
+                "{path}"
+            );
         }
         // The worker's own file and the kernel's are not Helion's.
         assert_eq!(frame("/tmp/pallas-diff-worker-1/k_2.py"), "?");

@@ -178,7 +178,12 @@ fn start_runtime(
         Runtime::Helion => tpu_runner::provision_helion(),
     }
     .map_err(|e| e.to_string())?;
+    let build = match runtime {
+        Runtime::Jax => None,
+        Runtime::Helion => Some(super::builds::selected().map_err(|e| e.to_string())?),
+    };
     let config = tpu_runner::PoolConfig::for_runtime(runtime, python)
+        .with_helion_build(build)
         .with_workers(workers)
         .with_timeout(std::time::Duration::from_secs(timeout))
         .with_xla_compile(xla_compile());

@@ -317,10 +317,17 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         }
         if let Some(a) = &helion_versions {
             println!(
-                "helion {} torch {} jax {}",
+                "helion {} torch {} jax {}{}",
                 a.helion.as_deref().unwrap_or("?"),
                 a.torch.as_deref().unwrap_or("?"),
-                a.jax_version
+                a.jax_version,
+                a.helion_build
+                    .as_ref()
+                    .map(|b| format!(
+                        " (build {b}; verdict agreement below is our {} model vs this build)",
+                        compiler::HELION_VERSION
+                    ))
+                    .unwrap_or_default()
             );
         }
         print!("{}", summary.stats.table(summary.seconds));
@@ -347,6 +354,12 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             }
         }
         println!("findings in {}", args.out.display());
+        if !selected.ids.iter().any(|e| e.is_helion()) {
+            println!(
+                "real Helion never ran: `pallas-diff provision --helion` (~6 GB, once), then --engines oracle,pallas-sim,helion-pallas,helion-eager,helion-tpu-lower checks every case against Helion {} too (--helion-build SPEC for another build)",
+                tpu_runner::DEFAULT_HELION_VERSION
+            );
+        }
     }
     // A CI job's summary page (GitHub Actions); losing it must not change the campaign's exit.
     if let Err(e) = finding::step_summary::append_if_set(&finding::step_summary::Campaign {

@@ -3,6 +3,8 @@
 mod bench;
 mod bench_helion;
 mod bench_jax;
+mod bisect;
+pub mod builds;
 pub mod check;
 mod corpus;
 mod dashboard;
@@ -18,7 +20,7 @@ mod provision;
 mod reduce;
 mod render;
 mod replay;
-mod report;
+pub mod report;
 
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -93,6 +95,12 @@ pub struct Cli {
     /// pallas-sim models bit for bit). Findings record the workers' XLA_FLAGS.
     #[arg(long, global = true, default_value_t = tpu_runner::XlaCompile::Fast)]
     xla_compile: tpu_runner::XlaCompile,
+    /// The Helion build the Helion engines run: the pinned release (default), another release
+    /// (`1.5.0`), a wheel file or a Helion source tree, installed first with `pallas-diff
+    /// provision --helion-build SPEC` (`probe` lists them). Our model stays the 1.5.1 model:
+    /// verdict disagreements with another build read as drift. Findings record the build.
+    #[arg(long, global = true, value_parser = tpu_runner::BuildSpec::parse)]
+    helion_build: Option<tpu_runner::BuildSpec>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -144,6 +152,11 @@ enum Command {
     /// Print a finding directory as a Markdown bug report with a standalone repro.py.
     #[command(after_help = EXIT_CODES)]
     Report(report::Args),
+    /// The regression range of a Helion finding (or a case script's symptom) across the
+    /// installed Helion builds: the last build that behaves as the reference says, the first
+    /// that shows the symptom, and where it was fixed.
+    #[command(after_help = EXIT_CODES)]
+    Bisect(bisect::Args),
     /// Write findings directories and hunt outputs as one self-contained HTML page (charts over
     /// time, the coverage heat map, findings with their reports, engines, the hunt's table).
     #[command(after_help = EXIT_CODES)]
@@ -156,6 +169,7 @@ enum Command {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
     check::set_xla_compile(cli.xla_compile);
+    builds::set(cli.helion_build.clone());
     match cli.command {
         Command::Parse(a) => parse::run(a),
         Command::Render(a) => render::run(a),
@@ -171,6 +185,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Reduce(a) => reduce::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Report(a) => report::run(a),
+        Command::Bisect(a) => bisect::run(a),
         Command::Dashboard(a) => dashboard::run(a),
         Command::Corpus(a) => corpus::run(a),
     }

@@ -40,6 +40,30 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             tpu_runner::probe_runtime_with(Runtime::Helion, &p, super::check::xla_compile())
                 .map_err(|e| format!("the Helion worker does not start: {e}"))
         });
+    // The Helion builds installed over that environment (listed from their records; a source
+    // tree's commit is read now).
+    let chosen = super::builds::selected().ok().map(|b| b.id().to_owned());
+    let builds: Vec<(tpu_runner::BuildIdentity, bool)> = match &helion {
+        Ok(_) => tpu_runner::builds::installed(&super::builds::dir())
+            .map_err(|e| CliError::Input(e.into()))?
+            .iter()
+            .map(|b| {
+                let is_chosen = chosen.as_deref() == Some(b.id());
+                let mut identity = b.identity();
+                if b.overlay.is_none() {
+                    // The pinned release: what the worker reported.
+                    identity.version = helion
+                        .as_ref()
+                        .ok()
+                        .and_then(|h| h.helion.clone())
+                        .unwrap_or(identity.version);
+                    identity.id.clone_from(&identity.version);
+                }
+                (identity, is_chosen)
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
     if args.json {
         println!(
             "{}",
@@ -51,6 +75,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                     Ok(h) => availability_json(h),
                     Err(why) => serde_json::json!({"installed": false, "reason": why}),
                 },
+                "helion_builds": builds.iter().map(|(b, _)| b).collect::<Vec<_>>(),
+                "helion_build_selected": super::builds::spec().to_string(),
                 "helion_default_version": tpu_runner::DEFAULT_HELION_VERSION,
                 "model_helion_version": compiler::HELION_VERSION,
             })
@@ -83,6 +109,17 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                 h.python_executable
             ),
             Err(why) => println!("helion: absent: {why}"),
+        }
+        for (b, chosen) in &builds {
+            println!(
+                "  build {}{}{}",
+                b,
+                b.wheel_sha256
+                    .as_ref()
+                    .map(|h| format!(" wheel sha256 {}", &h[..12]))
+                    .unwrap_or_default(),
+                if *chosen { "  <- --helion-build" } else { "" }
+            );
         }
     }
     if args.require_tpu && !a.tpu {

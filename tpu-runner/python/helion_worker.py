@@ -1,7 +1,9 @@
 """pallas-diff Helion worker: runs case-script kernels through real Helion (1.5.1) for the Rust pool.
 
 Protocol version 1, JSON lines on stdin/stdout, framed exactly like worker.py (one request per
-line, one response per line). The Rust side is src/protocol.rs.
+line, one response per line). The Rust side is src/protocol.rs. The request loop, the checks of
+a request, tensors on the wire and error responses are worker_protocol.py's, which this worker
+shares with worker.py; this file owns running case kernels through Helion.
 
 On start the worker imports torch, helion, helion.language and JAX once and writes a hello line:
     {"v":1,"id":0,"ok":true,"hello":{"python","python_executable","jax","jaxlib","devices",
@@ -58,17 +60,14 @@ process-wide VMEM budget cache is reset per request and, for helion-pallas, the 
 entry Helion's interpret launcher registers (TPU7x) is registered up front.
 
 Nothing user code prints reaches the protocol stream: fds 0 and 1 are duplicated for the
-protocol, then fd 1 is pointed at stderr and fd 0 at /dev/null (as in worker.py).
+protocol, then fd 1 is pointed at stderr and fd 0 at /dev/null (worker_protocol.claim_stdio).
 """
 
 import atexit
-import base64
 import hashlib
 import importlib.util
-import json
 import linecache
 import os
-import platform
 import re
 import shutil
 import sys
@@ -76,11 +75,21 @@ import tempfile
 import time
 import traceback
 
-PROTOCOL_VERSION = 1
-# TPU generation helion-tpu-lower pretends to target (the abstract mesh's device kind).
-TPU_KIND = os.environ.get("PALLAS_DIFF_TPU_KIND", "TPU v5e")
-# Longest traceback and message sent (the tail of a traceback, the head of a message).
-MAX_TRACEBACK = 16000
+import worker_protocol
+from worker_protocol import (
+    BadRequest,
+    StageError,
+    as_tuple,
+    bad_request_response,
+    decode_kernel,
+    dtype_name,
+    ok_response,
+    stage_error_response,
+    worker_bug_response,
+)
+
+worker_protocol.claim_stdio()
+
 MODES = ("helion-pallas", "helion-eager", "helion-tpu-lower")
 # Environment each mode runs under (set before the module executes, kept during the call).
 # (Helion reads these in Settings(), i.e. when @helion.kernel runs, and the launcher reads
@@ -92,17 +101,6 @@ MODE_ENV = {
     "helion-tpu-lower": dict(_COMMON_ENV, HELION_PALLAS_INTERPRET="0", HELION_INTERPRET="0"),
 }
 
-# --- protocol streams: private copies of fds 0 and 1. User code sees /dev/null as stdin and
-# stderr as stdout, at the Python and the C level alike. --------------------------------------
-_proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
-_requests = os.fdopen(os.dup(0), "rb")
-os.dup2(2, 1)
-_devnull = os.open(os.devnull, os.O_RDONLY)
-os.dup2(_devnull, 0)
-os.close(_devnull)
-sys.stdout = sys.stderr
-sys.stdin = open(os.devnull)  # noqa: SIM115
-
 # Per-worker scratch: kernel files and torch inductor's code cache (Helion's generated modules),
 # so the worker can delete what each request wrote without touching anyone else's files. The
 # Rust side makes it and removes it after killing the worker (PALLAS_DIFF_WORK_DIR); run by
@@ -113,47 +111,6 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(WORK_DIR, "inductor")
 os.environ.pop("TRITON_INTERPRET", None)  # HELION_INTERPRET=1 refuses to run next to it
 
 
-def send(obj):
-    _proto.write(json.dumps(obj, separators=(",", ":"), allow_nan=False))
-    _proto.write("\n")
-    _proto.flush()
-
-
-# "Class: message", or a bare "Class" line.
-_CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception))(?::\s|:?$)")
-
-
-def error_response(req_id, stage, exc_type, message, tb="", extra=None):
-    if len(tb) > MAX_TRACEBACK:
-        tb = "...(truncated)...\n" + tb[-MAX_TRACEBACK:]
-    if len(message) > MAX_TRACEBACK:
-        message = message[:MAX_TRACEBACK] + "...(truncated)"
-    error = {"stage": stage, "type": exc_type, "message": message, "traceback": tb}
-    for line in reversed(message.strip().splitlines()):
-        m = _CAUSE.match(line.strip())
-        if m:
-            if m.group(1) != exc_type:
-                error["cause"] = m.group(1)
-            break
-    if extra:
-        error.update(extra)
-    return {"v": PROTOCOL_VERSION, "id": req_id, "ok": False, "error": error}
-
-
-class StageError(Exception):
-    """An exception raised by user code or Helion, tagged with the stage it was raised in."""
-
-    def __init__(self, stage, exc):
-        super().__init__(str(exc))
-        self.stage = stage
-        self.exc = exc
-        self.tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-
-
-class BadRequest(Exception):
-    """A request that breaks the protocol (stage `protocol`)."""
-
-
 # --- imports (once) ---------------------------------------------------------------------------
 try:
     import torch
@@ -161,34 +118,33 @@ try:
     import helion.language  # noqa: F401
     import helion.exc as helion_exc
     from helion.runtime.kernel import Kernel as HelionKernel
-    from helion.runtime.pallas import launcher as helion_launcher
+    try:
+        from helion.runtime.pallas import launcher as helion_launcher
+    except ImportError:
+        # Helion before 1.5.0 (a build under test, tpu-runner/src/builds.rs) kept the
+        # Pallas launcher's helpers in helion.runtime itself.
+        import helion.runtime as helion_launcher
     from helion._compiler import compile_environment as helion_compile_env
     from helion._compiler import source_location as helion_source_location
     from torch._inductor.codecache import PyCodeCache
     from torch.fx import graph_module as torch_fx_graph_module
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
     import jax
-    import jaxlib
+    import jaxlib  # noqa: F401  (probe reports it; a broken one fails here, on the protocol)
     from jax.experimental import pallas as pl  # noqa: F401  (warm the import for Helion)
     from jax.experimental.pallas import tpu as pltpu  # noqa: F401
-    from jax._src.mesh import AbstractDevice
+    # worker_protocol.abstract_tpu_mesh's: a JAX without it fails here, on the protocol.
+    from jax._src.mesh import AbstractDevice  # noqa: F401
 except BaseException as e:  # noqa: BLE001
-    send(error_response(0, "import", type(e).__name__, str(e), traceback.format_exc()))
-    sys.exit(3)
+    worker_protocol.import_failed(e)
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "int32": torch.int32}
 TORCH_DTYPE_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
-ITEMSIZE = {"float32": 4, "bfloat16": 2, "int32": 4}
 # Raw views used to move bytes in and out (numpy has no bfloat16).
 RAW_VIEW = {torch.float32: torch.float32, torch.bfloat16: torch.int16, torch.int32: torch.int32}
 
-
-def abstract_tpu_mesh():
-    dev = AbstractDevice(device_kind=TPU_KIND, num_cores=1, platform="tpu")
-    return jax.sharding.AbstractMesh((1,), ("x",), abstract_device=dev)
-
-
-ABSTRACT_MESH = abstract_tpu_mesh()
+# The abstract mesh helion-tpu-lower runs in.
+ABSTRACT_MESH = worker_protocol.abstract_tpu_mesh()
 
 
 def _dist_version(name, fallback):
@@ -204,58 +160,15 @@ HELION_VERSION = _dist_version("helion", getattr(helion, "__version__", "unknown
 TORCH_VERSION = _dist_version("torch", torch.__version__)
 
 
-def tpu_devices():
-    try:
-        return [d for d in jax.devices() if d.platform == "tpu"]
-    except RuntimeError:
-        return []
-
-
 def probe_info():
-    try:
-        devices = [str(d) for d in jax.devices()]
-    except RuntimeError as e:
-        devices = ["<jax.devices() failed: %s>" % e]
-    return {
-        "python": platform.python_version(),
-        "python_executable": sys.executable,
-        "jax": jax.__version__,
-        "jaxlib": getattr(jaxlib, "__version__", "unknown"),
-        "devices": devices,
-        "tpu": bool(tpu_devices()),
-        "tpu_kind": TPU_KIND,
-        "xla_flags": os.environ.get("XLA_FLAGS", ""),
-        "helion": HELION_VERSION,
-        "torch": TORCH_VERSION,
-    }
+    return dict(worker_protocol.probe_fields(), helion=HELION_VERSION, torch=TORCH_VERSION)
 
 
 # --- tensors on the wire ----------------------------------------------------------------------
 def decode_input(t):
-    if not isinstance(t, dict):
-        raise BadRequest("input is not an object")
-    name = t.get("dtype")
-    if name not in TORCH_DTYPES:
-        raise BadRequest("unknown dtype %r" % (name,))
-    shape = t.get("shape")
-    if not isinstance(shape, list) or not all(
-        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
-    ):
-        raise BadRequest("bad shape %r" % (shape,))
-    data = t.get("data", "")
-    if not isinstance(data, str):
-        raise BadRequest("data is not a string")
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except ValueError as e:
-        raise BadRequest("data is not base64: %s" % e)
-    n = 1
-    for d in shape:
-        n *= d
-    if len(raw) != n * ITEMSIZE[name]:
-        raise BadRequest("%s%r needs %d bytes, got %d" % (name, shape, n * ITEMSIZE[name], len(raw)))
+    name, shape, raw = worker_protocol.decode_tensor(t)
     dtype = TORCH_DTYPES[name]
-    if n == 0:
+    if not raw:
         return torch.empty(shape, dtype=dtype)
     # bytearray: a private, writable copy (kernels may write their inputs); wire and hosts
     # are little-endian.
@@ -266,18 +179,10 @@ def decode_input(t):
 def encode_output(x):
     if not isinstance(x, torch.Tensor):
         raise TypeError("kernel returned %s, not a tensor" % type(x).__name__)
-    name = TORCH_DTYPE_NAMES.get(x.dtype)
-    if name is None:
-        raise TypeError("kernel output has dtype %s; the protocol carries float32, bfloat16, int32" % x.dtype)
+    name = dtype_name(TORCH_DTYPE_NAMES, x.dtype)
     t = x.detach().to("cpu").contiguous()
     data = t.view(RAW_VIEW[t.dtype]).numpy().tobytes() if t.numel() else b""
-    return {"dtype": name, "shape": list(t.shape), "data": base64.b64encode(data).decode("ascii")}
-
-
-def as_tuple(out):
-    if isinstance(out, (tuple, list)):
-        return tuple(out)
-    return (out,)
+    return worker_protocol.encode_tensor(name, t.shape, data)
 
 
 # --- request validation -----------------------------------------------------------------------
@@ -675,14 +580,7 @@ def _src_line_above(path, lineno, base):
 def case_error_response(req_id, err, case):
     se = err.stage_error
     exc = se.exc
-    resp = error_response(
-        req_id,
-        se.stage,
-        type(exc).__name__,
-        str(exc),
-        se.tb,
-        extra={"refusal": is_refusal(exc), "line": error_line(exc, case)},
-    )
+    resp = stage_error_response(req_id, se, extra={"refusal": is_refusal(exc), "line": error_line(exc, case)})
     e = resp["error"]
     if "cause" not in e and isinstance(exc, helion_exc.Base) and exc.__cause__ is not None:
         name = type(exc.__cause__).__name__
@@ -697,31 +595,24 @@ def handle_run(req_id, req):
     mode = req.get("mode")
     case = None
     try:
-        if mode not in MODES:
-            raise BadRequest("unknown mode %r (expected one of %s)" % (mode, ", ".join(MODES)))
-        source = req.get("source")
-        if not isinstance(source, str):
-            raise BadRequest("source is not a string")
-        inputs = req.get("inputs", [])
-        if not isinstance(inputs, list):
-            raise BadRequest("inputs is not a list")
-        tensors = [decode_input(t) for t in inputs]
+        worker_protocol.check_mode(mode, MODES)
+        source, tensors = decode_kernel(req, decode_input)
         kernel_name, arg_spec = parse_call(req, len(tensors))
         reset_process_state(mode)
         case = Case(source)
         mesh = jax.sharding.use_abstract_mesh(ABSTRACT_MESH) if mode == "helion-tpu-lower" else _NullContext()
         with EnvVars(MODE_ENV[mode]), mesh:
             body = run_case(case, mode, tensors, kernel_name, arg_spec)
-        resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True, "outputs": body["outputs"], "cached": False}
+        resp = ok_response(req_id, outputs=body["outputs"], cached=False)
         if body.get("lowered"):
             resp["lowered"] = True
         resp["generated"] = body["generated"]
     except CaseError as e:
         resp = case_error_response(req_id, e, case)
     except BadRequest as e:
-        resp = error_response(req_id, "protocol", "BadRequest", str(e))
+        resp = bad_request_response(req_id, e)
     except Exception as e:  # noqa: BLE001  (a worker bug: report it and keep serving)
-        resp = error_response(req_id, "protocol", type(e).__name__, str(e), traceback.format_exc())
+        resp = worker_bug_response(req_id, e)
     finally:
         if case is not None:
             try:
@@ -735,36 +626,8 @@ def handle_run(req_id, req):
 
 
 def main():
-    send({"v": PROTOCOL_VERSION, "id": 0, "ok": True, "hello": probe_info()})
     try:
-        for line in _requests:
-            line = line.strip()
-            if not line:
-                continue
-            req_id = None
-            try:
-                req = json.loads(line)
-                if not isinstance(req, dict):
-                    raise BadRequest("request is not a JSON object")
-                req_id = req.get("id")
-                if req.get("v") != PROTOCOL_VERSION:
-                    raise BadRequest("protocol version %r, this worker speaks %d" % (req.get("v"), PROTOCOL_VERSION))
-                op = req.get("op")
-                if op == "run":
-                    resp = handle_run(req_id, req)
-                elif op == "probe":
-                    resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True, "probe": probe_info()}
-                elif op == "shutdown":
-                    send({"v": PROTOCOL_VERSION, "id": req_id, "ok": True})
-                    return
-                else:
-                    raise BadRequest("unknown op %r" % (op,))
-            except (BadRequest, ValueError) as e:
-                resp = error_response(req_id, "protocol", type(e).__name__, str(e))
-            try:
-                send(resp)
-            except ValueError as e:
-                send(error_response(req_id, "protocol", type(e).__name__, str(e)))
+        worker_protocol.serve(probe_info, {"run": handle_run})
     finally:
         shutil.rmtree(WORK_DIR, ignore_errors=True)
 

@@ -1,7 +1,9 @@
 """pallas-diff JAX/Pallas worker: runs emitted Pallas modules for the Rust pool.
 
 Protocol version 1, JSON lines on stdin/stdout (one request per line, one response per line).
-The full description is in ../README.md; the Rust side is src/protocol.rs.
+The full description is in ../README.md; the Rust side is src/protocol.rs. The request loop,
+the checks of a request, tensors on the wire and error responses are worker_protocol.py's, which
+this worker shares with helion_worker.py; this file owns running emitted modules in JAX.
 
 On start the worker imports JAX once and writes a hello line:
     {"v":1,"id":0,"ok":true,"hello":{...probe fields...}}
@@ -16,29 +18,36 @@ Requests:
 Nothing user code prints reaches the protocol stream: at start-up file descriptors 0 and 1
 are duplicated for the protocol, then fd 1 is pointed at stderr and fd 0 at /dev/null, so
 Python prints and C-level writes of the emitted code land on stderr, and it cannot read
-requests meant for the worker.
+requests meant for the worker (worker_protocol.claim_stdio).
 """
 
 import atexit
-import base64
 import collections
 import hashlib
-import json
 import os
-import platform
-import re
 import shutil
-import sys
 import time
 import traceback
 
-PROTOCOL_VERSION = 1
-# TPU generation the CPU modes pretend to target (the abstract mesh's device kind).
-TPU_KIND = os.environ.get("PALLAS_DIFF_TPU_KIND", "TPU v5e")
+import worker_protocol
+from worker_protocol import (
+    BadRequest,
+    StageError,
+    as_tuple,
+    bad_request_response,
+    decode_kernel,
+    dtype_name,
+    error_response,
+    ok_response,
+    stage_error_object,
+    stage_error_response,
+    worker_bug_response,
+)
+
+worker_protocol.claim_stdio()
+
 # Compiled kernels kept per worker (least recently used are dropped past this).
 CACHE_SIZE = int(os.environ.get("PALLAS_DIFF_WORKER_CACHE", "64"))
-# Longest traceback and message sent (the tail of a traceback, the head of a message).
-MAX_TRACEBACK = 16000
 MODES = ("pallas-interpret", "pallas-tpu-interpret", "pallas-tpu-lower", "pallas-tpu")
 # The scratch directory the Rust side makes for every worker (PALLAS_DIFF_WORK_DIR). This
 # worker writes nothing there; it removes it on a clean exit (stdin closed, as when a pool kept
@@ -46,62 +55,9 @@ MODES = ("pallas-interpret", "pallas-tpu-interpret", "pallas-tpu-lower", "pallas
 if os.environ.get("PALLAS_DIFF_WORK_DIR"):
     atexit.register(shutil.rmtree, os.environ["PALLAS_DIFF_WORK_DIR"], True)
 
-# --- protocol streams: private copies of fds 0 and 1. User code sees /dev/null as stdin and
-# stderr as stdout, at the Python and the C level alike. --------------------------------------
-_proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
-_requests = os.fdopen(os.dup(0), "rb")
-os.dup2(2, 1)
-_devnull = os.open(os.devnull, os.O_RDONLY)
-os.dup2(_devnull, 0)
-os.close(_devnull)
-sys.stdout = sys.stderr
-sys.stdin = open(os.devnull)  # noqa: SIM115
-
-
-def send(obj):
-    _proto.write(json.dumps(obj, separators=(",", ":"), allow_nan=False))
-    _proto.write("\n")
-    _proto.flush()
-
-
-# "Class: message", or a bare "Class" line (an `assert` without a message, as the TPU
-# interpreter's own write check raises it).
-_CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception))(?::\s|:?$)")
-
-
-def error_response(req_id, stage, exc_type, message, tb=""):
-    if len(tb) > MAX_TRACEBACK:
-        tb = "...(truncated)...\n" + tb[-MAX_TRACEBACK:]
-    if len(message) > MAX_TRACEBACK:
-        message = message[:MAX_TRACEBACK] + "...(truncated)"
-    error = {"stage": stage, "type": exc_type, "message": message, "traceback": tb}
-    # A Python exception raised inside a JAX callback (the TPU interpreter's bounds checks)
-    # reaches us wrapped in a runtime error whose message ends with "IndexError: ...".
-    for line in reversed(message.strip().splitlines()):
-        m = _CAUSE.match(line.strip())
-        if m:
-            if m.group(1) != exc_type:
-                error["cause"] = m.group(1)
-            break
-    return {"v": PROTOCOL_VERSION, "id": req_id, "ok": False, "error": error}
-
-
-class StageError(Exception):
-    """An exception raised by user code, tagged with the stage it was raised in."""
-
-    def __init__(self, stage, exc):
-        super().__init__(str(exc))
-        self.stage = stage
-        self.exc = exc
-        self.tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-
 
 class Unavailable(Exception):
     """The requested engine cannot run here (e.g. pallas-tpu without a TPU)."""
-
-
-class BadRequest(Exception):
-    """A request that breaks the protocol (stage `protocol`)."""
 
 
 # --- JAX import (once) ------------------------------------------------------------------------
@@ -112,10 +68,10 @@ try:
     import numpy as np
     from jax.experimental import pallas as pl  # noqa: F401  (warm the import for user modules)
     from jax.experimental.pallas import tpu as pltpu
-    from jax._src.mesh import AbstractDevice
+    # worker_protocol.abstract_tpu_mesh's: a JAX without it fails here, on the protocol.
+    from jax._src.mesh import AbstractDevice  # noqa: F401
 except BaseException as e:  # noqa: BLE001
-    send(error_response(0, "import", type(e).__name__, str(e), traceback.format_exc()))
-    sys.exit(3)
+    worker_protocol.import_failed(e)
 
 DTYPES = {
     "float32": np.dtype(np.float32),
@@ -125,40 +81,7 @@ DTYPES = {
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 
 
-def abstract_tpu_mesh():
-    dev = AbstractDevice(device_kind=TPU_KIND, num_cores=1, platform="tpu")
-    return jax.sharding.AbstractMesh((1,), ("x",), abstract_device=dev)
-
-
-ABSTRACT_MESH = abstract_tpu_mesh()
-
-
-def tpu_devices():
-    try:
-        return [d for d in jax.devices() if d.platform == "tpu"]
-    except RuntimeError:
-        return []
-
-
-def probe_info():
-    try:
-        devices = [str(d) for d in jax.devices()]
-    except RuntimeError as e:
-        devices = ["<jax.devices() failed: %s>" % e]
-    import jaxlib
-
-    return {
-        "python": platform.python_version(),
-        "python_executable": sys.executable,
-        "jax": jax.__version__,
-        "jaxlib": getattr(jaxlib, "__version__", "unknown"),
-        "devices": devices,
-        "tpu": bool(tpu_devices()),
-        "tpu_kind": TPU_KIND,
-        # The Rust side pins XLA:CPU's vector ISA here (worker.rs, PINNED_XLA_CPU_ISA): results
-        # must not depend on the host's vector width.
-        "xla_flags": os.environ.get("XLA_FLAGS", ""),
-    }
+ABSTRACT_MESH = worker_protocol.abstract_tpu_mesh()
 
 
 def interpret_for(mode):
@@ -170,31 +93,14 @@ def interpret_for(mode):
 
 
 def decode_input(t):
-    if not isinstance(t, dict):
-        raise BadRequest("input is not an object")
-    name = t.get("dtype")
-    if name not in DTYPES:
-        raise BadRequest("unknown dtype %r" % (name,))
-    shape = t.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
-        raise BadRequest("bad shape %r" % (shape,))
-    raw = base64.b64decode(t.get("data", ""), validate=True)
-    dt = DTYPES[name]
-    n = 1
-    for d in shape:
-        n *= d
-    if len(raw) != n * dt.itemsize:
-        raise BadRequest("%s%r needs %d bytes, got %d" % (name, shape, n * dt.itemsize, len(raw)))
-    return np.frombuffer(raw, dtype=dt).reshape(shape)  # wire and hosts are little-endian
+    name, shape, raw = worker_protocol.decode_tensor(t)
+    return np.frombuffer(raw, dtype=DTYPES[name]).reshape(shape)  # wire and hosts are little-endian
 
 
 def encode_output(x):
     a = np.asarray(x)
-    name = DTYPE_NAMES.get(a.dtype)
-    if name is None:
-        raise TypeError("kernel output has dtype %s; the protocol carries float32, bfloat16, int32" % a.dtype)
-    data = np.ascontiguousarray(a).tobytes()
-    return {"dtype": name, "shape": list(a.shape), "data": base64.b64encode(data).decode("ascii")}
+    name = dtype_name(DTYPE_NAMES, a.dtype)
+    return worker_protocol.encode_tensor(name, a.shape, np.ascontiguousarray(a).tobytes())
 
 
 class Entry:
@@ -219,31 +125,13 @@ def load_module(source, key):
     return make
 
 
-def as_tuple(out):
-    if isinstance(out, (tuple, list)):
-        return tuple(out)
-    return (out,)
-
-
 def check_mode(mode):
-    if mode not in MODES:
-        raise BadRequest("unknown mode %r (expected one of %s)" % (mode, ", ".join(MODES)))
-    if mode == "pallas-tpu" and not tpu_devices():
+    worker_protocol.check_mode(mode, MODES)
+    if mode == "pallas-tpu" and not worker_protocol.tpu_devices():
         raise Unavailable(
             "no TPU device: jax.devices() = %s (pallas-tpu needs a TPU host; "
-            "use pallas-tpu-lower to check the Mosaic lowering on CPU)" % probe_info()["devices"]
+            "use pallas-tpu-lower to check the Mosaic lowering on CPU)" % worker_protocol.probe_fields()["devices"]
         )
-
-
-def decode_kernel(k):
-    """The (source, arrays) of one kernel of a request (`run`, or an element of `run_batch`)."""
-    source = k.get("source")
-    if not isinstance(source, str):
-        raise BadRequest("source is not a string")
-    inputs = k.get("inputs", [])
-    if not isinstance(inputs, list):
-        raise BadRequest("inputs is not a list")
-    return source, [decode_input(t) for t in inputs]
 
 
 class Stages:
@@ -324,7 +212,7 @@ def run_one(mode, source, arrays, stages):
 def run_request(req):
     mode = req.get("mode")
     check_mode(mode)
-    source, arrays = decode_kernel(req)
+    source, arrays = decode_kernel(req, decode_input)
     stages = Stages()
     body = run_one(mode, source, arrays, stages)
     body["stages"] = stages.seconds
@@ -362,7 +250,7 @@ def run_batch_request(req, stages):
     kernels = req.get("kernels")
     if not isinstance(kernels, list):
         raise BadRequest("kernels is not a list")
-    decoded = [decode_kernel(k) for k in kernels]
+    decoded = [decode_kernel(k, decode_input) for k in kernels]
     results = [None] * len(decoded)
 
     def single(i):
@@ -373,8 +261,7 @@ def run_batch_request(req, stages):
         except StageError as e:
             if mode == "pallas-tpu-interpret":
                 reset_interpreter()
-            body = error_response(None, e.stage, type(e.exc).__name__, str(e.exc), e.tb)
-            del body["v"], body["id"]
+            body = {"ok": False, "error": stage_error_object(e)}
         body["batched"] = False
         results[i] = body
 
@@ -425,20 +312,19 @@ def handle_run(req_id, req):
         else:
             with jax.sharding.use_abstract_mesh(ABSTRACT_MESH):
                 body = run_request(req)
-        resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True}
-        resp.update(body)
+        resp = ok_response(req_id, **body)
     except StageError as e:
         if mode == "pallas-tpu-interpret":
             reset_interpreter()
-        resp = error_response(req_id, e.stage, type(e.exc).__name__, str(e.exc), e.tb)
+        resp = stage_error_response(req_id, e)
     except Unavailable as e:
         resp = error_response(req_id, "run", "EngineUnavailable", str(e))
     except BadRequest as e:
-        resp = error_response(req_id, "protocol", "BadRequest", str(e))
+        resp = bad_request_response(req_id, e)
     except Exception as e:  # noqa: BLE001  (a worker bug: report it and keep serving)
         if mode == "pallas-tpu-interpret":
             reset_interpreter()
-        resp = error_response(req_id, "protocol", type(e).__name__, str(e), traceback.format_exc())
+        resp = worker_bug_response(req_id, e)
     resp["seconds"] = time.perf_counter() - start
     return resp
 
@@ -453,15 +339,15 @@ def handle_batch(req_id, req):
         else:
             with jax.sharding.use_abstract_mesh(ABSTRACT_MESH):
                 results, split = run_batch_request(req, stages)
-        resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True, "results": results, "split": split}
+        resp = ok_response(req_id, results=results, split=split)
     except Unavailable as e:
         resp = error_response(req_id, "run", "EngineUnavailable", str(e))
     except BadRequest as e:
-        resp = error_response(req_id, "protocol", "BadRequest", str(e))
+        resp = bad_request_response(req_id, e)
     except Exception as e:  # noqa: BLE001  (a worker bug: report it and keep serving)
         if mode == "pallas-tpu-interpret":
             reset_interpreter()
-        resp = error_response(req_id, "protocol", type(e).__name__, str(e), traceback.format_exc())
+        resp = worker_bug_response(req_id, e)
     resp["seconds"] = time.perf_counter() - start
     resp["stages"] = stages.seconds
     return resp
@@ -475,37 +361,7 @@ def reset_interpreter():
 
 
 def main():
-    send({"v": PROTOCOL_VERSION, "id": 0, "ok": True, "hello": probe_info()})
-    for line in _requests:
-        line = line.strip()
-        if not line:
-            continue
-        req_id = None
-        try:
-            req = json.loads(line)
-            if not isinstance(req, dict):
-                raise BadRequest("request is not a JSON object")
-            req_id = req.get("id")
-            if req.get("v") != PROTOCOL_VERSION:
-                raise BadRequest("protocol version %r, this worker speaks %d" % (req.get("v"), PROTOCOL_VERSION))
-            op = req.get("op")
-            if op == "run":
-                resp = handle_run(req_id, req)
-            elif op == "run_batch":
-                resp = handle_batch(req_id, req)
-            elif op == "probe":
-                resp = {"v": PROTOCOL_VERSION, "id": req_id, "ok": True, "probe": probe_info()}
-            elif op == "shutdown":
-                send({"v": PROTOCOL_VERSION, "id": req_id, "ok": True})
-                return
-            else:
-                raise BadRequest("unknown op %r" % (op,))
-        except (BadRequest, ValueError) as e:
-            resp = error_response(req_id, "protocol", type(e).__name__, str(e))
-        try:
-            send(resp)
-        except ValueError as e:  # e.g. NaN in "seconds" cannot happen; non-JSON data in a field
-            send(error_response(req_id, "protocol", type(e).__name__, str(e)))
+    worker_protocol.serve(worker_protocol.probe_fields, {"run": handle_run, "run_batch": handle_batch})
 
 
 if __name__ == "__main__":

@@ -371,10 +371,20 @@ pub fn install(
         .map_err(io(dir))?;
     let site = staging.path().join("site");
     if verbose {
-        eprintln!("pallas-diff: installing Helion build {spec} into {}", dir.display());
+        eprintln!(
+            "pallas-diff: installing Helion build {spec} into {}",
+            dir.display()
+        );
     }
     let out = Command::new(python)
-        .args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--quiet"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--quiet",
+        ])
         .arg("--target")
         .arg(&site)
         .arg(&requirement)
@@ -541,7 +551,10 @@ mod tests {
     #[test]
     fn specs_parse_by_their_shape() {
         assert_eq!(BuildSpec::parse("pinned").unwrap(), BuildSpec::Pinned);
-        assert_eq!(BuildSpec::parse(DEFAULT_HELION_VERSION).unwrap(), BuildSpec::Pinned);
+        assert_eq!(
+            BuildSpec::parse(DEFAULT_HELION_VERSION).unwrap(),
+            BuildSpec::Pinned
+        );
         assert_eq!(
             BuildSpec::parse("1.5.0").unwrap(),
             BuildSpec::Release("1.5.0".into())
@@ -570,14 +583,22 @@ mod tests {
     #[test]
     fn a_wheel_of_another_package_is_refused() {
         let err = check_wheel_name(Path::new("numpy-2.0.0-cp311-none-any.whl")).unwrap_err();
-        assert!(err.to_string().contains("not a wheel of the `helion`"), "{err}");
+        assert!(
+            err.to_string().contains("not a wheel of the `helion`"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_directory_without_helion_is_not_a_tree() {
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(
-            install(dir.path(), &BuildSpec::Source(dir.path().into()), Path::new("python3"), false),
+            install(
+                dir.path(),
+                &BuildSpec::Source(dir.path().into()),
+                Path::new("python3"),
+                false
+            ),
             Err(BuildError::NotHelionTree(_))
         ));
     }
@@ -596,7 +617,10 @@ mod tests {
         let spec = BuildSpec::Source(tree.path().into());
         let b = install(builds.path(), &spec, Path::new("python3"), false).unwrap();
         assert_eq!(b.record.version, "9.9.0");
-        assert_eq!(b.overlay.as_deref(), Some(std::fs::canonicalize(tree.path()).unwrap().as_path()));
+        assert_eq!(
+            b.overlay.as_deref(),
+            Some(std::fs::canonicalize(tree.path()).unwrap().as_path())
+        );
         // Releases (the pinned one here) come first; the same tree is found, not registered twice.
         let all = installed(builds.path()).unwrap();
         assert_eq!(all.len(), 2);

@@ -1,6 +1,9 @@
 //! Error types. Harness failures ([`RunError`], [`ProtocolError`]) are kept apart from engine
 //! outcomes ([`KernelError`]): a kernel that raises is a result to compare, a worker that dies
 //! or answers garbage is a fault of the harness or the environment.
+//!
+//! It depends on [`crate::mode`] only: the protocol and the worker build these errors, so they
+//! sit below both.
 
 use std::fmt;
 use std::process::ExitStatus;
@@ -98,13 +101,12 @@ pub enum ProtocolError {
         got: Option<u64>,
     },
     /// A response of another protocol version.
-    #[error(
-        "worker speaks protocol version {got}, this runner speaks {}",
-        crate::protocol::PROTOCOL_VERSION
-    )]
+    #[error("worker speaks protocol version {got}, this runner speaks {expected}")]
     Version {
         /// The version in the response.
         got: u32,
+        /// The version this runner speaks ([`PROTOCOL_VERSION`](crate::PROTOCOL_VERSION)).
+        expected: u32,
     },
     /// The worker judged the request malformed (error stage `protocol`).
     #[error("worker rejected the request ({kind}): {message}")]
@@ -167,6 +169,18 @@ pub enum RunError {
         kind: String,
         /// Its message.
         message: String,
+    },
+    /// A Helion worker started on a build imported another Helion version.
+    #[error(
+        "the Helion build `{build}` should import helion {expected}, but the worker imported helion {reported}: its overlay does not shadow the environment's Helion"
+    )]
+    WrongBuild {
+        /// The build's id.
+        build: String,
+        /// Its recorded version.
+        expected: String,
+        /// `helion.__version__` in the worker.
+        reported: String,
     },
     /// The worker did not send its hello line in time.
     #[error("worker did not start within {timeout:?}{}", show_tail(.stderr_tail))]

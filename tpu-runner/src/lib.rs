@@ -5,7 +5,8 @@
 //! This crate owns the Python side of the harness: provisioning an interpreter with JAX
 //! ([`provision()`]) and, opt-in, one with Helion ([`provision_helion`]), the persistent worker
 //! processes that import them once (`python/worker.py`, `python/helion_worker.py`,
-//! [`Worker`]), their JSON-lines protocol ([`protocol`]), and a thread-safe [`Pool`] of workers
+//! [`Worker`]), their JSON-lines protocol ([`protocol`]; the workers share its Python side,
+//! `python/worker_protocol.py`), and a thread-safe [`Pool`] of workers
 //! per environment ([`Runtime`]). Results come back as [`lang::tensor::Tensor`]s.
 //!
 //! ```no_run
@@ -23,6 +24,20 @@
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The modules, each using only those below it (no circle):
+//!
+//! ```text
+//!   pool    probe       a Pool of workers; probing one worker
+//!      \    /
+//!      worker           one process: spawn, request, response, timeout; ships python/
+//!        |      \
+//!    protocol    \      the wire types (Availability among them), requests and results
+//!        |        |
+//!      error   provision  harness failures and kernel errors; the environments
+//!         \      /
+//!          mode         the engines a worker runs, and their environment
+//! ```
 
 pub mod builds;
 pub mod error;
@@ -37,9 +52,10 @@ pub use builds::{BuildIdentity, BuildSpec, HelionBuild};
 pub use error::{ENGINE_UNAVAILABLE, KernelError, ProtocolError, RunError, Stage};
 pub use mode::{Mode, Runtime, UnknownMode};
 pub use pool::{Pool, PoolConfig};
-pub use probe::{Availability, DEFAULT_TPU_KIND, probe, probe_runtime, probe_runtime_with};
+pub use probe::{DEFAULT_TPU_KIND, probe, probe_runtime, probe_runtime_with};
 pub use protocol::{
-    BatchResult, CallArg, KernelCall, PROTOCOL_VERSION, RunRequest, RunResult, StageSeconds,
+    Availability, BatchResult, CallArg, KernelCall, PROTOCOL_VERSION, RunRequest, RunResult,
+    StageSeconds,
 };
 pub use provision::{
     DEFAULT_HELION_VERSION, ProvisionError, ProvisionOptions, helion_python_if_present, provision,

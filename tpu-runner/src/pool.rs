@@ -2,11 +2,11 @@
 //! runs one request on it and gives it back. A worker that crashed is replaced and the request
 //! retried once; a worker that timed out or broke the protocol is replaced on next use.
 
+use crate::builds::{BuildIdentity, HelionBuild, Origin};
 use crate::error::RunError;
 use crate::mode::Mode;
 use crate::mode::Runtime;
-use crate::probe::Availability;
-use crate::protocol::{BatchResult, RunRequest, RunResult, StageSeconds};
+use crate::protocol::{Availability, BatchResult, RunRequest, RunResult, StageSeconds};
 use crate::worker::{Worker, XlaCompile, worker_script_for, worker_xla_flags_for};
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -30,9 +30,9 @@ pub struct PoolConfig {
     pub worker_script: PathBuf,
     /// How the workers' XLA compiles (the `XLA_FLAGS` they get, [`worker_xla_flags_for`]).
     pub xla_compile: XlaCompile,
-    /// Helion workers: the build's overlay directory, first on `PYTHONPATH`
-    /// ([`HelionBuild::overlay`](crate::HelionBuild)); `None` runs the venv's own packages.
-    pub overlay: Option<PathBuf>,
+    /// Helion workers: the Helion build under test ([`crate::builds`]); its overlay goes first
+    /// on the workers' `PYTHONPATH`. `None` runs the venv's own (pinned) release.
+    pub helion_build: Option<HelionBuild>,
 }
 
 impl PoolConfig {
@@ -54,14 +54,20 @@ impl PoolConfig {
             python: python.into(),
             worker_script: worker_script_for(runtime),
             xla_compile: XlaCompile::default(),
-            overlay: None,
+            helion_build: None,
         }
     }
 
-    /// Sets the overlay directory (a Helion build's).
-    pub fn with_overlay(mut self, overlay: Option<PathBuf>) -> PoolConfig {
-        self.overlay = overlay;
+    /// Sets the Helion build the workers run.
+    pub fn with_helion_build(mut self, build: Option<HelionBuild>) -> PoolConfig {
+        self.helion_build = build;
         self
+    }
+
+    fn overlay(&self) -> Option<&std::path::Path> {
+        self.helion_build
+            .as_ref()
+            .and_then(|b| b.overlay.as_deref())
     }
 
     /// Sets how the workers' XLA compiles.
@@ -127,6 +133,34 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The identity of the build a Helion worker runs, checked against what it imported: a
+/// release or a wheel whose version differs from the worker's `helion.__version__` did not
+/// shadow the venv's Helion (a broken overlay), and a run recorded under its name would lie.
+/// A source tree's version, and the pinned release's, are the ones the worker reports.
+fn running_build(build: &HelionBuild, hello: &Availability) -> Result<BuildIdentity, RunError> {
+    let mut identity = build.identity();
+    let reported = hello.helion.clone().unwrap_or_default();
+    match build.record.origin {
+        // The environment's own release is what it reports (`PALLAS_DIFF_HELION_VERSION` or
+        // `PALLAS_DIFF_HELION_PYTHON` may have chosen another than the default pin).
+        Origin::Pinned => {
+            identity.id = reported.clone();
+            identity.version = reported;
+        }
+        Origin::Source { .. } => identity.version = reported,
+        Origin::Release | Origin::Wheel { .. } => {
+            if reported != build.record.version {
+                return Err(RunError::WrongBuild {
+                    build: build.id().to_owned(),
+                    expected: build.record.version.clone(),
+                    reported,
+                });
+            }
+        }
+    }
+    Ok(identity)
+}
+
 impl Pool {
     /// Starts `config.workers` workers in parallel and waits for each to import JAX.
     ///
@@ -142,7 +176,7 @@ impl Pool {
                             &config.worker_script,
                             config.startup_timeout,
                             &worker_xla_flags_for(config.xla_compile),
-                            config.overlay.as_deref(),
+                            config.overlay(),
                         )
                     })
                 })
@@ -156,7 +190,10 @@ impl Pool {
         for w in started {
             workers.push(w?);
         }
-        let hello = workers[0].hello().clone();
+        let mut hello = workers[0].hello().clone();
+        if let Some(build) = &config.helion_build {
+            hello.helion_build = Some(running_build(build, &hello)?);
+        }
         let pids = workers.iter().map(|w| Some(w.pid())).collect();
         let idle = workers
             .into_iter()
@@ -344,7 +381,7 @@ impl Pool {
                 &c.worker_script,
                 c.startup_timeout,
                 &flags,
-                c.overlay.as_deref(),
+                c.overlay(),
             )?;
             lock(&self.pids)[slot.index] = Some(worker.pid());
             slot.worker = Some(worker);

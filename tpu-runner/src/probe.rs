@@ -1,46 +1,14 @@
-//! What the Python side offers ([`Availability`]): interpreter, JAX versions, devices, and
-//! whether a real TPU is present (which decides if [`Mode::PallasTpu`](crate::Mode) can run).
+//! Asking a worker what the Python side offers ([`Availability`]): interpreter, JAX versions,
+//! devices, and whether a real TPU is present (which decides if
+//! [`Mode::PallasTpu`](crate::Mode) can run). The answer is a wire type of [`crate::protocol`];
+//! this module starts a [`Worker`] to get it.
 
 use crate::error::RunError;
 use crate::mode::Runtime;
+use crate::protocol::Availability;
 use crate::worker::{Worker, XlaCompile, worker_script_for, worker_xla_flags_for};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
-
-/// The worker's report on its environment (the hello line and the `probe` op).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Availability {
-    /// Python version, e.g. `3.11.7`.
-    pub python: String,
-    /// `sys.executable` of the worker.
-    #[serde(default)]
-    pub python_executable: String,
-    /// `jax.__version__`.
-    #[serde(rename = "jax")]
-    pub jax_version: String,
-    /// `jaxlib.__version__`.
-    #[serde(rename = "jaxlib", default)]
-    pub jaxlib_version: String,
-    /// `jax.devices()`, each as `str(device)`.
-    pub devices: Vec<String>,
-    /// Whether `jax.devices()` includes a TPU.
-    pub tpu: bool,
-    /// The TPU generation the CPU modes target (`PALLAS_DIFF_TPU_KIND`, default
-    /// [`DEFAULT_TPU_KIND`]).
-    #[serde(default)]
-    pub tpu_kind: String,
-    /// The worker's `XLA_FLAGS` (the ISA pin of [`PINNED_XLA_CPU_ISA`](crate::worker::PINNED_XLA_CPU_ISA)
-    /// on x86-64, plus the user's own).
-    #[serde(default)]
-    pub xla_flags: String,
-    /// Helion workers: `helion.__version__`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub helion: Option<String>,
-    /// Helion workers: `torch.__version__`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub torch: Option<String>,
-}
 
 /// The TPU generation the CPU modes lower and interpret for unless `PALLAS_DIFF_TPU_KIND` says
 /// otherwise (the device kind of the abstract mesh the worker runs every CPU mode in).

@@ -1,14 +1,18 @@
-//! The worker protocol, version [`PROTOCOL_VERSION`]: serde types of the JSON lines exchanged
-//! with `python/worker.py`, and the conversion of a response into a [`RunResult`].
+//! The worker protocol, version [`PROTOCOL_VERSION`]: every wire type of the JSON lines
+//! exchanged with the workers (their shared side is `python/worker_protocol.py`), the requests
+//! and results the rest of the crate deals in, and the conversion of a response into a
+//! [`RunResult`].
 //!
 //! One request per line on the worker's stdin, one response per line on its stdout. Tensors
 //! travel as `{"dtype","shape","data"}` with `data` the base64 of the raw little-endian bytes
 //! ([`Tensor::to_le_bytes`]). The worker opens with a hello line (id 0) carrying the same fields
-//! as a probe, or an `import`-stage error when it cannot import JAX.
+//! as a probe ([`Availability`]), or an `import`-stage error when it cannot import JAX.
+//!
+//! It depends on [`crate::error`] and [`crate::mode`] only; the process side
+//! ([`crate::worker`]) depends on it, never the reverse.
 
 use crate::error::{KernelError, ProtocolError, RunError, Stage};
 use crate::mode::Mode;
-use crate::probe::Availability;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use lang::tensor::{DType, Tensor};
@@ -224,6 +228,44 @@ pub struct WireResponse {
     /// again one by one.
     #[serde(default)]
     pub split: Option<bool>,
+}
+
+/// The worker's report on its environment (the hello line and the `probe` op).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Availability {
+    /// Python version, e.g. `3.11.7`.
+    pub python: String,
+    /// `sys.executable` of the worker.
+    #[serde(default)]
+    pub python_executable: String,
+    /// `jax.__version__`.
+    #[serde(rename = "jax")]
+    pub jax_version: String,
+    /// `jaxlib.__version__`.
+    #[serde(rename = "jaxlib", default)]
+    pub jaxlib_version: String,
+    /// `jax.devices()`, each as `str(device)`.
+    pub devices: Vec<String>,
+    /// Whether `jax.devices()` includes a TPU.
+    pub tpu: bool,
+    /// The TPU generation the CPU modes target (`PALLAS_DIFF_TPU_KIND`, default
+    /// [`DEFAULT_TPU_KIND`](crate::DEFAULT_TPU_KIND)).
+    #[serde(default)]
+    pub tpu_kind: String,
+    /// The worker's `XLA_FLAGS` (the ISA pin of [`PINNED_XLA_CPU_ISA`](crate::PINNED_XLA_CPU_ISA)
+    /// on x86-64, plus the user's own).
+    #[serde(default)]
+    pub xla_flags: String,
+    /// Helion workers: `helion.__version__`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helion: Option<String>,
+    /// Helion workers: `torch.__version__`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch: Option<String>,
+    /// Helion workers started on a chosen build ([`crate::builds`]): which one, as checked
+    /// against the worker's `helion.__version__`. Set by the pool, not sent by the worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helion_build: Option<crate::builds::BuildIdentity>,
 }
 
 /// A request to run one emitted module, or (Helion modes) one case's kernel.

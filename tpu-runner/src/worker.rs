@@ -1,14 +1,17 @@
 //! One worker process: spawns `python worker.py`, sends requests, reads responses with a
 //! per-request timeout, and keeps the tail of its stderr. A worker that timed out, died or broke
 //! the protocol is marked unhealthy; its owner (the [`Pool`](crate::Pool)) replaces it.
+//!
+//! It also ships the Python files: the two worker scripts and the protocol module both import
+//! (`python/worker_protocol.py`), found in the crate's tree or, for a binary moved elsewhere,
+//! written from embedded copies into one directory of the temporary directory.
 
 use crate::error::{ProtocolError, RunError};
 use crate::mode::Mode;
 use crate::mode::Runtime;
-use crate::probe::Availability;
-use crate::protocol::{Op, PROTOCOL_VERSION, RunRequest, RunResult, WireRequest, WireResponse};
 use crate::protocol::{
-    StageSeconds, WireKernel, WireTensor, batch_results, kernel_error, run_result,
+    Availability, Op, PROTOCOL_VERSION, RunRequest, RunResult, StageSeconds, WireKernel,
+    WireRequest, WireResponse, WireTensor, batch_results, kernel_error, run_result,
 };
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -20,11 +23,20 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-/// The worker script shipped with this crate (also embedded, for binaries moved elsewhere).
-const WORKER_SOURCE: &str = include_str!("../python/worker.py");
-
-/// The Helion worker script (also embedded).
-const HELION_WORKER_SOURCE: &str = include_str!("../python/helion_worker.py");
+/// The Python files shipped with this crate, by name in `python/` (also embedded, for binaries
+/// moved elsewhere): the JAX worker, the Helion worker, and the protocol module both import as
+/// a sibling (so the three always travel together).
+const PYTHON_FILES: [(&str, &str); 3] = [
+    ("worker.py", include_str!("../python/worker.py")),
+    (
+        "helion_worker.py",
+        include_str!("../python/helion_worker.py"),
+    ),
+    (
+        "worker_protocol.py",
+        include_str!("../python/worker_protocol.py"),
+    ),
+];
 
 /// The vector ISA every worker's XLA:CPU is limited to on x86-64 (`--xla_cpu_max_isa`).
 ///
@@ -200,14 +212,14 @@ pub const WORK_DIR_ENV: &str = "PALLAS_DIFF_WORK_DIR";
 pub const STDERR_TAIL_BYTES: usize = 4096;
 
 /// Path of `python/worker.py`: the crate's own file when present, else the embedded copy
-/// written once to the temporary directory.
+/// written once to the temporary directory (next to the protocol module it imports).
 pub fn worker_script() -> PathBuf {
-    script_path("worker", WORKER_SOURCE)
+    script_path("worker.py")
 }
 
 /// Path of `python/helion_worker.py`, found the same way as [`worker_script`].
 pub fn helion_worker_script() -> PathBuf {
-    script_path("helion_worker", HELION_WORKER_SOURCE)
+    script_path("helion_worker.py")
 }
 
 /// The worker script for `runtime`.
@@ -218,24 +230,38 @@ pub fn worker_script_for(runtime: Runtime) -> PathBuf {
     }
 }
 
-fn script_path(stem: &str, source: &str) -> PathBuf {
-    let in_tree = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("python")
-        .join(format!("{stem}.py"));
-    if in_tree.is_file() {
-        return in_tree;
+fn script_path(name: &str) -> PathBuf {
+    let in_tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("python");
+    if PYTHON_FILES.iter().all(|(f, _)| in_tree.join(f).is_file()) {
+        return in_tree.join(name);
     }
-    let path = std::env::temp_dir().join(format!(
-        "pallas-diff-{stem}-{:016x}.py",
-        crate::provision::fnv1a(source)
+    embedded_python_dir().join(name)
+}
+
+/// The directory the embedded [`PYTHON_FILES`] are written to: named by the hash of all of
+/// them, so a worker imports the protocol module of its own build, and other builds' files
+/// stay apart. A missing file (a temp cleaner removes files, not always their directory) is
+/// written again; each write lands by rename, so a concurrent reader never sees half a file.
+/// A failure to write shows as the worker's failure to start.
+fn embedded_python_dir() -> PathBuf {
+    let all: String = PYTHON_FILES
+        .iter()
+        .flat_map(|(name, source)| [*name, "\0", *source, "\0"])
+        .collect();
+    let dir = std::env::temp_dir().join(format!(
+        "pallas-diff-python-{:016x}",
+        crate::provision::fnv1a(&all)
     ));
-    if !path.is_file() {
-        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, source).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
+    for (name, source) in PYTHON_FILES {
+        let path = dir.join(name);
+        if !path.is_file() {
+            let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
+            if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(&tmp, source).is_ok() {
+                let _ = std::fs::rename(&tmp, &path);
+            }
         }
     }
-    path
+    dir
 }
 
 /// The last [`STDERR_TAIL_BYTES`] of a worker's stderr, filled by a reader thread.
@@ -311,7 +337,11 @@ impl Worker {
         let mut command = Command::new(python);
         if let Some(dir) = overlay {
             let mut paths = vec![dir.to_path_buf()];
-            paths.extend(std::env::var_os("PYTHONPATH").iter().flat_map(std::env::split_paths));
+            paths.extend(
+                std::env::var_os("PYTHONPATH")
+                    .iter()
+                    .flat_map(std::env::split_paths),
+            );
             let joined = std::env::join_paths(paths).map_err(|e| RunError::Spawn {
                 program: python.display().to_string(),
                 source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
@@ -324,6 +354,9 @@ impl Worker {
             .env(WORK_DIR_ENV, scratch.path())
             .env("PYTHONUNBUFFERED", "1")
             .env("PYTHONDONTWRITEBYTECODE", "1")
+            // The workers import `worker_protocol` from their own directory, which Python puts
+            // first on `sys.path` unless told to leave it out.
+            .env_remove("PYTHONSAFEPATH")
             .env("XLA_FLAGS", xla_flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -554,7 +587,11 @@ impl Worker {
         if resp.v != PROTOCOL_VERSION {
             self.healthy = false;
             self.kill();
-            return Err(ProtocolError::Version { got: resp.v }.into());
+            return Err(ProtocolError::Version {
+                got: resp.v,
+                expected: PROTOCOL_VERSION,
+            }
+            .into());
         }
         if resp.id != Some(id) {
             // A worker that could not parse our request answers with id null and stays usable;
@@ -631,7 +668,41 @@ impl std::fmt::Debug for Worker {
 
 #[cfg(test)]
 mod tests {
-    use super::{FAST_COMPILE_XLA_FLAGS, XlaCompile, sim_order_holds_for, xla_flags_with};
+    use super::{
+        FAST_COMPILE_XLA_FLAGS, PYTHON_FILES, Worker, XlaCompile, embedded_python_dir,
+        sim_order_holds_for, xla_flags_with,
+    };
+    use crate::error::RunError;
+    use std::time::Duration;
+
+    /// What an installed binary runs: the embedded copies, written to the temporary directory,
+    /// whose workers must find their protocol module there. On a Python without JAX (a bare
+    /// venv) a worker that imported it answers with the protocol's import-failure hello.
+    #[test]
+    fn embedded_workers_import_their_protocol_module() {
+        let dir = embedded_python_dir();
+        for (name, source) in PYTHON_FILES {
+            assert_eq!(std::fs::read_to_string(dir.join(name)).unwrap(), source);
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        let venv = scratch.path().join("bare");
+        let status = std::process::Command::new("python3")
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&venv)
+            .status()
+            .expect("python3 runs");
+        assert!(status.success());
+        let python = crate::provision::venv_python(&venv);
+        for (script, missing) in [("worker.py", "jax"), ("helion_worker.py", "torch")] {
+            let err = Worker::spawn(&python, &dir.join(script), Duration::from_secs(60))
+                .expect_err("a bare venv has no JAX");
+            assert!(
+                matches!(&err, RunError::JaxUnavailable { kind, message, .. }
+                    if kind == "ModuleNotFoundError" && message.contains(&format!("'{missing}'"))),
+                "{script}: {err:?}"
+            );
+        }
+    }
 
     #[test]
     fn xla_compile_options_round_trip_their_names_and_refuse_others() {

@@ -157,7 +157,7 @@ fn malformed_responses_are_typed_protocol_errors() {
                         got: Some(999)
                     }
                 ),
-                "wrong_version.py" => matches!(p, ProtocolError::Version { got: 2 }),
+                "wrong_version.py" => matches!(p, ProtocolError::Version { got: 2, .. }),
                 "bad_tensor.py" => matches!(p, ProtocolError::BadTensor(_)),
                 _ => matches!(p, ProtocolError::Malformed { .. }),
             };

@@ -43,7 +43,8 @@ pub struct Scan {
 pub fn scan(n: usize, mut behaviour: impl FnMut(usize) -> Behaviour) -> Scan {
     let behaviours: Vec<Behaviour> = (0..n).map(&mut behaviour).collect();
     let first_bad = behaviours.iter().position(|b| *b == Behaviour::Bad);
-    let last_good = first_bad.and_then(|f| behaviours[..f].iter().rposition(|b| *b == Behaviour::Good));
+    let last_good =
+        first_bad.and_then(|f| behaviours[..f].iter().rposition(|b| *b == Behaviour::Good));
     let last_bad = behaviours.iter().rposition(|b| *b == Behaviour::Bad);
     let fixed = last_bad.and_then(|l| {
         behaviours[l + 1..]
@@ -179,7 +180,9 @@ mod tests {
     #[test]
     fn bisect_finds_the_first_bad_build_in_log_tries() {
         for culprit in 1..64 {
-            let bits: String = (0..64).map(|i| if i < culprit { 'g' } else { 'b' }).collect();
+            let bits: String = (0..64)
+                .map(|i| if i < culprit { 'g' } else { 'b' })
+                .collect();
             let b = bisect(64, from(&bits)).unwrap();
             assert_eq!((b.last_good, b.first_bad), (culprit - 1, culprit));
             assert!(b.tried.len() <= 2 + 6, "{culprit}: {} tries", b.tried.len());

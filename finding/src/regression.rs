@@ -1,0 +1,65 @@
+//! Regression ranges of Helion findings: what a finding's case does on one Helion build, judged
+//! by the finding's signature ([`behaviour`]), for `pallas-diff bisect` and fix verification.
+//! Which builds to try, and what their answers add up to, is `tpu_runner::builds::range`.
+
+use crate::signature::Signature;
+use fuzz::outcome::Outcome;
+pub use tpu_runner::builds::range::Behaviour;
+
+/// What a run whose signature is `run` says about the finding `symptom` on the build it ran:
+/// - [`Behaviour::Bad`]: the finding's symptom, by [`Signature::holds_for`] (the same outcome,
+///   engine and cause; the forms or decisions a reduction may narrow);
+/// - [`Behaviour::Good`]: as the reference says: the values agree, or the build refuses the
+///   case the way a documented refusal does (`rejected`), or a verdict that differs from our
+///   1.5.1 model only (`verdict-mismatch`: drift of the build, not the symptom);
+/// - [`Behaviour::Other`]: anything else (another symptom, an engine that could not run),
+///   named by its bucket key.
+pub fn behaviour(symptom: &Signature, run: &Signature) -> Behaviour {
+    if symptom.holds_for(run) {
+        return Behaviour::Bad;
+    }
+    match run.outcome {
+        Outcome::Agree | Outcome::Rejected | Outcome::VerdictMismatch => Behaviour::Good,
+        _ => Behaviour::Other(run.key()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fuzz::engines::EngineId;
+    use tpu_runner::Mode;
+
+    fn sig(outcome: Outcome, cause: Option<&str>) -> Signature {
+        Signature {
+            outcome,
+            engine: Some(EngineId::Worker(Mode::HelionPallas)),
+            cause: cause.map(str::to_owned),
+            ..Signature::default()
+        }
+    }
+
+    #[test]
+    fn the_same_crash_is_bad_another_is_other_a_refusal_is_good() {
+        let crash = sig(
+            Outcome::HelionCrash,
+            Some("trace:InductorLoweringError: x @ helion/_compiler/a.py:f"),
+        );
+        assert_eq!(behaviour(&crash, &crash), Behaviour::Bad);
+        let other = sig(
+            Outcome::HelionCrash,
+            Some("trace:AssertionError: y @ helion/_compiler/b.py:g"),
+        );
+        assert!(
+            matches!(behaviour(&crash, &other), Behaviour::Other(k) if k.contains("AssertionError"))
+        );
+        assert_eq!(
+            behaviour(&crash, &sig(Outcome::Rejected, None)),
+            Behaviour::Good
+        );
+        assert_eq!(
+            behaviour(&crash, &sig(Outcome::Agree, None)),
+            Behaviour::Good
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! `pallas-diff bisect TARGET [--builds B,...] [--engine E] [--json]`: the regression range of a
+//! Helion finding (or of a case script's symptom) across Helion builds. The case runs on every
+//! build in release order (the installed ones, or `--builds`), each in its own Helion worker,
+//! and each run is judged against the finding's signature (`finding::regression::behaviour`):
+//! the last build where it behaves as the reference says, the first where it shows the
+//! symptom, and the builds where the symptom went away again (fixed), or where the case is
+//! refused or cannot run.
+
+use super::{CliError, Exit, load_case};
+use anyhow::Context;
+use compiler::compile::CodegenOptions;
+use finding::regression::{Behaviour, behaviour};
+use finding::signature::{Signature, signature};
+use fuzz::engines::{self, EngineId, Pools};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tpu_runner::builds::{self, BuildSpec, HelionBuild, range};
+use tpu_runner::{Pool, PoolConfig, Runtime};
+
+/// Arguments of `bisect`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A finding directory, or a case script (its symptom is what it does on the newest build).
+    target: PathBuf,
+    /// The builds to try, oldest first (default: every installed build, in release order).
+    #[arg(long, value_delimiter = ',', value_parser = BuildSpec::parse)]
+    builds: Vec<BuildSpec>,
+    /// The Helion engine to run (default: the finding's, else `helion-pallas`).
+    #[arg(long)]
+    engine: Option<EngineId>,
+    /// Seconds before a worker is declared hung.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One build's row.
+#[derive(serde::Serialize)]
+struct Row {
+    build: tpu_runner::BuildIdentity,
+    #[serde(flatten)]
+    behaviour: Behaviour,
+    key: String,
+}
+
+pub fn run(args: Args) -> Result<Exit, CliError> {
+    let (case, codegen, symptom) = load_target(&args.target)?;
+    let engine: EngineId = match (&args.engine, &symptom) {
+        (Some(engine), _) => *engine,
+        (None, Some(sig)) => sig
+            .engine
+            .unwrap_or(EngineId::Worker(tpu_runner::Mode::HelionPallas)),
+        (None, None) => EngineId::Worker(tpu_runner::Mode::HelionPallas),
+    };
+    if !engine.is_helion() {
+        return Err(CliError::Input(anyhow::anyhow!(
+            "{}: bisect runs Helion builds, and engine {engine} is not a Helion engine",
+            args.target.display()
+        )));
+    }
+    let python = tpu_runner::helion_python_if_present()
+        .map_err(|why| CliError::Input(anyhow::anyhow!("bisect needs Helion: {why}")))?;
+    let dir = super::builds::dir();
+    let list: Vec<HelionBuild> = if args.builds.is_empty() {
+        builds::installed(&dir).map_err(|e| CliError::Input(e.into()))?
+    } else {
+        args.builds
+            .iter()
+            .map(|s| builds::find(&dir, s))
+            .collect::<Result<_, _>>()
+            .map_err(|e| CliError::Input(e.into()))?
+    };
+    // Each build's run, newest last; the symptom of a case script is its newest run's.
+    let mut runs: Vec<(tpu_runner::BuildIdentity, Signature)> = Vec::new();
+    for build in &list {
+        eprintln!(
+            "pallas-diff: running {} on helion build {}",
+            args.target.display(),
+            build.id()
+        );
+        let pool = Pool::new(
+            PoolConfig::for_runtime(Runtime::Helion, &python)
+                .with_workers(1)
+                .with_timeout(std::time::Duration::from_secs(args.timeout))
+                .with_helion_build(Some(build.clone())),
+        )
+        .map_err(|e| CliError::Input(anyhow::anyhow!("helion build {}: {e}", build.id())))?;
+        let identity = pool.availability().helion_build.clone().unwrap_or_default();
+        let pools = Pools {
+            jax: None,
+            helion: Some(Arc::new(pool)),
+        };
+        let engines =
+            engines::build_with(&[engine], &pools).map_err(|e| CliError::Internal(e.into()))?;
+        let report = fuzz::check::check_case(&case, &engines, &codegen);
+        runs.push((identity, signature(&case, &report)));
+    }
+    let symptom = match symptom {
+        Some(s) => s,
+        None => match runs.last() {
+            // A known issue is a Helion bug too: its range is as much worth knowing.
+            Some((_, s)) if s.is_finding() || s.outcome == fuzz::outcome::Outcome::KnownIssue => {
+                s.clone()
+            }
+            Some((b, s)) => {
+                return Err(CliError::Input(anyhow::anyhow!(
+                    "{}: no symptom to bisect: on the newest build ({b}) the case is `{}`",
+                    args.target.display(),
+                    s.outcome
+                )));
+            }
+            None => {
+                return Err(CliError::Input(anyhow::anyhow!("no Helion build to run")));
+            }
+        },
+    };
+    let rows: Vec<Row> = runs
+        .into_iter()
+        .map(|(build, run)| Row {
+            build,
+            behaviour: behaviour(&symptom, &run),
+            key: run.key(),
+        })
+        .collect();
+    let scan = range::scan(rows.len(), |i| rows[i].behaviour.clone());
+    let at = |i: Option<usize>| i.map(|i| rows[i].build.to_string());
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "target": args.target,
+                "symptom": symptom.key(),
+                "builds": rows,
+                "last_good": at(scan.last_good),
+                "first_bad": at(scan.first_bad),
+                "fixed": scan.fixed.map(|(bad, good)| [rows[bad].build.to_string(), rows[good].build.to_string()]),
+            })
+        );
+    } else {
+        println!("symptom: {}", symptom.key());
+        for r in &rows {
+            let what = match &r.behaviour {
+                Behaviour::Good => "good".to_owned(),
+                Behaviour::Bad => "BAD (the symptom)".to_owned(),
+                Behaviour::Other(k) => format!("other: {k}"),
+            };
+            println!("  {:<28} {what}", r.build.to_string());
+        }
+        println!("{}", range_line(&scan, &rows));
+    }
+    Ok(Exit::Ok)
+}
+
+fn range_line(scan: &range::Scan, rows: &[Row]) -> String {
+    let name = |i: usize| rows[i].build.to_string();
+    let introduced = match (scan.last_good, scan.first_bad) {
+        (_, None) => "the symptom shows on none of these builds".to_owned(),
+        (Some(g), Some(b)) => format!("introduced after {} in {}", name(g), name(b)),
+        (None, Some(b)) => format!(
+            "present in {} (no earlier build behaves as the reference says)",
+            name(b)
+        ),
+    };
+    match scan.fixed {
+        Some((bad, good)) => format!("{introduced}; fixed after {} in {}", name(bad), name(good)),
+        None => introduced,
+    }
+}
+
+/// The case, its codegen options and, for a finding, its signature.
+fn load_target(
+    target: &std::path::Path,
+) -> Result<(lang::ir::Case, CodegenOptions, Option<Signature>), CliError> {
+    if target.is_dir() {
+        let finding = super::report::load_finding(target)?;
+        let codegen = finding
+            .meta
+            .codegen
+            .options()
+            .with_context(|| format!("{}: meta.json codegen", target.display()))
+            .map_err(CliError::Input)?;
+        let sig = finding.meta.signature.clone();
+        return Ok((finding.case, codegen, Some(sig)));
+    }
+    Ok((load_case(target)?, CodegenOptions::default(), None))
+}

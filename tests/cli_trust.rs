@@ -10,11 +10,11 @@ use common::{Run, run_in, run_with};
 use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
 use corpus::expectations::load_spec_kernels;
-use corpus::finding::{
+use finding::finding::{
     CrossCheckRecord, CrossCheckResult, Finding, FindingProvenance, ReportRecord, Versions,
     write_finding_dir,
 };
-use corpus::signature::{Buckets, CostRecord};
+use finding::signature::{Buckets, CostRecord};
 use fuzz::check::check_case;
 use std::path::{Path, PathBuf};
 
@@ -41,7 +41,7 @@ fn d12_finding(dir: &Path) -> Finding {
         .find(|k| k.name() == "d12_tail_run_masked_not_clamped")
         .unwrap()
         .case;
-    let engines = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+    let engines = fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     let report = check_case(&case, &engines, &d12_options());
     assert_eq!(report.outcome.name(), "mismatch", "{:?}", report.engines);
     let f = Finding::new(

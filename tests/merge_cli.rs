@@ -6,9 +6,9 @@
 mod common;
 use common::{Run, run_in};
 
-use corpus::merge::MergeRecord;
-use corpus::shard::{SeedRange, ShardRecord};
-use corpus::signature::Buckets;
+use finding::merge::MergeRecord;
+use finding::shard::{SeedRange, ShardRecord};
+use finding::signature::Buckets;
 use std::path::{Path, PathBuf};
 
 fn scratch(name: &str) -> PathBuf {

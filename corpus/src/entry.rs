@@ -11,17 +11,17 @@
 //! Loading never panics: a file that is not an entry is a [`CorpusError`] naming the file (and
 //! the JSON line and column).
 
-use crate::finding::CodegenRecord;
-use crate::fsio::{self, IoError};
-use crate::signature::{Signature, signature, slugify};
 use compiler::compile::CodegenOptions;
 use compiler::verdict::Rule;
+use finding::finding::CodegenRecord;
+use finding::fsio::{self, IoError};
+use finding::signature::{Signature, signature, slugify};
+use finding::tensor::NamedTensor;
 use fuzz::check::{CaseReport, output_names};
 use fuzz::engines::{EngineId, EngineStatus};
 use fuzz::outcome::Outcome;
 use lang::ir::{CASE_VERSION, Case};
 use lang::render::render_case;
-use lang::tensor::{DType, Tensor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -68,7 +68,7 @@ impl fmt::Display for EngineKey {
 }
 
 impl FromStr for EngineKey {
-    type Err = fuzz::engines::BuildError;
+    type Err = fuzz::engines::UnknownEngine;
 
     fn from_str(s: &str) -> Result<EngineKey, Self::Err> {
         if s == ANY_ENGINE {
@@ -103,7 +103,7 @@ impl<'de> Deserialize<'de> for EngineKey {
         name.parse().map_err(|_| {
             serde::de::Error::custom(format!(
                 "unknown engine `{name}` (known: {ANY_ENGINE}, {})",
-                fuzz::engines::ENGINE_NAMES.join(", ")
+                fuzz::engines::EngineId::names().join(", ")
             ))
         })
     }
@@ -122,7 +122,7 @@ pub enum Expected {
     Unsupported,
     /// The engine fails in the listed known way (`fuzz::known_issues`).
     KnownIssue(String),
-    /// A finding with this signature ([`crate::signature::Signature::symptom_key`]): an open
+    /// A finding with this signature ([`finding::signature::Signature::symptom_key`]): an open
     /// bug.
     Finding(String),
 }
@@ -289,91 +289,6 @@ impl<'de> Deserialize<'de> for VerdictRecord {
     }
 }
 
-/// One output of the reference.
-///
-/// In JSON, float values are written with the shortest decimal that reads back as the same
-/// float32 (bfloat16 values are float32s), int32 values as integers, NaN and infinities as
-/// `"nan"`, `"inf"`, `"-inf"`; reading rounds every value to the dtype, so the stored tensor is
-/// bit-exact whatever the JSON parser's last-digit rounding.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(into = "RawTensor", from = "RawTensor")]
-pub struct NamedTensor {
-    /// Its name in the kernel's `return`.
-    pub name: String,
-    /// Element type.
-    pub dtype: DType,
-    /// Shape.
-    pub shape: Vec<usize>,
-    /// Row-major values.
-    pub values: Vec<f64>,
-}
-
-/// The JSON form of a [`NamedTensor`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTensor {
-    name: String,
-    dtype: DType,
-    shape: Vec<usize>,
-    #[serde(with = "crate::json::float::vec")]
-    values: Vec<f64>,
-}
-
-impl From<NamedTensor> for RawTensor {
-    fn from(t: NamedTensor) -> RawTensor {
-        let short = |v: f64| -> f64 {
-            if !v.is_finite() {
-                return v;
-            }
-            match t.dtype {
-                // The shortest decimal of the float32, read back as the nearest f64.
-                DType::Float32 | DType::Bfloat16 => format!("{}", v as f32).parse().unwrap_or(v),
-                DType::Int32 => v,
-            }
-        };
-        RawTensor {
-            values: t.values.iter().map(|&v| short(v)).collect(),
-            name: t.name,
-            dtype: t.dtype,
-            shape: t.shape,
-        }
-    }
-}
-
-impl From<RawTensor> for NamedTensor {
-    fn from(r: RawTensor) -> NamedTensor {
-        NamedTensor {
-            values: r.values.iter().map(|&v| r.dtype.round(v)).collect(),
-            name: r.name,
-            dtype: r.dtype,
-            shape: r.shape,
-        }
-    }
-}
-
-impl NamedTensor {
-    /// The tensor.
-    pub fn tensor(&self) -> Tensor {
-        Tensor {
-            dtype: self.dtype,
-            shape: self.shape.clone(),
-            values: self.values.clone(),
-        }
-    }
-
-    /// Whether `t` holds exactly these values (NaN equals NaN).
-    pub fn same_as(&self, t: &Tensor) -> bool {
-        self.dtype == t.dtype
-            && self.shape == t.shape
-            && self.values.len() == t.values.len()
-            && self
-                .values
-                .iter()
-                .zip(&t.values)
-                .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()))
-    }
-}
-
 /// What the reference says about the case.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -508,12 +423,12 @@ fn is_default_codegen(c: &CodegenRecord) -> bool {
 
 impl Entry {
     /// This entry with each expected finding that names index forms naming its case's forms
-    /// now ([`crate::signature::symptom_key_with_forms_of`]): a no-op for an entry blessed by
+    /// now ([`finding::signature::symptom_key_with_forms_of`]): a no-op for an entry blessed by
     /// this build, the migration of one blessed when signatures had their own classifier.
     fn with_current_forms(mut self) -> Entry {
         for e in self.expect.values_mut() {
             if let Expected::Finding(key) = e
-                && let Some(now) = crate::signature::symptom_key_with_forms_of(key, &self.case)
+                && let Some(now) = finding::signature::symptom_key_with_forms_of(key, &self.case)
             {
                 *key = now;
             }
@@ -585,7 +500,7 @@ impl Entry {
 
     /// The entry as its JSON file's text.
     pub fn to_json(&self) -> String {
-        crate::json::to_string_ordered(
+        finding::json::to_string_ordered(
             self,
             &[
                 "format",

@@ -18,17 +18,18 @@
 //! case agrees: it is a defect of pallas-diff's model, not of Helion), and `hunt.json` in the
 //! output directory lists every reproducer with that line ([`Reproducer`]).
 
-use crate::minimize::kernel_body_lines;
-use crate::reduce::{Budget, Screen, reduce_staged};
-use crate::signature::signature;
 use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
+use finding::minimize::kernel_body_lines;
+use finding::report::engines_to_reproduce;
+use finding::signature::signature;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::campaign::{self, CampaignConfig};
 use fuzz::check::{CaseReport, Depth, PreparedCase, compile_guarded};
 use fuzz::engines::{Engine, EngineId, EngineRun, EngineStatus, Job};
 use fuzz::generators::GenConfig;
 use lang::ir::Case;
+use reducer::{Budget, Screen, reduce_staged};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,15 +127,6 @@ pub fn reproduce_command(path: &Path, fault: Fault, engine: Option<EngineId>) ->
         fault.name(),
         engines_to_reproduce(engine)
     )
-}
-
-/// The `--engines` of a `pallas-diff check` that shows a finding `engine` decided: the
-/// reference, and that engine (none: the compiler decided it).
-pub fn engines_to_reproduce(engine: Option<EngineId>) -> String {
-    match engine {
-        Some(e) if e != EngineId::Reference => format!("{},{e}", EngineId::Reference),
-        Some(_) | None => EngineId::Reference.to_string(),
-    }
 }
 
 /// A JAX engine that runs only where the hunted fault changes the emitted module (see the
@@ -406,8 +398,8 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
             reproducers,
         });
         // After every fault, so an interrupted hunt still leaves the index of what it wrote.
-        let index = crate::json::to_string_of(&rows).map_err(std::io::Error::other)?;
-        crate::fsio::write_atomic(&cfg.out.join("hunt.json"), index.as_bytes())?;
+        let index = finding::json::to_string_of(&rows).map_err(std::io::Error::other)?;
+        finding::fsio::write_atomic(&cfg.out.join("hunt.json"), index.as_bytes())?;
     }
     Ok(rows)
 }
@@ -438,7 +430,7 @@ fn write_script(
         script_header(fault, key, reproduce),
         lang::render::render_case(&case)
     );
-    crate::fsio::write_atomic(path, text.as_bytes())?;
+    finding::fsio::write_atomic(path, text.as_bytes())?;
     Ok(())
 }
 

@@ -10,9 +10,9 @@
 //! failure saying how many did not otherwise, the signature and the reproducing command in its
 //! output either way.
 
-use crate::fsio::{self, IoError};
 use crate::hunt::HuntRow;
 use crate::replay::TrialResult;
+use finding::fsio::{self, IoError};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::path::Path;
 use std::time::Duration;

@@ -14,8 +14,8 @@
 
 use crate::entry::{Added, Corpus, CorpusError, Entry, NewFinding, Provenance};
 use crate::replay::{LoadedFinding, observe};
-use crate::signature::{signature, slugify};
 use compiler::faults::UnknownFault;
+use finding::signature::{signature, slugify};
 use fuzz::engines::{Engine, EngineId};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -157,7 +157,7 @@ pub fn promote(
             });
         }
     }
-    let summary = crate::report::summary(&finding.finding);
+    let summary = finding::report::summary(&finding.finding);
     let title = how.title.unwrap_or(&summary);
     let new = NewFinding {
         case,

@@ -22,12 +22,12 @@ use crate::entry::{
     Corpus, CorpusError, EngineKey, Entry, Expected, LoadedEntry, Reference, VerdictRecord,
     star_expectation,
 };
-use crate::finding::{Finding, FindingError};
-use crate::fsio::{self, IoError};
-use crate::minimize::SharedEngine;
-use crate::signature::signature;
-use crate::sink::INDEX_FILES;
 use compiler::compile::CodegenOptions;
+use finding::finding::{Finding, FindingError};
+use finding::fsio::{self, IoError};
+use finding::minimize::SharedEngine;
+use finding::signature::signature;
+use finding::sink::INDEX_FILES;
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::{Engine, EngineId, EngineStatus};
 use lang::ir::Case;
@@ -552,7 +552,7 @@ pub fn open_source(dir: &Path) -> Result<Source, SourceError> {
 
 /// Replays a finding: its case under its codegen options, checked with `engine` alone (the
 /// engine its signature names; none for a compile-level finding). Passes while the recorded
-/// signature holds ([`crate::signature::Signature::holds_for`], as reduction keeps it); an
+/// signature holds ([`finding::signature::Signature::holds_for`], as reduction keeps it); an
 /// engine that cannot run here is an ignored trial with the reason.
 pub fn replay_finding(f: &LoadedFinding, engine: Option<&Arc<dyn Engine>>) -> TrialResult {
     let meta = &f.finding.meta;

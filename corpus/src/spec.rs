@@ -13,10 +13,10 @@ use crate::entry::{
     VerdictRecord, star_expectation,
 };
 use crate::expectations::{ExpectedVerdict, SpecKernel};
-use crate::finding::CodegenRecord;
 use crate::replay::observe;
-use crate::signature::slugify;
 use compiler::compile::CodegenOptions;
+use finding::finding::CodegenRecord;
+use finding::signature::slugify;
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::{Engine, EngineId};
 use lang::frontend::parse_case;

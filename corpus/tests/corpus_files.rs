@@ -3,12 +3,12 @@
 //! entry expected to fail that passes says "fixed?", and a finding directory round-trips.
 
 use compiler::compile::CodegenOptions;
+use finding::finding::{
+    FINDING_FILES, Finding, FindingProvenance, META_FORMAT, Versions, write_finding_dir,
+};
 use fuzz::check::check_case;
 use pallas_diff_corpus::entry::{Corpus, CorpusError, Expected, default_dir, load_entry};
 use pallas_diff_corpus::expectations::load_spec_kernels;
-use pallas_diff_corpus::finding::{
-    FINDING_FILES, Finding, FindingProvenance, META_FORMAT, Versions, write_finding_dir,
-};
 use pallas_diff_corpus::replay::{TrialResult, bless, check_reference, judge};
 use std::path::{Path, PathBuf};
 
@@ -203,5 +203,40 @@ fn a_finding_directory_round_trips_with_exactly_five_files() {
     assert!(
         meta.starts_with(&format!("{{\n  \"format\": {META_FORMAT},\n  \"key\": ")),
         "{meta}"
+    );
+}
+
+/// A corpus entry blessed when signatures had their own index-form classifier expects a
+/// finding whose key ends in the old form names; on load it names its case's forms now.
+#[test]
+fn an_entry_expecting_old_form_names_reads_with_its_cases_forms() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("cases/0003-d12-tail-run-masked-not-clamped.json");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let old = "mismatch/helion-pallas/values/fori_loop/tile-index+k+tail";
+    let edited = text.replacen(
+        "\"expect\": {\"*\": \"agree\"}",
+        &format!("\"expect\": {{\"*\": \"agree\", \"helion-pallas\": \"finding:{old}\"}}"),
+        1,
+    );
+    assert_ne!(edited, text, "the fixture entry changed shape");
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("0003-d12-tail-run-masked-not-clamped.json");
+    std::fs::write(&path, edited).unwrap();
+    let entry = pallas_diff_corpus::entry::load_entry(&path).unwrap();
+    let forms: Vec<&str> = finding::signature::index_forms(&entry.case)
+        .iter()
+        .map(|f| f.name())
+        .collect();
+    assert!(!forms.is_empty());
+    let want = format!(
+        "mismatch/helion-pallas/values/fori_loop/{}",
+        forms.join("+")
+    );
+    assert_eq!(
+        entry.expected(fuzz::engines::EngineId::Worker(
+            tpu_runner::Mode::HelionPallas
+        )),
+        Some(&pallas_diff_corpus::entry::Expected::Finding(want))
     );
 }

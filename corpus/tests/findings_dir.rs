@@ -6,13 +6,13 @@
 
 use compiler::compile::CodegenOptions;
 use compiler::faults::{Fault, FaultSet};
+use finding::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
+use finding::report::{Repro, markdown, repro_of};
 use fuzz::check::{Depth, PreparedCase, check_case};
 use fuzz::engines::Engine;
 use pallas_diff_corpus::entry::default_dir;
 use pallas_diff_corpus::expectations::load_spec_kernels;
-use pallas_diff_corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
 use pallas_diff_corpus::replay::{Source, SourceError, TrialResult, open_source, replay_finding};
-use pallas_diff_corpus::report::{Repro, markdown, repro_of};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,7 +24,7 @@ fn d12_faulty() -> CodegenOptions {
 }
 
 fn sim() -> Arc<dyn Engine> {
-    let mut v = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+    let mut v = fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     Arc::from(v.remove(0))
 }
 
@@ -41,7 +41,8 @@ fn d12_case() -> lang::ir::Case {
 /// The d12 spec kernel under the d12 fault: a `pallas-sim` mismatch.
 fn d12_finding() -> Finding {
     let case = d12_case();
-    let engines: Vec<Box<dyn Engine>> = fuzz::engines::build(&["pallas-sim".into()], None).unwrap();
+    let engines: Vec<Box<dyn Engine>> =
+        fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     let report = check_case(&case, &engines, &d12_faulty());
     assert_eq!(report.outcome.name(), "mismatch", "{:?}", report.engines);
     Finding::new(
@@ -106,7 +107,7 @@ fn a_finding_replays_while_its_signature_holds() {
     // Hidden temporaries of an interrupted write are not findings.
     std::fs::create_dir(t.path().join(".0002-x.tmp-1-1")).unwrap();
     // Nor are the index files (they are JSON, like corpus entries).
-    for index in pallas_diff_corpus::sink::INDEX_FILES {
+    for index in finding::sink::INDEX_FILES {
         std::fs::write(t.path().join(index), "{}").unwrap();
     }
     let all = findings(t.path());
@@ -261,16 +262,13 @@ fn a_smaller_duplicate_that_replaces_a_buckets_case_says_so() {
             span: Span::default(),
         },
     );
-    let engines: Vec<Box<dyn Engine>> = fuzz::engines::build(&["pallas-sim".into()], None).unwrap();
+    let engines: Vec<Box<dyn Engine>> =
+        fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     let report = |case| check_case(case, &engines, &d12_faulty());
     let dir = tempfile::tempdir().unwrap();
-    let sink = pallas_diff_corpus::sink::CorpusSink::open(
-        dir.path(),
-        d12_faulty(),
-        None,
-        Versions::this_build(),
-    )
-    .unwrap();
+    let sink =
+        finding::sink::CorpusSink::open(dir.path(), d12_faulty(), None, Versions::this_build())
+            .unwrap();
     let (large_report, small_report) = (report(&large), report(&small));
     let codegen = d12_faulty();
     let prepared = |case| PreparedCase::new(Depth::Full, case, &codegen);
@@ -298,6 +296,6 @@ fn a_smaller_duplicate_that_replaces_a_buckets_case_says_so() {
     );
     assert_eq!(
         replaced.meta.provenance.source.as_deref(),
-        Some(pallas_diff_corpus::sink::REPLACED_BY_SMALLER)
+        Some(finding::sink::REPLACED_BY_SMALLER)
     );
 }

@@ -10,6 +10,11 @@
 //! reproduce it.
 
 use compiler::compile::{CodegenOptions, compile};
+use finding::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
+use finding::minimize::SharedEngine;
+use finding::report::{Repro, markdown, reference_outputs, repro_of};
+use finding::repro::repro_py;
+use finding::sink::{CorpusSink, ReduceOptions};
 use fuzz::campaign::sink::Filed;
 use fuzz::check::{Depth, PreparedCase, check_case};
 use fuzz::engines::jax::Jax;
@@ -17,13 +22,8 @@ use fuzz::engines::{Engine, EngineRun, Job};
 use lang::ir::Case;
 use pallas_diff_corpus::entry::{Added, Corpus, Expected, NewFinding, Provenance};
 use pallas_diff_corpus::expectations::load_spec_kernels;
-use pallas_diff_corpus::finding::{Finding, FindingProvenance, Versions, write_finding_dir};
-use pallas_diff_corpus::minimize::SharedEngine;
-use pallas_diff_corpus::reduce::Budget;
 use pallas_diff_corpus::replay::{TrialResult, check_reference, observe, replay_engine};
-use pallas_diff_corpus::report::{Repro, markdown, reference_outputs, repro_of};
-use pallas_diff_corpus::repro::repro_py;
-use pallas_diff_corpus::sink::{CorpusSink, ReduceOptions};
+use reducer::Budget;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -366,14 +366,14 @@ fn a_reduced_finding_joins_the_corpus_once_and_replays_as_expected() {
 #[test]
 fn new_in_process_findings_are_cross_checked_on_the_jax_engines() {
     use compiler::faults::{Fault, FaultSet};
+    use finding::finding::{CrossCheckRecord, CrossCheckResult, FindingMeta};
     use fuzz::outcome::Outcome;
-    use pallas_diff_corpus::finding::{CrossCheckRecord, CrossCheckResult, FindingMeta};
     let case = d12();
     let faulty = CodegenOptions {
         faults: FaultSet::only(Fault::D12TailClampedBeforeMask),
         ..CodegenOptions::default()
     };
-    let sim = fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+    let sim = fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     let report = check_case(&case, &sim, &faulty);
     assert_eq!(report.outcome, Outcome::Mismatch);
     assert_eq!(report.decided_by, Some(fuzz::engines::EngineId::PallasSim));

@@ -7,11 +7,13 @@
 //! `import_spec_kernels` (ignored) is the generator that writes those entries:
 //! `cargo test -p pallas-diff-corpus --test spec_corpus -- --ignored --nocapture`.
 
+use finding::minimize::shared;
+use fuzz::engines::EngineId;
 use pallas_diff_corpus::entry::{Corpus, default_dir};
 use pallas_diff_corpus::expectations::load_spec_kernels;
-use pallas_diff_corpus::minimize::shared;
 use pallas_diff_corpus::spec::{cross_check, import_spec_kernels, relative_path};
 use std::sync::Arc;
+use tpu_runner::Mode;
 
 #[test]
 fn every_spec_kernel_is_in_the_corpus_with_its_disagreements_recorded() {
@@ -63,17 +65,15 @@ fn import_spec_kernels_into_the_corpus() {
         tpu_runner::Pool::new(tpu_runner::PoolConfig::new(python).with_workers(2))
             .expect("start JAX workers"),
     );
-    let mut names: Vec<String> = [
-        "pallas-interpret",
-        "pallas-tpu-interpret",
-        "pallas-tpu-lower",
-    ]
-    .map(String::from)
-    .to_vec();
+    let mut ids = vec![
+        EngineId::Worker(Mode::PallasInterpret),
+        EngineId::Worker(Mode::PallasTpuInterpret),
+        EngineId::Worker(Mode::PallasTpuLower),
+    ];
     if pool.availability().tpu {
-        names.push("pallas-tpu".into());
+        ids.push(EngineId::Worker(Mode::PallasTpu));
     }
-    let engines = shared(fuzz::engines::build(&names, Some(pool)).unwrap());
+    let engines = shared(fuzz::engines::build(&ids, Some(pool)).unwrap());
     let kernels = load_spec_kernels().expect("spec kernels load");
     let mut corpus = Corpus::load(&default_dir()).expect("corpus loads");
     let report = import_spec_kernels(&mut corpus, &kernels, &engines, 2).expect("import");

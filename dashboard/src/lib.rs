@@ -13,10 +13,10 @@ pub mod load;
 pub mod page;
 pub mod render;
 
-use corpus::finding::FindingError;
-use corpus::fsio::IoError;
-use corpus::shard::ShardError;
-use corpus::signature::BucketsError;
+use finding::finding::FindingError;
+use finding::fsio::IoError;
+use finding::shard::ShardError;
+use finding::signature::BucketsError;
 use std::path::{Path, PathBuf};
 
 /// Why no page was written.
@@ -109,7 +109,7 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Written, DashboardError> {
     };
     let page = page::page(&sources, page_dir);
     let html = render::render(&page)?;
-    corpus::fsio::write_atomic(out, html.as_bytes()).map_err(DashboardError::Write)?;
+    finding::fsio::write_atomic(out, html.as_bytes()).map_err(DashboardError::Write)?;
     Ok(Written {
         campaigns: page.campaigns.len(),
         findings: page.campaigns.iter().map(|c| c.findings.len()).sum(),

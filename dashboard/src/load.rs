@@ -3,11 +3,11 @@
 //! `hunt.json`. Which one a directory is, is decided by the files it holds.
 
 use crate::DashboardError;
-use corpus::finding::Finding;
-use corpus::fsio;
-use corpus::merge::{MERGE_FILE, MergeRecord, load_stats};
-use corpus::shard::{Contract, SHARD_FILE, SeedRange, ShardRecord};
-use corpus::signature::{BUCKETS_FILE, Bucket, Buckets};
+use finding::finding::Finding;
+use finding::fsio;
+use finding::merge::{MERGE_FILE, MergeRecord, load_stats};
+use finding::shard::{Contract, SHARD_FILE, SeedRange, ShardRecord};
+use finding::signature::{BUCKETS_FILE, Bucket, Buckets};
 use fuzz::campaign::record::{CampaignRecord, STATS_FILE};
 use std::path::{Path, PathBuf};
 

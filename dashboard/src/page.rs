@@ -14,7 +14,7 @@ pub use tables::{
 };
 
 use crate::load::{FindingsDir, HuntDir, Source};
-use corpus::signature::Bucket;
+use finding::signature::Bucket;
 use fuzz::campaign::record::CampaignRecord;
 use fuzz::campaign::stats::Stats;
 use serde::Serialize;
@@ -218,7 +218,7 @@ fn finding_row(
     let meta = &entry.finding.meta;
     // A report evaluates the reference on the case. The reference refuses a case with an
     // error, never a panic: a panic is a harness bug and stops the page (exit 1), loudly.
-    let report = corpus::report::markdown(&entry.finding);
+    let report = finding::report::markdown(&entry.finding);
     FindingRow {
         anchor: format!("{id}-f{}", i + 1),
         dir: entry.bucket.dir.clone(),

@@ -377,8 +377,13 @@ pub fn check_prepared(
                     ))
                 }
                 None => {
-                    members.push(c);
-                    jobs.push(p.job(needs));
+                    let job = p.job(needs);
+                    if runs_alone(engine.id(), &job) {
+                        runs[c][k] = Some(engine.run(&job));
+                    } else {
+                        members.push(c);
+                        jobs.push(job);
+                    }
                 }
             }
         }
@@ -394,6 +399,17 @@ pub fn check_prepared(
         .zip(runs)
         .map(|(p, runs)| p.finish(needs, runs.into_iter().flatten().collect()))
         .collect()
+}
+
+/// Whether `engine` runs `job` on its own rather than in a batch: its module likely hits a
+/// known issue of the engine ([`crate::known_issues::likely_known_issue`]). A batch with one
+/// failing kernel is compiled again kernel by kernel, which cost `pallas-tpu-interpret` more
+/// than batching saved (measured 2026-12-01, `bench --jax 48 --batch 8`: 0.73x kernels per CPU
+/// second with 4 of 6 batches split by the Ref-reshape issue, 14% of its kernels). Such jobs
+/// run before the engine's batch, as they did inside the JAX engine's batch.
+fn runs_alone(engine: EngineId, job: &Job<'_>) -> bool {
+    job.emitted
+        .is_some_and(|source| crate::known_issues::likely_known_issue(engine, source))
 }
 
 /// What a set of engines needs of a prepared case beyond the compile.

@@ -12,7 +12,8 @@
 //! [`KnownIssue::diverges`]); the reference computes torch's value there and never copies
 //! eager mode's.
 
-use crate::engines::EngineStatus;
+use crate::engines::{EngineId, EngineStatus};
+use tpu_runner::Mode;
 
 /// One known divergence.
 #[derive(Debug)]
@@ -20,7 +21,7 @@ pub struct KnownIssue {
     /// Stable id, e.g. `jax-tpu-interpret-ref-reshape`.
     pub id: &'static str,
     /// The engines it affects.
-    pub engines: &'static [&'static str],
+    pub engines: &'static [EngineId],
     /// What happens and why it is not a compiler bug.
     pub summary: &'static str,
     /// Where it is tracked (upstream issue, or this repository's note).
@@ -30,10 +31,10 @@ pub struct KnownIssue {
     /// Whether a departure from torch the reference reported explains the engine's values
     /// differing from the reference's ([`known_divergence`]).
     pub diverges: fn(&oracle::Divergence) -> bool,
-    /// Whether an emitted module will likely hit it (its text shows the construct): such a
-    /// module is compiled alone, not in a batch, because one failing kernel makes the worker
-    /// compile every kernel of its batch again (see `engines::jax`). Only a scheduling hint:
-    /// the outcome still comes from running the module.
+    /// Whether an emitted module will likely hit it (its text shows the construct): the check
+    /// runs such a module alone, not in a batch, because one failing kernel makes the worker
+    /// compile every kernel of its batch again (`check::check_prepared`). Only a scheduling
+    /// hint: the outcome still comes from running the module.
     pub likely_in: fn(&str) -> bool,
 }
 
@@ -76,13 +77,16 @@ fn refused_with(status: &EngineStatus, class: &str, message: &str) -> bool {
 }
 
 /// The engines that run Helion's Pallas backend (its eager mode does not).
-const HELION_BACKEND: &[&str] = &["helion-pallas", "helion-tpu-lower"];
+const HELION_BACKEND: &[EngineId] = &[
+    EngineId::Worker(Mode::HelionPallas),
+    EngineId::Worker(Mode::HelionTpuLower),
+];
 
 /// The table.
 pub const KNOWN_ISSUES: &[KnownIssue] = &[
     KnownIssue {
         id: "helion-eager-negative-index-clamped",
-        engines: &["helion-eager"],
+        engines: &[EngineId::Worker(Mode::HelionEager)],
         summary: "Helion 1.5.1's eager mode (`HELION_INTERPRET=1`) clamps every integer-tensor \
                   index of a read into its dim before indexing: `torch.clamp(idx, min=0, \
                   max=tensor.size(dim) - 1)` in `RefModeTorchFunctionMode._handle_getitem` \
@@ -191,7 +195,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
     },
     KnownIssue {
         id: "jax-tpu-interpret-ref-reshape",
-        engines: &["pallas-tpu-interpret"],
+        engines: &[EngineId::Worker(Mode::PallasTpuInterpret)],
         summary: "JAX 0.10.2's TPU interpreter cannot read through a Ref reshape transform \
               (`x_block.reshape((...))`, spec §3.3): `AttributeError: 'ReshapeTransform' object \
               has no attribute 'indices'`. The same module runs in the generic interpreter and \
@@ -212,7 +216,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
 ];
 
 /// Whether `source` likely hits a known issue of `engine` ([`KnownIssue::likely_in`]).
-pub fn likely_known_issue(engine: &str, source: &str) -> bool {
+pub fn likely_known_issue(engine: EngineId, source: &str) -> bool {
     KNOWN_ISSUES
         .iter()
         .any(|k| k.engines.contains(&engine) && (k.likely_in)(source))
@@ -221,29 +225,26 @@ pub fn likely_known_issue(engine: &str, source: &str) -> bool {
 /// The known issue that explains `engine`'s values differing from its reference's, given the
 /// departures from torch that reference reported, if any.
 pub fn known_divergence(
-    engine: crate::engines::EngineId,
+    engine: EngineId,
     divergences: &[oracle::Divergence],
 ) -> Option<&'static KnownIssue> {
     KNOWN_ISSUES
         .iter()
-        .find(|k| k.engines.contains(&engine.name()) && divergences.iter().any(|d| (k.diverges)(d)))
+        .find(|k| k.engines.contains(&engine) && divergences.iter().any(|d| (k.diverges)(d)))
 }
 
 /// The known issue an engine's status matches, if any.
-pub fn known_issue(
-    engine: crate::engines::EngineId,
-    status: &EngineStatus,
-) -> Option<&'static KnownIssue> {
+pub fn known_issue(engine: EngineId, status: &EngineStatus) -> Option<&'static KnownIssue> {
     KNOWN_ISSUES
         .iter()
-        .find(|k| k.engines.contains(&engine.name()) && (k.matches)(status))
+        .find(|k| k.engines.contains(&engine) && (k.matches)(status))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn id(name: &str) -> crate::engines::EngineId {
+    fn id(name: &str) -> EngineId {
         name.parse().expect("an engine name")
     }
 

@@ -30,7 +30,6 @@ impl FindingSink for PanickingSink {
 
 #[test]
 fn a_panicking_thread_stops_the_campaign_and_its_panic_comes_out() {
-    let names: Vec<String> = engines::IN_PROCESS.iter().map(|s| s.to_string()).collect();
     let cfg = CampaignConfig {
         time: None,
         // About 1.4% of cases are findings under this fault (the hunt's bucket runs), so a
@@ -38,7 +37,7 @@ fn a_panicking_thread_stops_the_campaign_and_its_panic_comes_out() {
         cases: Some(200_000),
         jobs: 2,
         seed: 0,
-        in_process: engines::build(&names, None).expect("in-process engines"),
+        in_process: engines::build(&engines::IN_PROCESS, None).expect("in-process engines"),
         jax: Vec::new(),
         jax_threads: 0,
         confirmation: Confirmation::Sample,

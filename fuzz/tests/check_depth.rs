@@ -12,8 +12,7 @@ use pallas_diff_fuzz::outcome::Outcome;
 
 #[test]
 fn findings_only_loses_no_finding() {
-    let names: Vec<String> = engines::IN_PROCESS.iter().map(|s| s.to_string()).collect();
-    let engines = engines::build(&names, None).expect("in-process engines");
+    let engines = engines::build(&engines::IN_PROCESS, None).expect("in-process engines");
     let cfg = GenConfig::default();
     let cases: Vec<_> = (0..300)
         .map(|i| generate_from_seed(case_seed(11, i), &cfg))
@@ -70,8 +69,7 @@ fn findings_only_loses_no_finding() {
 /// reference it reuses does not depend on them.
 #[test]
 fn a_prepared_case_under_other_options_checks_as_a_fresh_one() {
-    let names: Vec<String> = engines::IN_PROCESS.iter().map(|s| s.to_string()).collect();
-    let engines = engines::build(&names, None).expect("in-process engines");
+    let engines = engines::build(&engines::IN_PROCESS, None).expect("in-process engines");
     let cfg = GenConfig::default();
     let clean = CodegenOptions::default();
     for i in 0..200 {

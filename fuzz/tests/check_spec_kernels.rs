@@ -36,7 +36,8 @@ fn spec_kernels_agree_or_are_rejected_as_upstream() {
             pool.availability().devices
         );
     }
-    let engines = engines::build(&names, Some(pool)).unwrap();
+    let ids: Vec<engines::EngineId> = names.iter().map(|n| n.parse().unwrap()).collect();
+    let engines = engines::build(&ids, Some(pool)).unwrap();
     let kernels = load_spec_kernels().expect("spec kernels load");
     assert!(kernels.len() >= 60, "only {} spec kernels", kernels.len());
     let next = Mutex::new(0usize);

@@ -44,8 +44,7 @@ fn fault_reach_and_detection() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     let cfg = GenConfig::default();
-    let names = vec!["oracle".to_string(), "pallas-sim".to_string()];
-    let engines = engines::build(&names, None).expect("in-process engines");
+    let engines = engines::build(&engines::IN_PROCESS, None).expect("in-process engines");
     let clean = CodegenOptions::default();
     let cases: Vec<_> = (0..n)
         .map(|i| generate_from_seed(case_seed(7, i), &cfg))

@@ -50,7 +50,11 @@ fn check(script: &str, helion: &[&str]) -> Option<CaseReport> {
         jax: None,
         helion: Some(pool),
     };
-    let engines = engines::build_with(&names, &pools).expect("engines");
+    let ids: Vec<engines::EngineId> = names
+        .iter()
+        .map(|n| n.parse().expect("an engine"))
+        .collect();
+    let engines = engines::build_with(&ids, &pools).expect("engines");
     Some(check_case(&case, &engines, &CodegenOptions::default()))
 }
 

@@ -869,7 +869,11 @@ fn dma_cases_match_the_reference_in_process() {
                 .expect("start JAX workers"),
         )
     });
-    let engines = fuzz::engines::build(&names, pool).expect("engines");
+    let ids: Vec<fuzz::engines::EngineId> = names
+        .iter()
+        .map(|n| n.parse().expect("an engine"))
+        .collect();
+    let engines = fuzz::engines::build(&ids, pool).expect("engines");
     let cases = collect_dma(n);
     assert!(
         cases.len() >= n.min(10),

@@ -258,8 +258,8 @@ impl FindingSink for CountingSink {
 
 /// The differential loop on `args.loop_cases` cases drawn with `refused_keep_percent`.
 fn differential_loop(args: &Args, refused_keep_percent: u8) -> Result<(LoopRow, u64), CliError> {
-    let names: Vec<String> = engines::IN_PROCESS.iter().map(|s| s.to_string()).collect();
-    let in_process = engines::build(&names, None).map_err(|e| CliError::Internal(e.into()))?;
+    let in_process =
+        engines::build(&engines::IN_PROCESS, None).map_err(|e| CliError::Internal(e.into()))?;
     let cfg = CampaignConfig {
         time: None,
         cases: Some(args.loop_cases),

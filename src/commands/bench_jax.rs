@@ -18,6 +18,7 @@
 use super::{CliError, Exit};
 use compiler::compile::{CodegenOptions, compile};
 use fuzz::campaign::case_seed;
+use fuzz::engines::EngineId;
 use fuzz::generators::{GenConfig, generate_from_seed};
 use lang::tensor::Tensor;
 use serde::Serialize;
@@ -212,7 +213,7 @@ fn measure(
                 pending.clear();
             };
             for (i, r) in requests.iter().enumerate() {
-                if fuzz::known_issues::likely_known_issue(mode.name(), &r.source) {
+                if fuzz::known_issues::likely_known_issue(EngineId::Worker(mode), &r.source) {
                     let result = pool.run(r);
                     if let Ok(r) = &result {
                         stages.add(&r.stages);

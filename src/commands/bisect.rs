@@ -1,7 +1,7 @@
 //! `pallas-diff bisect TARGET [--builds B,...] [--engine E] [--json]`: the regression range of a
 //! Helion finding (or of a case script's symptom) across Helion builds. The case runs on every
 //! build in release order (the installed ones, or `--builds`), each in its own Helion worker,
-//! and each run is judged against the finding's signature (`corpus::regression::behaviour`):
+//! and each run is judged against the finding's signature (`finding::regression::behaviour`):
 //! the last build where it behaves as the reference says, the first where it shows the
 //! symptom, and the builds where the symptom went away again (fixed), or where the case is
 //! refused or cannot run.
@@ -9,8 +9,8 @@
 use super::{CliError, Exit, load_case};
 use anyhow::Context;
 use compiler::compile::CodegenOptions;
-use corpus::regression::{Behaviour, behaviour, frameless};
-use corpus::signature::{Signature, signature};
+use finding::regression::{Behaviour, behaviour, frameless};
+use finding::signature::{Signature, signature};
 use fuzz::engines::{self, EngineId, Pools};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,7 +27,7 @@ pub struct Args {
     builds: Vec<BuildSpec>,
     /// The Helion engine to run (default: the finding's, else `helion-pallas`).
     #[arg(long)]
-    engine: Option<String>,
+    engine: Option<EngineId>,
     /// Seconds before a worker is declared hung.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
@@ -48,9 +48,7 @@ struct Row {
 pub fn run(args: Args) -> Result<Exit, CliError> {
     let (case, codegen, symptom) = load_target(&args.target)?;
     let engine: EngineId = match (&args.engine, &symptom) {
-        (Some(name), _) => name
-            .parse()
-            .map_err(|e| CliError::Input(anyhow::Error::from(e)))?,
+        (Some(engine), _) => *engine,
         (None, Some(sig)) => sig
             .engine
             .unwrap_or(EngineId::Worker(tpu_runner::Mode::HelionPallas)),
@@ -94,8 +92,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             jax: None,
             helion: Some(Arc::new(pool)),
         };
-        let engines = engines::build_with(&[engine.to_string()], &pools)
-            .map_err(|e| CliError::Internal(e.into()))?;
+        let engines =
+            engines::build_with(&[engine], &pools).map_err(|e| CliError::Internal(e.into()))?;
         let report = fuzz::check::check_case(&case, &engines, &codegen);
         runs.push((identity, signature(&case, &report), frameless(&report)));
     }

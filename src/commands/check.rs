@@ -3,7 +3,7 @@
 use super::{CliError, Exit, load_case};
 use compiler::compile::CodegenOptions;
 use compiler::verdict::Verdict;
-use corpus::finding::ReportRecord;
+use finding::finding::ReportRecord;
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::{self, EngineId, Pools};
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ pub struct Args {
         value_delimiter = ',',
         default_value = "oracle,pallas-tpu-interpret,pallas-tpu-lower"
     )]
-    engines: Vec<String>,
+    engines: Vec<EngineId>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -67,27 +67,16 @@ pub struct Selected {
     pub unavailable: Vec<(EngineId, String)>,
 }
 
-impl Selected {
-    /// The engines' names (what the engine builders take).
-    pub fn names(&self) -> Vec<String> {
-        self.ids.iter().map(|e| e.to_string()).collect()
-    }
-}
-
-/// Checks the engine names, starts the pools they need (provisioning JAX, or Helion, on first
-/// use), and finds the engines that cannot run here: a run that was asked to check something
-/// it cannot fails (exit 2) unless `allow_unavailable`, and a set with nothing to compare with
-/// the reference is refused.
+/// Starts the pools the `requested` engines need (provisioning JAX, or Helion, on first use),
+/// and finds the engines that cannot run here: a run that was asked to check something it
+/// cannot fails (exit 2) unless `allow_unavailable`, and a set with nothing to compare with the
+/// reference is refused.
 pub fn select_engines(
-    requested: &[String],
+    requested: &[EngineId],
     sizes: PoolSizes,
     allow_unavailable: bool,
 ) -> Result<Selected, CliError> {
-    let ids = requested
-        .iter()
-        .map(|n| n.parse::<EngineId>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| CliError::Input(e.into()))?;
+    let ids = requested.to_vec();
     let comparable = |ids: &[EngineId]| ids.iter().any(|&e| e != EngineId::Reference);
     if !comparable(&ids) {
         return Err(CliError::Input(anyhow::anyhow!(
@@ -203,14 +192,14 @@ fn start_runtime(
         .map_err(|e| format!("cannot start the {runtime} workers: {e}"))
 }
 
-/// Starts a JAX worker pool of `workers` when any engine needs one (provisioning the venv on
-/// first use).
+/// Starts a JAX worker pool of `workers` when any of engines `ids` needs one (provisioning the
+/// venv on first use).
 pub fn start_pool(
-    names: &[String],
+    ids: &[EngineId],
     workers: usize,
     timeout: u64,
 ) -> Result<Option<Arc<tpu_runner::Pool>>, CliError> {
-    if !engines::needs_pool(names) {
+    if !engines::needs_pool(ids) {
         return Ok(None);
     }
     start_runtime(Runtime::Jax, workers, timeout)
@@ -218,14 +207,14 @@ pub fn start_pool(
         .map_err(|e| CliError::Internal(anyhow::anyhow!(e)))
 }
 
-/// Starts the pools (JAX, Helion) that engines `names` need, `workers` each (provisioning on
+/// Starts the pools (JAX, Helion) that engines `ids` need, `workers` each (provisioning on
 /// first use); a failure is an error (exit 1) naming the environment.
-pub fn start_pools(names: &[String], workers: usize, timeout: u64) -> Result<Pools, CliError> {
+pub fn start_pools(ids: &[EngineId], workers: usize, timeout: u64) -> Result<Pools, CliError> {
     let mut pools = Pools {
-        jax: start_pool(names, workers, timeout)?,
+        jax: start_pool(ids, workers, timeout)?,
         helion: None,
     };
-    if engines::runtimes_needed(names).contains(&Runtime::Helion) {
+    if engines::runtimes_needed(ids).contains(&Runtime::Helion) {
         pools.helion = Some(
             start_runtime(Runtime::Helion, workers, timeout)
                 .map_err(|e| CliError::Internal(anyhow::anyhow!(e)))?,
@@ -277,7 +266,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         },
         args.allow_unavailable,
     )?;
-    let engines = engines::build_with(&selected.names(), &selected.pools)
+    let engines = engines::build_with(&selected.ids, &selected.pools)
         .map_err(|e| CliError::Input(e.into()))?;
     let options = CodegenOptions {
         poison_padding: args.poison_padding,

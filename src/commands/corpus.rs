@@ -7,9 +7,9 @@ use super::check::start_pools;
 use super::report::load_finding;
 use super::{CliError, Exit};
 use ::corpus::entry::{Corpus, default_dir};
-use ::corpus::minimize::shared;
 use ::corpus::promote::{PromoteError, Promoted, Promotion, promote};
 use ::corpus::replay::LoadedFinding;
+use ::finding::minimize::shared;
 use fuzz::engines::EngineId;
 use std::path::PathBuf;
 
@@ -48,7 +48,7 @@ struct AddArgs {
     /// Engines whose outcome the entry records (default: the finding's engine and the engines
     /// that cross-checked it; every other engine is expected to agree).
     #[arg(long, value_delimiter = ',')]
-    engines: Option<Vec<String>>,
+    engines: Option<Vec<EngineId>>,
     /// The corpus directory (default: this workspace's `corpus/cases`).
     #[arg(long)]
     corpus: Option<PathBuf>,
@@ -80,27 +80,26 @@ fn add(args: AddArgs) -> Result<Exit, CliError> {
             faults: meta.codegen.faults.join(", "),
         }));
     }
-    let mut names: Vec<String> = match &args.engines {
-        Some(n) => n.clone(),
+    let mut ids: Vec<EngineId> = match &args.engines {
+        Some(ids) => ids.clone(),
         None => finding
             .engine()
             .into_iter()
             .chain(meta.cross_check.iter().flat_map(|c| c.engines.clone()))
-            .map(|e| e.to_string())
             .collect(),
     };
-    if let Some(own) = finding.engine().map(EngineId::name)
-        && !names.iter().any(|n| n == own)
+    if let Some(own) = finding.engine()
+        && !ids.contains(&own)
     {
-        names.insert(0, own.to_string());
+        ids.insert(0, own);
     }
     // The reference runs in every check; as an engine it would only compare with itself.
-    names.retain(|n| n != EngineId::Reference.name());
-    names.dedup();
+    ids.retain(|&e| e != EngineId::Reference);
+    ids.dedup();
     let dir = args.corpus.clone().unwrap_or_else(default_dir);
     let mut corpus = Corpus::load(&dir).map_err(input)?;
-    let pools = start_pools(&names, 1, args.timeout)?;
-    let engines = fuzz::engines::build_with(&names, &pools).map_err(input)?;
+    let pools = start_pools(&ids, 1, args.timeout)?;
+    let engines = fuzz::engines::build_with(&ids, &pools).map_err(input)?;
     let how = Promotion {
         name: args.name.as_deref(),
         title: args.title.as_deref(),
@@ -120,10 +119,10 @@ fn add(args: AddArgs) -> Result<Exit, CliError> {
             println!(
                 "replay it with: pallas-diff replay {} --engines {} --filter {}",
                 dir.display(),
-                if names.is_empty() {
+                if ids.is_empty() {
                     EngineId::Reference.to_string()
                 } else {
-                    names.join(",")
+                    ids.iter().map(|e| e.name()).collect::<Vec<_>>().join(",")
                 },
                 entry.name()
             );

@@ -9,7 +9,7 @@ use anyhow::Context;
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::assembly;
 use fuzz::campaign::{self, CampaignConfig};
-use fuzz::engines;
+use fuzz::engines::{self, EngineId};
 use fuzz::generators::{GenConfig, GenConfigOverrides};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -38,7 +38,7 @@ pub struct Args {
         value_delimiter = ',',
         default_value = "oracle,pallas-sim,pallas-tpu-interpret,pallas-tpu-lower"
     )]
-    engines: Vec<String>,
+    engines: Vec<EngineId>,
     /// Which lowered cases that agree in-process the JAX engines confirm: `sample` (as many as
     /// the JAX workers keep up with, the rest counted as skipped) or `every` (generation waits
     /// for JAX; with --cases N, every lowered case among N is confirmed).
@@ -155,17 +155,12 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         args.allow_unavailable,
     )?;
     let pool = selected.pools.jax.clone();
-    let roles =
-        assembly::Roles::of_names(&selected.names()).map_err(|e| CliError::Input(e.into()))?;
-    let (in_names, jax_names) = (
-        assembly::names(&roles.every_case),
-        assembly::names(&roles.confirm),
-    );
+    let roles = assembly::Roles::of(&selected.ids);
     let jax_workers = roles.confirm_threads(cores);
-    let in_process =
-        engines::build_with(&in_names, &selected.pools).map_err(|e| CliError::Input(e.into()))?;
-    let jax =
-        engines::build_with(&jax_names, &selected.pools).map_err(|e| CliError::Input(e.into()))?;
+    let in_process = engines::build_with(&roles.every_case, &selected.pools)
+        .map_err(|e| CliError::Input(e.into()))?;
+    let jax = engines::build_with(&roles.confirm, &selected.pools)
+        .map_err(|e| CliError::Input(e.into()))?;
     eprintln!(
         "pallas-diff: campaign seed {} (repeat it with --seed {})",
         args.seed, args.seed
@@ -197,18 +192,18 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         None
     } else {
         // The reducer runs the engine a finding names: build a private set (sharing the pools).
-        let engines = engines::build_with(&selected.names(), &selected.pools)
+        let engines = engines::build_with(&selected.ids, &selected.pools)
             .map_err(|e| CliError::Input(e.into()))?;
-        Some(corpus::sink::ReduceOptions {
-            budget: corpus::reduce::Budget {
+        Some(finding::sink::ReduceOptions {
+            budget: reducer::Budget {
                 attempts: 5_000,
                 time: Duration::from_secs(args.reduce_time),
             },
-            engines: corpus::minimize::shared(engines),
+            engines: finding::minimize::shared(engines),
             jobs: jax_workers.max(1),
         })
     };
-    let versions = corpus::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
+    let versions = finding::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
     let contract_versions = versions.clone();
     let helion_versions = selected
         .pools
@@ -217,23 +212,22 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .map(|p| p.availability().clone());
     // New in-process findings are re-run on the JAX engines before they are written, so a
     // pallas-sim bug is not filed as a miscompile (meta.json `cross_check`).
-    let cross_check = engines::build(&assembly::names(&roles.cross_check), pool.clone())
-        .map_err(|e| CliError::Input(e.into()))?;
-    let sink = corpus::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions)
+    let cross_check =
+        engines::build(&roles.cross_check, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
+    let sink = finding::sink::CorpusSink::open(&args.out, cfg.codegen, reduce, versions)
         .map_err(|e| {
             CliError::Internal(anyhow::anyhow!("cannot open the findings directory: {e}"))
         })?
-        .with_cross_check(corpus::minimize::shared(cross_check));
+        .with_cross_check(finding::minimize::shared(cross_check));
     // The shard contract, for `pallas-diff merge`: recorded before the first case, finished
     // with the case count at the end.
-    let contract = corpus::shard::Contract::new(
+    let contract = finding::shard::Contract::new(
         &cfg.generator,
-        &selected.names(),
+        &selected.ids,
         &cfg.codegen,
         contract_versions.with_helion(helion_versions.as_ref()),
-    )
-    .map_err(|e| CliError::Input(e.into()))?;
-    let shard = corpus::shard::ShardRun::begin(&args.out, contract, args.seed)
+    );
+    let shard = finding::shard::ShardRun::begin(&args.out, contract, args.seed)
         .context("cannot record the shard contract")?;
     let stop = STOP
         .get_or_init(|| Arc::new(AtomicBool::new(false)))
@@ -309,7 +303,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         record.series = samples;
         let path = args.out.join(STATS_FILE);
         let text = serde_json::to_string(&record).map_err(anyhow::Error::from)?;
-        if let Err(e) = corpus::fsio::write_atomic(&path, text.as_bytes()) {
+        if let Err(e) = finding::fsio::write_atomic(&path, text.as_bytes()) {
             eprintln!("pallas-diff: cannot write the campaign record: {e}");
         }
     }
@@ -368,7 +362,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         }
     }
     // A CI job's summary page (GitHub Actions); losing it must not change the campaign's exit.
-    if let Err(e) = corpus::step_summary::append_if_set(&corpus::step_summary::Campaign {
+    if let Err(e) = finding::step_summary::append_if_set(&finding::step_summary::Campaign {
         seed: args.seed,
         engines: &selected.ids,
         unavailable: &selected.unavailable,

@@ -13,7 +13,7 @@ use anyhow::Context;
 use compiler::faults::{Fault, FaultSet};
 use corpus::hunt::{HuntConfig, hunt, table};
 use fuzz::campaign::assembly;
-use fuzz::engines;
+use fuzz::engines::{self, EngineId};
 use fuzz::generators::{GenConfig, GenConfigOverrides};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -32,7 +32,7 @@ pub struct Args {
     cases: Option<u64>,
     /// Engines (in-process ones check every case; JAX ones confirm).
     #[arg(long, value_delimiter = ',', default_value = "oracle,pallas-sim")]
-    engines: Vec<String>,
+    engines: Vec<EngineId>,
     /// Seeds per fault.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
@@ -83,14 +83,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     if faults.is_empty() {
         return Err(CliError::Input(anyhow::anyhow!("--inject names no fault")));
     }
-    let roles = assembly::Roles::of_names(&args.engines).map_err(|e| CliError::Input(e.into()))?;
-    let (in_names, jax_names) = (
-        assembly::names(&roles.every_case),
-        assembly::names(&roles.confirm),
-    );
+    let roles = assembly::Roles::of(&args.engines);
+    let (every_case, confirm) = (roles.every_case.clone(), roles.confirm.clone());
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let jax_workers = roles.confirm_threads(cores);
-    let pool = start_pool(&jax_names, jax_workers.max(1), assembly::WORKER_TIMEOUT_S)?;
+    let pool = start_pool(&confirm, jax_workers.max(1), assembly::WORKER_TIMEOUT_S)?;
     engines::build(&args.engines, pool.clone()).map_err(|e| CliError::Input(e.into()))?;
     let cfg = HuntConfig {
         faults,
@@ -101,13 +98,13 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             args.budget
         },
         cases: args.cases,
-        reduce: corpus::reduce::Budget {
+        reduce: reducer::Budget {
             attempts: 2_000,
             time: args.reduce_time,
         },
         engines: Box::new(move || {
-            let a = engines::build(&in_names, None).expect("in-process engines build");
-            let b = engines::build(&jax_names, pool.clone()).expect("JAX engines build");
+            let a = engines::build(&every_case, None).expect("in-process engines build");
+            let b = engines::build(&confirm, pool.clone()).expect("JAX engines build");
             (a, b)
         }),
         jobs: args.jobs.unwrap_or(cores),

@@ -1,12 +1,12 @@
 //! `pallas-diff merge DIR... --out DIR`: the findings directories of a sharded campaign merged
-//! into one by signature ([`corpus::merge`]: the contracts checked, counts summed, the smallest
+//! into one by signature ([`finding::merge`]: the contracts checked, counts summed, the smallest
 //! reproducer kept, every source shard recorded; atomic and idempotent), and their campaign
 //! records (`stats.json`) with them; a shard without one is warned about on stderr. Where
 //! `$GITHUB_STEP_SUMMARY` is set, the merge's page is appended to it.
 
 use super::{CliError, Exit};
 use anyhow::Context;
-use corpus::merge::{MergeError, merge_campaign};
+use finding::merge::{MergeError, merge_campaign};
 use std::path::PathBuf;
 
 /// Arguments of `merge`.
@@ -44,8 +44,8 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     }
     let merged = &campaign.merged;
     // The nightly merge job's summary page (GitHub Actions); losing it is not a failed merge.
-    let page = corpus::step_summary::merge_markdown(merged, &args.out);
-    if let Err(e) = corpus::step_summary::append_page_if_set(&page) {
+    let page = finding::step_summary::merge_markdown(merged, &args.out);
+    if let Err(e) = finding::step_summary::append_page_if_set(&page) {
         eprintln!("pallas-diff: cannot write the job summary: {e}");
     }
     if args.json {

@@ -17,12 +17,13 @@ use super::check::{start_pool, start_pools};
 use super::report::load_finding;
 use super::{CliError, Exit};
 use anyhow::Context;
-use corpus::finding::{CrossCheckRecord, Finding, ReductionRecord, Versions, write_finding_dir};
-use corpus::fsio::{read_tree, write_dir_atomic};
-use corpus::minimize::{reduce_finding, shared};
-use corpus::reduce::Budget;
-use corpus::signature::{BUCKETS_FILE, Buckets, CostRecord};
-use corpus::sink::cross_check_case;
+use finding::finding::{CrossCheckRecord, Finding, ReductionRecord, Versions, write_finding_dir};
+use finding::fsio::{read_tree, write_dir_atomic};
+use finding::minimize::{reduce_finding, shared};
+use finding::signature::{BUCKETS_FILE, Buckets, CostRecord};
+use finding::sink::cross_check_case;
+use fuzz::engines::EngineId;
+use reducer::Budget;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -126,15 +127,15 @@ fn cross_check(
         return original.kept_for_reduced("--no-cross-check");
     }
     let outcome = reduced.meta.report.outcome;
-    let names: Vec<String> = original.engines.iter().map(|e| e.to_string()).collect();
+    let ids = &original.engines;
     let pool = match pool {
         Some(p) => Some(p),
-        None => match start_pool(&names, args.jobs.clamp(1, 2), args.timeout) {
+        None => match start_pool(ids, args.jobs.clamp(1, 2), args.timeout) {
             Ok(p) => p,
             Err(e) => return original.kept_for_reduced(e.to_string()),
         },
     };
-    match fuzz::engines::build(&names, pool) {
+    match fuzz::engines::build(ids, pool) {
         Ok(engines) => cross_check_case(prepared, outcome, &shared(engines)),
         Err(e) => original.kept_for_reduced(e.to_string()),
     }
@@ -160,10 +161,10 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         )));
     }
     let sig = finding.meta.signature.clone();
-    let names: Vec<String> = sig.engine.iter().map(|e| e.to_string()).collect();
-    let pools = start_pools(&names, args.jobs.clamp(1, 2), args.timeout)?;
+    let ids: Vec<EngineId> = sig.engine.into_iter().collect();
+    let pools = start_pools(&ids, args.jobs.clamp(1, 2), args.timeout)?;
     let pool = pools.jax.clone();
-    let engines = fuzz::engines::build_with(&names, &pools).map_err(input)?;
+    let engines = fuzz::engines::build_with(&ids, &pools).map_err(input)?;
     let codegen = finding
         .meta
         .codegen

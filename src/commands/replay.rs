@@ -18,18 +18,19 @@ use corpus::replay::{
     LoadedFinding, Source, TrialResult, Update, bless, check_reference, open_source, replay_engine,
     replay_finding, trials,
 };
-use fuzz::engines::{self, BuildError, Engine, EngineId};
+use fuzz::engines::{self, Engine, EngineId};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tpu_runner::Mode;
 
 /// The engines a corpus replays when `--engines` is not given.
-const CORPUS_ENGINES: [&str; 4] = [
-    "pallas-interpret",
-    "pallas-tpu-interpret",
-    "pallas-tpu-lower",
-    "pallas-tpu",
+const CORPUS_ENGINES: [EngineId; 4] = [
+    EngineId::Worker(Mode::PallasInterpret),
+    EngineId::Worker(Mode::PallasTpuInterpret),
+    EngineId::Worker(Mode::PallasTpuLower),
+    EngineId::Worker(Mode::PallasTpu),
 ];
 
 /// Arguments of `replay`.
@@ -43,7 +44,7 @@ pub struct Args {
     /// pallas-tpu-interpret, pallas-tpu-lower, pallas-tpu. For findings: each finding's own
     /// engine; given, only the findings those engines saw replay.
     #[arg(long, value_delimiter = ',')]
-    engines: Option<Vec<String>>,
+    engines: Option<Vec<EngineId>>,
     /// Rewrite the expectations of failing corpus trials to what happens now, and print the
     /// changes (a corpus only: a finding's expectation is what it recorded).
     #[arg(long)]
@@ -70,17 +71,7 @@ fn input(e: impl Into<anyhow::Error>) -> CliError {
     CliError::Input(e.into())
 }
 
-/// Refuses names `fuzz::engines::build` does not know, before any pool starts.
-fn check_names(names: &[String]) -> Result<(), CliError> {
-    for n in names {
-        if let Err(e @ BuildError::Unknown(_)) = engines::build(std::slice::from_ref(n), None) {
-            return Err(input(e));
-        }
-    }
-    Ok(())
-}
-
-/// Builds every engine of `names` (the reference excluded: its trials need none), or the reason
+/// Builds every engine of `ids` (the reference excluded: its trials need none), or the reason
 /// it cannot run here. JAX engines share one pool, started only when one is named.
 fn build_engines(
     ids: &[EngineId],
@@ -92,11 +83,10 @@ fn build_engines(
         .copied()
         .filter(|e| *e != EngineId::Reference)
         .collect();
-    let names: Vec<String> = ids.iter().map(|e| e.to_string()).collect();
-    let pools = start_pools(&names, jobs.clamp(1, 2), timeout)?;
+    let pools = start_pools(&ids, jobs.clamp(1, 2), timeout)?;
     let mut out = BTreeMap::new();
-    for (id, name) in ids.into_iter().zip(names) {
-        let engine = match engines::build_with(std::slice::from_ref(&name), &pools) {
+    for id in ids {
+        let engine = match engines::build_with(&[id], &pools) {
             Ok(mut built) => match (&pools.jax, id) {
                 // Known before any trial: one reason per trial instead of a run each.
                 (Some(p), EngineId::Worker(tpu_runner::Mode::PallasTpu))
@@ -109,7 +99,6 @@ fn build_engines(
                 }
                 _ => Ok(Arc::from(built.remove(0))),
             },
-            Err(e @ BuildError::Unknown(_)) => return Err(input(e)),
             Err(e) => Err(e.to_string()),
         };
         out.insert(id, engine);
@@ -179,9 +168,6 @@ fn apply_filter<T>(
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
     let dir = args.dir.clone().unwrap_or_else(default_dir);
-    if let Some(names) = &args.engines {
-        check_names(names)?;
-    }
     match open_source(&dir).map_err(input)? {
         Source::Corpus(corpus) => replay_corpus(&args, &dir, &corpus),
         Source::Findings(findings) => replay_findings(&args, &dir, findings),
@@ -189,15 +175,10 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
 }
 
 fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliError> {
-    let names: Vec<String> = args
+    let ids: Vec<EngineId> = args
         .engines
         .clone()
-        .unwrap_or_else(|| CORPUS_ENGINES.map(String::from).to_vec());
-    let ids = names
-        .iter()
-        .map(|n| n.parse::<EngineId>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(input)?;
+        .unwrap_or_else(|| CORPUS_ENGINES.to_vec());
     let mut specs = trials(corpus, &ids);
     apply_filter(&mut specs, |t| t.name.clone(), args.filter.as_deref(), dir)?;
     // Only engines some selected trial needs: a filter on one engine starts no JAX for others.
@@ -262,6 +243,11 @@ fn replay_findings(
         )));
     }
     if let Some(selected) = &args.engines {
+        let selected_names = selected
+            .iter()
+            .map(|e| e.name())
+            .collect::<Vec<_>>()
+            .join(",");
         let before = findings.len();
         let mut seen: Vec<String> = findings
             .iter()
@@ -270,15 +256,12 @@ fn replay_findings(
         seen.sort();
         seen.dedup();
         // A finding no engine decided (a compiler crash) replays whatever the selection.
-        findings.retain(|f| {
-            f.engine()
-                .is_none_or(|e| selected.iter().any(|s| s == e.name()))
-        });
+        findings.retain(|f| f.engine().is_none_or(|e| selected.contains(&e)));
         if findings.is_empty() {
             return Err(input(anyhow::anyhow!(
                 "none of the {before} finding(s) in {} was seen by --engines {} (they were seen by {})",
                 dir.display(),
-                selected.join(","),
+                selected_names,
                 seen.join(", ")
             )));
         }
@@ -286,7 +269,7 @@ fn replay_findings(
             println!(
                 "not replayed: {} finding(s) of engines not in --engines {}",
                 before - findings.len(),
-                selected.join(",")
+                selected_names
             );
         }
     }

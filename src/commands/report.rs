@@ -4,8 +4,8 @@
 
 use super::{CliError, Exit};
 use anyhow::Context;
-use corpus::finding::Finding;
-use corpus::report::{Repro, markdown, repro_of};
+use finding::finding::Finding;
+use finding::report::{Repro, markdown, repro_of};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `report`.

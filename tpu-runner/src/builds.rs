@@ -252,7 +252,7 @@ pub fn installed(dir: &Path) -> Result<Vec<HelionBuild>, BuildError> {
         }
         builds.push(read_build(&entry.path())?);
     }
-    builds.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+    builds.sort_by_key(order_key);
     Ok(builds)
 }
 

@@ -2,7 +2,7 @@
 //! `pallas-diff fuzz` and `pallas-diff hunt` both assemble their campaigns here, so a Helion
 //! engine, a JAX engine or an in-process one does the same job in either.
 
-use crate::engines::{BuildError, EngineId};
+use crate::engines::EngineId;
 
 /// Seconds a worker may spend on one request before the run is a `timeout` outcome and the
 /// worker is replaced: generous next to a kernel's usual fraction of a second (issue 19's
@@ -53,12 +53,6 @@ impl Roles {
         }
     }
 
-    /// The roles of the engines named `names` (command-line names, in the order given).
-    pub fn of_names(names: &[String]) -> Result<Roles, BuildError> {
-        let ids: Vec<EngineId> = names.iter().map(|n| n.parse()).collect::<Result<_, _>>()?;
-        Ok(Roles::of(&ids))
-    }
-
     /// Threads feeding the confirming engines: one per worker, none without them.
     pub fn confirm_threads(&self, cores: usize) -> usize {
         if self.confirm.is_empty() {
@@ -67,11 +61,6 @@ impl Roles {
             workers(cores)
         }
     }
-}
-
-/// Engine names, for the builders that take them.
-pub fn names(ids: &[EngineId]) -> Vec<String> {
-    ids.iter().map(|e| e.name().to_string()).collect()
 }
 
 #[cfg(test)]

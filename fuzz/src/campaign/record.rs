@@ -177,7 +177,7 @@ impl HelionAgreementRecord {
 /// One source shard's own record in a merged one.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ShardStats {
-    /// The shard's id (`corpus::merge::ShardSource::id`, from its seeds).
+    /// The shard's id (`finding::merge::ShardSource::id`, from its seeds).
     pub id: String,
     /// The findings directory it was merged from.
     pub origin: String,

@@ -11,8 +11,7 @@ use std::sync::OnceLock;
 fn in_process() -> &'static [Box<dyn Engine>] {
     static ENGINES: OnceLock<Vec<Box<dyn Engine>>> = OnceLock::new();
     ENGINES.get_or_init(|| {
-        let names: Vec<String> = engines::IN_PROCESS.iter().map(|s| s.to_string()).collect();
-        engines::build(&names, None).expect("in-process engines need no pool")
+        engines::build(&engines::IN_PROCESS, None).expect("in-process engines need no pool")
     })
 }
 

@@ -61,20 +61,14 @@ impl Engine for Jax {
     }
 
     /// One `run_batch` request for the jobs with a module (see [`Pool::run_batch`]); each run's
-    /// `seconds` is its share of the batch's wall time. A module likely to hit a known issue of
-    /// this engine runs on its own first: a batch with one failing kernel is compiled again
-    /// kernel by kernel, which cost `pallas-tpu-interpret` more than batching saved (measured
-    /// 2026-12-01, `bench --jax 48 --batch 8`: 0.73x kernels per CPU second with 4 of 6 batches
-    /// split by the Ref-reshape issue, 14% of its kernels).
+    /// `seconds` is its share of the batch's wall time. Which modules run alone instead is the
+    /// caller's decision (the check keeps those likely to hit a known issue out of batches).
     fn run_batch(&self, jobs: &[Job<'_>]) -> Vec<EngineRun> {
         let mut runs: Vec<Option<EngineRun>> = vec![None; jobs.len()];
         let mut batched = Vec::new();
         for (i, j) in jobs.iter().enumerate() {
             match j.emitted {
                 None => runs[i] = Some(self.run(j)),
-                Some(source) if crate::known_issues::likely_known_issue(self.name(), source) => {
-                    runs[i] = Some(self.run(j))
-                }
                 Some(source) => {
                     batched.push((i, RunRequest::module(self.mode, source, j.inputs.to_vec())))
                 }

@@ -8,8 +8,10 @@
 //!   (the opt-in Helion environment), on every case, rejected by our compiler or not
 //!   ([`helion::Helion`]).
 //!
-//! Each is named by one [`EngineId`] value; its kebab name is what the command line, the wire,
-//! meta.json and the corpus carry.
+//! Each is named by one [`EngineId`] value; its kebab name ([`EngineId::name`], the one place
+//! an engine's name is written in Rust) is what the command line, the wire, meta.json and the
+//! corpus carry. Past the command line everything holds `EngineId`s: the builders, a
+//! campaign's roles, the known-issue table.
 //!
 //! An engine never panics on a case and never pretends: an engine that cannot run here (no TPU)
 //! reports [`EngineStatus::Unavailable`] with the reason; an engine with nothing to run (the
@@ -58,9 +60,14 @@ impl EngineId {
     pub fn name(self) -> &'static str {
         match self {
             EngineId::Reference => "oracle",
-            EngineId::PallasSim => sim::NAME,
+            EngineId::PallasSim => "pallas-sim",
             EngineId::Worker(m) => m.name(),
         }
+    }
+
+    /// Every engine's name, in [`EngineId::ALL`] order.
+    pub fn names() -> [&'static str; 9] {
+        EngineId::ALL.map(EngineId::name)
     }
 
     /// The Python environment the engine needs (`None`: it runs in this process).
@@ -107,15 +114,20 @@ impl fmt::Display for EngineId {
 }
 
 impl FromStr for EngineId {
-    type Err = BuildError;
+    type Err = UnknownEngine;
 
-    fn from_str(s: &str) -> Result<EngineId, BuildError> {
+    fn from_str(s: &str) -> Result<EngineId, UnknownEngine> {
         EngineId::ALL
             .into_iter()
             .find(|e| e.name() == s)
-            .ok_or_else(|| BuildError::Unknown(s.to_owned()))
+            .ok_or_else(|| UnknownEngine(s.to_owned()))
     }
 }
+
+/// A name that is not one of [`EngineId::names`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown engine `{0}` (known: {known})", known = EngineId::names().join(", "))]
+pub struct UnknownEngine(pub String);
 
 impl Serialize for EngineId {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -394,28 +406,12 @@ pub trait Engine: Send + Sync {
     }
 }
 
-/// Names of every engine this build knows, in [`EngineId::ALL`] order.
-pub const ENGINE_NAMES: [&str; 9] = [
-    "oracle",
-    "pallas-sim",
-    "pallas-interpret",
-    "pallas-tpu-interpret",
-    "pallas-tpu-lower",
-    "pallas-tpu",
-    "helion-pallas",
-    "helion-eager",
-    "helion-tpu-lower",
-];
-
-/// An engine name that is not one of [`ENGINE_NAMES`], or a JAX engine without a pool.
+/// A worker engine asked for without a pool of its environment.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    /// Unknown engine name.
-    #[error("unknown engine `{0}` (known: {known})", known = ENGINE_NAMES.join(", "))]
-    Unknown(String),
     /// A worker engine was asked for but no worker pool of its environment could be started.
     #[error("engine `{0}` needs the {1} worker pool: {2}")]
-    NoPool(String, Runtime, String),
+    NoPool(EngineId, Runtime, String),
 }
 
 /// The worker pools engines run on, one per environment (`None`: not started).
@@ -427,13 +423,13 @@ pub struct Pools {
     pub helion: Option<Arc<tpu_runner::Pool>>,
 }
 
-/// Builds engines by name. JAX engines share `pool`; `None` makes asking for one an error.
+/// Builds engines `ids`. JAX engines share `pool`; `None` makes asking for one an error.
 pub fn build(
-    names: &[String],
+    ids: &[EngineId],
     pool: Option<Arc<tpu_runner::Pool>>,
 ) -> Result<Vec<Box<dyn Engine>>, BuildError> {
     build_with(
-        names,
+        ids,
         &Pools {
             jax: pool,
             helion: None,
@@ -441,16 +437,13 @@ pub fn build(
     )
 }
 
-/// Builds engines by name over `pools`; an engine whose pool is absent is an error.
-pub fn build_with(names: &[String], pools: &Pools) -> Result<Vec<Box<dyn Engine>>, BuildError> {
-    names
-        .iter()
-        .map(|n| -> Result<Box<dyn Engine>, BuildError> {
-            let id: EngineId = n.parse()?;
+/// Builds engines `ids` over `pools`; an engine whose pool is absent is an error.
+pub fn build_with(ids: &[EngineId], pools: &Pools) -> Result<Vec<Box<dyn Engine>>, BuildError> {
+    ids.iter()
+        .map(|&id| -> Result<Box<dyn Engine>, BuildError> {
             let pool = |runtime: Runtime, pool: &Option<Arc<tpu_runner::Pool>>| {
-                pool.clone().ok_or_else(|| {
-                    BuildError::NoPool(n.clone(), runtime, "no pool was started".into())
-                })
+                pool.clone()
+                    .ok_or_else(|| BuildError::NoPool(id, runtime, "no pool was started".into()))
             };
             Ok(match id {
                 EngineId::Reference => Box::new(reference::Reference),
@@ -467,24 +460,20 @@ pub fn build_with(names: &[String], pools: &Pools) -> Result<Vec<Box<dyn Engine>
         .collect()
 }
 
-/// The environments `names` need (unknown names are left to [`build_with`] to refuse).
-pub fn runtimes_needed(names: &[String]) -> Vec<Runtime> {
-    let mut out: Vec<Runtime> = names
-        .iter()
-        .filter_map(|n| n.parse::<EngineId>().ok()?.runtime())
-        .collect();
+/// The environments engines `ids` need, each once.
+pub fn runtimes_needed(ids: &[EngineId]) -> Vec<Runtime> {
+    let mut out: Vec<Runtime> = ids.iter().filter_map(|e| e.runtime()).collect();
     out.sort();
     out.dedup();
     out
 }
 
-/// The engines that run in this process (no Python): the reference, and `pallas-sim` when this
-/// build has it.
-pub const IN_PROCESS: &[&str] = &["oracle", sim::NAME];
+/// The engines that run in this process (no Python): the reference and `pallas-sim`.
+pub const IN_PROCESS: [EngineId; 2] = [EngineId::Reference, EngineId::PallasSim];
 
-/// Whether any of `names` needs the JAX worker pool.
-pub fn needs_pool(names: &[String]) -> bool {
-    runtimes_needed(names).contains(&Runtime::Jax)
+/// Whether any of `ids` needs the JAX worker pool.
+pub fn needs_pool(ids: &[EngineId]) -> bool {
+    runtimes_needed(ids).contains(&Runtime::Jax)
 }
 
 #[cfg(test)]
@@ -493,20 +482,25 @@ mod tests {
 
     #[test]
     fn engine_ids_round_trip_and_match_the_name_table() {
-        let names: Vec<&str> = EngineId::ALL.iter().map(|e| e.name()).collect();
-        assert_eq!(names, ENGINE_NAMES);
+        let mut names = EngineId::names().to_vec();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), EngineId::ALL.len(), "one name per engine");
         for id in EngineId::ALL {
             assert_eq!(id.name().parse::<EngineId>().unwrap(), id);
             let json = serde_json::to_string(&id).unwrap();
             assert_eq!(serde_json::from_str::<EngineId>(&json).unwrap(), id);
-            assert_eq!(IN_PROCESS.contains(&id.name()), id.is_in_process(), "{id}");
+            assert_eq!(IN_PROCESS.contains(&id), id.is_in_process(), "{id}");
         }
         for k in StatusKind::ALL {
             let json = serde_json::to_string(&k).unwrap();
             assert_eq!(json, format!("\"{}\"", k.name()));
             assert_eq!(serde_json::from_str::<StatusKind>(&json).unwrap(), k);
         }
-        assert!("pallas".parse::<EngineId>().is_err());
+        assert_eq!(
+            "pallas".parse::<EngineId>(),
+            Err(UnknownEngine("pallas".into()))
+        );
         assert!(
             EngineId::Worker(Mode::HelionEager).is_helion() && !EngineId::PallasSim.is_helion()
         );
@@ -531,16 +525,13 @@ mod tests {
 
     #[test]
     fn runtimes_needed_names_each_environment_once() {
-        let names: Vec<String> = [
-            "oracle",
-            "pallas-interpret",
-            "helion-pallas",
-            "helion-eager",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(runtimes_needed(&names), vec![Runtime::Jax, Runtime::Helion]);
-        assert!(runtimes_needed(&names[..1]).is_empty());
+        let ids = [
+            EngineId::Reference,
+            EngineId::Worker(Mode::PallasInterpret),
+            EngineId::Worker(Mode::HelionPallas),
+            EngineId::Worker(Mode::HelionEager),
+        ];
+        assert_eq!(runtimes_needed(&ids), vec![Runtime::Jax, Runtime::Helion]);
+        assert!(runtimes_needed(&ids[..1]).is_empty());
     }
 }

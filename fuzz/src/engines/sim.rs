@@ -13,9 +13,6 @@ use sim::{ErrorKind, Interpreter, Program, SimError, SimOptions, SimStage};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
-/// The engine's name.
-pub const NAME: &str = "pallas-sim";
-
 /// The in-process executor as an engine.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sim {

@@ -13,9 +13,9 @@ use fuzz::engines::jax::Jax;
 use fuzz::engines::{Engine, EngineRun, Job};
 use lang::frontend::parse_case;
 use lang::render::render_case;
-use pallas_diff_corpus::minimize::{kernel_body_lines, reduce_finding};
-use pallas_diff_corpus::reduce::Budget;
-use pallas_diff_corpus::signature::signature;
+use pallas_diff_finding::minimize::{kernel_body_lines, reduce_finding};
+use pallas_diff_finding::signature::signature;
+use reducer::Budget;
 use std::sync::Arc;
 use std::time::Duration;
 

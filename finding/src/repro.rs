@@ -8,7 +8,7 @@
 //! the bug is there and prints `OK` once it is fixed, so a Helion or JAX engineer can run it
 //! without pallas-diff.
 
-use crate::entry::NamedTensor;
+use crate::tensor::NamedTensor;
 use fuzz::compare::Tolerance;
 use lang::ir::{Case, ParamKind};
 use lang::tensor::{DType, Tensor};

@@ -8,8 +8,8 @@
 use fuzz::check::check_case;
 use fuzz::engines::{Engine, EngineId};
 use fuzz::outcome::Outcome;
-use pallas_diff_corpus::finding::{Finding, write_finding_dir};
-use pallas_diff_corpus::signature::{self, BUCKETS_FORMAT, Buckets};
+use pallas_diff_finding::finding::{Finding, write_finding_dir};
+use pallas_diff_finding::signature::{self, BUCKETS_FORMAT, Buckets};
 use std::path::{Path, PathBuf};
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -108,7 +108,7 @@ fn buckets_of_fa8d122_load_and_keep_their_keys() {
 fn findings_of_fa8d122_still_reproduce_and_round_trip() {
     let (_t, dirs) = fixture_copy();
     let sim: Vec<Box<dyn Engine>> =
-        fuzz::engines::build(&["pallas-sim".to_string()], None).unwrap();
+        fuzz::engines::build(&[fuzz::engines::EngineId::PallasSim], None).unwrap();
     for dir in &dirs {
         let f = Finding::load(dir).unwrap();
         let codegen = f.meta.codegen.options().unwrap();
@@ -147,39 +147,6 @@ fn stats_of_fa8d122_load_with_typed_keys() {
     assert_eq!(last.outcomes.values().sum::<u64>(), last.cases);
 }
 
-/// A corpus entry blessed when signatures had their own index-form classifier expects a
-/// finding whose key ends in the old form names; on load it names its case's forms now.
-#[test]
-fn an_entry_expecting_old_form_names_reads_with_its_cases_forms() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("cases/0003-d12-tail-run-masked-not-clamped.json");
-    let text = std::fs::read_to_string(&src).unwrap();
-    let old = "mismatch/helion-pallas/values/fori_loop/tile-index+k+tail";
-    let edited = text.replacen(
-        "\"expect\": {\"*\": \"agree\"}",
-        &format!("\"expect\": {{\"*\": \"agree\", \"helion-pallas\": \"finding:{old}\"}}"),
-        1,
-    );
-    assert_ne!(edited, text, "the fixture entry changed shape");
-    let t = tempfile::tempdir().unwrap();
-    let path = t.path().join("0003-d12-tail-run-masked-not-clamped.json");
-    std::fs::write(&path, edited).unwrap();
-    let entry = pallas_diff_corpus::entry::load_entry(&path).unwrap();
-    let forms: Vec<&str> = signature::index_forms(&entry.case)
-        .iter()
-        .map(|f| f.name())
-        .collect();
-    assert!(!forms.is_empty());
-    let want = format!(
-        "mismatch/helion-pallas/values/fori_loop/{}",
-        forms.join("+")
-    );
-    assert_eq!(
-        entry.expected(EngineId::Worker(tpu_runner::Mode::HelionPallas)),
-        Some(&pallas_diff_corpus::entry::Expected::Finding(want))
-    );
-}
-
 /// A `meta.json` of format 1 for a finding in code Helion emitted names the index forms of
 /// the classifier signatures had then: on load its forms (and key) are its case's now.
 #[test]
@@ -200,7 +167,7 @@ fn a_format_1_helion_finding_takes_its_cases_forms() {
         "forms": ["tile-index+k", "none"]});
     std::fs::write(&path, meta.to_string()).unwrap();
     let f = Finding::load(dir).unwrap();
-    assert_eq!(f.meta.format, pallas_diff_corpus::finding::META_FORMAT);
+    assert_eq!(f.meta.format, pallas_diff_finding::finding::META_FORMAT);
     assert_eq!(f.meta.signature.forms, signature::index_forms(&f.case));
     assert!(!f.meta.signature.forms.is_empty());
     assert_eq!(f.meta.key, f.meta.signature.key());

@@ -12,11 +12,11 @@
 //!   [`IndexForm`]s of the kernel's device subscripts.
 //!
 //! Two findings with one signature are one bucket ([`Buckets`]): a count and the smallest case
-//! by [`crate::reduce::cost`].
+//! by [`reducer::cost`].
 //!
 //! Reduction keeps a finding's signature in the sense of [`Signature::holds_for`]: the same
 //! kind, engine and cause, and decisions (or forms) that are a subset of the original's, the
-//! loop skeleton free to move to [`crate::reduce::CANONICAL_LOOP_TYPE`]. The reducer drops what
+//! loop skeleton free to move to [`reducer::CANONICAL_LOOP_TYPE`]. The reducer drops what
 //! the bug does not need, so the reduced case's decisions are those the bug still needs, and
 //! findings of one cause converge on one reduced signature: [`Buckets`] remembers the raw keys
 //! that reduced into each bucket as aliases (finding the same raw bug again costs no
@@ -27,13 +27,13 @@
 //! the options go to `check_case`, never into the signature.
 
 use crate::fsio::{self, IoError};
-use crate::reduce::{Cost, cost};
 use compiler::decisions::{Decision, Decisions};
 use compiler::plan::SelectorKind;
 use fuzz::check::CaseReport;
 use fuzz::engines::{EngineId, EngineStatus};
 use fuzz::outcome::Outcome;
 use lang::ir::{Case, LoopType};
+use reducer::{Cost, cost};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -165,7 +165,7 @@ impl Signature {
     /// same outcome, engine and cause; for code our compiler emitted, a subset of these
     /// decisions, where the loop skeleton may also become the default one
     /// ([`decisions_hold`]); for code Helion emitted, the same loop type or the canonical one
-    /// ([`crate::reduce::CANONICAL_LOOP_TYPE`], so one Helion bug under three loop types
+    /// ([`reducer::CANONICAL_LOOP_TYPE`], so one Helion bug under three loop types
     /// converges on one bucket) and a subset of the index forms.
     pub fn holds_for(&self, candidate: &Signature) -> bool {
         let same_symptom = self.outcome == candidate.outcome
@@ -181,15 +181,13 @@ impl Signature {
     }
 
     /// Whether a candidate whose signature records `loop_type` keeps this finding's loop type:
-    /// the same one, or the canonical one ([`crate::reduce::CANONICAL_LOOP_TYPE`]); anything
+    /// the same one, or the canonical one ([`reducer::CANONICAL_LOOP_TYPE`]); anything
     /// when this signature records none (our emitted code keys on decisions, `helion-eager`
     /// never reads the loop type).
     pub fn loop_type_holds(&self, loop_type: Option<LoopType>) -> bool {
         match self.loop_type {
             None => true,
-            Some(own) => {
-                loop_type == Some(own) || loop_type == Some(crate::reduce::CANONICAL_LOOP_TYPE)
-            }
+            Some(own) => loop_type == Some(own) || loop_type == Some(reducer::CANONICAL_LOOP_TYPE),
         }
     }
 
@@ -216,7 +214,7 @@ impl Signature {
         // there): the skeleton is not what it needs, so a finding under another skeleton, or
         // with no device loop, may show the same cause (measured: d1-read-after-write filed
         // one cause under fori_loop, emit_pipeline and a grid-level tail run).
-        let canonical = Decision::Loop(crate::reduce::CANONICAL_LOOP_TYPE);
+        let canonical = Decision::Loop(reducer::CANONICAL_LOOP_TYPE);
         let (own, theirs): (Decisions, Decisions) = (
             self.cause_decisions()
                 .copied()
@@ -331,7 +329,7 @@ pub fn symptom_key_with_forms_of(key: &str, case: &Case) -> Option<String> {
 
 /// Whether a reduction candidate's decisions keep a finding's. Each candidate decision is one
 /// the finding had, or a plainer stand-in for one it had: the loop skeleton the reducer moves
-/// toward ([`crate::reduce::CANONICAL_LOOP_TYPE`]) for any skeleton, and a static run (a literal
+/// toward ([`reducer::CANONICAL_LOOP_TYPE`]) for any skeleton, and a static run (a literal
 /// row or slice, unmasked) for any run. The reducer may drop decisions and swap them for plainer
 /// ones, never add one, as a fuel-limited optimizer falls back to the plain path: when the bug
 /// survives the swap, the finding did not need the decision, and findings of one cause under
@@ -341,7 +339,7 @@ pub fn decisions_hold(finding: &Decisions, candidate: &Decisions) -> bool {
     candidate.iter().all(|d| {
         finding.contains(d)
             || match d {
-                Decision::Loop(l) => *l == crate::reduce::CANONICAL_LOOP_TYPE && has_loop(finding),
+                Decision::Loop(l) => *l == reducer::CANONICAL_LOOP_TYPE && has_loop(finding),
                 Decision::Run {
                     kind: SelectorKind::Static,
                     mask: false,
@@ -1048,7 +1046,7 @@ mod tests {
             ablated: Decisions::new(),
         };
         let mut b = a.clone();
-        b.loop_type = Some(crate::reduce::CANONICAL_LOOP_TYPE);
+        b.loop_type = Some(reducer::CANONICAL_LOOP_TYPE);
         assert!(a.holds_for(&b));
         assert!(!b.holds_for(&a), "never away from the canonical loop type");
         b.loop_type = Some(LoopType::Unroll);
@@ -1125,7 +1123,7 @@ mod tests {
             ..finding.clone()
         };
         // Fewer decisions, and the canonical loop skeleton: still the finding.
-        let canonical = Decision::Loop(crate::reduce::CANONICAL_LOOP_TYPE);
+        let canonical = Decision::Loop(reducer::CANONICAL_LOOP_TYPE);
         assert!(finding.holds_for(&with(&[canonical, Decision::ResidentLoad, run])));
         // A new decision, another non-canonical skeleton, or no compile: not the finding.
         assert!(!finding.holds_for(&with(&[canonical, Decision::StaticValue, run])));
@@ -1231,7 +1229,7 @@ mod tests {
             ..Default::default()
         };
         let core = [Decision::ResidentLoad, Decision::Materialize];
-        let canonical = Decision::Loop(crate::reduce::CANONICAL_LOOP_TYPE);
+        let canonical = Decision::Loop(reducer::CANONICAL_LOOP_TYPE);
         let bucket = sig(&[canonical, core[0], core[1]], &[]);
         // Another skeleton, or none, with a run its ablation showed unneeded: absorbed.
         let piped = sig(

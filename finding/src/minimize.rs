@@ -1,4 +1,4 @@
-//! The reduction driver: shrinks a finding's case with [`crate::reduce::reduce`] while the
+//! The reduction driver: shrinks a finding's case with [`reducer::reduce`] while the
 //! finding's [`Signature`] still holds ([`Signature::holds_for`]).
 //!
 //! The predicate is "run `check_case` on the candidate, compute its signature, compare", made
@@ -16,7 +16,6 @@
 //! The codegen options ([`CodegenOptions`]) are passed through to every compile, so findings
 //! made under other options (fault injections) reduce under the same ones.
 
-use crate::reduce::{Budget, Reduced, Screen, reduce_staged};
 use crate::signature::{Signature, decisions_hold, index_forms, signature};
 use compiler::compile::CodegenOptions;
 use compiler::decisions::{Decisions, PlainSet};
@@ -26,6 +25,7 @@ use fuzz::outcome::Outcome;
 use lang::frontend::parse_case;
 use lang::ir::Case;
 use lang::render::{render_body_text, render_case};
+use reducer::{Budget, Reduced, Screen, reduce_staged};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -16,7 +16,7 @@
 use crate::finding::{CodegenRecord, Versions};
 use crate::fsio::{self, IoError};
 use compiler::compile::CodegenOptions;
-use fuzz::engines::{BuildError, EngineId};
+use fuzz::engines::EngineId;
 use fuzz::generators::GenConfig;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -44,25 +44,22 @@ pub struct Contract {
 }
 
 impl Contract {
-    /// The contract of a campaign that ran `engines` (by name; an unknown name is an error).
+    /// The contract of a campaign that ran `engines` (in any order, repeats allowed).
     pub fn new(
         generator: &GenConfig,
-        engines: &[String],
+        engines: &[EngineId],
         codegen: &CodegenOptions,
         versions: Versions,
-    ) -> Result<Contract, BuildError> {
-        let mut ids = engines
-            .iter()
-            .map(|n| n.parse::<EngineId>())
-            .collect::<Result<Vec<_>, _>>()?;
-        ids.sort();
-        ids.dedup();
-        Ok(Contract {
+    ) -> Contract {
+        let mut engines = engines.to_vec();
+        engines.sort();
+        engines.dedup();
+        Contract {
             generator: generator.clone(),
-            engines: ids,
+            engines,
             codegen: codegen.into(),
             versions,
-        })
+        }
     }
 
     /// The first field (a dotted path, `versions.jax`, `generator.max-rank`) where `other`
@@ -350,43 +347,34 @@ impl ShardRun {
 mod tests {
     use super::*;
 
-    pub(crate) fn contract(engines: &[&str]) -> Contract {
-        let names: Vec<String> = engines.iter().map(|s| s.to_string()).collect();
+    const ORACLE: EngineId = EngineId::Reference;
+    const SIM: EngineId = EngineId::PallasSim;
+
+    fn contract(engines: &[EngineId]) -> Contract {
         Contract::new(
             &GenConfig::default(),
-            &names,
+            engines,
             &CodegenOptions::default(),
             Versions::this_build(),
         )
-        .unwrap()
     }
 
     #[test]
-    fn engines_are_typed_sorted_and_unknown_names_refused() {
-        let c = contract(&["pallas-sim", "oracle", "pallas-sim"]);
+    fn engines_are_sorted_once_each() {
+        let c = contract(&[SIM, ORACLE, SIM]);
         assert_eq!(c.engines, vec![EngineId::Reference, EngineId::PallasSim]);
-        let names = vec!["no-such-engine".to_string()];
-        assert!(
-            Contract::new(
-                &GenConfig::default(),
-                &names,
-                &CodegenOptions::default(),
-                Versions::this_build()
-            )
-            .is_err()
-        );
     }
 
     #[test]
     fn a_difference_names_the_dotted_field() {
-        let a = contract(&["oracle"]);
+        let a = contract(&[ORACLE]);
         assert_eq!(a.difference(&a.clone()), None);
         let mut b = a.clone();
         b.versions.jax = Some("0.9.9".into());
         let d = a.difference(&b).unwrap();
         assert_eq!(d.field, "versions.jax");
         assert_eq!((d.first.as_str(), d.second.as_str()), ("null", "\"0.9.9\""));
-        let c = contract(&["oracle", "pallas-sim"]);
+        let c = contract(&[ORACLE, SIM]);
         let d = a.difference(&c).unwrap();
         assert_eq!(d.field, "engines");
         assert_eq!(d.second, r#"["oracle","pallas-sim"]"#);
@@ -397,7 +385,10 @@ mod tests {
 
     #[test]
     fn shards_whose_jax_workers_compiled_with_other_xla_options_differ() {
-        let mut a = contract(&["oracle", "pallas-tpu-interpret"]);
+        let mut a = contract(&[
+            ORACLE,
+            EngineId::Worker(tpu_runner::Mode::PallasTpuInterpret),
+        ]);
         a.versions.xla_flags = Some("--xla_cpu_max_isa=AVX2".into());
         let mut b = a.clone();
         b.versions.xla_flags =
@@ -410,7 +401,7 @@ mod tests {
     fn runs_are_appended_and_finished_and_mixed_runs_refused() {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("findings");
-        let run = ShardRun::begin(&dir, contract(&["oracle"]), 7).unwrap();
+        let run = ShardRun::begin(&dir, contract(&[ORACLE]), 7).unwrap();
         let open = ShardRecord::load(&dir).unwrap().unwrap();
         assert_eq!(
             open.seeds(),
@@ -420,15 +411,15 @@ mod tests {
             }]
         );
         run.finish(120).unwrap();
-        ShardRun::begin(&dir, contract(&["oracle"]), 8)
+        ShardRun::begin(&dir, contract(&[ORACLE]), 8)
             .unwrap()
             .finish(5)
             .unwrap();
         let rec = ShardRecord::load(&dir).unwrap().unwrap();
         assert_eq!(rec.seeds()[0].cases, Some(120));
         assert_eq!(rec.seeds()[1].to_string(), "seed 8 cases 0..5");
-        assert_eq!(rec.contract(&dir).unwrap(), &contract(&["oracle"]));
-        ShardRun::begin(&dir, contract(&["oracle", "pallas-sim"]), 9).unwrap();
+        assert_eq!(rec.contract(&dir).unwrap(), &contract(&[ORACLE]));
+        ShardRun::begin(&dir, contract(&[ORACLE, SIM]), 9).unwrap();
         let e = ShardRecord::load(&dir)
             .unwrap()
             .unwrap()

@@ -7,16 +7,16 @@ use crate::finding::Versions;
 use crate::shard::ShardRun;
 use crate::signature::Signature;
 use compiler::compile::CodegenOptions;
+use fuzz::engines::EngineId;
 use fuzz::generators::GenConfig;
 
 fn contract() -> Contract {
     Contract::new(
         &GenConfig::default(),
-        &["oracle".to_string(), "pallas-sim".to_string()],
+        &[EngineId::Reference, EngineId::PallasSim],
         &CodegenOptions::default(),
         Versions::this_build(),
     )
-    .unwrap()
 }
 
 /// A signature keyed on its symptom: a finding in code Helion emitted (one in ours with no

@@ -366,11 +366,10 @@ mod tests {
                 format: MERGE_FORMAT,
                 contract: Contract::new(
                     &fuzz::generators::GenConfig::default(),
-                    &["oracle".to_string()],
+                    &[fuzz::engines::EngineId::Reference],
                     &compiler::compile::CodegenOptions::default(),
                     crate::finding::Versions::this_build(),
-                )
-                .unwrap(),
+                ),
                 shards: vec![shard(0), shard(1)],
                 found_in: [(sig.key(), vec!["seed-0".into(), "seed-1".into()])]
                     .into_iter()

@@ -11,9 +11,9 @@ use compiler::plan::SelectorKind;
 use fuzz::check::check_case;
 use fuzz::engines;
 use lang::frontend::parse_case;
-use pallas_diff_corpus::minimize::{reduce_finding, shared};
-use pallas_diff_corpus::reduce::Budget;
-use pallas_diff_corpus::signature::{Buckets, CostRecord, signature};
+use pallas_diff_finding::minimize::{reduce_finding, shared};
+use pallas_diff_finding::signature::{Buckets, CostRecord, signature};
+use reducer::Budget;
 
 fn script(read: &str) -> String {
     format!(
@@ -42,8 +42,9 @@ fn one_read_after_write_seen_through_a_run_and_a_view_is_one_bucket() {
         faults: FaultSet::only(Fault::D1ReadAfterWrite),
         ..CodegenOptions::default()
     };
-    let engines = shared(engines::build(&["pallas-sim".to_string()], None).expect("pallas-sim"));
-    let boxed = engines::build(&["pallas-sim".to_string()], None).expect("pallas-sim");
+    let engines =
+        shared(engines::build(&[fuzz::engines::EngineId::PallasSim], None).expect("pallas-sim"));
+    let boxed = engines::build(&[fuzz::engines::EngineId::PallasSim], None).expect("pallas-sim");
     let mut sigs = Vec::new();
     for (read, consumer) in [
         (

@@ -10,10 +10,10 @@
 //! shows it, and claims the case script runs unchanged in real Helion only when nothing was
 //! injected.
 
-use crate::entry::NamedTensor;
 use crate::finding::Finding;
 use crate::repro::{Expected, ReproError, repro_py};
 use crate::signature::Signature;
+use crate::tensor::NamedTensor;
 use compiler::verdict::Verdict;
 use fuzz::check::output_names;
 use fuzz::compare::MismatchKind;
@@ -82,7 +82,7 @@ fn inject_flag(f: &Finding) -> Option<String> {
 /// directory; `None` when nothing was injected.
 pub fn check_command(f: &Finding) -> Option<String> {
     let flag = inject_flag(f)?;
-    let engines = crate::hunt::engines_to_reproduce(f.meta.report.decided_by);
+    let engines = engines_to_reproduce(f.meta.report.decided_by);
     Some(format!(
         "pallas-diff check case.py --inject {flag} --engines {engines}"
     ))
@@ -438,5 +438,14 @@ fn fmt_err(v: Option<f64>) -> String {
         Some(x) if x.is_finite() => format!("{x:e}"),
         Some(_) => "inf".into(),
         None => "-".into(),
+    }
+}
+
+/// The `--engines` of a `pallas-diff check` that shows a finding `engine` decided: the
+/// reference, and that engine (none: the compiler decided it).
+pub fn engines_to_reproduce(engine: Option<EngineId>) -> String {
+    match engine {
+        Some(e) if e != EngineId::Reference => format!("{},{e}", EngineId::Reference),
+        Some(_) | None => EngineId::Reference.to_string(),
     }
 }

@@ -24,12 +24,12 @@ use crate::finding::{
     Versions, write_finding_dir,
 };
 use crate::minimize::{SharedEngine, reduce_finding};
-use crate::reduce::Budget;
 use crate::signature::{Buckets, BucketsError, CostRecord, Recorded, signature};
 use compiler::compile::CodegenOptions;
 use fuzz::campaign::sink::{Filed, FindingSink};
 use fuzz::check::{CaseReport, PreparedCase};
 use fuzz::engines::{Engine, EngineId};
+use reducer::Budget;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -83,16 +83,34 @@ mod tests {
             Outcome::HelionCrash,
             Some("trace:AssertionError: y @ helion/_compiler/b.py:g"),
         );
-        assert!(
-            matches!(behaviour(&crash, &other), Behaviour::Other(k) if k.contains("AssertionError"))
+        assert!(matches!(
+            behaviour(&crash, None, &other, None),
+            Behaviour::Other(k) if k.contains("AssertionError")
+        ));
+        let rejected = sig(Outcome::Rejected, None);
+        assert_eq!(behaviour(&crash, None, &rejected, None), Behaviour::Good);
+        let agree = sig(Outcome::Agree, None);
+        assert_eq!(behaviour(&crash, None, &agree, None), Behaviour::Good);
+    }
+
+    #[test]
+    fn one_exception_raised_from_moved_code_is_the_same_symptom() {
+        let known = sig(
+            Outcome::KnownIssue,
+            Some("helion-branch-carried-unbound-local"),
         );
+        let moved = sig(
+            Outcome::HelionCrash,
+            Some("run:UnboundLocalError: x @ helion/runtime/__init__.py:reordered_kernel"),
+        );
+        let exception = Some("run:UnboundLocalError: x");
         assert_eq!(
-            behaviour(&crash, &sig(Outcome::Rejected, None)),
-            Behaviour::Good
+            behaviour(&known, exception, &moved, exception),
+            Behaviour::Bad
         );
-        assert_eq!(
-            behaviour(&crash, &sig(Outcome::Agree, None)),
-            Behaviour::Good
-        );
+        assert!(matches!(
+            behaviour(&known, exception, &moved, Some("run:TypeError: y")),
+            Behaviour::Other(_)
+        ));
     }
 }

@@ -82,6 +82,11 @@ pub struct Versions {
     /// engines' `jax`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helion_jax: Option<String>,
+    /// The Helion build under test (`--helion-build`, `tpu_runner::builds`), when a Helion
+    /// engine ran: its id, version, wheel sha256 or source commit. Part of the shard contract,
+    /// so shards of different builds do not merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helion_build: Option<tpu_runner::BuildIdentity>,
 }
 
 impl Versions {
@@ -91,6 +96,7 @@ impl Versions {
             self.helion = h.helion.clone();
             self.torch = h.torch.clone();
             self.helion_jax = Some(h.jax_version.clone());
+            self.helion_build = h.helion_build.clone();
         }
         self
     }
@@ -420,6 +426,9 @@ pub struct FindingMeta {
     /// The JAX engines' re-run of an in-process finding, when the campaign named them.
     #[serde(default)]
     pub cross_check: Option<CrossCheckRecord>,
+    /// The regression range across Helion builds (`pallas-diff bisect FINDING`), once measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regression: Option<crate::regression::RegressionRecord>,
 }
 
 /// An in-process finding re-run on the JAX engines (a campaign that names them does this for
@@ -568,6 +577,7 @@ impl FindingMeta {
             provenance,
             reduction: None,
             cross_check: None,
+            regression: None,
         }
     }
 

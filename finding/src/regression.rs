@@ -36,6 +36,76 @@ pub fn behaviour(
     }
 }
 
+/// A finding's regression range as `meta.json` keeps it (`regression`): each build tried, in
+/// order, with what the case did there, and the range they add up to
+/// ([`tpu_runner::builds::range::scan`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RegressionRecord {
+    /// Each build and what the case did on it (`good`, `bad`, or `other` with its bucket key).
+    pub builds: Vec<BuildBehaviour>,
+    /// The last build that behaves as the reference says before the first bad one.
+    pub last_good: Option<String>,
+    /// The first build that shows the symptom.
+    pub first_bad: Option<String>,
+    /// The last bad build and the first good one after it, when the symptom went away.
+    pub fixed: Option<(String, String)>,
+}
+
+/// One build's row of a [`RegressionRecord`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BuildBehaviour {
+    /// The build.
+    pub build: tpu_runner::BuildIdentity,
+    /// `good`, `bad` or `other`.
+    pub behaves: String,
+    /// For `other`: the run's bucket key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl RegressionRecord {
+    /// The record of `rows` (builds in order, each with its behaviour).
+    pub fn of(rows: Vec<(tpu_runner::BuildIdentity, Behaviour)>) -> RegressionRecord {
+        let scan = tpu_runner::builds::range::scan(rows.len(), |i| rows[i].1.clone());
+        let name = |i: usize| rows[i].0.to_string();
+        RegressionRecord {
+            last_good: scan.last_good.map(name),
+            first_bad: scan.first_bad.map(name),
+            fixed: scan.fixed.map(|(b, g)| (name(b), name(g))),
+            builds: rows
+                .iter()
+                .map(|(build, b)| {
+                    let (behaves, detail) = match b {
+                        Behaviour::Good => ("good", None),
+                        Behaviour::Bad => ("bad", None),
+                        Behaviour::Other(d) => ("other", Some(d.clone())),
+                    };
+                    BuildBehaviour {
+                        build: build.clone(),
+                        behaves: behaves.to_owned(),
+                        detail,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// One line: where the symptom came in, and where it went away.
+    pub fn summary(&self) -> String {
+        let introduced = match (&self.last_good, &self.first_bad) {
+            (_, None) => "the symptom shows on none of the builds tried".to_owned(),
+            (Some(g), Some(b)) => format!("introduced after {g} in {b}"),
+            (None, Some(b)) => {
+                format!("present in {b} (no earlier build tried behaves as the reference says)")
+            }
+        };
+        match &self.fixed {
+            Some((b, g)) => format!("{introduced}; fixed after {b} in {g}"),
+            None => introduced,
+        }
+    }
+}
+
 /// A Helion engine's exception on a case, as its cause key without the raising frame
 /// (`stage:class: normalized message`, [`fuzz::exception::cause`]); `None` when no Helion
 /// engine raised.

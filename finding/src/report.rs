@@ -395,11 +395,24 @@ pub fn markdown(f: &Finding) -> String {
     if m.report.decided_by.is_some_and(EngineId::is_helion) {
         let _ = writeln!(
             out,
-            "## Helion\n\nDecided by real Helion ({}): helion {}, torch {}, jax {}. The case script above is what Helion ran (`HELION_BACKEND=pallas HELION_PALLAS_INTERPRET=1 python case.py` for `helion-pallas`, `HELION_INTERPRET=1` for `helion-eager`); its traceback and the module Helion generated are in the log:\n\n```text\n{}```\n",
+            "## Helion\n\nDecided by real Helion ({}): helion {}{}, torch {}, jax {}.{} The case script above is what Helion ran (`HELION_BACKEND=pallas HELION_PALLAS_INTERPRET=1 python case.py` for `helion-pallas`, `HELION_INTERPRET=1` for `helion-eager`); its traceback and the module Helion generated are in the log:\n\n```text\n{}```\n",
             m.report.decided_by.map_or("", EngineId::name),
             opt(&v.helion),
+            v.helion_build
+                .as_ref()
+                .filter(|b| b.id != b.version || b.commit.is_some())
+                .map(|b| format!(" (build {b})"))
+                .unwrap_or_default(),
             opt(&v.torch),
             opt(&v.helion_jax),
+            m.regression
+                .as_ref()
+                .map(|r| format!(
+                    " Across Helion builds ({}): {}.",
+                    r.builds.len(),
+                    r.summary()
+                ))
+                .unwrap_or_default(),
             ensure_newline(&f.log)
         );
     }

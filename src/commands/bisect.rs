@@ -4,17 +4,18 @@
 //! and each run is judged against the finding's signature (`finding::regression::behaviour`):
 //! the last build where it behaves as the reference says, the first where it shows the
 //! symptom, and the builds where the symptom went away again (fixed), or where the case is
-//! refused or cannot run.
+//! refused or cannot run. A finding directory keeps the range in its `meta.json`
+//! (`regression`), which its report shows.
 
 use super::{CliError, Exit, load_case};
 use anyhow::Context;
 use compiler::compile::CodegenOptions;
-use finding::regression::{Behaviour, behaviour, frameless};
+use finding::regression::{Behaviour, RegressionRecord, behaviour, frameless};
 use finding::signature::{Signature, signature};
 use fuzz::engines::{self, EngineId, Pools};
 use std::path::PathBuf;
 use std::sync::Arc;
-use tpu_runner::builds::{self, BuildSpec, HelionBuild, range};
+use tpu_runner::builds::{self, BuildSpec, HelionBuild};
 use tpu_runner::{Pool, PoolConfig, Runtime};
 
 /// Arguments of `bisect`.
@@ -137,8 +138,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             key: run.key(),
         })
         .collect();
-    let scan = range::scan(rows.len(), |i| rows[i].behaviour.clone());
-    let at = |i: Option<usize>| i.map(|i| rows[i].build.to_string());
+    let record = RegressionRecord::of(
+        rows.iter()
+            .map(|r| (r.build.clone(), r.behaviour.clone()))
+            .collect(),
+    );
     if args.json {
         println!(
             "{}",
@@ -146,9 +150,9 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                 "target": args.target,
                 "symptom": symptom.key(),
                 "builds": rows,
-                "last_good": at(scan.last_good),
-                "first_bad": at(scan.first_bad),
-                "fixed": scan.fixed.map(|(bad, good)| [rows[bad].build.to_string(), rows[good].build.to_string()]),
+                "last_good": record.last_good,
+                "first_bad": record.first_bad,
+                "fixed": record.fixed,
             })
         );
     } else {
@@ -161,25 +165,17 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             };
             println!("  {:<28} {what}", r.build.to_string());
         }
-        println!("{}", range_line(&scan, &rows));
+        println!("{}", record.summary());
+    }
+    // A finding keeps its range (meta.json `regression`), for its report and the dashboard.
+    if args.target.is_dir() {
+        let mut finding = super::report::load_finding(&args.target)?;
+        finding.meta.regression = Some(record);
+        let meta = serde_json::to_string_pretty(&finding.meta).context("meta.json serializes")?;
+        finding::fsio::write_atomic(&args.target.join("meta.json"), meta.as_bytes())
+            .with_context(|| format!("cannot write {}/meta.json", args.target.display()))?;
     }
     Ok(Exit::Ok)
-}
-
-fn range_line(scan: &range::Scan, rows: &[Row]) -> String {
-    let name = |i: usize| rows[i].build.to_string();
-    let introduced = match (scan.last_good, scan.first_bad) {
-        (_, None) => "the symptom shows on none of these builds".to_owned(),
-        (Some(g), Some(b)) => format!("introduced after {} in {}", name(g), name(b)),
-        (None, Some(b)) => format!(
-            "present in {} (no earlier build behaves as the reference says)",
-            name(b)
-        ),
-    };
-    match scan.fixed {
-        Some((bad, good)) => format!("{introduced}; fixed after {} in {}", name(bad), name(good)),
-        None => introduced,
-    }
 }
 
 /// The case, its codegen options and, for a finding, its signature.

@@ -43,6 +43,11 @@ pub struct Args {
     /// failing; the output says which never ran.
     #[arg(long)]
     allow_unavailable: bool,
+    /// When the outcome is a finding, file it as a finding directory here (written atomically;
+    /// refused if it exists), so `reduce`, `report`, `bisect` and `corpus add` work on a
+    /// reproducer a user wrote.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 /// How [`select_engines`] starts the worker pools.
@@ -296,9 +301,44 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             println!("{n:<22} never ran: {why}");
         }
     }
+    if let Some(dir) = &args.out
+        && report.outcome.is_finding()
+    {
+        file_finding(dir, &args.case, &case, &report, &options, &selected)?;
+        println!("finding filed in {}", dir.display());
+    }
     Ok(if report.outcome.is_finding() {
         Exit::Finding
     } else {
         Exit::Ok
     })
+}
+
+/// Writes the finding of a hand-written case as a finding directory, with the versions of the
+/// workers that ran (JAX's and the Helion build's) and the script it came from.
+fn file_finding(
+    dir: &std::path::Path,
+    script: &std::path::Path,
+    case: &lang::ir::Case,
+    report: &CaseReport,
+    options: &CodegenOptions,
+    selected: &Selected,
+) -> Result<(), CliError> {
+    if dir.exists() {
+        return Err(CliError::Input(anyhow::anyhow!(
+            "{} exists: a finding is filed into a new directory",
+            dir.display()
+        )));
+    }
+    let versions =
+        finding::finding::Versions::from(selected.pools.jax.as_ref().map(|p| p.availability()))
+            .with_helion(selected.pools.helion.as_ref().map(|p| p.availability()));
+    let provenance = finding::finding::FindingProvenance {
+        seed: None,
+        generator: None,
+        source: Some(format!("pallas-diff check {}", script.display())),
+    };
+    let filed = finding::finding::Finding::new(case, report, options, versions, provenance);
+    finding::finding::write_finding_dir(dir, &filed)
+        .map_err(|e| CliError::Internal(anyhow::anyhow!("cannot file the finding: {e}")))
 }

@@ -203,13 +203,16 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             jobs: jax_workers.max(1),
         })
     };
-    let versions = finding::finding::Versions::from(pool.as_ref().map(|p| p.availability()));
-    let contract_versions = versions.clone();
     let helion_versions = selected
         .pools
         .helion
         .as_ref()
         .map(|p| p.availability().clone());
+    // Findings and the shard contract name the Helion build that ran, whether or not a JAX
+    // engine ran beside it (a Helion-only campaign's reports printed `helion -` before).
+    let versions = finding::finding::Versions::from(pool.as_ref().map(|p| p.availability()))
+        .with_helion(helion_versions.as_ref());
+    let contract_versions = versions.clone();
     // New in-process findings are re-run on the JAX engines before they are written, so a
     // pallas-sim bug is not filed as a miscompile (meta.json `cross_check`).
     let cross_check =
@@ -225,7 +228,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         &cfg.generator,
         &selected.ids,
         &cfg.codegen,
-        contract_versions.with_helion(helion_versions.as_ref()),
+        contract_versions,
     );
     let shard = finding::shard::ShardRun::begin(&args.out, contract, args.seed)
         .context("cannot record the shard contract")?;

@@ -183,10 +183,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         &codegen,
     )
     .map_err(|e| input(anyhow::anyhow!("{}: {e}", dir.display())))?;
-    let versions = pool
-        .as_ref()
-        .map(|p| Versions::from(p.availability()))
-        .unwrap_or_else(|| finding.meta.versions.clone());
+    let helion = pools.helion.as_ref().map(|p| p.availability());
+    let versions = match (&pool, helion) {
+        (None, None) => finding.meta.versions.clone(),
+        (jax, helion) => Versions::from(jax.as_ref().map(|p| p.availability())).with_helion(helion),
+    };
     let mut reduced = Finding::new(
         r.case(),
         &r.report,

@@ -469,3 +469,42 @@ fn corpus_add_promotes_a_finding_and_refuses_an_injected_fault_by_default() {
         "{r:?}"
     );
 }
+
+#[test]
+fn check_out_files_a_hand_written_finding_that_report_reads() {
+    let root = scratch("check-out");
+    let dir = root.join("d12");
+    let case = "corpus/cases/0003-d12-tail-run-masked-not-clamped.py";
+    let args = |out: &Path| {
+        vec![
+            "check".to_owned(),
+            case.to_owned(),
+            "--engines".into(),
+            "pallas-sim".into(),
+            "--inject".into(),
+            "d12-tail-clamped-before-mask".into(),
+            "--out".into(),
+            out.to_str().unwrap().to_owned(),
+        ]
+    };
+    let argv = args(&dir);
+    let filed = run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(filed.code, 3, "{filed:?}");
+    let f = Finding::load(&dir).expect("a finding directory");
+    assert_eq!(f.meta.signature.outcome.name(), "mismatch");
+    assert_eq!(
+        f.meta.provenance.source.as_deref(),
+        Some(format!("pallas-diff check {case}").as_str())
+    );
+    let report = run(&["report", s(&dir)]);
+    assert_eq!(report.code, 0, "{report:?}");
+    // A second filing into the same directory is refused, the first kept.
+    let again = run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(again.code, 2, "{again:?}");
+    assert!(again.stderr.contains("exists"), "{again:?}");
+    // An agreeing case files nothing.
+    let quiet = root.join("agree");
+    let argv = ["check", case, "--engines", "pallas-sim", "--out", s(&quiet)];
+    assert_eq!(run(&argv).code, 0);
+    assert!(!quiet.exists());
+}

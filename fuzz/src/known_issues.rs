@@ -36,6 +36,11 @@ pub struct KnownIssue {
     /// compile every kernel of its batch again (`check::check_prepared`). Only a scheduling
     /// hint: the outcome still comes from running the module.
     pub likely_in: fn(&str) -> bool,
+    /// A case script that shows it (`fuzz/known-issues/<id>.py`, the reduced script of its
+    /// `docs/helion-findings.md` section): `pallas-diff known-issues` runs it on a Helion build
+    /// to tell whether the row still matches or has gone stale. `None`: no reproducer yet, so
+    /// the row cannot be re-checked by machine.
+    pub reproducer: Option<&'static str>,
 }
 
 /// The message and traceback of an engine error, or `None` for any other status.
@@ -100,6 +105,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
             oracle::Divergence::NegativeIndexClamped { .. } => true,
         },
         likely_in: |_| false,
+        reproducer: None,
     },
     KnownIssue {
         id: "helion-partial-index-list-assertion",
@@ -118,6 +124,9 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         },
         diverges: |_| false,
         likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-partial-index-list-assertion.py"
+        )),
     },
     KnownIssue {
         id: "helion-dma-tail-tile-traced-shape",
@@ -138,6 +147,9 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         },
         diverges: |_| false,
         likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-dma-tail-tile-traced-shape.py"
+        )),
     },
     KnownIssue {
         id: "helion-branch-carried-unbound-local",
@@ -156,6 +168,9 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         },
         diverges: |_| false,
         likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-branch-carried-unbound-local.py"
+        )),
     },
     KnownIssue {
         id: "helion-refusal-masked-by-default-config",
@@ -172,6 +187,9 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         matches: |s| refused_with(s, "InvalidConfig", "must be a power of two, got"),
         diverges: |_| false,
         likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-refusal-masked-by-default-config.py"
+        )),
     },
     KnownIssue {
         id: "helion-one-tile-pipeline-atomic-ref",
@@ -192,6 +210,9 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         },
         diverges: |_| false,
         likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-one-tile-pipeline-atomic-ref.py"
+        )),
     },
     KnownIssue {
         id: "jax-tpu-interpret-ref-reshape",
@@ -212,6 +233,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         likely_in: |source| {
             source.matches(".reshape((").count() > source.matches("jnp.reshape((").count()
         },
+        reproducer: None,
     },
 ];
 
@@ -242,6 +264,25 @@ pub fn known_issue(engine: EngineId, status: &EngineStatus) -> Option<&'static K
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_reproducer_is_a_case_script_of_its_rows_engines() {
+        for k in KNOWN_ISSUES {
+            let Some(text) = k.reproducer else { continue };
+            let case = lang::frontend::load_case_text(text, &format!("{}.py", k.id))
+                .unwrap_or_else(|e| panic!("{}: {e}", k.id));
+            assert!(!case.inputs.is_empty(), "{}: no inputs", k.id);
+            assert!(k.engines.iter().all(|e| e.is_helion()), "{}", k.id);
+        }
+        // Every Helion row but eager mode's value divergence has one.
+        let without: Vec<&str> = KNOWN_ISSUES
+            .iter()
+            .filter(|k| k.reproducer.is_none() && k.engines.iter().any(|e| e.is_helion()))
+            .map(|k| k.id)
+            .collect();
+        assert_eq!(without, ["helion-eager-negative-index-clamped"]);
+    }
+
     use super::*;
 
     fn id(name: &str) -> EngineId {

@@ -12,6 +12,7 @@ mod emit;
 mod eval;
 mod fuzz;
 mod hunt;
+mod known_issues;
 mod merge;
 mod parse;
 mod probe;
@@ -157,6 +158,10 @@ enum Command {
     /// that shows the symptom, and where it was fixed.
     #[command(after_help = EXIT_CODES)]
     Bisect(bisect::Args),
+    /// Re-check every known issue that has a reproducer on the Helion build under test: still
+    /// matching, or stale (the row should go).
+    #[command(name = "known-issues", after_help = EXIT_CODES)]
+    KnownIssues(known_issues::Args),
     /// Write findings directories and hunt outputs as one self-contained HTML page (charts over
     /// time, the coverage heat map, findings with their reports, engines, the hunt's table).
     #[command(after_help = EXIT_CODES)]
@@ -186,6 +191,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Merge(a) => merge::run(a),
         Command::Report(a) => report::run(a),
         Command::Bisect(a) => bisect::run(a),
+        Command::KnownIssues(a) => known_issues::run(a),
         Command::Dashboard(a) => dashboard::run(a),
         Command::Corpus(a) => corpus::run(a),
     }

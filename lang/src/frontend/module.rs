@@ -301,7 +301,35 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
             "kernel parameters are positional: no *args, **kwargs or keyword-only parameters",
         ));
     }
-    let body = KernelParser::new(&ctx, &params).parse_body(&def.body)?;
+    // What the body may ask of a parameter (`x.dtype`, `x.size()`): the dtype and rank of the
+    // input the call passes (an input that fails to build leaves them unknown; the
+    // well-formedness check reports it).
+    let mut known = crate::ir::hash::FastMap::default();
+    if let Some(call) = &call {
+        for (p, a) in params.iter().zip(&call.args) {
+            if let (ParamKind::Tensor, Arg::Input(n)) = (p.kind, a)
+                && let Some(Ok((dtype, shape))) = inputs
+                    .iter()
+                    .find(|i| &i.name == n)
+                    .map(Input::dtype_and_shape)
+            {
+                known.insert(
+                    p.name.clone(),
+                    crate::frontend::kernel::Known {
+                        dtype: Some(dtype),
+                        rank: Some(shape.len()),
+                    },
+                );
+            }
+        }
+    }
+    // The module globals the kernel sees: the imports, the kernel, the inputs.
+    let globals = ["torch", "helion", "hl", def.name.as_str()]
+        .into_iter()
+        .map(String::from)
+        .chain(inputs.iter().map(|i| i.name.clone()))
+        .collect();
+    let body = KernelParser::new(&ctx, &params, known, globals).parse_body(&def.body)?;
     let kernel = crate::ir::Kernel {
         name: def.name.to_string(),
         params,

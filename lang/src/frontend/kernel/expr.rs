@@ -153,6 +153,9 @@ impl KernelParser<'_, '_> {
                     rhs: Box::new(self.expr(rhs)?),
                 }
             }
+            ast::Expr::Attribute(a) if a.attr.as_str() == "shape" => {
+                return Err(self.err(e, ".shape", "`.shape` is a list of sizes: index it (`x.shape[0]`), unpack it (`m, n = x.shape`) or pass it where a list of sizes is expected"));
+            }
             ast::Expr::Attribute(a) => {
                 let attr = a.attr.to_string();
                 match (&*a.value, TileAttr::from_name(&attr)) {
@@ -162,6 +165,7 @@ impl KernelParser<'_, '_> {
                     _ => return Err(self.err(e, &format!(".{attr}"), format!("attribute `.{attr}` is not part of a case script (tile attributes .begin .end .index .count .block_size .id on hl.tile variables)"))),
                 }
             }
+            ast::Expr::Subscript(s) if Self::is_size_subscript(s) => self.size_subscript(s)?,
             ast::Expr::Subscript(s) => {
                 if let ast::Expr::Name(n) = &*s.value
                     && self.names.get(n.id.as_str()) == Some(&NameKind::HostTensor)

@@ -377,3 +377,128 @@ fn an_input_a_device_loop_assigns_is_refused_and_renamed_by_the_renderer() {
     );
     assert!(render_case(&parse(&shadowed)).contains("\nacc = torch.randn"));
 }
+
+#[test]
+fn specialize_is_the_value_under_static_shapes() {
+    let body = |n: &str| {
+        format!(
+            "    n = {n}\n    out = torch.empty_like(x)\n    for t in hl.tile(n):\n        out[t, :] = x[t, :]\n    return out"
+        )
+    };
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("hl.specialize(x.size(0))"),
+            X,
+            "x",
+        ),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("x.size(0)"),
+            X,
+            "x",
+        ),
+    );
+    // Of a tensor, or inside a device loop: refused.
+    let e = refuse(&script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        &body("hl.specialize(x)"),
+        X,
+        "x",
+    ));
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (8, 23, "hl.specialize"),
+        "{e}"
+    );
+    let e = refuse(&script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        n = hl.specialize(x.size(1))\n        out[t, :] = x[t, :]\n    return out",
+        X,
+        "x",
+    ));
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (10, 13, "hl.specialize"),
+        "{e}"
+    );
+}
+
+#[test]
+fn host_asserts_are_decided_on_the_inputs() {
+    let body = |cond: &str| {
+        format!(
+            "    m, n = x.size()\n    assert {cond}\n    out = torch.empty_like(x)\n    for t in hl.tile(m):\n        out[t, :] = x[t, :]\n    return out"
+        )
+    };
+    let without = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    m, n = x.size()\n    out = torch.empty_like(x)\n    for t in hl.tile(m):\n        out[t, :] = x[t, :]\n    return out",
+        X,
+        "x",
+    );
+    // Holds: does nothing, so it is not in the IR.
+    for holds in ["m == 16 and n == 256", "m * 16 == n == x.size(1)", "m < n"] {
+        same_as(
+            &script("x: torch.Tensor", "block_sizes=[8]", &body(holds), X, "x"),
+            &without,
+        );
+    }
+    // Fails on these inputs, or is not a comparison of host ints: refused at the assert.
+    for (cond, fragment) in [
+        ("m == n", "fails on the inputs (16 == 256 is false)"),
+        (
+            "m == 16 and n == 255",
+            "fails on the inputs (256 == 255 is false)",
+        ),
+        ("m", "a comparison of host ints"),
+        ("x.size(0) == x", "compares host ints"),
+    ] {
+        let e = refuse(&script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body(cond),
+            X,
+            "x",
+        ));
+        assert_eq!(
+            (e.span.line, e.span.col),
+            (9, if cond == "m" { 12 } else { 5 }),
+            "{cond}: {e}"
+        );
+        assert!(e.message.contains(fragment), "{cond}: {e}");
+    }
+}
+
+#[test]
+fn an_unannotated_parameter_takes_its_kind_from_the_call() {
+    let body = "    out = torch.empty_like(x)\n    for t in hl.tile(n):\n        out[t, :] = x[t, :]\n    return out";
+    same_as(
+        &script("x, n", "block_sizes=[8]", body, X, "x, 16"),
+        &script(
+            "x: torch.Tensor, n: int",
+            "block_sizes=[8]",
+            body,
+            X,
+            "x, 16",
+        ),
+    );
+    // Other annotations stay refused.
+    let e = refuse(&script(
+        "x: torch.Tensor, n: float",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, 16",
+    ));
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (7, 24, "parameter"),
+        "{e}"
+    );
+}

@@ -263,16 +263,26 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
     let (config, block_sizes_at) = parse_decorator(&ctx, def)?;
     let mut params = Vec::new();
     for arg in def.args.posonlyargs.iter().chain(&def.args.args) {
-        let ann = arg.def.annotation.as_deref().and_then(dotted);
-        let kind = match ann.as_deref() {
-            Some("torch.Tensor") => ParamKind::Tensor,
-            Some("int") => ParamKind::Int,
+        let ann = arg.def.annotation.as_deref().map(dotted);
+        // An unannotated parameter takes its kind from the argument the call passes (an input
+        // is a tensor, an int literal an int), as Helion types it from the value; it renders
+        // annotated.
+        let position = params.len();
+        let from_call = match call.as_ref().and_then(|c| c.args.get(position)) {
+            Some(Arg::Input(_)) => Some(ParamKind::Tensor),
+            Some(Arg::Int(_)) => Some(ParamKind::Int),
+            None => None,
+        };
+        let kind = match (ann.as_ref().map(|a| a.as_deref()), from_call) {
+            (Some(Some("torch.Tensor")), _) => ParamKind::Tensor,
+            (Some(Some("int")), _) => ParamKind::Int,
+            (None, Some(kind)) => kind,
             _ => {
                 return Err(ctx.err(
                     &arg.def,
                     "parameter",
                     format!(
-                        "parameter `{}` must be annotated `torch.Tensor` or `int`",
+                        "parameter `{}` must be annotated `torch.Tensor` or `int`, or unannotated and passed an input or an int literal",
                         arg.def.arg
                     ),
                 ));
@@ -329,7 +339,9 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
         .map(String::from)
         .chain(inputs.iter().map(|i| i.name.clone()))
         .collect();
-    let body = KernelParser::new(&ctx, &params, known, globals).parse_body(&def.body)?;
+    let mut parser = KernelParser::new(&ctx, &params, known, globals);
+    let body = parser.parse_body(&def.body)?;
+    let asserts = std::mem::take(&mut parser.asserts);
     let kernel = crate::ir::Kernel {
         name: def.name.to_string(),
         params,
@@ -363,7 +375,48 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
         construct: v.construct,
         message: v.message,
     })?;
+    check_asserts(&ctx, &case, &asserts)?;
     Ok(case)
+}
+
+/// Decides the kernel's host `assert`s on the inputs ([`super::kernel::HostAssert`]): each
+/// comparison is evaluated by the host environment of the root statements before it.
+fn check_asserts(
+    ctx: &Ctx<'_>,
+    case: &Case,
+    asserts: &[super::kernel::HostAssert],
+) -> Result<(), FrontendError> {
+    for a in asserts {
+        let mut prefix = case.clone();
+        prefix.kernel.body.truncate(a.at);
+        let env = crate::ir::scope::HostEnv::of(&prefix);
+        for c in &a.comparisons {
+            let crate::ir::ExprKind::Compare { op, lhs, rhs } = &c.kind else {
+                unreachable!("assert terms are comparisons")
+            };
+            let err = |message: String| FrontendError {
+                path: ctx.path.clone(),
+                span: a.span,
+                construct: "assert".into(),
+                message,
+            };
+            match (env.eval_int(lhs), env.eval_int(rhs)) {
+                (Some(l), Some(r)) if op.eval(l, r) => {}
+                (Some(l), Some(r)) => {
+                    return Err(err(format!(
+                        "the assertion fails on the inputs ({l} {} {r} is false): Helion's host code raises AssertionError before any kernel runs",
+                        op.symbol()
+                    )));
+                }
+                _ => {
+                    return Err(err(
+                        "an `assert` of a case script compares host ints known from the inputs (sizes, int parameters, arithmetic of them)".into(),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The config and the position of its `block_sizes=` keyword.

@@ -13,6 +13,31 @@ impl KernelParser<'_, '_> {
     pub(super) fn call_expr(&mut self, c: &ast::ExprCall) -> Result<ExprKind, FrontendError> {
         let func = dotted(&c.func);
         match func.as_deref() {
+            Some("hl.specialize") => {
+                // Under `static_shapes=True` every size and int argument is already a
+                // compile-time constant when Helion traces the kernel: specializing one changes
+                // nothing, so `hl.specialize(v)` reads as `v`.
+                if self.depth > 0 {
+                    return Err(self.err(
+                        c,
+                        "hl.specialize",
+                        "hl.specialize is host code: call it outside the hl.tile/hl.grid loops",
+                    ));
+                }
+                self.no_keywords(c, "hl.specialize")?;
+                let [v] = c.args.as_slice() else {
+                    return Err(self.err(
+                        c,
+                        "hl.specialize",
+                        "hl.specialize takes one host int (`hl.specialize(x.size(0))`)",
+                    ));
+                };
+                let value = self.expr(v)?;
+                if !self.is_host_int(&value) {
+                    return Err(self.err(v, "hl.specialize", "hl.specialize of a case script takes a host int (a size, an int parameter, or arithmetic of them)"));
+                }
+                return Ok(value.kind);
+            }
             Some("hl.arange") => {
                 self.dtype_kw(c, "hl.arange", false, false)
                     .and_then(|d| match d {
@@ -244,6 +269,33 @@ impl KernelParser<'_, '_> {
                 ));
             }
         })
+    }
+
+    /// Whether `e` is a host int: an int literal, a size, a host-int name, or `+ - * //` of
+    /// them.
+    fn is_host_int(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Size { .. } => true,
+            ExprKind::Name(n) => self.names.get(n.as_str()) == Some(&NameKind::HostInt),
+            ExprKind::Binary { op, lhs, rhs } => {
+                !matches!(op, crate::ir::BinOp::Div)
+                    && self.is_host_int(lhs)
+                    && self.is_host_int(rhs)
+            }
+            ExprKind::Float(_)
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => false,
+        }
     }
 
     /// Refuses every keyword of `c`: a keyword the subset does not model is never dropped

@@ -35,6 +35,11 @@ pub(crate) struct KernelParser<'c, 's> {
     /// The script's module globals the kernel can see (its inputs, the imported modules, the
     /// kernel itself): Helion refuses a device-loop assignment that would rebind one.
     globals: Vec<String>,
+    /// The host `assert`s read so far, checked on the inputs once the case is built
+    /// ([`HostAssert`]).
+    pub asserts: Vec<HostAssert>,
+    /// How many statements of the root graph precede the statement being read (at host level).
+    root_len: usize,
     /// Enclosing device loops.
     depth: usize,
     /// Enclosing loops and branches ([`MAX_BLOCK_DEPTH`](super::MAX_BLOCK_DEPTH)).
@@ -43,6 +48,20 @@ pub(crate) struct KernelParser<'c, 's> {
     /// one per IR node, as [`super::wellformed`] counts it, so both readers refuse the same
     /// cases.
     expr_depth: usize,
+}
+
+/// A host `assert` of the kernel: Helion runs the host code as Python, so an assertion that
+/// fails on the inputs raises before any kernel runs, and one that holds does nothing. Under
+/// `static_shapes=True` every operand is known from the inputs, so the frontend decides it
+/// once the case is built ([`super::module`]): one that holds is dropped (it does nothing),
+/// one that fails or cannot be decided is refused at its position. It never reaches the IR.
+pub(crate) struct HostAssert {
+    /// Position of the `assert`.
+    pub span: crate::ir::Span,
+    /// How many statements of the root graph precede it.
+    pub at: usize,
+    /// The comparisons that must all hold.
+    pub comparisons: Vec<crate::ir::Expr>,
 }
 
 /// `torch.float32` / `torch.bfloat16` / `torch.int32`.
@@ -89,6 +108,8 @@ impl<'c, 's> KernelParser<'c, 's> {
             names,
             known,
             globals,
+            asserts: Vec::new(),
+            root_len: 0,
             depth: 0,
             blocks: 0,
             expr_depth: 0,

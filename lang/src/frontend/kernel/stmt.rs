@@ -2,7 +2,7 @@
 //! augmented assignments, `hl.store` and the atomics, `hl.tile`/`hl.grid` loops with their
 //! bounds, block sizes and variables, `if` branches and `return`, and the block depth limit.
 
-use super::KernelParser;
+use super::{HostAssert, KernelParser};
 use crate::frontend::module::{dotted, stmt_construct};
 use crate::frontend::wellformed::{NameKind, assigned_kind, blocks_too_deep, unbound};
 use crate::frontend::{FrontendError, MAX_BLOCK_DEPTH};
@@ -19,11 +19,42 @@ impl KernelParser<'_, '_> {
                 self.unpack(stmt, target, &a.value, &mut out)?;
                 continue;
             }
+            if self.depth == 0 {
+                self.root_len = out.len();
+            }
             if let Some(s) = self.stmt(stmt)? {
                 out.push(s);
             }
         }
         Ok(out)
+    }
+
+    /// The comparisons an `assert` condition is the conjunction of: `a == b`, a chain
+    /// `a == b == c` (`a == b` and `b == c`), and `and` of those.
+    fn assert_terms(&mut self, e: &ast::Expr, out: &mut Vec<Expr>) -> Result<(), FrontendError> {
+        match e {
+            ast::Expr::BoolOp(b) if matches!(b.op, ast::BoolOp::And) => {
+                for v in &b.values {
+                    self.assert_terms(v, out)?;
+                }
+                Ok(())
+            }
+            ast::Expr::Compare(c) => {
+                let mut lhs = &*c.left;
+                for (op, rhs) in c.ops.iter().zip(&c.comparators) {
+                    let pair = ast::Expr::Compare(ast::ExprCompare {
+                        range: c.range,
+                        left: Box::new(lhs.clone()),
+                        ops: vec![*op],
+                        comparators: vec![rhs.clone()],
+                    });
+                    out.push(self.expr(&pair)?);
+                    lhs = rhs;
+                }
+                Ok(())
+            }
+            other => Err(self.err(other, "assert", "a case script's `assert` is a comparison of host ints, a chain of them, or `and` of them (`assert x.size(0) == y.size(0)`)")),
+        }
     }
 
     /// `name = value` at `stmt`: binds the name (its kind and static facts) after converting
@@ -235,6 +266,19 @@ impl KernelParser<'_, '_> {
                     then_body,
                     else_body,
                 }
+            }
+            ast::Stmt::Assert(a) => {
+                if self.depth > 0 {
+                    return Err(self.err(stmt, "assert", "`assert` inside a device loop is not part of a case script (Helion asserts on the host)"));
+                }
+                let mut comparisons = Vec::new();
+                self.assert_terms(&a.test, &mut comparisons)?;
+                self.asserts.push(HostAssert {
+                    span,
+                    at: self.root_len,
+                    comparisons,
+                });
+                return Ok(None);
             }
             ast::Stmt::Return(r) => {
                 if self.depth > 0 {

@@ -502,3 +502,16 @@ fn an_unannotated_parameter_takes_its_kind_from_the_call() {
         "{e}"
     );
 }
+
+#[test]
+fn module_level_keywords_are_refused_not_dropped() {
+    let body = "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :]\n    return out";
+    for (inputs, line, col, construct) in [
+        ("torch.manual_seed(0, generator=None)\nx = torch.randn(16, 256)", 13, 22, "generator"),
+        ("x = torch.randn(16, 256).to(torch.bfloat16, non_blocking=True)", 13, 45, "non_blocking"),
+        ("x = torch.randn(4096).reshape(16, 256, out=None)", 13, 40, "out"),
+    ] {
+        let e = refuse(&script("x: torch.Tensor", "block_sizes=[8]", body, inputs, "x"));
+        assert_eq!((e.span.line, e.span.col, e.construct.as_str()), (line, col, construct), "{inputs}: {e}");
+    }
+}

@@ -161,6 +161,7 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
             ast::Stmt::Expr(e) => match &*e.value {
                 ast::Expr::Constant(c) if matches!(c.value, ast::Constant::Str(_)) => {}
                 ast::Expr::Call(c) if dotted(&c.func).as_deref() == Some("torch.manual_seed") => {
+                    no_keywords(&ctx, c, "torch.manual_seed")?;
                     let [arg] = c.args.as_slice() else {
                         return Err(ctx.err(
                             stmt,
@@ -544,6 +545,21 @@ fn parse_config(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<(Config, Span), Frontend
     Ok((config, at))
 }
 
+/// Refuses every keyword of `c` (one the subset does not model is never dropped).
+fn no_keywords(ctx: &Ctx<'_>, c: &ast::ExprCall, func: &str) -> Result<(), FrontendError> {
+    match c.keywords.first() {
+        None => Ok(()),
+        Some(kw) => match kw.arg.as_ref().map(|a| a.as_str()) {
+            Some(name) => Err(ctx.err(
+                kw,
+                name,
+                format!("keyword `{name}` of {func} is not part of a case script"),
+            )),
+            None => Err(ctx.err(kw, "**", "**kwargs are not part of a case script")),
+        },
+    }
+}
+
 fn str_literal(e: &ast::Expr) -> Option<String> {
     match e {
         ast::Expr::Constant(c) => match &c.value {
@@ -673,6 +689,7 @@ fn parse_input(
         {
             {
                 let method = attr.attr.to_string();
+                no_keywords(ctx, call, &format!(".{method}"))?;
                 let op = match method.as_str() {
                     "reshape" => InputOp::Reshape(int_args(ctx, &call.args, "reshape")?),
                     "expand" => InputOp::Expand(int_args(ctx, &call.args, "expand")?),

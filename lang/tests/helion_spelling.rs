@@ -507,11 +507,63 @@ fn an_unannotated_parameter_takes_its_kind_from_the_call() {
 fn module_level_keywords_are_refused_not_dropped() {
     let body = "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :]\n    return out";
     for (inputs, line, col, construct) in [
-        ("torch.manual_seed(0, generator=None)\nx = torch.randn(16, 256)", 13, 22, "generator"),
-        ("x = torch.randn(16, 256).to(torch.bfloat16, non_blocking=True)", 13, 45, "non_blocking"),
-        ("x = torch.randn(4096).reshape(16, 256, out=None)", 13, 40, "out"),
+        (
+            "torch.manual_seed(0, generator=None)\nx = torch.randn(16, 256)",
+            13,
+            22,
+            "generator",
+        ),
+        (
+            "x = torch.randn(16, 256).to(torch.bfloat16, non_blocking=True)",
+            13,
+            45,
+            "non_blocking",
+        ),
+        (
+            "x = torch.randn(4096).reshape(16, 256, out=None)",
+            13,
+            40,
+            "out",
+        ),
     ] {
-        let e = refuse(&script("x: torch.Tensor", "block_sizes=[8]", body, inputs, "x"));
-        assert_eq!((e.span.line, e.span.col, e.construct.as_str()), (line, col, construct), "{inputs}: {e}");
+        let e = refuse(&script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            body,
+            inputs,
+            "x",
+        ));
+        assert_eq!(
+            (e.span.line, e.span.col, e.construct.as_str()),
+            (line, col, construct),
+            "{inputs}: {e}"
+        );
     }
+}
+
+#[test]
+fn a_comparison_as_a_value_is_refused() {
+    // `x < y` of tensors is a boolean mask in torch; the IR's comparison is a truth value (an
+    // `if` condition), so reading it as one would check another kernel than the file's.
+    let src = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = (x[t, :] < 0.0).to(torch.bfloat16)\n    return out",
+        X,
+        "x",
+    );
+    let e = refuse(&src);
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (10, 22, "comparison"),
+        "{e}"
+    );
+    // As an `if` condition it stays what it was.
+    parse(&script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.zeros_like(x)\n    for t in hl.tile(x.size(0)):\n        live = t.end - t.begin\n        if live >= 3:\n            out[t, :] = x[t, :]\n    return out",
+        X,
+        "x",
+    ));
 }

@@ -57,8 +57,18 @@ impl KernelParser<'_, '_> {
         r
     }
 
+    /// A comparison: the next expression node, which must be one (an `if` condition, an
+    /// `assert` term).
+    pub(super) fn condition(&mut self, e: &ast::Expr) -> Result<Expr, FrontendError> {
+        self.compare_here = true;
+        let r = self.expr(e);
+        self.compare_here = false;
+        r
+    }
+
     fn expr_node(&mut self, e: &ast::Expr) -> Result<Expr, FrontendError> {
         let span = self.ctx.span(e);
+        let compare_ok = std::mem::take(&mut self.compare_here);
         let kind = match e {
             ast::Expr::Name(n) => {
                 if !self.names.contains_key(n.id.as_str()) {
@@ -123,6 +133,9 @@ impl KernelParser<'_, '_> {
                     lhs: Box::new(self.expr(&b.left)?),
                     rhs: Box::new(self.expr(&b.right)?),
                 }
+            }
+            ast::Expr::Compare(_) if !compare_ok => {
+                return Err(self.err(e, "comparison", "a comparison is an `if` condition (or an `assert`); as a value it is a boolean mask, which is not part of a case script"));
             }
             ast::Expr::Compare(c) => {
                 let ([op], [rhs]) = (c.ops.as_slice(), c.comparators.as_slice()) else {

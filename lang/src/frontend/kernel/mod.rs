@@ -40,6 +40,10 @@ pub(crate) struct KernelParser<'c, 's> {
     pub asserts: Vec<HostAssert>,
     /// How many statements of the root graph precede the statement being read (at host level).
     root_len: usize,
+    /// Whether the next expression node may be a comparison: only an `if` condition or an
+    /// `assert` term is (the IR's comparison is a Python truth value; a comparison of tensors
+    /// as a value is a boolean mask, which the IR does not have).
+    compare_here: bool,
     /// Enclosing device loops.
     depth: usize,
     /// Enclosing loops and branches ([`MAX_BLOCK_DEPTH`](super::MAX_BLOCK_DEPTH)).
@@ -110,6 +114,7 @@ impl<'c, 's> KernelParser<'c, 's> {
             globals,
             asserts: Vec::new(),
             root_len: 0,
+            compare_here: false,
             depth: 0,
             blocks: 0,
             expr_depth: 0,

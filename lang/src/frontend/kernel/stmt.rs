@@ -48,7 +48,7 @@ impl KernelParser<'_, '_> {
                         ops: vec![*op],
                         comparators: vec![rhs.clone()],
                     });
-                    out.push(self.expr(&pair)?);
+                    out.push(self.condition(&pair)?);
                     lhs = rhs;
                 }
                 Ok(())
@@ -254,7 +254,7 @@ impl KernelParser<'_, '_> {
             ast::Stmt::If(i) => {
                 self.enter_block(stmt)?;
                 self.require_device(stmt, "if")?;
-                let cond = self.expr(&i.test)?;
+                let cond = self.condition(&i.test)?;
                 if !matches!(cond.kind, ExprKind::Compare { .. }) {
                     return Err(self.err(&*i.test, "if", "an `if` condition is one comparison of device scalars (e.g. `if live >= 3:`)"));
                 }

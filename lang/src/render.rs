@@ -19,11 +19,19 @@ pub fn render_case(case: &Case) -> String {
     if let Some(seed) = case.seed {
         let _ = writeln!(out, "torch.manual_seed({seed})");
     }
-    for input in &case.inputs {
-        let _ = writeln!(out, "{} = {}", input.name, render_input(input));
+    let names = input_names(case);
+    for (input, name) in case.inputs.iter().zip(&names) {
+        let _ = writeln!(out, "{name} = {}", render_input(input));
     }
+    let renamed = |n: &str| {
+        case.inputs
+            .iter()
+            .zip(&names)
+            .find(|(i, _)| i.name == n)
+            .map_or_else(|| n.to_string(), |(_, r)| r.clone())
+    };
     let args = join(case.call.args.iter().map(|a| match a {
-        Arg::Input(n) => n.clone(),
+        Arg::Input(n) => renamed(n),
         Arg::Int(v) => v.to_string(),
     }));
     match &case.call.result {
@@ -33,6 +41,70 @@ pub fn render_case(case: &Case) -> String {
         None => {
             let _ = writeln!(out, "{}({args})", case.kernel.name);
         }
+    }
+    out
+}
+
+/// The names the inputs are rendered under. The inputs of a case script are module globals,
+/// and Helion resolves a name the kernel assigns inside a device loop without having bound it
+/// to the module global of that name, a host variable: `CannotModifyHostVariableOnDevice` (the
+/// frontend refuses such a script). The IR has no such scope (inputs and kernel names are
+/// apart), so an input whose name a device loop assigns, and no parameter shadows, is rendered
+/// as `<name>_input` (or `<name>_input<k>`, the first name free in the case), so the script
+/// means what the IR means. Every other input keeps its name.
+pub fn input_names(case: &Case) -> Vec<String> {
+    let mut device_assigned = Vec::new();
+    let mut taken: Vec<String> = ["torch", "helion", "hl"]
+        .into_iter()
+        .map(String::from)
+        .chain([case.kernel.name.clone()])
+        .chain(case.call.result.clone())
+        .chain(case.kernel.params.iter().map(|p| p.name.clone()))
+        .chain(case.inputs.iter().map(|i| i.name.clone()))
+        .collect();
+    fn visit(body: &[Stmt], depth: usize, device: &mut Vec<String>, taken: &mut Vec<String>) {
+        for st in body {
+            match &st.kind {
+                StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
+                    if depth > 0 {
+                        device.push(target.clone());
+                    }
+                    taken.push(target.clone());
+                }
+                StmtKind::For(lp) => {
+                    taken.extend(lp.vars.iter().cloned());
+                    visit(&lp.body, depth + 1, device, taken);
+                }
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    visit(then_body, depth, device, taken);
+                    visit(else_body, depth, device, taken);
+                }
+                StmtKind::Store { .. } | StmtKind::Atomic { .. } | StmtKind::Return(_) => {}
+            }
+        }
+    }
+    visit(&case.kernel.body, 0, &mut device_assigned, &mut taken);
+    let mut out = Vec::with_capacity(case.inputs.len());
+    for input in &case.inputs {
+        let clashes = device_assigned.contains(&input.name)
+            && !case.kernel.params.iter().any(|p| p.name == input.name);
+        if !clashes {
+            out.push(input.name.clone());
+            continue;
+        }
+        let fresh = (0..)
+            .map(|k| match k {
+                0 => format!("{}_input", input.name),
+                k => format!("{}_input{k}", input.name),
+            })
+            .find(|n| !taken.contains(n))
+            .expect("finitely many names are taken");
+        taken.push(fresh.clone());
+        out.push(fresh);
     }
     out
 }

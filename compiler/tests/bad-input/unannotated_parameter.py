@@ -1,4 +1,4 @@
-# bad input: a parameter without annotation
+# bad input: an unannotated parameter the call passes nothing for (its kind is unknown)
 import torch
 import helion
 import helion.language as hl
@@ -9,7 +9,7 @@ import helion.language as hl
     static_shapes=True,
     config=helion.Config(block_sizes=[4], pallas_loop_type="fori_loop"),
 )
-def k(x) -> torch.Tensor:
+def k(x: torch.Tensor, y) -> torch.Tensor:
     out = torch.zeros([1, 2, 128], dtype=torch.float32)
     for request in hl.grid(1):
         acc = hl.zeros([2, 128], dtype=torch.float32)

@@ -161,6 +161,7 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
             ast::Stmt::Expr(e) => match &*e.value {
                 ast::Expr::Constant(c) if matches!(c.value, ast::Constant::Str(_)) => {}
                 ast::Expr::Call(c) if dotted(&c.func).as_deref() == Some("torch.manual_seed") => {
+                    no_keywords(&ctx, c, "torch.manual_seed")?;
                     let [arg] = c.args.as_slice() else {
                         return Err(ctx.err(
                             stmt,
@@ -263,16 +264,26 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
     let (config, block_sizes_at) = parse_decorator(&ctx, def)?;
     let mut params = Vec::new();
     for arg in def.args.posonlyargs.iter().chain(&def.args.args) {
-        let ann = arg.def.annotation.as_deref().and_then(dotted);
-        let kind = match ann.as_deref() {
-            Some("torch.Tensor") => ParamKind::Tensor,
-            Some("int") => ParamKind::Int,
+        let ann = arg.def.annotation.as_deref().map(dotted);
+        // An unannotated parameter takes its kind from the argument the call passes (an input
+        // is a tensor, an int literal an int), as Helion types it from the value; it renders
+        // annotated.
+        let position = params.len();
+        let from_call = match call.as_ref().and_then(|c| c.args.get(position)) {
+            Some(Arg::Input(_)) => Some(ParamKind::Tensor),
+            Some(Arg::Int(_)) => Some(ParamKind::Int),
+            None => None,
+        };
+        let kind = match (ann.as_ref().map(|a| a.as_deref()), from_call) {
+            (Some(Some("torch.Tensor")), _) => ParamKind::Tensor,
+            (Some(Some("int")), _) => ParamKind::Int,
+            (None, Some(kind)) => kind,
             _ => {
                 return Err(ctx.err(
                     &arg.def,
                     "parameter",
                     format!(
-                        "parameter `{}` must be annotated `torch.Tensor` or `int`",
+                        "parameter `{}` must be annotated `torch.Tensor` or `int`, or unannotated and passed an input or an int literal",
                         arg.def.arg
                     ),
                 ));
@@ -301,7 +312,37 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
             "kernel parameters are positional: no *args, **kwargs or keyword-only parameters",
         ));
     }
-    let body = KernelParser::new(&ctx, &params).parse_body(&def.body)?;
+    // What the body may ask of a parameter (`x.dtype`, `x.size()`): the dtype and rank of the
+    // input the call passes (an input that fails to build leaves them unknown; the
+    // well-formedness check reports it).
+    let mut known = crate::ir::hash::FastMap::default();
+    if let Some(call) = &call {
+        for (p, a) in params.iter().zip(&call.args) {
+            if let (ParamKind::Tensor, Arg::Input(n)) = (p.kind, a)
+                && let Some(Ok((dtype, shape))) = inputs
+                    .iter()
+                    .find(|i| &i.name == n)
+                    .map(Input::dtype_and_shape)
+            {
+                known.insert(
+                    p.name.clone(),
+                    crate::frontend::kernel::Known {
+                        dtype: Some(dtype),
+                        rank: Some(shape.len()),
+                    },
+                );
+            }
+        }
+    }
+    // The module globals the kernel sees: the imports, the kernel, the inputs.
+    let globals = ["torch", "helion", "hl", def.name.as_str()]
+        .into_iter()
+        .map(String::from)
+        .chain(inputs.iter().map(|i| i.name.clone()))
+        .collect();
+    let mut parser = KernelParser::new(&ctx, &params, known, globals);
+    let body = parser.parse_body(&def.body)?;
+    let asserts = std::mem::take(&mut parser.asserts);
     let kernel = crate::ir::Kernel {
         name: def.name.to_string(),
         params,
@@ -335,7 +376,48 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
         construct: v.construct,
         message: v.message,
     })?;
+    check_asserts(&ctx, &case, &asserts)?;
     Ok(case)
+}
+
+/// Decides the kernel's host `assert`s on the inputs ([`super::kernel::HostAssert`]): each
+/// comparison is evaluated by the host environment of the root statements before it.
+fn check_asserts(
+    ctx: &Ctx<'_>,
+    case: &Case,
+    asserts: &[super::kernel::HostAssert],
+) -> Result<(), FrontendError> {
+    for a in asserts {
+        let mut prefix = case.clone();
+        prefix.kernel.body.truncate(a.at);
+        let env = crate::ir::scope::HostEnv::of(&prefix);
+        for c in &a.comparisons {
+            let crate::ir::ExprKind::Compare { op, lhs, rhs } = &c.kind else {
+                unreachable!("assert terms are comparisons")
+            };
+            let err = |message: String| FrontendError {
+                path: ctx.path.clone(),
+                span: a.span,
+                construct: "assert".into(),
+                message,
+            };
+            match (env.eval_int(lhs), env.eval_int(rhs)) {
+                (Some(l), Some(r)) if op.eval(l, r) => {}
+                (Some(l), Some(r)) => {
+                    return Err(err(format!(
+                        "the assertion fails on the inputs ({l} {} {r} is false): Helion's host code raises AssertionError before any kernel runs",
+                        op.symbol()
+                    )));
+                }
+                _ => {
+                    return Err(err(
+                        "an `assert` of a case script compares host ints known from the inputs (sizes, int parameters, arithmetic of them)".into(),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The config and the position of its `block_sizes=` keyword.
@@ -461,6 +543,21 @@ fn parse_config(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<(Config, Span), Frontend
         ));
     };
     Ok((config, at))
+}
+
+/// Refuses every keyword of `c` (one the subset does not model is never dropped).
+fn no_keywords(ctx: &Ctx<'_>, c: &ast::ExprCall, func: &str) -> Result<(), FrontendError> {
+    match c.keywords.first() {
+        None => Ok(()),
+        Some(kw) => match kw.arg.as_ref().map(|a| a.as_str()) {
+            Some(name) => Err(ctx.err(
+                kw,
+                name,
+                format!("keyword `{name}` of {func} is not part of a case script"),
+            )),
+            None => Err(ctx.err(kw, "**", "**kwargs are not part of a case script")),
+        },
+    }
 }
 
 fn str_literal(e: &ast::Expr) -> Option<String> {
@@ -592,6 +689,7 @@ fn parse_input(
         {
             {
                 let method = attr.attr.to_string();
+                no_keywords(ctx, call, &format!(".{method}"))?;
                 let op = match method.as_str() {
                     "reshape" => InputOp::Reshape(int_args(ctx, &call.args, "reshape")?),
                     "expand" => InputOp::Expand(int_args(ctx, &call.args, "expand")?),

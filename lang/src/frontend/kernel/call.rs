@@ -2,9 +2,10 @@
 //! (`torch.empty`, `torch.zeros` and their `_like` forms), `dtype=` keywords, and the tensor
 //! methods (`.size`, `.float`, `.to`, `.sum`, the views, `.permute`).
 
-use super::{KernelParser, dtype_of};
+use super::KernelParser;
 use crate::frontend::FrontendError;
 use crate::frontend::module::{dotted, literal_int};
+use crate::frontend::wellformed::NameKind;
 use crate::ir::{AllocKind, AllocShape, DType, Expr, ExprKind, ViewOp};
 use rustpython_parser::ast;
 
@@ -12,15 +13,41 @@ impl KernelParser<'_, '_> {
     pub(super) fn call_expr(&mut self, c: &ast::ExprCall) -> Result<ExprKind, FrontendError> {
         let func = dotted(&c.func);
         match func.as_deref() {
-            Some("hl.arange") => {
-                self.dtype_kw(c, "hl.arange", false).and_then(|d| match d {
-                    None => Ok(()),
-                    Some(_) => Err(self.err(
+            Some("hl.specialize") => {
+                // Under `static_shapes=True` every size and int argument is already a
+                // compile-time constant when Helion traces the kernel: specializing one changes
+                // nothing, so `hl.specialize(v)` reads as `v`.
+                if self.depth > 0 {
+                    return Err(self.err(
                         c,
-                        "hl.arange",
-                        "hl.arange uses the index dtype; dtype= is not part of a case script",
-                    )),
-                })?;
+                        "hl.specialize",
+                        "hl.specialize is host code: call it outside the hl.tile/hl.grid loops",
+                    ));
+                }
+                self.no_keywords(c, "hl.specialize")?;
+                let [v] = c.args.as_slice() else {
+                    return Err(self.err(
+                        c,
+                        "hl.specialize",
+                        "hl.specialize takes one host int (`hl.specialize(x.size(0))`)",
+                    ));
+                };
+                let value = self.expr(v)?;
+                if !self.is_host_int(&value) {
+                    return Err(self.err(v, "hl.specialize", "hl.specialize of a case script takes a host int (a size, an int parameter, or arithmetic of them)"));
+                }
+                return Ok(value.kind);
+            }
+            Some("hl.arange") => {
+                self.dtype_kw(c, "hl.arange", false, false)
+                    .and_then(|d| match d {
+                        None => Ok(()),
+                        Some(_) => Err(self.err(
+                            c,
+                            "hl.arange",
+                            "hl.arange uses the index dtype; dtype= is not part of a case script",
+                        )),
+                    })?;
                 let mut args = c
                     .args
                     .iter()
@@ -52,7 +79,7 @@ impl KernelParser<'_, '_> {
             }
             Some(f @ ("hl.zeros" | "hl.full")) => {
                 self.require_device(c, f)?;
-                let dtype = self.dtype_kw(c, f, true)?.unwrap_or(DType::Float32);
+                let dtype = self.dtype_kw(c, f, true, false)?.unwrap_or(DType::Float32);
                 return match (f, c.args.as_slice()) {
                     ("hl.zeros", [shape]) => Ok(ExprKind::Zeros {
                         shape: self.expr_list(shape, f)?,
@@ -75,6 +102,7 @@ impl KernelParser<'_, '_> {
             }
             Some("hl.load") => {
                 self.require_device(c, "hl.load")?;
+                self.no_keywords(c, "hl.load")?;
                 let [t, idx] = c.args.as_slice() else {
                     return Err(self.err(c, "hl.load", "hl.load takes (tensor, [indices]); an extra mask is not part of a case script"));
                 };
@@ -100,7 +128,7 @@ impl KernelParser<'_, '_> {
                 } else {
                     AllocKind::Zeros
                 };
-                let dtype = self.dtype_kw(c, f, false)?;
+                let dtype = self.dtype_kw(c, f, false, true)?;
                 let shape = if f.ends_with("_like") {
                     let [t] = c.args.as_slice() else {
                         return Err(self.err(c, f, format!("{f} takes one tensor")));
@@ -148,6 +176,9 @@ impl KernelParser<'_, '_> {
             }
         };
         Ok(match method.as_str() {
+            "size" if c.args.is_empty() => {
+                return Err(self.err(c, ".size", "`.size()` is a list of sizes: index it (`x.size()[0]`, or `x.size(0)`), unpack it (`m, n = x.size()`) or pass it where a list of sizes is expected"));
+            }
             "size" => ExprKind::Size {
                 value,
                 dim: int_arg(self, ".size")?,
@@ -162,7 +193,7 @@ impl KernelParser<'_, '_> {
                 };
                 ExprKind::Cast {
                     value,
-                    dtype: dtype_of(self.ctx, d)?,
+                    dtype: self.dtype_arg(d)?,
                 }
             }
             "sum" => {
@@ -240,16 +271,64 @@ impl KernelParser<'_, '_> {
         })
     }
 
+    /// Whether `e` is a host int: an int literal, a size, a host-int name, or `+ - * //` of
+    /// them.
+    fn is_host_int(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Size { .. } => true,
+            ExprKind::Name(n) => self.names.get(n.as_str()) == Some(&NameKind::HostInt),
+            ExprKind::Binary { op, lhs, rhs } => {
+                !matches!(op, crate::ir::BinOp::Div)
+                    && self.is_host_int(lhs)
+                    && self.is_host_int(rhs)
+            }
+            ExprKind::Float(_)
+            | ExprKind::TileAttr { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Load { .. }
+            | ExprKind::Subscript { .. }
+            | ExprKind::Arange { .. }
+            | ExprKind::Zeros { .. }
+            | ExprKind::Full { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Sum { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Permute { .. }
+            | ExprKind::Alloc { .. } => false,
+        }
+    }
+
+    /// Refuses every keyword of `c`: a keyword the subset does not model is never dropped
+    /// (`hl.load(..., extra_mask=m)` read without its mask would be another kernel).
+    pub(super) fn no_keywords(&self, c: &ast::ExprCall, func: &str) -> Result<(), FrontendError> {
+        match c.keywords.first() {
+            None => Ok(()),
+            Some(kw) => match kw.arg.as_ref().map(|a| a.as_str()) {
+                Some(name) => Err(self.err(
+                    kw,
+                    name,
+                    format!("keyword `{name}` of {func} is not part of a case script: it is not modelled, and dropping it would check another kernel than the file's"),
+                )),
+                None => Err(self.err(kw, "**", "**kwargs are not part of a case script")),
+            },
+        }
+    }
+
+    /// The `dtype=` keyword of `c` (and, where `device_ok`, a `device=t.device` keyword, which
+    /// names the device of a tensor: every engine runs the case on its own device, so it means
+    /// nothing to the IR and is dropped; any other `device=` is refused).
     fn dtype_kw(
         &mut self,
         c: &ast::ExprCall,
         func: &str,
         required: bool,
+        device_ok: bool,
     ) -> Result<Option<DType>, FrontendError> {
         let mut dtype = None;
         for kw in &c.keywords {
             match kw.arg.as_ref().map(|a| a.as_str()) {
-                Some("dtype") => dtype = Some(dtype_of(self.ctx, &kw.value)?),
+                Some("dtype") => dtype = Some(self.dtype_arg(&kw.value)?),
+                Some("device") if device_ok => self.device_of_tensor(&kw.value, func)?,
                 Some(other) => {
                     return Err(self.err(
                         kw,
@@ -266,16 +345,24 @@ impl KernelParser<'_, '_> {
         Ok(dtype)
     }
 
-    fn expr_list(&mut self, e: &ast::Expr, construct: &str) -> Result<Vec<Expr>, FrontendError> {
-        match e {
-            ast::Expr::List(l) => l.elts.iter().map(|x| self.expr(x)).collect(),
-            ast::Expr::Tuple(t) => t.elts.iter().map(|x| self.expr(x)).collect(),
-            other => Err(self.err(
-                other,
-                construct,
-                format!("{construct} takes a list of dims"),
-            )),
+    /// `device=t.device`: accepted only as the device of a tensor name, and dropped (see
+    /// [`Self::dtype_kw`]).
+    fn device_of_tensor(&self, v: &ast::Expr, func: &str) -> Result<(), FrontendError> {
+        match v {
+            ast::Expr::Attribute(a) if a.attr.as_str() == "device" => match &*a.value {
+                ast::Expr::Name(n) => match self.names.get(n.id.as_str()) {
+                    Some(NameKind::HostTensor) => Ok(()),
+                    Some(NameKind::HostInt | NameKind::Tile | NameKind::GridIndex | NameKind::Device) => Err(self.err(v, "device", format!("device= of {func} is the `.device` of a host tensor; `{}` is not one", n.id))),
+                    None => Err(self.err(&*a.value, "name", crate::frontend::wellformed::unbound(&n.id))),
+                },
+                other => Err(self.err(other, "device", format!("device= of {func} is the `.device` of a tensor name (`device=x.device`)"))),
+            },
+            other => Err(self.err(other, "device", format!("device= of {func} is accepted only as a tensor's device (`device=x.device`): every engine runs the case on its own device"))),
         }
+    }
+
+    fn expr_list(&mut self, e: &ast::Expr, construct: &str) -> Result<Vec<Expr>, FrontendError> {
+        self.size_entries(e, construct)
     }
 
     fn dims_args(
@@ -285,7 +372,11 @@ impl KernelParser<'_, '_> {
     ) -> Result<Vec<Expr>, FrontendError> {
         match args {
             [one @ (ast::Expr::List(_) | ast::Expr::Tuple(_))] => self.expr_list(one, construct),
-            _ => args.iter().map(|a| self.expr(a)).collect(),
+            [one] => match self.size_list(one)? {
+                Some(sizes) => Ok(sizes),
+                None => Ok(vec![self.expr(one)?]),
+            },
+            _ => self.splice(args),
         }
     }
 }

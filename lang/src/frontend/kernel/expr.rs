@@ -57,8 +57,18 @@ impl KernelParser<'_, '_> {
         r
     }
 
+    /// A comparison: the next expression node, which must be one (an `if` condition, an
+    /// `assert` term).
+    pub(super) fn condition(&mut self, e: &ast::Expr) -> Result<Expr, FrontendError> {
+        self.compare_here = true;
+        let r = self.expr(e);
+        self.compare_here = false;
+        r
+    }
+
     fn expr_node(&mut self, e: &ast::Expr) -> Result<Expr, FrontendError> {
         let span = self.ctx.span(e);
+        let compare_ok = std::mem::take(&mut self.compare_here);
         let kind = match e {
             ast::Expr::Name(n) => {
                 if !self.names.contains_key(n.id.as_str()) {
@@ -124,6 +134,9 @@ impl KernelParser<'_, '_> {
                     rhs: Box::new(self.expr(&b.right)?),
                 }
             }
+            ast::Expr::Compare(_) if !compare_ok => {
+                return Err(self.err(e, "comparison", "a comparison is an `if` condition (or an `assert`); as a value it is a boolean mask, which is not part of a case script"));
+            }
             ast::Expr::Compare(c) => {
                 let ([op], [rhs]) = (c.ops.as_slice(), c.comparators.as_slice()) else {
                     return Err(self.err(
@@ -153,6 +166,9 @@ impl KernelParser<'_, '_> {
                     rhs: Box::new(self.expr(rhs)?),
                 }
             }
+            ast::Expr::Attribute(a) if a.attr.as_str() == "shape" => {
+                return Err(self.err(e, ".shape", "`.shape` is a list of sizes: index it (`x.shape[0]`), unpack it (`m, n = x.shape`) or pass it where a list of sizes is expected"));
+            }
             ast::Expr::Attribute(a) => {
                 let attr = a.attr.to_string();
                 match (&*a.value, TileAttr::from_name(&attr)) {
@@ -162,6 +178,7 @@ impl KernelParser<'_, '_> {
                     _ => return Err(self.err(e, &format!(".{attr}"), format!("attribute `.{attr}` is not part of a case script (tile attributes .begin .end .index .count .block_size .id on hl.tile variables)"))),
                 }
             }
+            ast::Expr::Subscript(s) if Self::is_size_subscript(s) => self.size_subscript(s)?,
             ast::Expr::Subscript(s) => {
                 if let ast::Expr::Name(n) = &*s.value
                     && self.names.get(n.id.as_str()) == Some(&NameKind::HostTensor)

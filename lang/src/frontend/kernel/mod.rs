@@ -12,8 +12,12 @@
 
 mod call;
 mod expr;
+mod sizes;
+mod statics;
 mod stmt;
 mod subscript;
+
+pub(crate) use statics::Known;
 
 use super::FrontendError;
 use super::module::{Ctx, dotted};
@@ -25,6 +29,21 @@ use rustpython_parser::ast::{self, Ranged};
 pub(crate) struct KernelParser<'c, 's> {
     ctx: &'c Ctx<'s>,
     names: FastMap<String, NameKind>,
+    /// The static dtype and rank of tensor names ([`statics`]), for `t.dtype`, `t.size()`
+    /// and `t.shape`.
+    known: FastMap<String, Known>,
+    /// The script's module globals the kernel can see (its inputs, the imported modules, the
+    /// kernel itself): Helion refuses a device-loop assignment that would rebind one.
+    globals: Vec<String>,
+    /// The host `assert`s read so far, checked on the inputs once the case is built
+    /// ([`HostAssert`]).
+    pub asserts: Vec<HostAssert>,
+    /// How many statements of the root graph precede the statement being read (at host level).
+    root_len: usize,
+    /// Whether the next expression node may be a comparison: only an `if` condition or an
+    /// `assert` term is (the IR's comparison is a Python truth value; a comparison of tensors
+    /// as a value is a boolean mask, which the IR does not have).
+    compare_here: bool,
     /// Enclosing device loops.
     depth: usize,
     /// Enclosing loops and branches ([`MAX_BLOCK_DEPTH`](super::MAX_BLOCK_DEPTH)).
@@ -33,6 +52,20 @@ pub(crate) struct KernelParser<'c, 's> {
     /// one per IR node, as [`super::wellformed`] counts it, so both readers refuse the same
     /// cases.
     expr_depth: usize,
+}
+
+/// A host `assert` of the kernel: Helion runs the host code as Python, so an assertion that
+/// fails on the inputs raises before any kernel runs, and one that holds does nothing. Under
+/// `static_shapes=True` every operand is known from the inputs, so the frontend decides it
+/// once the case is built ([`super::module`]): one that holds is dropped (it does nothing),
+/// one that fails or cannot be decided is refused at its position. It never reaches the IR.
+pub(crate) struct HostAssert {
+    /// Position of the `assert`.
+    pub span: crate::ir::Span,
+    /// How many statements of the root graph precede it.
+    pub at: usize,
+    /// The comparisons that must all hold.
+    pub comparisons: Vec<crate::ir::Expr>,
 }
 
 /// `torch.float32` / `torch.bfloat16` / `torch.int32`.
@@ -53,7 +86,15 @@ pub(crate) fn dtype_of(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<DType, FrontendEr
 }
 
 impl<'c, 's> KernelParser<'c, 's> {
-    pub fn new(ctx: &'c Ctx<'s>, params: &[Param]) -> Self {
+    /// A parser for the body of a kernel with `params`, whose tensor parameters have the
+    /// facts `known` (from the inputs the call passes), in a script whose module globals are
+    /// `globals`.
+    pub fn new(
+        ctx: &'c Ctx<'s>,
+        params: &[Param],
+        known: FastMap<String, Known>,
+        globals: Vec<String>,
+    ) -> Self {
         let names = params
             .iter()
             .map(|p| {
@@ -69,6 +110,11 @@ impl<'c, 's> KernelParser<'c, 's> {
         KernelParser {
             ctx,
             names,
+            known,
+            globals,
+            asserts: Vec::new(),
+            root_len: 0,
+            compare_here: false,
             depth: 0,
             blocks: 0,
             expr_depth: 0,
@@ -89,6 +135,67 @@ impl<'c, 's> KernelParser<'c, 's> {
             return Err(self.err(node, construct, format!("{construct} outside any hl.tile/hl.grid loop is host code, which a case script does not have")));
         }
         Ok(())
+    }
+
+    /// The static facts about `e` ([`statics::known`]).
+    fn known_of(&self, e: &crate::ir::Expr) -> Known {
+        statics::known(e, &|n: &str| self.known.get(n).copied().unwrap_or_default())
+    }
+
+    /// A dtype argument: `torch.float32` (and the other literals of [`dtype_of`]), or the
+    /// `.dtype` of a tensor name whose dtype is known statically (`out.dtype`), which is
+    /// desugared to its literal.
+    fn dtype_arg(&self, e: &ast::Expr) -> Result<DType, FrontendError> {
+        let ast::Expr::Attribute(a) = e else {
+            return dtype_of(self.ctx, e);
+        };
+        if a.attr.as_str() != "dtype" {
+            return dtype_of(self.ctx, e);
+        }
+        let ast::Expr::Name(n) = &*a.value else {
+            return Err(self.err(
+                e,
+                ".dtype",
+                "`.dtype` is read off a tensor name (`out.dtype`); bind the tensor to a name first",
+            ));
+        };
+        match self.names.get(n.id.as_str()) {
+            None => return Err(self.err(&*a.value, "name", super::wellformed::unbound(&n.id))),
+            Some(NameKind::HostTensor | NameKind::Device) => {}
+            Some(NameKind::HostInt | NameKind::Tile | NameKind::GridIndex) => {
+                return Err(self.err(
+                    e,
+                    ".dtype",
+                    format!("`{}` is not a tensor: it has no `.dtype`", n.id),
+                ));
+            }
+        }
+        self.known
+            .get(n.id.as_str())
+            .and_then(|k| k.dtype)
+            .ok_or_else(|| self.err(e, ".dtype", format!("the dtype of `{}` is not known statically (its value is not a parameter, an allocation, a load, hl.zeros/hl.full, a cast or a view of one): write the dtype, e.g. torch.float32", n.id)))
+    }
+
+    /// The rank of the tensor name `e` for `t.size()`/`t.shape` as a whole, when known.
+    fn rank_of(&self, e: &ast::Expr, construct: &str) -> Result<(String, usize), FrontendError> {
+        let ast::Expr::Name(n) = e else {
+            return Err(self.err(
+                e,
+                construct,
+                format!("{construct} of an expression: bind the tensor to a name first"),
+            ));
+        };
+        match self.names.get(n.id.as_str()) {
+            None => return Err(self.err(e, "name", super::wellformed::unbound(&n.id))),
+            Some(NameKind::HostTensor | NameKind::Device) => {}
+            Some(NameKind::HostInt | NameKind::Tile | NameKind::GridIndex) => {
+                return Err(self.err(e, construct, format!("`{}` is not a tensor", n.id)));
+            }
+        }
+        let rank = self.known.get(n.id.as_str()).and_then(|k| k.rank).ok_or_else(|| {
+            self.err(e, construct, format!("the rank of `{}` is not known statically (it is known for parameters, allocations, hl.zeros/hl.full and their casts and views): use `{}.size(i)` per dim", n.id, n.id))
+        })?;
+        Ok((n.id.to_string(), rank))
     }
 
     fn host_tensor_name(&self, e: &ast::Expr, construct: &str) -> Result<String, FrontendError> {

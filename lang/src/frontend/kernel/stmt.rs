@@ -2,22 +2,168 @@
 //! augmented assignments, `hl.store` and the atomics, `hl.tile`/`hl.grid` loops with their
 //! bounds, block sizes and variables, `if` branches and `return`, and the block depth limit.
 
-use super::KernelParser;
+use super::{HostAssert, KernelParser};
 use crate::frontend::module::{dotted, stmt_construct};
 use crate::frontend::wellformed::{NameKind, assigned_kind, blocks_too_deep, unbound};
 use crate::frontend::{FrontendError, MAX_BLOCK_DEPTH};
 use crate::ir::{AtomicOp, BinOp, Expr, ExprKind, Loop, LoopDim, LoopKind, Stmt, StmtKind};
-use rustpython_parser::ast;
+use rustpython_parser::ast::{self, Ranged};
 
 impl KernelParser<'_, '_> {
     pub fn parse_body(&mut self, body: &[ast::Stmt]) -> Result<Vec<Stmt>, FrontendError> {
         let mut out = Vec::new();
         for stmt in body {
+            if let ast::Stmt::Assign(a) = stmt
+                && let [target @ (ast::Expr::Tuple(_) | ast::Expr::List(_))] = a.targets.as_slice()
+            {
+                self.unpack(stmt, target, &a.value, &mut out)?;
+                continue;
+            }
+            if self.depth == 0 {
+                self.root_len = out.len();
+            }
             if let Some(s) = self.stmt(stmt)? {
                 out.push(s);
             }
         }
         Ok(out)
+    }
+
+    /// The comparisons an `assert` condition is the conjunction of: `a == b`, a chain
+    /// `a == b == c` (`a == b` and `b == c`), and `and` of those.
+    fn assert_terms(&mut self, e: &ast::Expr, out: &mut Vec<Expr>) -> Result<(), FrontendError> {
+        match e {
+            ast::Expr::BoolOp(b) if matches!(b.op, ast::BoolOp::And) => {
+                for v in &b.values {
+                    self.assert_terms(v, out)?;
+                }
+                Ok(())
+            }
+            ast::Expr::Compare(c) => {
+                let mut lhs = &*c.left;
+                for (op, rhs) in c.ops.iter().zip(&c.comparators) {
+                    let pair = ast::Expr::Compare(ast::ExprCompare {
+                        range: c.range,
+                        left: Box::new(lhs.clone()),
+                        ops: vec![*op],
+                        comparators: vec![rhs.clone()],
+                    });
+                    out.push(self.condition(&pair)?);
+                    lhs = rhs;
+                }
+                Ok(())
+            }
+            other => Err(self.err(other, "assert", "a case script's `assert` is a comparison of host ints, a chain of them, or `and` of them (`assert x.size(0) == y.size(0)`)")),
+        }
+    }
+
+    /// `name = value` at `stmt`: binds the name (its kind and static facts) after converting
+    /// the value. Inside a device loop, a name the kernel has not bound yet that is a module
+    /// global (an input) is refused: Helion's type propagation finds the global, a host
+    /// variable, and raises `CannotModifyHostVariableOnDevice` when the script runs, while the
+    /// IR has no module globals in the kernel's scope.
+    fn bind(
+        &mut self,
+        node: &impl Ranged,
+        target: &str,
+        value: Expr,
+    ) -> Result<StmtKind, FrontendError> {
+        if self.depth > 0
+            && !self.names.contains_key(target)
+            && self.globals.iter().any(|g| g == target)
+        {
+            return Err(self.err(
+                node,
+                "assignment",
+                format!("`{target}` is a module global of the script (an input or an import): assigned inside a device loop, Helion raises CannotModifyHostVariableOnDevice; rename the input or the local"),
+            ));
+        }
+        let kind = self.kind_of_assigned(&value);
+        let known = self.known_of(&value);
+        self.names.insert(target.to_string(), kind);
+        self.known.insert(target.to_string(), known);
+        Ok(StmtKind::Assign {
+            target: target.to_string(),
+            value,
+        })
+    }
+
+    /// `m, n = x.size()` / `m, n = x.shape` (one name per dim of a tensor whose rank is known)
+    /// and `a, b = e1, e2` (when no right-hand side reads a target, so that assigning in order
+    /// is Python's simultaneous assignment), desugared to one assignment per name.
+    fn unpack(
+        &mut self,
+        stmt: &ast::Stmt,
+        target: &ast::Expr,
+        value: &ast::Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), FrontendError> {
+        let (ast::Expr::Tuple(ast::ExprTuple { elts: targets, .. })
+        | ast::Expr::List(ast::ExprList { elts: targets, .. })) = target
+        else {
+            unreachable!("called on tuple and list targets")
+        };
+        let names = targets
+            .iter()
+            .map(|t| match t {
+                ast::Expr::Name(n) => Ok(n.id.to_string()),
+                other => Err(self.err(
+                    other,
+                    "tuple assignment",
+                    "tuple unpacking binds plain names (`m, n = x.size()`)",
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let values: Vec<Expr> = match self.size_list(value)? {
+            Some(sizes) => sizes,
+            None => match value {
+                ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+                | ast::Expr::List(ast::ExprList { elts, .. }) => {
+                    let values = elts
+                        .iter()
+                        .map(|e| self.expr(e))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    for (v, node) in values.iter().zip(elts) {
+                        let mut read = None;
+                        crate::ir::walk::each_expr(v, &mut |x| {
+                            // A projection: the name an expression reads directly.
+                            let named = if let ExprKind::Name(n) = &x.kind {
+                                Some(n.as_str())
+                            } else if let ExprKind::Load { tensor, .. } = &x.kind {
+                                Some(tensor.as_str())
+                            } else if let ExprKind::TileAttr { tile, .. } = &x.kind {
+                                Some(tile.as_str())
+                            } else {
+                                None
+                            };
+                            if let Some(n) = named.filter(|n| names.iter().any(|t| t == n)) {
+                                read.get_or_insert_with(|| n.to_string());
+                            }
+                        });
+                        if let Some(n) = read {
+                            return Err(self.err(node, "tuple assignment", format!("`{n}` is read on the right and assigned on the left: assign one name per statement")));
+                        }
+                    }
+                    values
+                }
+                other => {
+                    return Err(self.err(other, "tuple assignment", "tuple unpacking takes the sizes of a tensor (`m, n = x.size()`, `x.shape`) or a tuple of the same length"));
+                }
+            },
+        };
+        if values.len() != names.len() {
+            return Err(self.err(
+                stmt,
+                "tuple assignment",
+                format!("{} names for {} values", names.len(), values.len()),
+            ));
+        }
+        let span = self.ctx.span(stmt);
+        for ((name, node), value) in names.into_iter().zip(targets).zip(values) {
+            let kind = self.bind(node, &name, value)?;
+            out.push(Stmt::new(kind, span));
+        }
+        Ok(())
     }
 
     fn stmt(&mut self, stmt: &ast::Stmt) -> Result<Option<Stmt>, FrontendError> {
@@ -48,12 +194,7 @@ impl KernelParser<'_, '_> {
                 match target {
                     ast::Expr::Name(n) => {
                         let value = self.expr(&a.value)?;
-                        let kind = self.kind_of_assigned(&value);
-                        self.names.insert(n.id.to_string(), kind);
-                        StmtKind::Assign {
-                            target: n.id.to_string(),
-                            value,
-                        }
+                        self.bind(target, n.id.as_str(), value)?
                     }
                     ast::Expr::Subscript(sub) => {
                         let tensor = self.host_tensor_name(&sub.value, "store")?;
@@ -68,7 +209,7 @@ impl KernelParser<'_, '_> {
                         }
                     }
                     ast::Expr::Tuple(_) | ast::Expr::List(_) => {
-                        return Err(self.err(target, "tuple assignment", "tuple unpacking is not part of a case script; assign one name per statement"));
+                        unreachable!("tuple targets are unpacked by parse_body")
                     }
                     other => {
                         return Err(self.err(
@@ -113,7 +254,7 @@ impl KernelParser<'_, '_> {
             ast::Stmt::If(i) => {
                 self.enter_block(stmt)?;
                 self.require_device(stmt, "if")?;
-                let cond = self.expr(&i.test)?;
+                let cond = self.condition(&i.test)?;
                 if !matches!(cond.kind, ExprKind::Compare { .. }) {
                     return Err(self.err(&*i.test, "if", "an `if` condition is one comparison of device scalars (e.g. `if live >= 3:`)"));
                 }
@@ -125,6 +266,19 @@ impl KernelParser<'_, '_> {
                     then_body,
                     else_body,
                 }
+            }
+            ast::Stmt::Assert(a) => {
+                if self.depth > 0 {
+                    return Err(self.err(stmt, "assert", "`assert` inside a device loop is not part of a case script (Helion asserts on the host)"));
+                }
+                let mut comparisons = Vec::new();
+                self.assert_terms(&a.test, &mut comparisons)?;
+                self.asserts.push(HostAssert {
+                    span,
+                    at: self.root_len,
+                    comparisons,
+                });
+                return Ok(None);
             }
             ast::Stmt::Return(r) => {
                 if self.depth > 0 {
@@ -181,6 +335,7 @@ impl KernelParser<'_, '_> {
         let func = dotted(&call.func).unwrap_or_default();
         self.require_device(call, &func)?;
         if func == "hl.store" {
+            self.no_keywords(call, "hl.store")?;
             let [t, idx, v] = call.args.as_slice() else {
                 return Err(self.err(
                     call,
@@ -197,6 +352,7 @@ impl KernelParser<'_, '_> {
             });
         }
         if let Some(op) = func.strip_prefix("hl.").and_then(AtomicOp::from_name) {
+            self.no_keywords(call, &func)?;
             let (t, idx, expected, v) = match op {
                 AtomicOp::Cas => match call.args.as_slice() {
                     [t, idx, x, v] => (t, idx, Some(x), v),
@@ -237,7 +393,18 @@ impl KernelParser<'_, '_> {
         }
         Err(self.err(call, if func.is_empty() { "call" } else { &func }, format!("`{func}(...)` as a statement is not part of a case script (hl.store and the hl.atomic_* ops are)")))
     }
+}
 
+/// The entries of a list or tuple literal.
+fn elts(e: &ast::Expr) -> Option<&[ast::Expr]> {
+    match e {
+        ast::Expr::List(ast::ExprList { elts, .. })
+        | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => Some(elts.as_slice()),
+        _ => None,
+    }
+}
+
+impl KernelParser<'_, '_> {
     fn for_stmt(&mut self, f: &ast::StmtFor) -> Result<StmtKind, FrontendError> {
         if !f.orelse.is_empty() {
             return Err(self.err(f, "for-else", "`for ... else` is not part of a case script"));
@@ -258,52 +425,76 @@ impl KernelParser<'_, '_> {
             LoopKind::Tile => "hl.tile",
             LoopKind::Grid => "hl.grid",
         };
-        let (list_form, begins, ends): (bool, Vec<Option<&ast::Expr>>, Vec<&ast::Expr>) =
-            match call.args.as_slice() {
-                [ast::Expr::List(l)] => (true, vec![None; l.elts.len()], l.elts.iter().collect()),
-                [ast::Expr::List(b), ast::Expr::List(e)] if b.elts.len() == e.elts.len() => (
-                    true,
-                    b.elts.iter().map(Some).collect(),
-                    e.elts.iter().collect(),
-                ),
-                [end] => (false, vec![None], vec![end]),
-                [begin, end] => (false, vec![Some(begin)], vec![end]),
-                _ => {
+        // A whole size list (`hl.tile(out.size())`, `hl.tile(x.shape[1:])`) is the list form
+        // over those sizes, desugared here; a tuple of bounds is the list form too.
+        // The bounds, converted: a tuple of bounds is the list form, and a whole size list
+        // (`hl.tile(out.size())`, `hl.tile(x.shape[1:])`) is the list form over those sizes.
+        let (list_form, bounds): (bool, Vec<(Option<Expr>, Expr)>) = match call.args.as_slice() {
+            [one] if elts(one).is_none() && self.size_list(one)?.is_some() => {
+                let sizes = self.size_list(one)?.unwrap_or_default();
+                (true, sizes.into_iter().map(|e| (None, e)).collect())
+            }
+            [l] if elts(l).is_some() => (
+                true,
+                self.splice(elts(l).unwrap_or_default())?
+                    .into_iter()
+                    .map(|e| (None, e))
+                    .collect(),
+            ),
+            [b, e]
+                if elts(b)
+                    .zip(elts(e))
+                    .is_some_and(|(b, e)| b.len() == e.len()) =>
+            {
+                let b = self.splice(elts(b).unwrap_or_default())?;
+                let e = self.splice(elts(e).unwrap_or_default())?;
+                if b.len() != e.len() {
                     return Err(self.err(
                         call,
                         fname,
-                        format!("{fname} takes (end), (begin, end), or lists of them"),
+                        format!("{fname}'s begin and end lists differ in length"),
                     ));
                 }
-            };
-        if ends.is_empty() {
+                (true, b.into_iter().map(Some).zip(e).collect())
+            }
+            [end] => (false, vec![(None, self.expr(end)?)]),
+            [begin, end] => (false, vec![(Some(self.expr(begin)?), self.expr(end)?)]),
+            _ => {
+                return Err(self.err(
+                    call,
+                    fname,
+                    format!("{fname} takes (end), (begin, end), or lists of them"),
+                ));
+            }
+        };
+        if bounds.is_empty() {
             return Err(self.err(f, fname, format!("{fname}([]) has no dimension to iterate")));
         }
-        let mut block_sizes: Vec<Option<Expr>> = vec![None; ends.len()];
+        let mut block_sizes: Vec<Option<Expr>> = vec![None; bounds.len()];
         for kw in &call.keywords {
             match kw.arg.as_ref().map(|a| a.as_str()) {
                 Some("block_size") if kind == LoopKind::Tile => {
-                    block_sizes =
-                        match (&kw.value, list_form) {
-                            (ast::Expr::List(l), true) if l.elts.len() == ends.len() => l
-                                .elts
-                                .iter()
-                                .map(|x| match x {
-                                    ast::Expr::Constant(c)
-                                        if matches!(c.value, ast::Constant::None) =>
-                                    {
-                                        Ok(None)
-                                    }
-                                    x => self.expr(x).map(Some),
-                                })
-                                .collect::<Result<_, _>>()?,
-                            (v, false) => vec![Some(self.expr(v)?)],
-                            _ => return Err(self.err(
+                    block_sizes = match (elts(&kw.value), list_form) {
+                        (Some(l), true) if l.len() == bounds.len() => l
+                            .iter()
+                            .map(|x| match x {
+                                ast::Expr::Constant(c)
+                                    if matches!(c.value, ast::Constant::None) =>
+                                {
+                                    Ok(None)
+                                }
+                                x => self.expr(x).map(Some),
+                            })
+                            .collect::<Result<_, _>>()?,
+                        (None, false) => vec![Some(self.expr(&kw.value)?)],
+                        _ => {
+                            return Err(self.err(
                                 kw,
                                 "block_size",
                                 "block_size of a list-form hl.tile is a list of the same length",
-                            )),
-                        };
+                            ));
+                        }
+                    };
                 }
                 Some(other) => {
                     return Err(self.err(
@@ -315,18 +506,15 @@ impl KernelParser<'_, '_> {
                 None => return Err(self.err(kw, "**", "**kwargs are not part of a case script")),
             }
         }
-        let dims: Vec<LoopDim> = begins
+        let dims: Vec<LoopDim> = bounds
             .into_iter()
-            .zip(ends)
             .zip(block_sizes)
-            .map(|((b, e), block_size)| {
-                Ok(LoopDim {
-                    begin: b.map(|b| self.expr(b)).transpose()?,
-                    end: self.expr(e)?,
-                    block_size,
-                })
+            .map(|((begin, end), block_size)| LoopDim {
+                begin,
+                end,
+                block_size,
             })
-            .collect::<Result<_, FrontendError>>()?;
+            .collect();
         let vars: Vec<String> = match &*f.target {
             ast::Expr::Name(n) => vec![n.id.to_string()],
             ast::Expr::Tuple(t) => t

@@ -1,0 +1,569 @@
+//! Case-script version 2: kernels spelled as Helion's own tests spell them. Each construct is
+//! desugared by the frontend into the IR of its canonical spelling, so a script in Helion's
+//! spelling parses to the same IR as the same script written canonically, and renders back
+//! canonically; what the frontend does not model is refused at file:line:col.
+
+use pallas_diff_lang::frontend::{FrontendError, parse_case};
+use pallas_diff_lang::ir::Case;
+use pallas_diff_lang::render::render_case;
+
+const HEAD: &str = "import torch\nimport helion\nimport helion.language as hl\n\n\n";
+
+/// A script with the kernel `body` (indented four spaces already) over `params`, config
+/// `config`, and `inputs` (module-level lines) passed in the order of `args`.
+fn script(params: &str, config: &str, body: &str, inputs: &str, args: &str) -> String {
+    format!(
+        "{HEAD}@helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config({config}))\ndef k({params}):\n{body}\n\n{inputs}\nk({args})\n"
+    )
+}
+
+fn parse(src: &str) -> Case {
+    parse_case(src, "case.py").unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+fn refuse(src: &str) -> FrontendError {
+    match parse_case(src, "case.py") {
+        Ok(_) => panic!("parsed, expected a refusal:\n{src}"),
+        Err(e) => e,
+    }
+}
+
+/// `helion` parses to the same span-stripped IR as `canonical`, renders as `canonical`
+/// renders, and the rendering parses back to the same IR.
+fn same_as(helion: &str, canonical: &str) {
+    let a = parse(helion).without_spans();
+    let b = parse(canonical).without_spans();
+    assert_eq!(
+        a, b,
+        "\n--- helion spelling:\n{helion}\n--- canonical:\n{canonical}"
+    );
+    let rendered = render_case(&a);
+    assert_eq!(rendered, render_case(&b));
+    assert_eq!(parse(&rendered).without_spans(), a, "{rendered}");
+}
+
+const X: &str = "x = torch.randn(16, 256, dtype=torch.bfloat16)";
+
+#[test]
+fn a_tensors_dtype_is_its_static_dtype() {
+    let body = |d: &str, o: &str| {
+        format!(
+            "    out = torch.empty_like(x, dtype={o})\n    for t in hl.tile(x.size(0)):\n        acc = x[t, :].to({d})\n        out[t, :] = acc.to(out.dtype)\n    return out"
+        )
+    };
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("torch.float32", "x.dtype"),
+            X,
+            "x",
+        ),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("torch.float32", "torch.bfloat16").replace("out.dtype", "torch.bfloat16"),
+            X,
+            "x",
+        ),
+    );
+    // A local's dtype: a load has its tensor's dtype, hl.zeros its own, a cast its target.
+    let local = |acc: &str, blk: &str| {
+        format!(
+            "    out = torch.zeros([16, 256], dtype=torch.float32)\n    for t in hl.tile(x.size(0)):\n        blk = x[t, :]\n        acc = hl.zeros([t, 256], dtype=torch.float32)\n        acc = acc + blk.to({acc})\n        out[t, :] = acc.to({blk})\n    return out"
+        )
+    };
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &local("acc.dtype", "blk.dtype"),
+            X,
+            "x",
+        ),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &local("torch.float32", "torch.bfloat16"),
+            X,
+            "x",
+        ),
+    );
+    // A parameter's dtype follows its input through the input's own chain (`.to`).
+    let chained = "x = torch.randn(16, 256).to(torch.bfloat16)";
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("x.dtype", "x.dtype"),
+            chained,
+            "x",
+        ),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("torch.bfloat16", "torch.bfloat16").replace("out.dtype", "torch.bfloat16"),
+            chained,
+            "x",
+        ),
+    );
+}
+
+#[test]
+fn an_unknown_dtype_is_refused_where_it_is_asked() {
+    // Mixed arithmetic (bfloat16 + a float scalar) is not claimed: refused, not guessed.
+    let src = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        v = x[t, :] * 2.0\n        out[t, :] = v.to(v.dtype)\n    return out",
+        X,
+        "x",
+    );
+    let e = refuse(&src);
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (11, 26, ".dtype"),
+        "{e}"
+    );
+    // An int has no dtype.
+    let src = script(
+        "x: torch.Tensor, n: int",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x, dtype=n.dtype)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :]\n    return out",
+        X,
+        "x, 3",
+    );
+    let e = refuse(&src);
+    assert_eq!((e.span.line, e.span.col), (8, 37), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("case.py:8:37: `n` is not a tensor"),
+        "{e}"
+    );
+}
+
+#[test]
+fn sizes_unpack_index_and_list() {
+    let helion = script(
+        "x: torch.Tensor",
+        "block_sizes=[8, 128, 8]",
+        "    m, n = x.size()\n    rows, cols = x.shape\n    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)\n    acc = torch.zeros([x.shape[0], *x.shape[1:]], dtype=torch.float32, device=x.device)\n    for tm, tn in hl.tile(out.size()):\n        out[tm, tn] = x[tm, tn] + acc[tm, tn].to(out.dtype)\n    for tr in hl.tile(x.size()[0]):\n        out[tr, :] = x[tr, :]\n    return out",
+        X,
+        "x",
+    );
+    let canonical = script(
+        "x: torch.Tensor",
+        "block_sizes=[8, 128, 8]",
+        "    m = x.size(0)\n    n = x.size(1)\n    rows = x.size(0)\n    cols = x.size(1)\n    out = torch.empty([x.size(0), x.size(1)], dtype=torch.bfloat16)\n    acc = torch.zeros([x.size(0), x.size(1)], dtype=torch.float32)\n    for tm, tn in hl.tile([out.size(0), out.size(1)]):\n        out[tm, tn] = x[tm, tn] + acc[tm, tn].to(torch.bfloat16)\n    for tr in hl.tile(x.size(0)):\n        out[tr, :] = x[tr, :]\n    return out",
+        X,
+        "x",
+    );
+    same_as(&helion, &canonical);
+    // Tuple bounds are the list form; a tuple of values unpacks one name per value.
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8, 128]",
+            "    m, n = x.size(0), x.size(1)\n    out = torch.empty_like(x)\n    for tm, tn in hl.tile((m, n)):\n        out[tm, tn] = x[tm, tn]\n    return out",
+            X,
+            "x",
+        ),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8, 128]",
+            "    m = x.size(0)\n    n = x.size(1)\n    out = torch.empty_like(x)\n    for tm, tn in hl.tile([m, n]):\n        out[tm, tn] = x[tm, tn]\n    return out",
+            X,
+            "x",
+        ),
+    );
+}
+
+#[test]
+fn size_constructs_that_do_not_fit_are_refused_at_their_position() {
+    let with = |line: &str| {
+        script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &format!(
+                "{line}\n    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :]\n    return out"
+            ),
+            X,
+            "x",
+        )
+    };
+    let cases: [(&str, u32, u32, &str); 6] = [
+        // Python would raise ValueError: three names for two sizes.
+        ("    a, b, c = x.size()", 8, 5, "tuple assignment"),
+        // The right reads a name the left assigns: sequential assignment would differ.
+        ("    a = 1\n    a, b = 2, a", 9, 15, "tuple assignment"),
+        ("    s = x.shape", 8, 9, ".shape"),
+        ("    s = x.size()", 8, 9, ".size"),
+        ("    s = x.shape[0:1]", 8, 17, "size index"),
+        ("    a, *b = x.shape", 8, 8, "tuple assignment"),
+    ];
+    for (line, l, c, construct) in cases {
+        let e = refuse(&with(line));
+        assert_eq!(
+            (e.span.line, e.span.col, e.construct.as_str()),
+            (l, c, construct),
+            "{line}: {e}"
+        );
+    }
+    // The rank of a load is not known to the frontend: its size list is refused.
+    let src = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        blk = x[t, :]\n        a, b = blk.size()\n        out[t, :] = blk\n    return out",
+        X,
+        "x",
+    );
+    let e = refuse(&src);
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (11, 16, "a list of sizes"),
+        "{e}"
+    );
+}
+
+#[test]
+fn device_is_accepted_only_as_a_tensors_device() {
+    let body = |dev: &str| {
+        format!(
+            "    out = torch.zeros([16, 256], dtype=torch.float32{dev})\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :].float()\n    return out"
+        )
+    };
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body(", device=x.device"),
+            X,
+            "x",
+        ),
+        &script("x: torch.Tensor", "block_sizes=[8]", &body(""), X, "x"),
+    );
+    for (dev, col) in [
+        (", device=\"cpu\"", 62),
+        (", device=DEVICE", 62),
+        (", device=n.device", 62),
+    ] {
+        let src = script(
+            "x: torch.Tensor, n: int",
+            "block_sizes=[8]",
+            &body(dev),
+            X,
+            "x, 2",
+        );
+        let e = refuse(&src);
+        assert_eq!((e.span.line, e.span.col), (8, col), "{dev}: {e}");
+        assert!(
+            e.construct == "device" || e.construct == "name",
+            "{dev}: {e}"
+        );
+    }
+    // hl.zeros has no device.
+    let src = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = hl.zeros([t, 256], dtype=torch.bfloat16, device=x.device)\n    return out",
+        X,
+        "x",
+    );
+    let e = refuse(&src);
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (10, 62, "device"),
+        "{e}"
+    );
+}
+
+#[test]
+fn keywords_that_are_not_modelled_are_refused_not_dropped() {
+    let with = |stmt: &str| {
+        script(
+            "x: torch.Tensor, m: torch.Tensor",
+            "block_sizes=[8]",
+            &format!(
+                "    out = torch.zeros_like(x)\n    for t in hl.tile(x.size(0)):\n{stmt}\n    return out"
+            ),
+            "x = torch.randn(16, 256)\nm = torch.ones(16, 256)",
+            "x, m",
+        )
+    };
+    let cases = [
+        (
+            "        out[t, :] = hl.load(x, [t, slice(None)], extra_mask=m[t, :] > 0)",
+            10,
+            50,
+            "extra_mask",
+        ),
+        (
+            "        out[t, :] = hl.load(x, [t, slice(None)], eviction_policy=\"evict_last\")",
+            10,
+            50,
+            "eviction_policy",
+        ),
+        (
+            "        hl.store(out, [t, slice(None)], x[t, :], extra_mask=m[t, :] > 0)",
+            10,
+            50,
+            "extra_mask",
+        ),
+        (
+            "        hl.atomic_add(out, [t, slice(None)], x[t, :], sem=\"relaxed\")",
+            10,
+            55,
+            "sem",
+        ),
+    ];
+    for (stmt, l, c, construct) in cases {
+        let e = refuse(&with(stmt));
+        assert_eq!(
+            (e.span.line, e.span.col, e.construct.as_str()),
+            (l, c, construct),
+            "{stmt}: {e}"
+        );
+    }
+}
+
+#[test]
+fn an_input_a_device_loop_assigns_is_refused_and_renamed_by_the_renderer() {
+    // `acc` is an input (a module global); the kernel assigns `acc` first inside a device loop:
+    // Helion 1.5.1 raises CannotModifyHostVariableOnDevice running this file.
+    let body = "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        acc = x[t, :] + 1.0\n        out[t, :] = acc\n    return out";
+    let src = script(
+        "x: torch.Tensor, y: torch.Tensor",
+        "block_sizes=[8]",
+        body,
+        "x = torch.randn(16, 256)\nacc = torch.randn(16, 256)",
+        "x, acc",
+    );
+    let e = refuse(&src);
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (10, 9, "assignment"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("CannotModifyHostVariableOnDevice"),
+        "{e}"
+    );
+    // The same case with the input named apart parses; renamed back to `acc` in the IR (as a
+    // JSON case or a generated one may name it), the renderer names it apart again.
+    let ok = src
+        .replace("acc = torch.randn", "acc_in = torch.randn")
+        .replace("k(x, acc)", "k(x, acc_in)");
+    let mut case = parse(&ok);
+    case.inputs[1].name = "acc".into();
+    case.call.args[1] = pallas_diff_lang::ir::Arg::Input("acc".into());
+    let rendered = render_case(&case);
+    assert!(
+        rendered.contains("acc_input = torch.randn(16, 256)\nk(x, acc_input)\n"),
+        "{rendered}"
+    );
+    let back = parse(&rendered);
+    assert_eq!(back.without_spans().kernel, case.without_spans().kernel);
+    // A parameter of that name shadows the global: no refusal, no renaming.
+    let shadowed = script(
+        "x: torch.Tensor, acc: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :] + acc[t, :]\n    return out",
+        "x = torch.randn(16, 256)\nacc = torch.randn(16, 256)",
+        "x, acc",
+    );
+    assert_eq!(
+        render_case(&parse(&shadowed)),
+        render_case(&parse(&render_case(&parse(&shadowed))))
+    );
+    assert!(render_case(&parse(&shadowed)).contains("\nacc = torch.randn"));
+}
+
+#[test]
+fn specialize_is_the_value_under_static_shapes() {
+    let body = |n: &str| {
+        format!(
+            "    n = {n}\n    out = torch.empty_like(x)\n    for t in hl.tile(n):\n        out[t, :] = x[t, :]\n    return out"
+        )
+    };
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("hl.specialize(x.size(0))"),
+            X,
+            "x",
+        ),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("x.size(0)"),
+            X,
+            "x",
+        ),
+    );
+    // Of a tensor, or inside a device loop: refused.
+    let e = refuse(&script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        &body("hl.specialize(x)"),
+        X,
+        "x",
+    ));
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (8, 23, "hl.specialize"),
+        "{e}"
+    );
+    let e = refuse(&script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        n = hl.specialize(x.size(1))\n        out[t, :] = x[t, :]\n    return out",
+        X,
+        "x",
+    ));
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (10, 13, "hl.specialize"),
+        "{e}"
+    );
+}
+
+#[test]
+fn host_asserts_are_decided_on_the_inputs() {
+    let body = |cond: &str| {
+        format!(
+            "    m, n = x.size()\n    assert {cond}\n    out = torch.empty_like(x)\n    for t in hl.tile(m):\n        out[t, :] = x[t, :]\n    return out"
+        )
+    };
+    let without = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    m, n = x.size()\n    out = torch.empty_like(x)\n    for t in hl.tile(m):\n        out[t, :] = x[t, :]\n    return out",
+        X,
+        "x",
+    );
+    // Holds: does nothing, so it is not in the IR.
+    for holds in ["m == 16 and n == 256", "m * 16 == n == x.size(1)", "m < n"] {
+        same_as(
+            &script("x: torch.Tensor", "block_sizes=[8]", &body(holds), X, "x"),
+            &without,
+        );
+    }
+    // Fails on these inputs, or is not a comparison of host ints: refused at the assert.
+    for (cond, fragment) in [
+        ("m == n", "fails on the inputs (16 == 256 is false)"),
+        (
+            "m == 16 and n == 255",
+            "fails on the inputs (256 == 255 is false)",
+        ),
+        ("m", "a comparison of host ints"),
+        ("x.size(0) == x", "compares host ints"),
+    ] {
+        let e = refuse(&script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body(cond),
+            X,
+            "x",
+        ));
+        assert_eq!(
+            (e.span.line, e.span.col),
+            (9, if cond == "m" { 12 } else { 5 }),
+            "{cond}: {e}"
+        );
+        assert!(e.message.contains(fragment), "{cond}: {e}");
+    }
+}
+
+#[test]
+fn an_unannotated_parameter_takes_its_kind_from_the_call() {
+    let body = "    out = torch.empty_like(x)\n    for t in hl.tile(n):\n        out[t, :] = x[t, :]\n    return out";
+    same_as(
+        &script("x, n", "block_sizes=[8]", body, X, "x, 16"),
+        &script(
+            "x: torch.Tensor, n: int",
+            "block_sizes=[8]",
+            body,
+            X,
+            "x, 16",
+        ),
+    );
+    // Other annotations stay refused.
+    let e = refuse(&script(
+        "x: torch.Tensor, n: float",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, 16",
+    ));
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (7, 24, "parameter"),
+        "{e}"
+    );
+}
+
+#[test]
+fn module_level_keywords_are_refused_not_dropped() {
+    let body = "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :]\n    return out";
+    for (inputs, line, col, construct) in [
+        (
+            "torch.manual_seed(0, generator=None)\nx = torch.randn(16, 256)",
+            13,
+            22,
+            "generator",
+        ),
+        (
+            "x = torch.randn(16, 256).to(torch.bfloat16, non_blocking=True)",
+            13,
+            45,
+            "non_blocking",
+        ),
+        (
+            "x = torch.randn(4096).reshape(16, 256, out=None)",
+            13,
+            40,
+            "out",
+        ),
+    ] {
+        let e = refuse(&script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            body,
+            inputs,
+            "x",
+        ));
+        assert_eq!(
+            (e.span.line, e.span.col, e.construct.as_str()),
+            (line, col, construct),
+            "{inputs}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_comparison_as_a_value_is_refused() {
+    // `x < y` of tensors is a boolean mask in torch; the IR's comparison is a truth value (an
+    // `if` condition), so reading it as one would check another kernel than the file's.
+    let src = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = (x[t, :] < 0.0).to(torch.bfloat16)\n    return out",
+        X,
+        "x",
+    );
+    let e = refuse(&src);
+    assert_eq!(
+        (e.span.line, e.span.col, e.construct.as_str()),
+        (10, 22, "comparison"),
+        "{e}"
+    );
+    // As an `if` condition it stays what it was.
+    parse(&script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.zeros_like(x)\n    for t in hl.tile(x.size(0)):\n        live = t.end - t.begin\n        if live >= 3:\n            out[t, :] = x[t, :]\n    return out",
+        X,
+        "x",
+    ));
+}

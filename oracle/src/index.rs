@@ -71,6 +71,9 @@ pub(crate) struct Selection {
     pub basic: bool,
     /// The basic entries, one per source axis (index tensors as full slices) and per `None`.
     info: Vec<SliceInfoElem>,
+    /// Whether every basic entry is a full slice: the basic view is the source itself, and
+    /// ndarray's `slice` (which rebuilds the dims and strides of a dynamic-rank view) is skipped.
+    whole: bool,
     advanced: Option<Advanced>,
 }
 
@@ -245,10 +248,12 @@ impl Selection {
                 format!("a selection of {numel} elements exceeds the budget"),
             );
         }
+        let whole = info.iter().all(|e| *e == FULL);
         Ok(Selection {
             shape,
             basic,
             info,
+            whole,
             advanced,
         })
     }
@@ -264,6 +269,9 @@ impl Selection {
 
     /// The basic part of the selection on `src`: a view (ndarray's `slice`).
     fn basic_view<'a, T>(&self, src: ArrayViewD<'a, T>) -> ArrayViewD<'a, T> {
+        if self.whole {
+            return src;
+        }
         src.slice_move(self.slice_info())
     }
 
@@ -322,7 +330,11 @@ impl Selection {
         values: ArrayViewD<'_, U>,
         mut f: impl FnMut(&mut T, &U),
     ) {
-        let mut view = dst.slice_move(self.slice_info());
+        let mut view = if self.whole {
+            dst
+        } else {
+            dst.slice_move(self.slice_info())
+        };
         let Some(adv) = &self.advanced else {
             Zip::from(&mut view).and(&values).for_each(f);
             return;
@@ -349,7 +361,7 @@ mod tests {
     fn idx(v: &[i64]) -> Ix {
         Ix::Tensor(Rc::new(DTensor::from_vec(
             crate::ty::Ty::I32,
-            vec![v.len()],
+            &[v.len()],
             v.iter().map(|&x| x as f64).collect(),
         )))
     }

@@ -63,13 +63,29 @@ impl Drop for Watermark {
 
 /// Raises the watermark to the largest finite magnitude in `data`.
 fn observe(data: &[f64]) {
-    // A select per element instead of a filter and `f64::max` (whose NaN rule is a branch);
-    // 1.1% fewer instructions in a 2000-case campaign (cachegrind). NaN fails `a > m` and
-    // infinities fail `a < INFINITY`, so `m` is the same largest finite magnitude, from +0.0.
-    let m = data.iter().fold(0.0f64, |m, &v| {
+    // The largest of a set is the same in any order, so eight running maxima over chunks of
+    // eight, combined at the end, give the same value as one left to right; independent lanes
+    // vectorize (`maxpd`), one running maximum is a chain of selects (DTensor::new was 3.5%
+    // of a 2000-case campaign's instructions, callgrind 2026-12-05). NaN and infinities are
+    // read as 0.0 (they fail `a < INFINITY`), so `m` is the largest finite magnitude, from +0.0.
+    let finite_abs = |v: f64| {
         let a = v.abs();
-        if a > m && a < f64::INFINITY { a } else { m }
-    });
+        if a < f64::INFINITY { a } else { 0.0 }
+    };
+    let max = |m: f64, a: f64| if a > m { a } else { m };
+    let chunks = data.chunks_exact(8);
+    let rest = chunks.remainder();
+    let mut lanes = [0.0f64; 8];
+    for c in chunks {
+        for (l, &v) in lanes.iter_mut().zip(c) {
+            *l = max(*l, finite_abs(v));
+        }
+    }
+    let m = rest
+        .iter()
+        .map(|&v| finite_abs(v))
+        .chain(lanes)
+        .fold(0.0f64, max);
     WATERMARK.with(|w| {
         if m > w.get() {
             w.set(m);

@@ -13,8 +13,8 @@ use crate::error::{EvalErrorKind as K, Res, err};
 use crate::ty::{I64_EXACT, Operand, Ty, r32, rbf, result_type, wrap32};
 use lang::ir::{BinOp, Span};
 use ndarray::{
-    Array, Array1, Array2, Array3, Array4, ArrayD, ArrayView, ArrayViewD, Dimension, Ix1, Ix2, Ix3,
-    Ix4, IxDyn, Zip,
+    Array, Array1, Array2, Array3, Array4, ArrayD, ArrayView, ArrayViewD, Dimension, Ix0, Ix1, Ix2,
+    Ix3, Ix4, IxDyn, Zip,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -141,6 +141,25 @@ pub(crate) fn standard(a: ArrayViewD<'_, f64>) -> ArrayD<f64> {
         3 => copy(a.into_dimensionality::<Ix3>().expect("rank 3")),
         4 => copy(a.into_dimensionality::<Ix4>().expect("rank 4")),
         _ => copy(a),
+    }
+}
+
+/// Appends the elements of `a` in row-major order: the values as one slice when `a` is in
+/// standard layout, else walked at `a`'s fixed rank (`Ix0` to `Ix4`).
+pub(crate) fn extend_row_major(values: &mut Vec<f64>, a: ArrayViewD<'_, f64>) {
+    fn extend<D: Dimension>(values: &mut Vec<f64>, a: ArrayView<'_, f64, D>) {
+        match a.as_slice() {
+            Some(s) => values.extend_from_slice(s),
+            None => values.extend(a.iter().copied()),
+        }
+    }
+    match a.ndim() {
+        0 => extend(values, a.into_dimensionality::<Ix0>().expect("rank 0")),
+        1 => extend(values, a.into_dimensionality::<Ix1>().expect("rank 1")),
+        2 => extend(values, a.into_dimensionality::<Ix2>().expect("rank 2")),
+        3 => extend(values, a.into_dimensionality::<Ix3>().expect("rank 3")),
+        4 => extend(values, a.into_dimensionality::<Ix4>().expect("rank 4")),
+        _ => extend(values, a),
     }
 }
 

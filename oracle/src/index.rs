@@ -302,6 +302,15 @@ impl Selection {
         let Some(adv) = &self.advanced else {
             return crate::dense::standard(self.basic_view(src));
         };
+        if adv.flat_shape[..adv.at].iter().product::<usize>() == 1 {
+            // No dims of size > 1 before the block: the parts follow each other in the
+            // result's row-major order, so they are appended, not assigned into a zeroed array.
+            let mut values = Vec::with_capacity(self.numel());
+            self.for_each_part(src, |_, part| {
+                crate::dense::extend_row_major(&mut values, part);
+            });
+            return crate::dense::from_shape_vec(&self.shape, values);
+        }
         let mut out = ArrayD::<f64>::zeros(IxDyn(&adv.flat_shape));
         self.for_each_part(src, |b, part| {
             out.index_axis_mut(Axis(adv.at), b).assign(&part);

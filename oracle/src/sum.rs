@@ -105,7 +105,11 @@ pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64
         }
     };
     let (values, offset) = out.into_raw_vec_and_offset();
-    debug_assert_eq!(offset.unwrap_or(0), 0, "a fresh array starts at its first element");
+    debug_assert_eq!(
+        offset.unwrap_or(0),
+        0,
+        "a fresh array starts at its first element"
+    );
     (ty, crate::dense::from_shape_vec(&out_shape, values))
 }
 

@@ -71,6 +71,9 @@ pub(crate) struct Selection {
     pub basic: bool,
     /// The basic entries, one per source axis (index tensors as full slices) and per `None`.
     info: Vec<SliceInfoElem>,
+    /// Whether every basic entry is a full slice: the basic view is the source itself, and
+    /// ndarray's `slice` (which rebuilds the dims and strides of a dynamic-rank view) is skipped.
+    whole: bool,
     advanced: Option<Advanced>,
 }
 
@@ -245,10 +248,12 @@ impl Selection {
                 format!("a selection of {numel} elements exceeds the budget"),
             );
         }
+        let whole = info.iter().all(|e| *e == FULL);
         Ok(Selection {
             shape,
             basic,
             info,
+            whole,
             advanced,
         })
     }
@@ -264,6 +269,9 @@ impl Selection {
 
     /// The basic part of the selection on `src`: a view (ndarray's `slice`).
     fn basic_view<'a, T>(&self, src: ArrayViewD<'a, T>) -> ArrayViewD<'a, T> {
+        if self.whole {
+            return src;
+        }
         src.slice_move(self.slice_info())
     }
 
@@ -294,6 +302,15 @@ impl Selection {
         let Some(adv) = &self.advanced else {
             return crate::dense::standard(self.basic_view(src));
         };
+        if adv.flat_shape[..adv.at].iter().product::<usize>() == 1 {
+            // No dims of size > 1 before the block: the parts follow each other in the
+            // result's row-major order, so they are appended, not assigned into a zeroed array.
+            let mut values = Vec::with_capacity(self.numel());
+            self.for_each_part(src, |_, part| {
+                crate::dense::extend_row_major(&mut values, part);
+            });
+            return crate::dense::from_shape_vec(&self.shape, values);
+        }
         let mut out = ArrayD::<f64>::zeros(IxDyn(&adv.flat_shape));
         self.for_each_part(src, |b, part| {
             out.index_axis_mut(Axis(adv.at), b).assign(&part);
@@ -322,7 +339,11 @@ impl Selection {
         values: ArrayViewD<'_, U>,
         mut f: impl FnMut(&mut T, &U),
     ) {
-        let mut view = dst.slice_move(self.slice_info());
+        let mut view = if self.whole {
+            dst
+        } else {
+            dst.slice_move(self.slice_info())
+        };
         let Some(adv) = &self.advanced else {
             Zip::from(&mut view).and(&values).for_each(f);
             return;
@@ -349,7 +370,7 @@ mod tests {
     fn idx(v: &[i64]) -> Ix {
         Ix::Tensor(Rc::new(DTensor::from_vec(
             crate::ty::Ty::I32,
-            vec![v.len()],
+            &[v.len()],
             v.iter().map(|&x| x as f64).collect(),
         )))
     }

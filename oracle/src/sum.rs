@@ -22,7 +22,7 @@
 //! Integer sums are exact and have type int64, as in torch.
 
 use crate::ty::Ty;
-use ndarray::{Array2, ArrayD, Axis, IxDyn, Zip};
+use ndarray::{Array2, ArrayD, Axis, Zip};
 
 /// NumPy's `pairwise_sum` in float32 arithmetic over `a[0], a[stride], …` (n elements).
 fn pairwise(a: &[f64], n: usize, stride: usize) -> f32 {
@@ -104,15 +104,19 @@ pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64
             ty
         }
     };
-    let out = out
-        .into_shape_with_order(IxDyn(&out_shape))
-        .expect("the same elements");
-    (ty, out)
+    let (values, offset) = out.into_raw_vec_and_offset();
+    debug_assert_eq!(
+        offset.unwrap_or(0),
+        0,
+        "a fresh array starts at its first element"
+    );
+    (ty, crate::dense::from_shape_vec(&out_shape, values))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ndarray::IxDyn;
 
     fn arr(shape: &[usize], v: Vec<f64>) -> ArrayD<f64> {
         ArrayD::from_shape_vec(IxDyn(shape), v).expect("values fill the shape")

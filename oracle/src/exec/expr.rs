@@ -120,7 +120,7 @@ impl Runtime<'_> {
                         let n = (t.end - t.begin).max(0) as usize;
                         self.charge(n, span)?;
                         let data = (t.begin..t.end).map(|i| i as f64).collect();
-                        Value::Tensor(Rc::new(DTensor::from_vec(Ty::I32, vec![n], data)))
+                        Value::Tensor(Rc::new(DTensor::from_vec(Ty::I32, &[n], data)))
                     }
                 }
             }
@@ -185,7 +185,7 @@ impl Runtime<'_> {
                     }
                     data.push(v as f64);
                 }
-                Value::Tensor(Rc::new(DTensor::from_vec(Ty::I32, vec![n], data)))
+                Value::Tensor(Rc::new(DTensor::from_vec(Ty::I32, &[n], data)))
             }
             CK::Full(shape, value, ty) => {
                 let shape = self.shape_list(shape, span)?;

@@ -4,7 +4,8 @@
 //! not on the same bug every night. Two kinds of rows: a JAX interpreter gap that is not a bug
 //! of the compiler under test, and a real Helion bug already written up with its reduced
 //! reproducer in `docs/helion-findings.md` (each row names its section). The goal is to empty
-//! this table: re-check each row when JAX or Helion is upgraded (`PALLAS_DIFF_JAX_VERSION`,
+//! this table: `pallas-diff --helion-build SPEC known-issues` re-runs each row's reproducer on
+//! a Helion build and lists the stale rows; re-check each row when JAX or Helion is upgraded (`PALLAS_DIFF_JAX_VERSION`,
 //! `PALLAS_DIFF_HELION_VERSION`). Errors match here by their status: an exception, or a Helion
 //! refusal where its verdict differs from our model's. A wrong value is a finding, with one
 //! exception: a value of Helion's eager mode that differs where the reference reports a

@@ -15,7 +15,7 @@ use finding::signature::{Signature, signature};
 use fuzz::engines::{self, EngineId, Pools};
 use std::path::PathBuf;
 use std::sync::Arc;
-use tpu_runner::builds::{self, BuildSpec, HelionBuild};
+use tpu_runner::builds::{self, BuildSpec, HelionBuild, range};
 use tpu_runner::{Pool, PoolConfig, Runtime};
 
 /// Arguments of `bisect`.
@@ -35,6 +35,150 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Bisect the commits of this Helion git checkout instead of the installed builds (with
+    /// `--range`): each commit tried is checked out into a temporary worktree and run in place,
+    /// as `git bisect run` would, skipping commits that cannot run the case.
+    #[arg(long, requires = "range")]
+    source: Option<PathBuf>,
+    /// `GOOD..BAD`: the last commit known to behave and the first known to show the symptom.
+    #[arg(long, requires = "source")]
+    range: Option<String>,
+}
+
+type Run = (tpu_runner::BuildIdentity, Signature, Option<String>);
+
+/// Runs the case on one build in its own one-worker Helion pool.
+fn run_on(
+    build: &HelionBuild,
+    python: &std::path::Path,
+    engine: EngineId,
+    case: &lang::ir::Case,
+    codegen: &CodegenOptions,
+    timeout: u64,
+) -> Result<Run, CliError> {
+    let pool = Pool::new(
+        PoolConfig::for_runtime(Runtime::Helion, python)
+            .with_workers(1)
+            .with_timeout(std::time::Duration::from_secs(timeout))
+            .with_helion_build(Some(build.clone())),
+    )
+    .map_err(|e| CliError::Input(anyhow::anyhow!("helion build {}: {e}", build.id())))?;
+    let identity = pool.availability().helion_build.clone().unwrap_or_default();
+    let pools = Pools {
+        jax: None,
+        helion: Some(Arc::new(pool)),
+    };
+    let engines =
+        engines::build_with(&[engine], &pools).map_err(|e| CliError::Internal(e.into()))?;
+    let report = fuzz::check::check_case(case, &engines, codegen);
+    Ok((identity, signature(case, &report), frameless(&report)))
+}
+
+/// `git -C tree ARGS`, its stdout; an error names the command.
+fn git(tree: &std::path::Path, args: &[&str]) -> Result<String, CliError> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(tree)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run git in {}", tree.display()))?;
+    if !out.status.success() {
+        return Err(CliError::Input(anyhow::anyhow!(
+            "git -C {} {}: {}",
+            tree.display(),
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Bisects the first-parent commits of `GOOD..BAD` in `tree` (`git bisect run` with skips):
+/// each commit tried is a temporary worktree registered as a source build, removed after.
+fn bisect_commits(
+    tree: &std::path::Path,
+    range_spec: &str,
+    mut judge: impl FnMut(&HelionBuild) -> Result<Behaviour, CliError>,
+) -> Result<(Vec<String>, range::Bisection), CliError> {
+    let (good, bad) = range_spec.split_once("..").ok_or_else(|| {
+        CliError::Input(anyhow::anyhow!("--range {range_spec}: expected GOOD..BAD"))
+    })?;
+    let good = git(
+        tree,
+        &["rev-parse", "--verify", &format!("{good}^{{commit}}")],
+    )?;
+    let listed = git(
+        tree,
+        &[
+            "rev-list",
+            "--reverse",
+            "--first-parent",
+            &format!("{good}..{bad}"),
+        ],
+    )?;
+    let mut commits = vec![good];
+    commits.extend(listed.lines().map(str::to_owned));
+    let scratch = tempfile::Builder::new()
+        .prefix("pallas-diff-bisect-")
+        .tempdir()
+        .context("cannot make a scratch directory")?;
+    let registry = scratch.path().join("builds");
+    let mut failure: Option<CliError> = None;
+    let result = range::bisect(commits.len(), |i| {
+        let commit = &commits[i];
+        let worktree = scratch.path().join(&commit[..12]);
+        let step = (|| {
+            git(
+                tree,
+                &[
+                    "worktree",
+                    "add",
+                    "--detach",
+                    worktree.to_str().unwrap_or(""),
+                    commit,
+                ],
+            )?;
+            let build = builds::install(
+                &registry,
+                &BuildSpec::Source(worktree.clone()),
+                std::path::Path::new("python3"),
+                false,
+            )
+            .map_err(|e| CliError::Input(e.into()))?;
+            eprintln!(
+                "pallas-diff: commit {} ({} of {})",
+                &commit[..12],
+                i + 1,
+                commits.len()
+            );
+            judge(&build)
+        })();
+        let _ = git(
+            tree,
+            &[
+                "worktree",
+                "remove",
+                "--force",
+                worktree.to_str().unwrap_or(""),
+            ],
+        );
+        match step {
+            Ok(b) => b,
+            // A commit that is not a Helion tree or whose worker does not start is skipped, as
+            // `git bisect run` skips on exit 125; a harness error stops the bisection.
+            Err(CliError::Input(e)) => Behaviour::Other(format!("cannot run: {e:#}")),
+            Err(e) => {
+                failure.get_or_insert(e);
+                Behaviour::Other("harness error".into())
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let bisection =
+        result.map_err(|e| CliError::Input(anyhow::anyhow!("--range {range_spec}: {e}")))?;
+    Ok((commits, bisection))
 }
 
 /// One build's row.
@@ -63,6 +207,66 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     }
     let python = tpu_runner::helion_python_if_present()
         .map_err(|why| CliError::Input(anyhow::anyhow!("bisect needs Helion: {why}")))?;
+    if let (Some(tree), Some(range_spec)) = (&args.source, &args.range) {
+        // The symptom of a case script is what it does on the bad end, run first.
+        // The bad end is tried first (`range::bisect`); a case script's symptom is what it
+        // does there, and must be a finding or a known issue.
+        let mut symptom = symptom;
+        let mut symptom_exception: Option<String> = None;
+        let result = bisect_commits(tree, range_spec, |build| {
+            let (_, run, exception) =
+                run_on(build, &python, engine, &case, &codegen, args.timeout)?;
+            if symptom.is_none() {
+                symptom_exception.clone_from(&exception);
+                symptom = Some(run.clone());
+            }
+            let symptom = symptom.as_ref().expect("set above");
+            Ok(behaviour(
+                symptom,
+                symptom_exception.as_deref(),
+                &run,
+                exception.as_deref(),
+            ))
+        });
+        if let Some(s) = &symptom
+            && !s.is_finding()
+            && s.outcome != fuzz::outcome::Outcome::KnownIssue
+        {
+            return Err(CliError::Input(anyhow::anyhow!(
+                "{}: no symptom to bisect: at the bad end of {range_spec} the case is `{}`",
+                args.target.display(),
+                s.outcome
+            )));
+        }
+        let (commits, bisection) = result?;
+        let (good, bad) = (&commits[bisection.last_good], &commits[bisection.first_bad]);
+        let skipped: Vec<&str> = bisection
+            .skipped
+            .iter()
+            .map(|&i| commits[i].as_str())
+            .collect();
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "target": args.target,
+                    "last_good": good,
+                    "first_bad": bad,
+                    "skipped": skipped,
+                    "tried": bisection.tried.iter().map(|(i, b)| serde_json::json!({"commit": commits[*i], "behaviour": b})).collect::<Vec<_>>(),
+                })
+            );
+        } else {
+            println!("last good {good}\nfirst bad {bad}");
+            if !skipped.is_empty() {
+                println!(
+                    "between them, commits that could not run the case: {}",
+                    skipped.join(" ")
+                );
+            }
+        }
+        return Ok(Exit::Ok);
+    }
     let dir = super::builds::dir();
     let list: Vec<HelionBuild> = if args.builds.is_empty() {
         builds::installed(&dir).map_err(|e| CliError::Input(e.into()))?
@@ -74,29 +278,21 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             .map_err(|e| CliError::Input(e.into()))?
     };
     // Each build's run, newest last; the symptom of a case script is its newest run's.
-    let mut runs: Vec<(tpu_runner::BuildIdentity, Signature, Option<String>)> = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
     for build in &list {
         eprintln!(
             "pallas-diff: running {} on helion build {}",
             args.target.display(),
             build.id()
         );
-        let pool = Pool::new(
-            PoolConfig::for_runtime(Runtime::Helion, &python)
-                .with_workers(1)
-                .with_timeout(std::time::Duration::from_secs(args.timeout))
-                .with_helion_build(Some(build.clone())),
-        )
-        .map_err(|e| CliError::Input(anyhow::anyhow!("helion build {}: {e}", build.id())))?;
-        let identity = pool.availability().helion_build.clone().unwrap_or_default();
-        let pools = Pools {
-            jax: None,
-            helion: Some(Arc::new(pool)),
-        };
-        let engines =
-            engines::build_with(&[engine], &pools).map_err(|e| CliError::Internal(e.into()))?;
-        let report = fuzz::check::check_case(&case, &engines, &codegen);
-        runs.push((identity, signature(&case, &report), frameless(&report)));
+        runs.push(run_on(
+            build,
+            &python,
+            engine,
+            &case,
+            &codegen,
+            args.timeout,
+        )?);
     }
     let symptom = match symptom {
         Some(s) => s,

@@ -95,7 +95,7 @@ pub enum BisectError {
 }
 
 /// Finds the first bad build of `n`, oldest first, where build 0 must be good and build
-/// `n - 1` bad (both are tried first). `O(log n)` tries when no build is skipped.
+/// `n - 1` bad (both are tried first, the bad end first). `O(log n)` tries when no build is skipped.
 pub fn bisect(
     n: usize,
     mut behaviour: impl FnMut(usize) -> Behaviour,
@@ -109,9 +109,11 @@ pub fn bisect(
         tried.push((i, b.clone()));
         b
     };
+    // The bad end first: a caller that learns the symptom from it (a case script) judges
+    // every later build by it.
     for (index, end, expected, want) in [
-        (0, "first", "good", Behaviour::Good),
         (n - 1, "last", "bad", Behaviour::Bad),
+        (0, "first", "good", Behaviour::Good),
     ] {
         let got = try_one(index, &mut tried);
         if got != want {

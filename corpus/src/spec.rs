@@ -20,9 +20,10 @@ use finding::signature::slugify;
 use fuzz::check::{CaseReport, check_case};
 use fuzz::engines::{Engine, EngineId};
 use lang::frontend::parse_case;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The note prefix of a header disagreement.
 pub const NOTE_PREFIX: &str = "header disagrees: ";
@@ -177,29 +178,26 @@ pub fn import_spec_kernels(
     jobs: usize,
 ) -> Result<ImportReport, CorpusError> {
     let codegen = CodegenOptions::default();
-    let runs: Mutex<Vec<Option<Runs>>> = Mutex::new((0..kernels.len()).map(|_| None).collect());
-    let next = Mutex::new(0usize);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| {
-                loop {
-                    let i = {
-                        let mut n = next.lock().expect("queue lock");
-                        *n += 1;
-                        *n - 1
-                    };
-                    let Some(k) = kernels.get(i) else { break };
-                    let base = check_case(&k.case, &[], &codegen);
-                    let reports = observe(&k.case, engines, &codegen);
-                    runs.lock().expect("runs lock")[i] = Some((base, reports));
-                }
-            });
-        }
+    // Each kernel runs every engine once, JAX ones through the pool's workers, so a kernel is
+    // one task of its own; `jobs` threads, not the global pool, keep `jobs` meaning what it says.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .thread_name(|i| format!("spec-kernel-{i}"))
+        .build()
+        .expect("cannot start the spec kernels' threads");
+    let runs: Vec<Runs> = pool.install(|| {
+        kernels
+            .par_iter()
+            .with_max_len(1)
+            .map(|k| {
+                let base = check_case(&k.case, &[], &codegen);
+                let reports = observe(&k.case, engines, &codegen);
+                (base, reports)
+            })
+            .collect()
     });
-    let runs = runs.into_inner().expect("runs lock");
     let mut report = ImportReport::default();
-    for (k, run) in kernels.iter().zip(runs) {
-        let (base, reports) = run.expect("every kernel ran");
+    for (k, (base, reports)) in kernels.iter().zip(runs) {
         let file = relative_path(k);
         let existing = corpus
             .entries

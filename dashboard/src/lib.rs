@@ -17,6 +17,7 @@ use finding::finding::FindingError;
 use finding::fsio::IoError;
 use finding::shard::ShardError;
 use finding::signature::BucketsError;
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Why no page was written.
@@ -94,14 +95,19 @@ pub struct Written {
     pub bytes: usize,
 }
 
-/// Reads `dirs` and writes their page to `out` atomically (a temporary file renamed into place).
+/// Reads `dirs` (in parallel, on the caller's rayon pool) and writes their page to `out`
+/// atomically (a temporary file renamed into place).
 pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Written, DashboardError> {
     if dirs.is_empty() {
         return Err(DashboardError::NoInputs);
     }
+    // In parallel on the caller's rayon pool, in the order given; the first bad input in that
+    // order is the error.
     let sources = dirs
-        .iter()
+        .par_iter()
         .map(|d| load::load(d))
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
     let page_dir = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,

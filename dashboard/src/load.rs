@@ -1,6 +1,9 @@
 //! Reading the dashboard's inputs: a findings directory (a campaign's `--out` or a merge's) with
 //! its records, buckets and finding directories, or a fault hunt's output directory with its
 //! `hunt.json`. Which one a directory is, is decided by the files it holds.
+//!
+//! Finding directories are read in parallel on the caller's rayon pool (`pallas-diff dashboard
+//! --jobs` installs one of that size).
 
 use crate::DashboardError;
 use finding::finding::Finding;
@@ -9,6 +12,7 @@ use finding::merge::{MERGE_FILE, MergeRecord, load_stats};
 use finding::shard::{Contract, SHARD_FILE, SeedRange, ShardRecord};
 use finding::signature::{BUCKETS_FILE, Bucket, Buckets};
 use fuzz::campaign::record::{CampaignRecord, STATS_FILE};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// The file a hunt writes into its output directory ([`corpus::hunt`]).
@@ -104,29 +108,17 @@ fn load_findings(dir: &Path) -> Result<FindingsDir, DashboardError> {
         (None, None) => (None, Vec::new()),
     };
     let buckets = Buckets::load(dir)?;
-    let mut findings = Vec::new();
-    for bucket in buckets.buckets.into_values() {
-        // A bucket's directory is one name inside the findings directory (as `merge` checks).
-        let mut parts = Path::new(&bucket.dir).components();
-        let one_name = matches!(
-            (parts.next(), parts.next()),
-            (Some(std::path::Component::Normal(_)), None)
-        );
-        let finding_dir = dir.join(&bucket.dir);
-        if !one_name || !finding_dir.join("meta.json").is_file() {
-            return Err(DashboardError::MissingFinding {
-                path: dir.to_path_buf(),
-                key: bucket.key,
-                dir: bucket.dir,
-            });
-        }
-        let finding = Finding::load(&finding_dir)?;
-        findings.push(FindingEntry {
-            bucket,
-            dir: finding_dir,
-            finding,
-        });
-    }
+    // The finding directories in parallel, collected in `buckets.json` order: the page and the
+    // error reported for several bad directories do not depend on which read finished first.
+    let findings = buckets
+        .buckets
+        .into_values()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|bucket| load_finding(dir, bucket))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(FindingsDir {
         path: dir.to_path_buf(),
         record,
@@ -134,6 +126,30 @@ fn load_findings(dir: &Path) -> Result<FindingsDir, DashboardError> {
         seeds,
         merge,
         findings,
+    })
+}
+
+/// One bucket's finding directory inside the findings directory `dir`.
+fn load_finding(dir: &Path, bucket: Bucket) -> Result<FindingEntry, DashboardError> {
+    // A bucket's directory is one name inside the findings directory (as `merge` checks).
+    let mut parts = Path::new(&bucket.dir).components();
+    let one_name = matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    );
+    let finding_dir = dir.join(&bucket.dir);
+    if !one_name || !finding_dir.join("meta.json").is_file() {
+        return Err(DashboardError::MissingFinding {
+            path: dir.to_path_buf(),
+            key: bucket.key,
+            dir: bucket.dir,
+        });
+    }
+    let finding = Finding::load(&finding_dir)?;
+    Ok(FindingEntry {
+        bucket,
+        dir: finding_dir,
+        finding,
     })
 }
 

@@ -27,11 +27,17 @@
 //! into it adds them, and merging the same inputs again changes nothing (it is not even
 //! rewritten). Everything is computed from the shard records and the finding directories, never
 //! from the order of the arguments.
+//!
+//! The inputs and their finding directories are read in parallel, on the caller's rayon pool
+//! (`pallas-diff merge --jobs` installs one of that size); everything read is collected in
+//! input order, so the output and the error reported for several bad inputs do not depend on
+//! which read finished first.
 
 use crate::fsio::{self, IoError};
 use crate::shard::{Contract, FieldDifference, SHARD_FILE, SeedRange, ShardError, ShardRecord};
 use crate::signature::{BUCKETS_FILE, Bucket, Buckets, BucketsError, CostRecord};
 use fuzz::campaign::record::{CampaignRecord, STATS_FILE};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -390,20 +396,27 @@ fn plan(inputs: &[Input]) -> Result<(Tree, MergedCampaign), MergeError> {
             .or_default()
             .insert(key.clone());
     }
+    // Every finding directory is read (in parallel; the first unreadable one in input order is
+    // the error), then ranked in input order.
+    let dirs: Vec<(&Path, &Bucket)> = inputs
+        .iter()
+        .flat_map(|i| i.buckets.buckets.values().map(|b| (i.path.as_path(), b)))
+        .collect();
+    let trees: Vec<Result<Tree, IoError>> = dirs
+        .par_iter()
+        .map(|(path, b)| fsio::read_tree(&path.join(&b.dir)))
+        .collect();
     let mut best: BTreeMap<String, Candidate> = BTreeMap::new();
-    for input in inputs {
-        for b in input.buckets.buckets.values() {
-            let files = fsio::read_tree(&input.path.join(&b.dir))?;
-            let candidate = Candidate {
-                bucket: b.clone(),
-                files,
-            };
-            let root = sets.root(&b.key);
-            match best.get(&root) {
-                Some(known) if known.rank() <= candidate.rank() => {}
-                Some(_) | None => {
-                    best.insert(root, candidate);
-                }
+    for ((_, b), files) in dirs.into_iter().zip(trees) {
+        let candidate = Candidate {
+            bucket: b.clone(),
+            files: files?,
+        };
+        let root = sets.root(&b.key);
+        match best.get(&root) {
+            Some(known) if known.rank() <= candidate.rank() => {}
+            Some(_) | None => {
+                best.insert(root, candidate);
             }
         }
     }
@@ -538,9 +551,12 @@ pub fn merge_campaign(inputs: &[PathBuf], out: &Path) -> Result<MergedCampaign, 
             return Err(MergeError::OutNotMerged(out.to_path_buf()));
         }
     }
+    // In parallel; the first input in order that cannot be read is the error.
     let loaded = paths
-        .iter()
+        .par_iter()
         .map(|p| load_input(p))
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
     let (files, mut campaign) = plan(&loaded)?;
     let unchanged = out.join(MERGE_FILE).exists() && fsio::read_tree(out)? == files;

@@ -25,13 +25,16 @@
 //!
 //! Expensive predicates (a JAX run per candidate) go through [`reduce_staged`]: a sequential
 //! screen decides the cheap cases in-process and hands the rest to `run`, which is called for
-//! up to `jobs` candidates at once; the first interesting candidate *in candidate order* wins,
-//! so the result does not depend on `jobs`.
+//! up to `jobs` candidates at once, on a rayon pool of `jobs` threads owned by the reduction
+//! (not the global pool: `jobs` is the JAX pool's size, and more callers of `run` at once would
+//! only queue for its workers); the first interesting candidate *in candidate order* wins, so
+//! the result does not depend on `jobs`.
 
 use lang::ir::{
     Arg, Case, Ctor, Expr, ExprKind, Index, InputOp, Loop, LoopKind, LoopType, ParamKind, Stmt,
     StmtKind, ViewOp, walk,
 };
+use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 /// Limits of one reduction.
@@ -204,9 +207,9 @@ pub enum Screen<T> {
 
 /// Reduces `case` while the staged predicate holds: `screen` runs on every candidate, in order,
 /// on the calling thread; candidates it passes on ([`Screen::Run`]) are decided by `run`, up to
-/// `jobs` of them in parallel threads. The kept candidate is always the first interesting one in
-/// candidate order, as in a sequential reduction, so the result is the same for every `jobs`.
-/// Attempts count `screen` calls.
+/// `jobs` of them at once on a pool of `jobs` threads. The kept candidate is always the first
+/// interesting one in candidate order, as in a sequential reduction, so the result is the same
+/// for every `jobs`. Attempts count `screen` calls. A panic in `run` is re-raised here.
 pub fn reduce_staged<T: Send>(
     case: &Case,
     budget: Budget,
@@ -215,6 +218,15 @@ pub fn reduce_staged<T: Send>(
     run: impl Fn(T) -> bool + Sync,
 ) -> Reduced {
     let jobs = jobs.max(1);
+    // One pool per reduction, its threads shared by every batch; built only when a batch can
+    // hold more than one run: `jobs` 1 (a campaign without JAX workers) starts no thread.
+    let pool = (jobs > 1).then(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .thread_name(|i| format!("reduce-{i}"))
+            .build()
+            .expect("cannot start the reduction's threads")
+    });
     let start = Instant::now();
     let mut best = case.clone();
     let mut best_cost = cost(&best);
@@ -272,7 +284,11 @@ pub fn reduce_staged<T: Send>(
                 exhausted: false,
             };
         }
-        let verdicts = decide(batch.iter_mut().map(|(_, _, t)| t.take()).collect(), &run);
+        let verdicts = decide(
+            batch.iter_mut().map(|(_, _, t)| t.take()).collect(),
+            &run,
+            pool.as_ref(),
+        );
         match batch.into_iter().zip(verdicts).find(|(_, yes)| *yes) {
             Some(((i, c, _), _)) => {
                 best_cost = cost(&c);
@@ -295,22 +311,25 @@ pub fn reduce_staged<T: Send>(
     }
 }
 
-/// Decides a batch: `None` entries were interesting in the screen; the others run in parallel.
-fn decide<T: Send>(items: Vec<Option<T>>, run: &(impl Fn(T) -> bool + Sync)) -> Vec<bool> {
+/// Decides a batch: `None` entries were interesting in the screen; the others run on `pool`,
+/// one task each (a run is a JAX round trip, so no two share a thread while one is idle), and
+/// the verdicts come back in batch order.
+fn decide<T: Send>(
+    items: Vec<Option<T>>,
+    run: &(impl Fn(T) -> bool + Sync),
+    pool: Option<&rayon::ThreadPool>,
+) -> Vec<bool> {
     let pending = items.iter().filter(|t| t.is_some()).count();
-    if pending <= 1 {
-        return items.into_iter().map(|t| t.is_none_or(run)).collect();
+    match pool {
+        Some(pool) if pending > 1 => pool.install(|| {
+            items
+                .into_par_iter()
+                .with_max_len(1)
+                .map(|t| t.is_none_or(run))
+                .collect()
+        }),
+        Some(_) | None => items.into_iter().map(|t| t.is_none_or(run)).collect(),
     }
-    std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .into_iter()
-            .map(|t| t.map(|t| s.spawn(move || run(t))))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.is_none_or(|h| h.join().expect("a reduction predicate panicked")))
-            .collect()
-    })
 }
 
 /// All one-step simplifications of `case`, in pass order.
@@ -1061,6 +1080,46 @@ k(x, y)
             "unused input kept:\n{text}"
         );
         assert!(!text.contains("randn"), "random input kept:\n{text}");
+    }
+
+    /// The staged form of [`reads_row_one`]: every candidate goes to `run`, in parallel.
+    fn staged(case: &Case, jobs: usize, run: impl Fn(Case) -> bool + Sync) -> Reduced {
+        reduce_staged(
+            case,
+            Budget::default(),
+            jobs,
+            |c| Screen::Run(c.clone()),
+            run,
+        )
+    }
+
+    #[test]
+    fn a_parallel_reduction_keeps_what_a_sequential_one_keeps() {
+        let case = parse_case(BIG, "big.py").unwrap();
+        let one = staged(&case, 1, |c| reads_row_one(&c));
+        let three = staged(&case, 3, |c| reads_row_one(&c));
+        assert_eq!(render_case(&one.case), render_case(&three.case));
+        assert_eq!(one.steps, three.steps);
+        assert_eq!(
+            render_case(&one.case),
+            render_case(&reduce(&case, Budget::default(), reads_row_one).case)
+        );
+    }
+
+    #[test]
+    fn a_panicking_predicate_stops_the_reduction_with_its_own_message() {
+        let case = parse_case(BIG, "big.py").unwrap();
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            staged(&case, 2, |c| {
+                if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 3 {
+                    panic!("predicate bug");
+                }
+                reads_row_one(&c)
+            })
+        }))
+        .expect_err("the panic is re-raised");
+        assert_eq!(caught.downcast_ref::<&str>(), Some(&"predicate bug"));
     }
 
     #[test]

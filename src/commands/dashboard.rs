@@ -18,10 +18,15 @@ pub struct Args {
     /// The page to write (atomically).
     #[arg(short, long, default_value = "report.html")]
     out: PathBuf,
+    /// Threads reading the inputs and their finding directories (default: the cores).
+    #[arg(long)]
+    jobs: Option<usize>,
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
-    let written = dashboard::write(&args.dirs, &args.out).map_err(|e| match e {
+    let pool = super::thread_pool(args.jobs.unwrap_or_else(super::cores), "dashboard")?;
+    let written = pool.install(|| dashboard::write(&args.dirs, &args.out));
+    let written = written.map_err(|e| match e {
         // The template or the file system failing is not the user's input being wrong.
         DashboardError::Template(_) | DashboardError::Write(_) => CliError::Internal(
             anyhow::Error::new(e)

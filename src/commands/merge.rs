@@ -2,7 +2,8 @@
 //! into one by signature ([`finding::merge`]: the contracts checked, counts summed, the smallest
 //! reproducer kept, every source shard recorded; atomic and idempotent), and their campaign
 //! records (`stats.json`) with them; a shard without one is warned about on stderr. Where
-//! `$GITHUB_STEP_SUMMARY` is set, the merge's page is appended to it.
+//! `$GITHUB_STEP_SUMMARY` is set, the merge's page is appended to it. The inputs are read on
+//! `--jobs` threads.
 
 use super::{CliError, Exit};
 use anyhow::Context;
@@ -21,10 +22,15 @@ pub struct Args {
     /// Print the merged buckets and record as one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// Threads reading the inputs and their finding directories (default: the cores).
+    #[arg(long)]
+    jobs: Option<usize>,
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
-    let campaign = merge_campaign(&args.dirs, &args.out).map_err(|e| match e {
+    let pool = super::thread_pool(args.jobs.unwrap_or_else(super::cores), "merge")?;
+    let merged = pool.install(|| merge_campaign(&args.dirs, &args.out));
+    let campaign = merged.map_err(|e| match e {
         // The file system failing is not the user's input being wrong.
         MergeError::Io(_) => CliError::Internal(anyhow::Error::new(e).context("merge failed")),
         MergeError::NoInputs

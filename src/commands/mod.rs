@@ -82,6 +82,26 @@ impl From<anyhow::Error> for CliError {
     }
 }
 
+/// The rayon pool of a command's parallel work (`replay`, `merge`, `dashboard`): `jobs` threads
+/// (at least one) named `<name>-<i>`. A local pool, not rayon's global one (one thread per core),
+/// so `--jobs` means what it says; run the work inside it with [`rayon::ThreadPool::install`].
+pub(crate) fn thread_pool(jobs: usize, name: &'static str) -> Result<rayon::ThreadPool, CliError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .thread_name(move |i| format!("{name}-{i}"))
+        .build()
+        .map_err(|e| {
+            CliError::Internal(
+                anyhow::Error::new(e).context(format!("cannot start the {name} threads")),
+            )
+        })
+}
+
+/// `--jobs` when not given, for commands whose parallel work is reading files: the cores.
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 const EXIT_CODES: &str = "Exit codes:\n  0  ok (a rejected kernel is a verdict, not an error)\n  1  internal error (a harness bug)\n  2  invalid input (file, line, column and construct are named), or an engine that was asked\n     for cannot run here (no JAX, no TPU, no Helion; --allow-unavailable runs without it)\n  3  finding\n  130  interrupted (Ctrl-C)\n  141  the output pipe closed (`| head`)";
 
 /// Differential testing of Helion's Pallas resident-Ref lowering against an eager reference.

@@ -1,7 +1,8 @@
 //! `pallas-diff replay [DIR] [--engines a,b] [--bless] [--junit FILE]`: replay the regression corpus, one trial
 //! per entry × engine (`<engine>/<id>-<slug>`), or a findings directory, one trial per finding
-//! (`<engine>/<dir>`: does its recorded signature still hold?), in parallel threads over a pool
-//! of JAX workers.
+//! (`<engine>/<dir>`: does its recorded signature still hold?), `--jobs` at a time on a rayon
+//! pool of that many threads (a local pool, not the global one, so `--jobs` means what it says)
+//! over a pool of JAX workers.
 //!
 //! Nothing passes silently: a missing or empty directory, a selection (`--filter`, `--engines`)
 //! that leaves no trial, and a run whose every trial was ignored are invalid input (exit 2)
@@ -19,9 +20,10 @@ use corpus::replay::{
     replay_finding, trials,
 };
 use fuzz::engines::{self, Engine, EngineId};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tpu_runner::Mode;
 
@@ -106,44 +108,35 @@ fn build_engines(
     Ok(out)
 }
 
-/// Runs the trials `names` on `jobs` threads, printing one line per trial as it ends (an
-/// ignored trial with its reason); the results in trial order, each with how long it ran.
+/// Runs the trials `names` on a pool of `jobs` threads, printing one line per trial as it ends
+/// (an ignored trial with its reason); the results in trial order, each with how long it ran.
+/// A panicking trial is a harness bug: the pool re-raises it here.
 fn run_trials(
     names: &[String],
     jobs: usize,
     run: impl Fn(usize) -> TrialResult + Sync,
-) -> Vec<(TrialResult, Duration)> {
-    let next = Mutex::new(0usize);
-    let results: Mutex<Vec<(usize, (TrialResult, Duration))>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| {
-                loop {
-                    let i = {
-                        let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
-                        *n += 1;
-                        *n - 1
-                    };
-                    let Some(name) = names.get(i) else { break };
-                    let started = Instant::now();
-                    let result = run(i);
-                    let took = started.elapsed();
-                    match &result {
-                        TrialResult::Pass => println!("ok       {name}"),
-                        TrialResult::Ignored(why) => println!("ignored  {name}: {why}"),
-                        TrialResult::Fail { .. } => println!("FAILED   {name}"),
-                    }
-                    results
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push((i, (result, took)));
+) -> Result<Vec<(TrialResult, Duration)>, CliError> {
+    let pool = super::thread_pool(jobs, "replay")?;
+    Ok(pool.install(|| {
+        names
+            .par_iter()
+            .enumerate()
+            // One task per trial: a trial blocks on a JAX worker for most of its time, so a
+            // thread must not hold a run of trials while another one idles.
+            .with_max_len(1)
+            .map(|(i, name)| {
+                let started = Instant::now();
+                let result = run(i);
+                let took = started.elapsed();
+                match &result {
+                    TrialResult::Pass => println!("ok       {name}"),
+                    TrialResult::Ignored(why) => println!("ignored  {name}: {why}"),
+                    TrialResult::Fail { .. } => println!("FAILED   {name}"),
                 }
-            });
-        }
-    });
-    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
+                (result, took)
+            })
+            .collect()
+    }))
 }
 
 /// Keeps the trials whose name contains `filter`; none left is an error naming the filter.
@@ -201,7 +194,7 @@ fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliEr
             Some(Err(why)) => TrialResult::Ignored(why.clone()),
             None => TrialResult::Ignored(format!("{} was not built", spec.engine)),
         }
-    });
+    })?;
     let mut updates: Vec<(PathBuf, Update)> = Vec::new();
     for (spec, (r, _)) in specs.iter().zip(&results) {
         if let TrialResult::Fail {
@@ -296,7 +289,7 @@ fn replay_findings(
                 None => TrialResult::Ignored(format!("{id} was not built")),
             },
         }
-    });
+    })?;
     for (name, (r, _)) in trial_names.iter().zip(&results) {
         if let TrialResult::Fail { message, .. } = r {
             println!("\n---- {name} ----\n{message}");

@@ -8,6 +8,7 @@ use crate::mode::Mode;
 use crate::mode::Runtime;
 use crate::protocol::{Availability, BatchResult, RunRequest, RunResult, StageSeconds};
 use crate::worker::{Worker, XlaCompile, worker_script_for, worker_xla_flags_for};
+use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -167,23 +168,26 @@ impl Pool {
     /// Fails with the first worker's error, e.g. [`RunError::JaxUnavailable`].
     pub fn new(config: PoolConfig) -> Result<Pool, RunError> {
         let n = config.workers.max(1);
-        let started: Vec<Result<Worker, RunError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..n)
+        // A start is mostly waiting for Python to import JAX: one thread per worker, in a pool
+        // of its own (the caller's pool may be busy, or smaller than `n`).
+        let starters = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("worker-start-{i}"))
+            .build()
+            .expect("cannot start the worker start-up threads");
+        let started: Vec<Result<Worker, RunError>> = starters.install(|| {
+            (0..n)
+                .into_par_iter()
+                .with_max_len(1)
                 .map(|_| {
-                    s.spawn(|| {
-                        Worker::spawn_with_flags(
-                            &config.python,
-                            &config.worker_script,
-                            config.startup_timeout,
-                            &worker_xla_flags_for(config.xla_compile),
-                            config.overlay(),
-                        )
-                    })
+                    Worker::spawn_with_flags(
+                        &config.python,
+                        &config.worker_script,
+                        config.startup_timeout,
+                        &worker_xla_flags_for(config.xla_compile),
+                        config.overlay(),
+                    )
                 })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("worker start-up thread panicked"))
                 .collect()
         });
         let mut workers = Vec::with_capacity(n);

@@ -15,6 +15,17 @@
 //! ([`Confirmation::Every`]), when generation waits for JAX. A confirmer takes up to
 //! [`JAX_BATCH`] cases of one engine and runs them as one batch on the cases as the in-process
 //! check prepared them ([`crate::check::check_prepared`]: no second compile or reference run).
+//!
+//! The campaign keeps its own threads (`--jobs` producers, one confirmer per JAX worker, a
+//! progress ticker) where the harness's other parallel work runs on rayon pools: it is not a
+//! parallel map over a collection but roles that run side by side for the whole campaign and
+//! wait on each other. Confirmers block on the selector's queues until producers fill them, and
+//! under [`Confirmation::Every`] producers block until confirmers make room; tasks of one rayon
+//! pool that block so would hold its threads, and with every thread a waiting producer no
+//! confirmer would run to unblock them. Dedicated threads give each role its own count (two
+//! independent sizes, `jobs` and `jax_threads`), the stop is a time budget or Ctrl-C rather than
+//! the end of an iterator, and a panicking thread stops the campaign and closes the queues
+//! (`StopOnPanic`), so the threads waiting on them return and the panic goes on up.
 
 pub mod assembly;
 pub mod digest;

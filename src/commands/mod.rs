@@ -12,6 +12,7 @@ mod emit;
 mod eval;
 mod fuzz;
 mod hunt;
+mod import;
 mod known_issues;
 mod merge;
 mod parse;
@@ -186,6 +187,11 @@ enum Command {
     /// time, the coverage heat map, findings with their reports, engines, the hunt's table).
     #[command(after_help = EXIT_CODES)]
     Dashboard(dashboard::Args),
+    /// Turn the `@helion.kernel`s of a Python file (a test module, an example, a production
+    /// kernel) into case scripts, read statically (the file is never run); lists every kernel
+    /// not imported with file:line and the reason. Exit 2 when none imports.
+    #[command(after_help = EXIT_CODES)]
+    Import(import::Args),
     /// The regression corpus: `corpus add FINDING` promotes a finding into it.
     #[command(after_help = EXIT_CODES)]
     Corpus(corpus::Args),
@@ -214,6 +220,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::KnownIssues(a) => known_issues::run(a),
         Command::Dashboard(a) => dashboard::run(a),
         Command::Corpus(a) => corpus::run(a),
+        Command::Import(a) => import::run(a),
     }
 }
 

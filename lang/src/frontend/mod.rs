@@ -93,3 +93,10 @@ pub fn load_case_text(text: &str, path: &str) -> Result<Case, FrontendError> {
 pub fn parse_case(source: &str, path: &str) -> Result<Case, FrontendError> {
     module::parse_module(source, path)
 }
+
+/// Whether `source` is shallow enough to hand to the Python parser (the pre-parse depth scan,
+/// see `scan`): any Python file read with `rustpython-parser` outside the frontend (`pallas-diff
+/// import` reads a user's whole module) goes through it first, so no file overflows a stack.
+pub fn check_source_depth(source: &str, path: &str) -> Result<(), FrontendError> {
+    module::check_depth(source, path)
+}

@@ -87,6 +87,37 @@ pub(crate) fn dotted(e: &ast::Expr) -> Option<String> {
     }
 }
 
+/// The pre-parse depth scan's verdict as a [`FrontendError`].
+fn scan_depth(ctx: &Ctx<'_>, source: &str) -> Result<(), FrontendError> {
+    scan::scan(source).map_err(|e| {
+        let (construct, message) = e.what.describe();
+        let at = u32::try_from(e.offset).unwrap_or(u32::MAX);
+        FrontendError {
+            path: ctx.path.clone(),
+            span: ctx.span_at(TextSize::from(at)),
+            construct: construct.into(),
+            message,
+        }
+    })
+}
+
+/// [`super::check_source_depth`].
+pub(crate) fn check_depth(source: &str, path: &str) -> Result<(), FrontendError> {
+    if u32::try_from(source.len()).is_err() {
+        return Err(FrontendError {
+            path: path.to_string(),
+            span: Span::new(1, 1),
+            construct: "file".into(),
+            message: "the file is 4 GiB or larger: the parser's offsets are 32-bit".into(),
+        });
+    }
+    let ctx = Ctx {
+        path: path.to_string(),
+        locator: RandomLocator::new(source).into(),
+    };
+    scan_depth(&ctx, source)
+}
+
 pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendError> {
     use rustpython_parser::Parse;
     if u32::try_from(source.len()).is_err() {
@@ -102,16 +133,7 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
         locator: RandomLocator::new(source).into(),
     };
     // Before the parser: an AST too deep to drop must never be built (see `scan`).
-    scan::scan(source).map_err(|e| {
-        let (construct, message) = e.what.describe();
-        let at = u32::try_from(e.offset).unwrap_or(u32::MAX);
-        FrontendError {
-            path: path.to_string(),
-            span: ctx.span_at(TextSize::from(at)),
-            construct: construct.into(),
-            message,
-        }
-    })?;
+    scan_depth(&ctx, source)?;
     let suite = ast::Suite::parse(source, path).map_err(|e| FrontendError {
         path: path.to_string(),
         span: ctx.span_at(e.offset),

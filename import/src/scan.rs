@@ -1,0 +1,281 @@
+//! The module's structure as the importer needs it: its scopes (module, functions, classes),
+//! the names each binds (with the expression and where), the calls each makes, and the
+//! `@helion.kernel` functions. Read from the parsed AST only; nothing is executed.
+
+use rustpython_ast::Visitor;
+use rustpython_parser::ast::{self, Ranged};
+
+/// What a scope is.
+#[derive(Clone, Debug)]
+pub(crate) enum ScopeKind {
+    /// The module.
+    Module,
+    /// A function (its name and its positional parameters, in order).
+    Function { name: String, params: Vec<String> },
+    /// A class body: its names are not visible to its methods.
+    Class,
+}
+
+/// One name bound to one expression.
+#[derive(Clone, Debug)]
+pub(crate) struct Binding {
+    pub name: String,
+    pub value: ast::Expr,
+    /// Where the binding statement starts (byte offset).
+    pub at: u32,
+}
+
+/// One scope.
+#[derive(Clone, Debug)]
+pub(crate) struct Scope {
+    pub parent: Option<usize>,
+    pub kind: ScopeKind,
+    pub bindings: Vec<Binding>,
+    /// The calls made directly in this scope (not in nested functions or classes).
+    pub calls: Vec<ast::ExprCall>,
+}
+
+/// One `@helion.kernel` function.
+#[derive(Clone, Debug)]
+pub(crate) struct KernelDef {
+    pub def: ast::StmtFunctionDef,
+    /// The `@helion.kernel(...)` decorator.
+    pub decorator: ast::Expr,
+    /// The scope the `def` is in.
+    pub scope: usize,
+}
+
+/// The module's scopes (index 0 is the module) and kernels, in source order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Module {
+    pub scopes: Vec<Scope>,
+    pub kernels: Vec<KernelDef>,
+}
+
+/// Whether `deco` is `helion.kernel`, `helion.kernel(...)` or (after `from helion import
+/// kernel`) `kernel`/`kernel(...)`.
+pub(crate) fn is_kernel_decorator(deco: &ast::Expr) -> bool {
+    let func = match deco {
+        ast::Expr::Call(c) => c.func.as_ref(),
+        other => other,
+    };
+    match func {
+        ast::Expr::Attribute(a) => {
+            a.attr.as_str() == "kernel"
+                && matches!(a.value.as_ref(), ast::Expr::Name(n) if n.id.as_str() == "helion")
+        }
+        ast::Expr::Name(n) => n.id.as_str() == "kernel",
+        _ => false,
+    }
+}
+
+/// The module's structure.
+pub(crate) fn scan(suite: &[ast::Stmt]) -> Module {
+    let mut m = Module::default();
+    m.scopes.push(Scope {
+        parent: None,
+        kind: ScopeKind::Module,
+        bindings: Vec::new(),
+        calls: Vec::new(),
+    });
+    walk_body(&mut m, 0, suite);
+    m
+}
+
+/// The calls of one statement, not descending into nested functions, lambdas' bodies
+/// included, or classes (their calls belong to their own scopes).
+#[derive(Default)]
+struct Calls(Vec<ast::ExprCall>);
+
+impl Visitor for Calls {
+    fn visit_expr_call(&mut self, node: ast::ExprCall) {
+        self.0.push(node.clone());
+        self.generic_visit_expr_call(node);
+    }
+    fn visit_stmt_function_def(&mut self, _: ast::StmtFunctionDef) {}
+    fn visit_stmt_async_function_def(&mut self, _: ast::StmtAsyncFunctionDef) {}
+    fn visit_stmt_class_def(&mut self, _: ast::StmtClassDef) {}
+}
+
+fn walk_body(m: &mut Module, scope: usize, body: &[ast::Stmt]) {
+    for stmt in body {
+        let mut calls = Calls::default();
+        calls.visit_stmt(stmt.clone());
+        m.scopes[scope].calls.extend(calls.0);
+        walk_stmt(m, scope, stmt);
+    }
+}
+
+/// Records the bindings of `stmt` in `scope` and opens the scopes of its functions and classes;
+/// descends into compound statements (their bodies bind in the same scope).
+fn walk_stmt(m: &mut Module, scope: usize, stmt: &ast::Stmt) {
+    let at = u32::from(stmt.start());
+    match stmt {
+        ast::Stmt::FunctionDef(f) => {
+            let params = f
+                .args
+                .posonlyargs
+                .iter()
+                .chain(&f.args.args)
+                .map(|a| a.def.arg.to_string())
+                .collect();
+            if let Some(deco) = f.decorator_list.iter().find(|d| is_kernel_decorator(d)) {
+                m.kernels.push(KernelDef {
+                    def: f.clone(),
+                    decorator: deco.clone(),
+                    scope,
+                });
+            }
+            bind(
+                m,
+                scope,
+                &f.name,
+                &ast::Expr::Constant(none_at(f.range)),
+                at,
+            );
+            let inner = open(
+                m,
+                scope,
+                ScopeKind::Function {
+                    name: f.name.to_string(),
+                    params,
+                },
+            );
+            walk_calls_only(m, inner, &f.body);
+        }
+        ast::Stmt::ClassDef(c) => {
+            let inner = open(m, scope, ScopeKind::Class);
+            walk_calls_only(m, inner, &c.body);
+        }
+        ast::Stmt::Assign(a) => {
+            for target in &a.targets {
+                bind_target(m, scope, target, &a.value, at);
+            }
+        }
+        ast::Stmt::AnnAssign(a) => {
+            if let Some(value) = &a.value {
+                bind_target(m, scope, &a.target, value, at);
+            }
+        }
+        ast::Stmt::For(f) => {
+            // A loop over a literal list binds its first element: the shapes the file runs
+            // first (`for n in [7, 128]:`).
+            if let ast::Expr::List(ast::ExprList { elts, .. })
+            | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) = f.iter.as_ref()
+                && let Some(first) = elts.first()
+            {
+                bind_target(m, scope, &f.target, first, at);
+            }
+            walk_nested(m, scope, &f.body);
+            walk_nested(m, scope, &f.orelse);
+        }
+        ast::Stmt::If(s) => {
+            walk_nested(m, scope, &s.body);
+            walk_nested(m, scope, &s.orelse);
+        }
+        ast::Stmt::While(s) => {
+            walk_nested(m, scope, &s.body);
+            walk_nested(m, scope, &s.orelse);
+        }
+        ast::Stmt::With(s) => walk_nested(m, scope, &s.body),
+        ast::Stmt::Try(s) => {
+            walk_nested(m, scope, &s.body);
+            walk_nested(m, scope, &s.orelse);
+            walk_nested(m, scope, &s.finalbody);
+        }
+        // Statements that bind nothing the importer reads (imports bind modules and helpers
+        // whose values it never needs; async and match forms are not how kernels are called).
+        ast::Stmt::AsyncFunctionDef(_)
+        | ast::Stmt::Return(_)
+        | ast::Stmt::Delete(_)
+        | ast::Stmt::TypeAlias(_)
+        | ast::Stmt::AugAssign(_)
+        | ast::Stmt::AsyncFor(_)
+        | ast::Stmt::AsyncWith(_)
+        | ast::Stmt::Match(_)
+        | ast::Stmt::Raise(_)
+        | ast::Stmt::TryStar(_)
+        | ast::Stmt::Assert(_)
+        | ast::Stmt::Import(_)
+        | ast::Stmt::ImportFrom(_)
+        | ast::Stmt::Global(_)
+        | ast::Stmt::Nonlocal(_)
+        | ast::Stmt::Expr(_)
+        | ast::Stmt::Pass(_)
+        | ast::Stmt::Break(_)
+        | ast::Stmt::Continue(_) => {}
+    }
+}
+
+/// A nested body's bindings and scopes (its calls were collected with its statement's).
+fn walk_nested(m: &mut Module, scope: usize, body: &[ast::Stmt]) {
+    for stmt in body {
+        walk_stmt(m, scope, stmt);
+    }
+}
+
+/// A new scope's calls and bindings.
+fn walk_calls_only(m: &mut Module, scope: usize, body: &[ast::Stmt]) {
+    walk_body(m, scope, body);
+}
+
+fn open(m: &mut Module, parent: usize, kind: ScopeKind) -> usize {
+    m.scopes.push(Scope {
+        parent: Some(parent),
+        kind,
+        bindings: Vec::new(),
+        calls: Vec::new(),
+    });
+    m.scopes.len() - 1
+}
+
+fn none_at(range: rustpython_parser::text_size::TextRange) -> ast::ExprConstant {
+    ast::ExprConstant {
+        range,
+        value: ast::Constant::None,
+        kind: None,
+    }
+}
+
+fn bind(m: &mut Module, scope: usize, name: &str, value: &ast::Expr, at: u32) {
+    m.scopes[scope].bindings.push(Binding {
+        name: name.to_string(),
+        value: value.clone(),
+        at,
+    });
+}
+
+/// `a = e`, and `a, b = e1, e2` element by element (a tuple target with any other value binds
+/// each name to `value[i]`, which the evaluator reads when `value` is a sequence it knows).
+fn bind_target(m: &mut Module, scope: usize, target: &ast::Expr, value: &ast::Expr, at: u32) {
+    match target {
+        ast::Expr::Name(n) => bind(m, scope, n.id.as_str(), value, at),
+        ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+        | ast::Expr::List(ast::ExprList { elts, .. }) => {
+            if let ast::Expr::Tuple(ast::ExprTuple { elts: values, .. })
+            | ast::Expr::List(ast::ExprList { elts: values, .. }) = value
+                && values.len() == elts.len()
+            {
+                for (t, v) in elts.iter().zip(values) {
+                    bind_target(m, scope, t, v, at);
+                }
+                return;
+            }
+            for (i, t) in elts.iter().enumerate() {
+                let index = ast::Expr::Subscript(ast::ExprSubscript {
+                    range: value.range(),
+                    value: Box::new(value.clone()),
+                    slice: Box::new(ast::Expr::Constant(ast::ExprConstant {
+                        range: value.range(),
+                        value: ast::Constant::Int((i as u32).into()),
+                        kind: None,
+                    })),
+                    ctx: ast::ExprContext::Load,
+                });
+                bind_target(m, scope, t, &index, at);
+            }
+        }
+        // Attributes, subscripts and starred targets bind nothing the importer reads.
+        _ => {}
+    }
+}

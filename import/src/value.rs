@@ -1,0 +1,795 @@
+//! Static evaluation of the host expressions a kernel's call passes: ints and their arithmetic,
+//! dtypes, sequences, and the tensor constructors of PyTorch that make inputs (`torch.randn`,
+//! `torch.zeros`, `torch.randint`, `torch.arange`, `torch.tensor`, `*_like`, `.to(dtype)`,
+//! `.reshape`, ...). Names resolve to their last binding before the use in the enclosing scopes,
+//! a function's parameter to the argument the first call of that function passes. Nothing is
+//! executed: an expression outside this reading is a reason, not a guess.
+
+use crate::scan::{Module, ScopeKind};
+use rustpython_parser::ast::{self, Ranged};
+
+/// How deep name resolution and expression evaluation may go (a chain of bindings, nested
+/// calls): far past any test's setup, and a bound on a file whose names refer to each other.
+const MAX_DEPTH: usize = 48;
+
+/// The case-script dtypes, and the ones inputs are narrowed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dtype {
+    /// `torch.float32` (`torch.float`).
+    Float32,
+    /// `torch.bfloat16`.
+    Bfloat16,
+    /// `torch.int32` (`torch.int`).
+    Int32,
+    /// `torch.int64` (`torch.long`): read as int32 (case scripts have no int64; index
+    /// tensors' values fit), said in the case's header.
+    Int64,
+    /// Any other dtype, by name: refused where an input needs it.
+    Other(&'static str),
+}
+
+impl Dtype {
+    /// The case-script spelling, or why there is none.
+    pub fn spelling(self) -> Result<&'static str, String> {
+        match self {
+            Dtype::Float32 => Ok("torch.float32"),
+            Dtype::Bfloat16 => Ok("torch.bfloat16"),
+            Dtype::Int32 | Dtype::Int64 => Ok("torch.int32"),
+            Dtype::Other(name) => Err(format!(
+                "dtype torch.{name} is not a case-script dtype (float32, bfloat16, int32)"
+            )),
+        }
+    }
+
+    fn is_int(self) -> bool {
+        matches!(self, Dtype::Int32 | Dtype::Int64)
+    }
+
+    fn from_attr(name: &str) -> Option<Dtype> {
+        Some(match name {
+            "float32" | "float" => Dtype::Float32,
+            "bfloat16" => Dtype::Bfloat16,
+            "int32" | "int" => Dtype::Int32,
+            "int64" | "long" => Dtype::Int64,
+            "float16" | "half" => Dtype::Other("float16"),
+            "float64" | "double" => Dtype::Other("float64"),
+            "bool" => Dtype::Other("bool"),
+            "int8" => Dtype::Other("int8"),
+            "uint8" => Dtype::Other("uint8"),
+            "int16" => Dtype::Other("int16"),
+            "float8_e4m3fn" => Dtype::Other("float8_e4m3fn"),
+            "float8_e5m2" => Dtype::Other("float8_e5m2"),
+            _ => return None,
+        })
+    }
+}
+
+/// How an input's values are made.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fill {
+    /// `torch.randn`.
+    Randn,
+    /// `torch.rand`.
+    Rand,
+    /// `torch.ones`.
+    Ones,
+    /// `torch.zeros`.
+    Zeros,
+    /// `torch.empty` (poison: a case reading it is invalid).
+    Empty,
+    /// `torch.full(shape, v)`.
+    Full(f64),
+    /// `torch.arange(n)`, reshaped.
+    Arange,
+    /// Row-major values (`torch.tensor`, and ints in a range: `torch.randint`, `torch.randperm`,
+    /// whose draws pallas-diff makes itself, deterministically).
+    Values(Vec<f64>),
+}
+
+/// A tensor the file builds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorVal {
+    /// Shape.
+    pub shape: Vec<i64>,
+    /// Dtype.
+    pub dtype: Dtype,
+    /// Values.
+    pub fill: Fill,
+}
+
+/// A value of the host code.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    /// An int.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A bool.
+    Bool(bool),
+    /// A string.
+    Str(String),
+    /// `None`.
+    None,
+    /// A dtype.
+    Dtype(Dtype),
+    /// A device (`DEVICE`, `"cuda"`, `x.device`): dropped, every engine runs on its own.
+    Device,
+    /// A tuple or list.
+    Seq(Vec<Val>),
+    /// A tensor.
+    Tensor(TensorVal),
+}
+
+/// Where an expression is read: its scope and the byte offset of the use.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct At {
+    pub scope: usize,
+    pub offset: u32,
+}
+
+/// The static evaluator over one module.
+pub(crate) struct Eval<'m> {
+    pub module: &'m Module,
+    /// Line starts, for reasons naming a line.
+    pub lines: &'m crate::Lines,
+}
+
+type R<T> = Result<T, String>;
+
+fn int_of(c: &ast::Constant) -> Option<i64> {
+    match c {
+        ast::Constant::Int(i) => i.to_string().parse().ok(),
+        _ => None,
+    }
+}
+
+impl Eval<'_> {
+    fn here(&self, e: &impl Ranged) -> String {
+        format!("line {}", self.lines.line_of(u32::from(e.start())))
+    }
+
+    /// The value of `e` read at `at`.
+    pub fn eval(&self, e: &ast::Expr, at: At, depth: usize) -> R<Val> {
+        if depth > MAX_DEPTH {
+            return Err(format!(
+                "{}: names refer to each other too deeply",
+                self.here(e)
+            ));
+        }
+        let d = depth + 1;
+        match e {
+            ast::Expr::Constant(c) => Ok(match &c.value {
+                ast::Constant::Int(_) => Val::Int(
+                    int_of(&c.value)
+                        .ok_or_else(|| format!("{}: int out of range", self.here(e)))?,
+                ),
+                ast::Constant::Float(f) => Val::Float(*f),
+                ast::Constant::Bool(b) => Val::Bool(*b),
+                ast::Constant::Str(s) => Val::Str(s.clone()),
+                ast::Constant::None => Val::None,
+                _ => {
+                    return Err(format!(
+                        "{}: a constant the importer does not read",
+                        self.here(e)
+                    ));
+                }
+            }),
+            ast::Expr::Name(n) => self.lookup(n.id.as_str(), e, at, d),
+            ast::Expr::Tuple(t) => self.seq(&t.elts, at, d),
+            ast::Expr::List(l) => self.seq(&l.elts, at, d),
+            ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
+                match self.eval(&u.operand, at, d)? {
+                    Val::Int(i) => Ok(Val::Int(-i)),
+                    Val::Float(f) => Ok(Val::Float(-f)),
+                    _ => Err(format!("{}: `-` of a non-number", self.here(e))),
+                }
+            }
+            ast::Expr::BinOp(b) => {
+                let (l, r) = (self.eval(&b.left, at, d)?, self.eval(&b.right, at, d)?);
+                arith(&b.op, &l, &r).ok_or_else(|| {
+                    format!(
+                        "{}: host arithmetic the importer does not read",
+                        self.here(e)
+                    )
+                })
+            }
+            ast::Expr::Attribute(a) => self.attribute(a, e, at, d),
+            ast::Expr::Subscript(s) => {
+                let base = self.eval(&s.value, at, d)?;
+                let index = self.eval(&s.slice, at, d)?;
+                match (base, index) {
+                    (Val::Seq(v), Val::Int(i)) => {
+                        let i = if i < 0 { i + v.len() as i64 } else { i };
+                        usize::try_from(i)
+                            .ok()
+                            .and_then(|i| v.get(i).cloned())
+                            .ok_or_else(|| format!("{}: index out of range", self.here(e)))
+                    }
+                    (Val::Tensor(_), _) => Err(format!(
+                        "{}: a subscript of a tensor (a view of an input) is not a case-script input",
+                        self.here(e)
+                    )),
+                    _ => Err(format!(
+                        "{}: a subscript the importer does not read",
+                        self.here(e)
+                    )),
+                }
+            }
+            ast::Expr::Call(c) => self.call(c, at, d),
+            _ => Err(format!(
+                "{}: an expression the importer does not read",
+                self.here(e)
+            )),
+        }
+    }
+
+    fn seq(&self, elts: &[ast::Expr], at: At, d: usize) -> R<Val> {
+        let mut out = Vec::new();
+        for x in elts {
+            if let ast::Expr::Starred(s) = x {
+                match self.eval(&s.value, at, d)? {
+                    Val::Seq(v) => out.extend(v),
+                    _ => return Err(format!("{}: `*` of a non-sequence", self.here(x))),
+                }
+            } else {
+                out.push(self.eval(x, at, d)?);
+            }
+        }
+        Ok(Val::Seq(out))
+    }
+
+    /// A name: its last binding before `at` in the scope or an enclosing one (class scopes
+    /// skipped), a parameter through the first call of its function, or a module global.
+    fn lookup(&self, name: &str, e: &ast::Expr, at: At, d: usize) -> R<Val> {
+        if name == "DEVICE" || name == "device" {
+            return Ok(Val::Device);
+        }
+        let mut scope = Some(at.scope);
+        let mut first = true;
+        while let Some(s) = scope {
+            let sc = &self.module.scopes[s];
+            let skip = matches!(sc.kind, ScopeKind::Class) && !first;
+            if !skip {
+                let is_module = matches!(sc.kind, ScopeKind::Module);
+                let before = sc
+                    .bindings
+                    .iter()
+                    .rev()
+                    .find(|b| b.name == name && (!first || b.at < at.offset));
+                // A module global bound after its use is still bound when a function that
+                // uses it runs.
+                let found = before.or_else(|| {
+                    is_module
+                        .then(|| sc.bindings.iter().rev().find(|b| b.name == name))
+                        .flatten()
+                });
+                if let Some(b) = found {
+                    return self.eval(
+                        &b.value,
+                        At {
+                            scope: s,
+                            offset: b.at,
+                        },
+                        d,
+                    );
+                }
+                if let ScopeKind::Function { name: f, params } = &sc.kind
+                    && let Some(i) = params.iter().position(|p| p == name)
+                {
+                    return self.parameter(f, i, name, e, d);
+                }
+            }
+            first = false;
+            scope = sc.parent;
+        }
+        Err(format!(
+            "{}: `{name}` is not bound to a value the importer reads",
+            self.here(e)
+        ))
+    }
+
+    /// Parameter `i` (`name`) of function `f`: the argument of the first call of `f` in the
+    /// module that passes it.
+    fn parameter(&self, f: &str, i: usize, name: &str, e: &ast::Expr, d: usize) -> R<Val> {
+        for (s, scope) in self.module.scopes.iter().enumerate() {
+            for call in &scope.calls {
+                if !matches!(call.func.as_ref(), ast::Expr::Name(n) if n.id.as_str() == f) {
+                    continue;
+                }
+                let arg = call.args.get(i).or_else(|| {
+                    call.keywords
+                        .iter()
+                        .find(|k| k.arg.as_deref() == Some(name))
+                        .map(|k| &k.value)
+                });
+                if let Some(arg) = arg {
+                    let at = At {
+                        scope: s,
+                        offset: u32::from(call.start()),
+                    };
+                    return self.eval(arg, at, d);
+                }
+            }
+        }
+        Err(format!(
+            "{}: parameter `{name}` of `{f}` is never passed by a call in the file",
+            self.here(e)
+        ))
+    }
+
+    fn attribute(&self, a: &ast::ExprAttribute, e: &ast::Expr, at: At, d: usize) -> R<Val> {
+        let attr = a.attr.as_str();
+        if let ast::Expr::Name(n) = a.value.as_ref()
+            && n.id.as_str() == "torch"
+        {
+            return Dtype::from_attr(attr)
+                .map(Val::Dtype)
+                .ok_or_else(|| format!("{}: `torch.{attr}` is not a dtype", self.here(e)));
+        }
+        if attr == "device" {
+            return Ok(Val::Device);
+        }
+        match (self.eval(&a.value, at, d)?, attr) {
+            (Val::Tensor(t), "shape") => {
+                Ok(Val::Seq(t.shape.iter().map(|&x| Val::Int(x)).collect()))
+            }
+            (Val::Tensor(t), "dtype") => Ok(Val::Dtype(t.dtype)),
+            (Val::Tensor(t), "T" | "mT") if t.shape.len() == 2 => Err(format!(
+                "{}: `.{attr}` of an input (a non-contiguous view) is not a case-script input",
+                self.here(e)
+            )),
+            _ => Err(format!(
+                "{}: attribute `.{attr}` the importer does not read",
+                self.here(e)
+            )),
+        }
+    }
+
+    fn call(&self, c: &ast::ExprCall, at: At, d: usize) -> R<Val> {
+        let e = &ast::Expr::Call(c.clone());
+        let kw = |name: &str| c.keywords.iter().find(|k| k.arg.as_deref() == Some(name));
+        let dtype_kw = |default: Dtype| -> R<Dtype> {
+            match kw("dtype") {
+                None => Ok(default),
+                Some(k) => match self.eval(&k.value, at, d)? {
+                    Val::Dtype(t) => Ok(t),
+                    _ => Err(format!("{}: `dtype=` is not a dtype", self.here(&k.value))),
+                },
+            }
+        };
+        match c.func.as_ref() {
+            ast::Expr::Attribute(a) if matches!(a.value.as_ref(), ast::Expr::Name(n) if n.id.as_str() == "torch") =>
+            {
+                let f = a.attr.as_str();
+                match f {
+                    "randn" | "rand" | "ones" | "zeros" | "empty" => {
+                        let shape = self.shape_args(&c.args, at, d, e)?;
+                        let fill = match f {
+                            "randn" => Fill::Randn,
+                            "rand" => Fill::Rand,
+                            "ones" => Fill::Ones,
+                            "zeros" => Fill::Zeros,
+                            _ => Fill::Empty,
+                        };
+                        Ok(tensor(shape, dtype_kw(Dtype::Float32)?, fill))
+                    }
+                    "full" => {
+                        let [shape, value] = c.args.as_slice() else {
+                            return Err(format!(
+                                "{}: `torch.full` takes (shape, value)",
+                                self.here(e)
+                            ));
+                        };
+                        let shape = self.shape_args(std::slice::from_ref(shape), at, d, e)?;
+                        let (v, default) = match self.eval(value, at, d)? {
+                            Val::Int(i) => (i as f64, Dtype::Int64),
+                            Val::Float(f) => (f, Dtype::Float32),
+                            _ => {
+                                return Err(format!(
+                                    "{}: the fill value is not a number",
+                                    self.here(value)
+                                ));
+                            }
+                        };
+                        Ok(tensor(shape, dtype_kw(default)?, Fill::Full(v)))
+                    }
+                    "arange" => {
+                        let [n] = c.args.as_slice() else {
+                            return Err(format!(
+                                "{}: only `torch.arange(n)` is read (no start, end or step)",
+                                self.here(e)
+                            ));
+                        };
+                        let Val::Int(n) = self.eval(n, at, d)? else {
+                            return Err(format!("{}: `torch.arange` of a non-int", self.here(e)));
+                        };
+                        Ok(tensor(vec![n], dtype_kw(Dtype::Int64)?, Fill::Arange))
+                    }
+                    "randint" => {
+                        let (lo, hi, shape) = match c.args.as_slice() {
+                            [hi, shape] => (None, hi, shape),
+                            [lo, hi, shape] => (Some(lo), hi, shape),
+                            _ => {
+                                return Err(format!(
+                                    "{}: `torch.randint` takes ([low,] high, size)",
+                                    self.here(e)
+                                ));
+                            }
+                        };
+                        let lo = match lo {
+                            Some(lo) => self.int(lo, at, d)?,
+                            None => 0,
+                        };
+                        let hi = self.int(hi, at, d)?;
+                        let shape = self.shape_args(std::slice::from_ref(shape), at, d, e)?;
+                        let n: i64 = shape.iter().product();
+                        if hi <= lo || n > 1 << 16 {
+                            return Err(format!(
+                                "{}: `torch.randint` range or size the importer does not spell",
+                                self.here(e)
+                            ));
+                        }
+                        // A fixed pseudo-random walk through the range: the same case every
+                        // import, every value of a small range present.
+                        let values = (0..n)
+                            .map(|i| (lo + (i * 7 + 3) % (hi - lo)) as f64)
+                            .collect();
+                        Ok(tensor(shape, dtype_kw(Dtype::Int64)?, Fill::Values(values)))
+                    }
+                    "randperm" => {
+                        let [n] = c.args.as_slice() else {
+                            return Err(format!(
+                                "{}: `torch.randperm(n)` takes one argument",
+                                self.here(e)
+                            ));
+                        };
+                        let n = self.int(n, at, d)?;
+                        if !(0..=1 << 16).contains(&n) {
+                            return Err(format!(
+                                "{}: `torch.randperm` size out of range",
+                                self.here(e)
+                            ));
+                        }
+                        let values = (0..n).rev().map(|i| i as f64).collect();
+                        Ok(tensor(
+                            vec![n],
+                            dtype_kw(Dtype::Int64)?,
+                            Fill::Values(values),
+                        ))
+                    }
+                    "tensor" => {
+                        let [data] = c.args.as_slice() else {
+                            return Err(format!(
+                                "{}: `torch.tensor(data)` takes one argument",
+                                self.here(e)
+                            ));
+                        };
+                        let v = self.eval(data, at, d)?;
+                        let (shape, values, any_float) = flatten(&v).ok_or_else(|| {
+                            format!(
+                                "{}: `torch.tensor` of a ragged or non-numeric list",
+                                self.here(e)
+                            )
+                        })?;
+                        let default = if any_float {
+                            Dtype::Float32
+                        } else {
+                            Dtype::Int64
+                        };
+                        Ok(tensor(shape, dtype_kw(default)?, Fill::Values(values)))
+                    }
+                    "randn_like" | "rand_like" | "zeros_like" | "ones_like" | "empty_like" => {
+                        let [like] = c.args.as_slice() else {
+                            return Err(format!("{}: `torch.{f}` takes one tensor", self.here(e)));
+                        };
+                        let Val::Tensor(t) = self.eval(like, at, d)? else {
+                            return Err(format!("{}: `torch.{f}` of a non-tensor", self.here(e)));
+                        };
+                        let fill = match f {
+                            "randn_like" => Fill::Randn,
+                            "rand_like" => Fill::Rand,
+                            "zeros_like" => Fill::Zeros,
+                            "ones_like" => Fill::Ones,
+                            _ => Fill::Empty,
+                        };
+                        Ok(tensor(t.shape, dtype_kw(t.dtype)?, fill))
+                    }
+                    "Size" => match c.args.as_slice() {
+                        [x] => self.eval(x, at, d),
+                        _ => Err(format!("{}: `torch.Size` takes one list", self.here(e))),
+                    },
+                    _ => Err(format!(
+                        "{}: `torch.{f}` is not an input constructor the importer reads",
+                        self.here(e)
+                    )),
+                }
+            }
+            ast::Expr::Attribute(a) => self.method(a, c, e, at, d),
+            ast::Expr::Name(n) if matches!(n.id.as_str(), "tuple" | "list") => {
+                match c.args.as_slice() {
+                    [x] => self.eval(x, at, d),
+                    _ => Err(format!("{}: `{}()` takes one sequence", self.here(e), n.id)),
+                }
+            }
+            ast::Expr::Name(n) if n.id.as_str() == "int" => match c.args.as_slice() {
+                [x] => match self.eval(x, at, d)? {
+                    Val::Int(i) => Ok(Val::Int(i)),
+                    Val::Float(f) => Ok(Val::Int(f as i64)),
+                    _ => Err(format!("{}: `int()` of a non-number", self.here(e))),
+                },
+                _ => Err(format!("{}: `int()` takes one number", self.here(e))),
+            },
+            _ => Err(format!(
+                "{}: a call the importer does not evaluate",
+                self.here(e)
+            )),
+        }
+    }
+
+    /// `t.to(dtype)`, `t.to(device)`, `.cuda()`, `.contiguous()`, `.reshape(...)`, `.view(...)`,
+    /// `.float()`, `.bfloat16()`, `.int()`, `.long()`, `.requires_grad_()`, `.clone()`; and
+    /// `x.size()`, `x.size(i)`, `x.numel()`.
+    fn method(
+        &self,
+        a: &ast::ExprAttribute,
+        c: &ast::ExprCall,
+        e: &ast::Expr,
+        at: At,
+        d: usize,
+    ) -> R<Val> {
+        let m = a.attr.as_str();
+        let base = self.eval(&a.value, at, d)?;
+        let Val::Tensor(mut t) = base else {
+            return Err(format!("{}: `.{m}()` of a non-tensor", self.here(e)));
+        };
+        match m {
+            "to" => {
+                for x in c.args.iter().chain(
+                    c.keywords
+                        .iter()
+                        .filter(|k| k.arg.as_deref() == Some("dtype"))
+                        .map(|k| &k.value),
+                ) {
+                    match self.eval(x, at, d)? {
+                        Val::Dtype(dt) => t.dtype = dt,
+                        Val::Device | Val::Str(_) => {}
+                        _ => {
+                            return Err(format!(
+                                "{}: `.to()` of something not a dtype or device",
+                                self.here(x)
+                            ));
+                        }
+                    }
+                }
+                Ok(Val::Tensor(t))
+            }
+            "cuda" | "cpu" | "contiguous" | "clone" | "requires_grad_" | "detach" => {
+                Ok(Val::Tensor(t))
+            }
+            "float" => Ok(Val::Tensor(TensorVal {
+                dtype: Dtype::Float32,
+                ..t
+            })),
+            "bfloat16" => Ok(Val::Tensor(TensorVal {
+                dtype: Dtype::Bfloat16,
+                ..t
+            })),
+            "int" => Ok(Val::Tensor(TensorVal {
+                dtype: Dtype::Int32,
+                ..t
+            })),
+            "long" => Ok(Val::Tensor(TensorVal {
+                dtype: Dtype::Int64,
+                ..t
+            })),
+            "half" => Ok(Val::Tensor(TensorVal {
+                dtype: Dtype::Other("float16"),
+                ..t
+            })),
+            "reshape" | "view" => {
+                let mut shape = self.shape_args(&c.args, at, d, e)?;
+                let n: i64 = t.shape.iter().product();
+                if let Some(i) = shape.iter().position(|&x| x == -1) {
+                    let rest: i64 = shape.iter().filter(|&&x| x != -1).product();
+                    if rest == 0 || n % rest != 0 {
+                        return Err(format!(
+                            "{}: `.{m}` with -1 that does not divide",
+                            self.here(e)
+                        ));
+                    }
+                    shape[i] = n / rest;
+                }
+                if shape.iter().product::<i64>() != n {
+                    return Err(format!("{}: `.{m}` to another element count", self.here(e)));
+                }
+                t.shape = shape;
+                Ok(Val::Tensor(t))
+            }
+            "size" => match c.args.as_slice() {
+                [] => Ok(Val::Seq(t.shape.iter().map(|&x| Val::Int(x)).collect())),
+                [i] => {
+                    let i = self.int(i, at, d)?;
+                    let r = t.shape.len() as i64;
+                    let i = if i < 0 { i + r } else { i };
+                    usize::try_from(i)
+                        .ok()
+                        .and_then(|i| t.shape.get(i))
+                        .map(|&x| Val::Int(x))
+                        .ok_or_else(|| format!("{}: `.size({i})` out of range", self.here(e)))
+                }
+                _ => Err(format!("{}: `.size` takes at most one dim", self.here(e))),
+            },
+            "numel" => Ok(Val::Int(t.shape.iter().product())),
+            _ => Err(format!(
+                "{}: `.{m}()` of a tensor is not an input the importer spells",
+                self.here(e)
+            )),
+        }
+    }
+
+    fn int(&self, e: &ast::Expr, at: At, d: usize) -> R<i64> {
+        match self.eval(e, at, d)? {
+            Val::Int(i) => Ok(i),
+            _ => Err(format!("{}: not an int", self.here(e))),
+        }
+    }
+
+    /// A shape given as `(*dims)` or `([dims])`/`(shape_tuple)`.
+    fn shape_args(&self, args: &[ast::Expr], at: At, d: usize, e: &ast::Expr) -> R<Vec<i64>> {
+        let vals = match self.seq(args, at, d)? {
+            Val::Seq(v) => v,
+            _ => unreachable!("seq returns a sequence"),
+        };
+        let vals = match vals.as_slice() {
+            [Val::Seq(inner)] => inner.clone(),
+            _ => vals,
+        };
+        let mut shape = Vec::new();
+        for v in vals {
+            match v {
+                Val::Int(i) if i >= -1 => shape.push(i),
+                _ => {
+                    return Err(format!(
+                        "{}: a shape that is not a list of ints",
+                        self.here(e)
+                    ));
+                }
+            }
+        }
+        if shape.iter().product::<i64>().unsigned_abs() > 1 << 24 {
+            return Err(format!("{}: a shape past 16M elements", self.here(e)));
+        }
+        Ok(shape)
+    }
+}
+
+fn tensor(shape: Vec<i64>, dtype: Dtype, fill: Fill) -> Val {
+    Val::Tensor(TensorVal { shape, dtype, fill })
+}
+
+fn arith(op: &ast::Operator, l: &Val, r: &Val) -> Option<Val> {
+    match (l, r) {
+        (Val::Int(a), Val::Int(b)) => Some(Val::Int(match op {
+            ast::Operator::Add => a.checked_add(*b)?,
+            ast::Operator::Sub => a.checked_sub(*b)?,
+            ast::Operator::Mult => a.checked_mul(*b)?,
+            ast::Operator::FloorDiv => a.checked_div_euclid(*b)?,
+            ast::Operator::Mod => a.checked_rem_euclid(*b)?,
+            ast::Operator::Pow => a.checked_pow(u32::try_from(*b).ok()?)?,
+            ast::Operator::LShift => a.checked_shl(u32::try_from(*b).ok()?)?,
+            _ => return None,
+        })),
+        (Val::Seq(a), Val::Seq(b)) if matches!(op, ast::Operator::Add) => {
+            Some(Val::Seq(a.iter().chain(b).cloned().collect()))
+        }
+        _ => {
+            let f = |v: &Val| match v {
+                Val::Int(i) => Some(*i as f64),
+                Val::Float(f) => Some(*f),
+                _ => None,
+            };
+            let (a, b) = (f(l)?, f(r)?);
+            Some(Val::Float(match op {
+                ast::Operator::Add => a + b,
+                ast::Operator::Sub => a - b,
+                ast::Operator::Mult => a * b,
+                ast::Operator::Div => a / b,
+                _ => return None,
+            }))
+        }
+    }
+}
+
+/// A nested list of numbers: its shape, row-major values and whether any was a float.
+fn flatten(v: &Val) -> Option<(Vec<i64>, Vec<f64>, bool)> {
+    match v {
+        Val::Int(i) => Some((vec![], vec![*i as f64], false)),
+        Val::Float(f) => Some((vec![], vec![*f], true)),
+        Val::Bool(b) => Some((vec![], vec![f64::from(u8::from(*b))], false)),
+        Val::Seq(items) => {
+            let mut shape = None;
+            let (mut values, mut any_float) = (Vec::new(), false);
+            for item in items {
+                let (s, v, f) = flatten(item)?;
+                if shape.get_or_insert_with(|| s.clone()) != &s {
+                    return None;
+                }
+                values.extend(v);
+                any_float |= f;
+            }
+            let mut full = vec![items.len() as i64];
+            full.extend(shape.unwrap_or_default());
+            Some((full, values, any_float))
+        }
+        _ => None,
+    }
+}
+
+impl TensorVal {
+    /// The case-script constructor of this tensor, with the notes a reader needs (a narrowed
+    /// dtype, values pallas-diff drew itself).
+    pub fn spelling(&self, notes: &mut Vec<String>, name: &str) -> R<String> {
+        let dt = self.dtype.spelling()?;
+        if self.dtype == Dtype::Int64 {
+            notes.push(format!(
+                "`{name}`: int64 in the file, int32 here (case scripts have no int64)"
+            ));
+        }
+        if self.shape.iter().any(|&d| d < 0) {
+            return Err(format!("`{name}`: a negative dimension"));
+        }
+        let dims = self
+            .shape
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let n: i64 = self.shape.iter().product();
+        let reshape = |s: String| {
+            if self.shape.len() == 1 {
+                s
+            } else {
+                format!("{s}.reshape({dims})")
+            }
+        };
+        Ok(match &self.fill {
+            Fill::Randn if self.dtype.is_int() => {
+                return Err(format!("`{name}`: `torch.randn` of an int dtype"));
+            }
+            Fill::Randn => format!("torch.randn({dims}, dtype={dt})"),
+            Fill::Rand => format!("torch.rand({dims}, dtype={dt})"),
+            Fill::Ones => format!("torch.ones({dims}, dtype={dt})"),
+            Fill::Zeros => format!("torch.zeros({dims}, dtype={dt})"),
+            Fill::Empty => format!("torch.empty({dims}, dtype={dt})"),
+            Fill::Full(v) => format!(
+                "torch.full([{dims}], {}, dtype={dt})",
+                number(*v, self.dtype)
+            ),
+            Fill::Arange => reshape(format!("torch.arange({n}, dtype={dt})")),
+            Fill::Values(values) => {
+                if values.len() > 4096 {
+                    return Err(format!(
+                        "`{name}`: {} literal values (at most 4096 are spelled)",
+                        values.len()
+                    ));
+                }
+                let list = values
+                    .iter()
+                    .map(|&v| number(v, self.dtype))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                reshape(format!("torch.tensor([{list}], dtype={dt})"))
+            }
+        })
+    }
+}
+
+fn number(v: f64, dtype: Dtype) -> String {
+    if dtype.is_int() {
+        format!("{}", v as i64)
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}

@@ -1,0 +1,144 @@
+//! The importer on small Python files written here in the style of Helion's tests and examples
+//! (`tests/files/`): what imports, from which config and call, and why the rest does not.
+
+use pallas_diff_import::{ImportOptions, import_source};
+
+fn file(name: &str) -> (String, String) {
+    let path = format!("{}/tests/files/{name}", env!("CARGO_MANIFEST_DIR"));
+    (std::fs::read_to_string(&path).unwrap(), name.to_string())
+}
+
+#[test]
+fn a_test_module_imports_its_called_kernels_with_the_calls_config_and_shapes() {
+    let (src, path) = file("pallas_tests.py");
+    let got = import_source(&src, &path, &ImportOptions::default()).unwrap();
+    let names: Vec<_> = got.cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "pallas_tests__row_sums",
+            "pallas_tests__test_window__window"
+        ]
+    );
+    let row_sums = &got.cases[0].script;
+    // The call's keywords are the config; its tensor's shape (a module constant) the input.
+    assert!(
+        row_sums.contains("config=helion.Config(block_sizes=[4], pallas_loop_type=\"fori_loop\")")
+    );
+    assert!(row_sums.contains("x = torch.randn(9, 128, dtype=torch.float32)"));
+    // A nested kernel: `m, n = 16, 128`, `.to(torch.bfloat16)`, an int64 randint narrowed.
+    let window = &got.cases[1].script;
+    assert!(
+        window.contains("x = torch.randn(16, 128, dtype=torch.bfloat16)"),
+        "{window}"
+    );
+    assert!(window.contains("idx = torch.tensor([3, 10, 1, 8], dtype=torch.int32)"));
+    assert!(window.contains("int64 in the file, int32 here"));
+    assert!(window.contains("config=helion.Config(block_sizes=[])"));
+    // Every case parses with the frontend.
+    for c in &got.cases {
+        lang::frontend::parse_case(&c.script, &c.name).unwrap();
+    }
+    let skipped: Vec<_> = got
+        .skipped
+        .iter()
+        .map(|s| (s.kernel.as_str(), s.line))
+        .collect();
+    // `uses_exp` is refused at its `torch.exp` line, `never_called` at its `def`.
+    assert_eq!(skipped, [("uses_exp", 31), ("never_called", 36)]);
+    assert!(got.skipped[0].reason.contains("torch.exp"));
+    assert!(got.skipped[1].reason.contains("no call"));
+}
+
+#[test]
+fn an_example_takes_shapes_through_its_check_function_and_needs_a_config_for_free_blocks() {
+    let (src, path) = file("example.py");
+    let got = import_source(&src, &path, &ImportOptions::default()).unwrap();
+    assert_eq!(got.cases.len(), 1);
+    let copy = &got.cases[0];
+    assert_eq!(copy.kernel, "copy_fixed");
+    // `check(m, n)` is called from `main()` with (24, 256).
+    assert!(
+        copy.script
+            .contains("x = torch.randn(24, 256, dtype=torch.bfloat16)")
+    );
+    assert!(copy.config_from.contains("decorator"));
+    assert_eq!(got.skipped.len(), 1);
+    assert_eq!(got.skipped[0].kernel, "scale_rows");
+    assert!(
+        got.skipped[0].reason.contains("--config"),
+        "{}",
+        got.skipped[0].reason
+    );
+
+    // With a config from the command line it imports; the int argument is passed as written.
+    let options = ImportOptions {
+        config: Some("helion.Config(block_sizes=[8])".into()),
+        ..Default::default()
+    };
+    let got = import_source(&src, &path, &options).unwrap();
+    let scale = got.cases.iter().find(|c| c.kernel == "scale_rows").unwrap();
+    assert!(
+        scale.script.contains("scale_rows(x, 3)"),
+        "{}",
+        scale.script
+    );
+}
+
+#[test]
+fn user_shapes_and_inputs_replace_the_files_and_stand_in_for_a_missing_call() {
+    let (src, path) = file("pallas_tests.py");
+    let options = ImportOptions {
+        shapes: vec![ImportOptions::parse_shape("x=17x128:bfloat16").unwrap()],
+        ..Default::default()
+    };
+    let got = import_source(&src, &path, &options).unwrap();
+    let never = got
+        .cases
+        .iter()
+        .find(|c| c.kernel == "never_called")
+        .unwrap();
+    assert!(
+        never
+            .script
+            .contains("x = torch.randn(17, 128, dtype=torch.bfloat16)")
+    );
+    assert_eq!(never.inputs_from, "the command line");
+    let options = ImportOptions {
+        inputs: vec![ImportOptions::parse_input("x=torch.ones(5, 128)").unwrap()],
+        ..Default::default()
+    };
+    let got = import_source(&src, &path, &options).unwrap();
+    let rows = got.cases.iter().find(|c| c.kernel == "row_sums").unwrap();
+    assert!(rows.script.contains("x = torch.ones(5, 128)"));
+    assert!(ImportOptions::parse_shape("x=3xq").is_err());
+    assert!(ImportOptions::parse_input("noequals").is_err());
+}
+
+#[test]
+fn files_that_are_not_python_or_too_deep_are_errors_not_panics() {
+    let bad = "def f(:\n";
+    let e = import_source(bad, "bad.py", &ImportOptions::default()).unwrap_err();
+    assert!(e.to_string().starts_with("bad.py:1"), "{e}");
+    let deep = format!("x = {}1{}\n", "(".repeat(100_000), ")".repeat(100_000));
+    let e = import_source(&deep, "deep.py", &ImportOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("deep.py"), "{e}");
+    // No kernel at all: nothing imported, nothing skipped.
+    let got = import_source("x = 1\n", "plain.py", &ImportOptions::default()).unwrap();
+    assert!(got.cases.is_empty() && got.skipped.is_empty());
+}
+
+#[test]
+fn names_that_refer_to_each_other_end_in_a_reason() {
+    let src = "import torch\nimport helion\nimport helion.language as hl\n\n\
+@helion.kernel(config=helion.Config(block_sizes=[]))\n\
+def k(x: torch.Tensor) -> torch.Tensor:\n    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0), block_size=2):\n        out[t, :] = x[t, :]\n    return out\n\n\
+a = b\nb = a\nk(torch.randn(a, 128))\n";
+    let got = import_source(src, "loop.py", &ImportOptions::default()).unwrap();
+    assert!(got.cases.is_empty());
+    assert!(
+        got.skipped[0].reason.contains("too deeply"),
+        "{}",
+        got.skipped[0].reason
+    );
+}

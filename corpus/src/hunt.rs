@@ -313,6 +313,7 @@ pub fn hunt(cfg: &HuntConfig, progress: &(dyn Fn(&str) + Sync)) -> std::io::Resu
                 codegen: faulty,
                 dump_cases: None,
                 digest: None,
+                seeds: None,
             };
             let summary = campaign::run(&campaign_cfg, &sink, &stop, &|_, _| {})?;
             let found = sink

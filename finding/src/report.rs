@@ -202,6 +202,28 @@ pub fn summary(f: &Finding) -> String {
     )
 }
 
+/// Where the finding's case came from, when a campaign drew it: its generator seed, and the
+/// seed kernel it is a mutant of (`fuzz --seeds`), or the provenance's note.
+pub fn provenance_line(f: &Finding) -> Option<String> {
+    let p = &f.meta.provenance;
+    let seed = p.seed.map(|s| format!("generator seed {s}"));
+    let source = p
+        .source
+        .as_ref()
+        .map(|s| match s.strip_prefix(crate::sink::SEED_SOURCE_PREFIX) {
+            Some(name) => {
+                let name = name.split(';').next().unwrap_or(name);
+                format!("a mutant of seed kernel `{name}`")
+            }
+            None => s.clone(),
+        });
+    match (seed, source) {
+        (None, None) => None,
+        (Some(a), None) | (None, Some(a)) => Some(format!("Provenance: {a}.")),
+        (Some(a), Some(b)) => Some(format!("Provenance: {b} ({a}).")),
+    }
+}
+
 /// The Markdown report of a finding.
 pub fn markdown(f: &Finding) -> String {
     let m = &f.meta;
@@ -224,6 +246,9 @@ pub fn markdown(f: &Finding) -> String {
         out.push('\n');
     }
     let _ = writeln!(out, "Signature: `{}`\n", m.key);
+    if let Some(line) = provenance_line(f) {
+        let _ = writeln!(out, "{line}\n");
+    }
     if let Some(c) = &m.cross_check {
         let _ = writeln!(
             out,

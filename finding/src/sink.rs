@@ -215,11 +215,23 @@ impl CorpusSink {
         report: &CaseReport,
         seed: Option<u64>,
     ) -> Result<Filed, SinkError> {
+        self.file_finding_from(prepared, report, seed, None)
+    }
+
+    /// [`CorpusSink::file_finding`] of a mutant of the seed kernel `origin` (`fuzz --seeds`):
+    /// its provenance's `source` names the seed ([`seed_source`]).
+    pub fn file_finding_from(
+        &self,
+        prepared: &PreparedCase,
+        report: &CaseReport,
+        seed: Option<u64>,
+        origin: Option<&str>,
+    ) -> Result<Filed, SinkError> {
         let case = prepared.case();
         let provenance = FindingProvenance {
             seed,
             generator: seed.map(|_| format!("pallas-diff-fuzz {}", env!("CARGO_PKG_VERSION"))),
-            source: None,
+            source: origin.map(seed_source),
         };
         let raw = signature(case, report);
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -420,6 +432,14 @@ pub fn cross_check_case(
 pub const REPLACED_BY_SMALLER: &str = "a later duplicate, smaller than the bucket's earlier case (reduced or not), replaced it; \
      not itself reduced";
 
+/// The provenance `source` of a mutant of seed kernel `name` (`fuzz --seeds`).
+pub fn seed_source(name: &str) -> String {
+    format!("{SEED_SOURCE_PREFIX}{name}")
+}
+
+/// How a provenance `source` that names a seed kernel begins ([`seed_source`]).
+pub const SEED_SOURCE_PREFIX: &str = "mutant of seed kernel ";
+
 impl FindingSink for CorpusSink {
     fn file(
         &self,
@@ -428,6 +448,17 @@ impl FindingSink for CorpusSink {
         seed: u64,
     ) -> std::io::Result<Filed> {
         self.file_finding(prepared, report, Some(seed))
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    fn file_from(
+        &self,
+        prepared: &PreparedCase,
+        report: &CaseReport,
+        seed: u64,
+        origin: Option<&str>,
+    ) -> std::io::Result<Filed> {
+        self.file_finding_from(prepared, report, Some(seed), origin)
             .map_err(|e| std::io::Error::other(e.to_string()))
     }
 }

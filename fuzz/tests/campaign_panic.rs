@@ -48,6 +48,7 @@ fn a_panicking_thread_stops_the_campaign_and_its_panic_comes_out() {
         },
         dump_cases: None,
         digest: None,
+        seeds: None,
     };
     let sink = PanickingSink {
         panicked: AtomicBool::new(false),

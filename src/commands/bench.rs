@@ -277,6 +277,7 @@ fn differential_loop(args: &Args, refused_keep_percent: u8) -> Result<(LoopRow, 
         codegen: CodegenOptions::default(),
         dump_cases: None,
         digest: None,
+        seeds: None,
     };
     let stop = AtomicBool::new(false);
     let cpu0 = process_cpu_seconds();

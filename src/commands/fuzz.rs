@@ -81,6 +81,12 @@ pub struct Args {
     /// Inject named faults (historical defects, `all` for every one; see `pallas-diff hunt`).
     #[arg(long, value_parser = compiler::faults::FaultSet::parse, default_value = "")]
     inject: compiler::faults::FaultSet,
+    /// Seed case scripts (a directory of `.py`/`.json` cases: the corpus's real-style kernels,
+    /// `pallas-diff import`'s output): `--seed-percent` of the cases (50 unless given) are
+    /// mutants of them that keep the kernel valid, the rest the grammar's; a finding names its
+    /// seed kernel.
+    #[arg(long)]
+    seeds: Option<PathBuf>,
     /// Generator knobs.
     #[command(flatten)]
     generator: GenConfigOverrides,
@@ -138,11 +144,37 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             })?
         }
     };
-    let generator = args
-        .generator
-        .clone()
-        .or(file_overrides)
-        .apply(GenConfig::default());
+    let mut overrides = args.generator.clone().or(file_overrides);
+    let seeds = match &args.seeds {
+        None => None,
+        Some(dir) => {
+            let (seeds, refused) = fuzz::generators::seeded::Seeds::load_dir(dir)
+                .map_err(|e| CliError::Input(e.into()))?;
+            for r in &refused {
+                eprintln!(
+                    "pallas-diff: seed not used: {}: {}",
+                    r.path.display(),
+                    r.reason
+                );
+            }
+            if seeds.is_empty() {
+                return Err(CliError::Input(anyhow::anyhow!(
+                    "--seeds {}: no seed case parses and is admissible ({} refused)",
+                    dir.display(),
+                    refused.len()
+                )));
+            }
+            eprintln!(
+                "pallas-diff: {} seed(s) from {} ({} not used)",
+                seeds.seeds.len(),
+                dir.display(),
+                refused.len()
+            );
+            overrides.seed_percent.get_or_insert(50);
+            Some(seeds)
+        }
+    };
+    let generator = overrides.apply(GenConfig::default());
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let workers = assembly::workers(cores);
     let selected = select_engines(
@@ -187,6 +219,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         },
         dump_cases: args.dump_cases.clone(),
         digest: args.digest.clone(),
+        seeds,
     };
     let reduce = if args.no_reduce {
         None

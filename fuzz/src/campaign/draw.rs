@@ -18,8 +18,10 @@
 
 use super::case_seed;
 use crate::check::{Depth, PreparedCase};
+use crate::generators::seeded::{Seeds, draw_seeded};
 use crate::generators::{GenConfig, generate_from_seed};
 use compiler::compile::{CodegenOptions, Compiled};
+use rand::{RngCore, SeedableRng, rngs::SmallRng};
 
 /// Draws a case may take: its last draw is kept whatever its verdict. At the default 20% and
 /// ~70% of draws refused, 16 draws that are all thinned happen about once in 10,000 cases
@@ -30,6 +32,13 @@ pub const MAX_DRAWS: u64 = 16;
 /// seed derivation, which uses indices `1..MAX_DRAWS`).
 const KEEP_STREAM: u64 = u64::MAX;
 
+/// The stream index a draw's seeded-or-grammar decision is hashed from.
+const SEEDED_STREAM: u64 = u64::MAX - 1;
+
+/// Bytes a seeded draw takes: the seed's pick and up to [`crate::generators::seeded::TRIES`]
+/// mutants of at most 3 mutations, each a few bytes.
+const SEEDED_BYTES: usize = 256;
+
 /// One case as a campaign checks it.
 pub struct Drawn {
     /// The seed the case was generated from (`generate_from_seed(seed, cfg)` gives it again):
@@ -39,6 +48,34 @@ pub struct Drawn {
     pub prepared: PreparedCase<'static>,
     /// Refused draws of this index that were thinned before it.
     pub thinned: u64,
+    /// The seed kernel the case is a mutant of (`None`: the grammar's own case).
+    pub origin: Option<String>,
+}
+
+/// Whether the draw from `seed` is a mutant of a seed (a deterministic draw of
+/// [`GenConfig::seed_percent`] in 100 when there are seeds).
+pub fn is_seeded(seed: u64, generator: &GenConfig, seeds: Option<&Seeds>) -> bool {
+    seeds.is_some_and(|s| !s.is_empty())
+        && case_seed(seed, SEEDED_STREAM) % 100 < u64::from(generator.seed_percent)
+}
+
+/// The case drawn from `seed`: a seed's mutant ([`is_seeded`]) with its seed's name, or the
+/// grammar's case. Deterministic for a given seed, config and seed set.
+pub fn case_from(
+    seed: u64,
+    generator: &GenConfig,
+    seeds: Option<&Seeds>,
+) -> (lang::ir::Case, Option<String>) {
+    if let Some(seeds) = seeds
+        && is_seeded(seed, generator, Some(seeds))
+    {
+        let mut bytes = [0u8; SEEDED_BYTES];
+        SmallRng::seed_from_u64(seed).fill_bytes(&mut bytes);
+        if let Some((i, case)) = draw_seeded(seeds, &bytes, generator) {
+            return (case, Some(seeds.seeds[i].name.clone()));
+        }
+    }
+    (generate_from_seed(seed, generator), None)
 }
 
 /// The seed of draw `attempt` (0-based) of a case whose first seed is `first`.
@@ -72,18 +109,21 @@ pub fn draw(
     generator: &GenConfig,
     codegen: &CodegenOptions,
     depth: Depth,
+    seeds: Option<&Seeds>,
 ) -> Drawn {
     let first = case_seed(seed, index);
     let mut attempt = 0;
     loop {
         let s = draw_seed(first, attempt);
-        let prepared = PreparedCase::owned(depth, generate_from_seed(s, generator), codegen);
+        let (case, origin) = case_from(s, generator, seeds);
+        let prepared = PreparedCase::owned(depth, case, codegen);
         let last = attempt + 1 >= MAX_DRAWS;
         if last || !thinnable(&prepared) || keeps_refused(s, generator.refused_keep_percent) {
             return Drawn {
                 seed: s,
                 prepared,
                 thinned: attempt,
+                origin,
             };
         }
         attempt += 1;
@@ -109,7 +149,7 @@ mod tests {
     fn keeping_every_refusal_is_the_generators_own_stream() {
         let options = CodegenOptions::default();
         for i in 0..200 {
-            let d = draw(3, i, &cfg(100), &options, Depth::FindingsOnly);
+            let d = draw(3, i, &cfg(100), &options, Depth::FindingsOnly, None);
             assert_eq!((d.seed, d.thinned), (case_seed(3, i), 0));
             assert_eq!(
                 d.prepared.case(),
@@ -123,7 +163,7 @@ mod tests {
         let options = CodegenOptions::default();
         let (mut kept_refused, mut thinned) = (0, 0);
         for i in 0..300 {
-            let d = draw(5, i, &cfg(0), &options, Depth::FindingsOnly);
+            let d = draw(5, i, &cfg(0), &options, Depth::FindingsOnly, None);
             thinned += d.thinned;
             if refused(&d) {
                 assert_eq!(d.thinned, MAX_DRAWS - 1, "a refusal kept before the cap");
@@ -145,7 +185,14 @@ mod tests {
         let (mut lowered, mut kept_refused, mut thinned) = (0u64, 0u64, 0u64);
         let n = 2000;
         for i in 0..n {
-            let d = draw(7, i, &GenConfig::default(), &options, Depth::FindingsOnly);
+            let d = draw(
+                7,
+                i,
+                &GenConfig::default(),
+                &options,
+                Depth::FindingsOnly,
+                None,
+            );
             thinned += d.thinned;
             if refused(&d) {
                 kept_refused += 1;

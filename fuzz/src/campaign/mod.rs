@@ -73,6 +73,9 @@ pub struct CampaignConfig {
     pub dump_cases: Option<PathBuf>,
     /// Write the per-case digest ([`digest`]) here when the campaign ends.
     pub digest: Option<PathBuf>,
+    /// Seed cases (`fuzz --seeds DIR`): [`GenConfig::seed_percent`] of the cases are their
+    /// mutants (`generators::seeded`).
+    pub seeds: Option<crate::generators::seeded::Seeds>,
 }
 
 /// Which lowered cases that agree in-process the JAX engines run.
@@ -177,16 +180,17 @@ pub fn run(
     };
     let timed_out = || cfg.time.is_some_and(|t| start.elapsed() >= t);
     let out_of_budget = || stopped() || timed_out();
-    let file = |prepared: &PreparedCase, report: &CaseReport, seed: u64| match sink
-        .file(prepared, report, seed)
-    {
-        Ok(Filed::New(_)) => stats.lock().expect("stats lock").findings += 1,
-        Ok(Filed::Duplicate) => stats.lock().expect("stats lock").duplicates += 1,
-        Err(e) => {
-            let mut slot = io_error.lock().expect("error lock");
-            slot.get_or_insert(e);
-        }
-    };
+    let file =
+        |prepared: &PreparedCase, report: &CaseReport, seed: u64, origin: Option<&str>| match sink
+            .file_from(prepared, report, seed, origin)
+        {
+            Ok(Filed::New(_)) => stats.lock().expect("stats lock").findings += 1,
+            Ok(Filed::Duplicate) => stats.lock().expect("stats lock").duplicates += 1,
+            Err(e) => {
+                let mut slot = io_error.lock().expect("error lock");
+                slot.get_or_insert(e);
+            }
+        };
     let selector = select::Selector::new(
         cfg.jax.len(),
         JAX_QUEUE,
@@ -219,12 +223,14 @@ pub fn run(
                         seed,
                         prepared,
                         thinned,
+                        origin,
                     } = draw::draw(
                         cfg.seed,
                         i,
                         &cfg.generator,
                         &cfg.codegen,
                         Depth::FindingsOnly,
+                        cfg.seeds.as_ref(),
                     );
                     if let Some(dir) = &cfg.dump_cases {
                         let json =
@@ -261,11 +267,11 @@ pub fn run(
                         }
                     }
                     if report.outcome.is_finding() {
-                        file(&prepared, &report, seed);
+                        file(&prepared, &report, seed, origin.as_deref());
                     } else if report.outcome == Outcome::Agree
                         && prepared.compiled().is_ok_and(|c| c.module().is_some())
                         && !cfg.jax.is_empty()
-                        && !selector.offer(prepared, seed, select::cells(&feats))
+                        && !selector.offer_from(prepared, seed, origin, select::cells(&feats))
                     {
                         break;
                     }
@@ -330,7 +336,7 @@ pub fn run(
                             }
                         }
                         if report.outcome.is_finding() {
-                            file(&p.prepared, report, p.seed);
+                            file(&p.prepared, report, p.seed, p.origin.as_deref());
                         }
                     }
                 }

@@ -200,6 +200,8 @@ pub struct Pending {
     pub prepared: PreparedCase<'static>,
     /// Its generator seed.
     pub seed: u64,
+    /// The seed kernel it is a mutant of, if any (`campaign::draw`).
+    pub origin: Option<String>,
     /// Its cells.
     pub cells: Vec<ConfirmCell>,
     /// Their coverage-table cells ([`ConfirmCell::coarse`]), each once.
@@ -367,6 +369,18 @@ impl Selector {
         seed: u64,
         cells: Vec<ConfirmCell>,
     ) -> bool {
+        self.offer_from(prepared, seed, None, cells)
+    }
+
+    /// [`Selector::offer`] of a case with its seed kernel (`origin`), which a finding its
+    /// confirmation files names.
+    pub fn offer_from(
+        &self,
+        prepared: PreparedCase<'static>,
+        seed: u64,
+        origin: Option<String>,
+        cells: Vec<ConfirmCell>,
+    ) -> bool {
         let mut st = self.lock();
         // A case a producer finished after the close is past the budget: its cells are not
         // counted as lowered-but-unconfirmed.
@@ -384,6 +398,7 @@ impl Selector {
         let pending = Arc::new(Pending {
             prepared,
             seed,
+            origin,
             cells,
             coarse,
             reclassified: AtomicBool::new(false),

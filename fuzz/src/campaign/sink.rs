@@ -24,4 +24,17 @@ pub trait FindingSink: Send + Sync {
         report: &CaseReport,
         seed: u64,
     ) -> std::io::Result<Filed>;
+
+    /// [`FindingSink::file`] of a mutant of the seed kernel `origin` (`fuzz --seeds`): a sink
+    /// that records provenance names the seed; by default it files as [`FindingSink::file`].
+    fn file_from(
+        &self,
+        prepared: &PreparedCase,
+        report: &CaseReport,
+        seed: u64,
+        origin: Option<&str>,
+    ) -> std::io::Result<Filed> {
+        let _ = origin;
+        self.file(prepared, report, seed)
+    }
 }

@@ -291,6 +291,10 @@ define_gen_config! {
     /// first draws are refused; at 20% a campaign's cases are ~68% lowered, and every refusal
     /// rule keeps its share of the refusals. 100 checks the generator's cases as drawn.
     refused_keep_percent: u8 = 20, in 0..=100;
+    /// With seed case scripts (`fuzz --seeds DIR`), how many of a campaign's cases are mutants
+    /// of a seed rather than the grammar's own, percent (`generators::seeded`). Without seeds
+    /// it does nothing; `--seeds` alone makes it 50.
+    seed_percent: u8 = 0, in 0..=100;
 }
 
 impl GenConfig {

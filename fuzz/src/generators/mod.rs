@@ -23,6 +23,7 @@ mod features;
 mod fixup;
 mod grammar;
 mod make;
+pub mod seeded;
 mod shape;
 pub mod strategies;
 

@@ -604,6 +604,7 @@ impl Importer<'_> {
                 ));
             };
             let keys = self.config_keys(c.keywords.iter(), at, ev)?;
+            let keys = self.complete(k, keys)?;
             Ok((keys, format!("{what} ({}:{})", self.path, self.line(e))))
         };
         if let Some(e) = deco_kw("config") {
@@ -621,6 +622,7 @@ impl Importer<'_> {
             && !site.config.is_empty()
         {
             let keys = self.config_keys(site.config.iter().copied(), site.at, ev)?;
+            let keys = self.complete(k, keys)?;
             let line = self.lines.line_of(site.at.offset);
             return Ok((
                 keys,
@@ -648,14 +650,34 @@ impl Importer<'_> {
         ))
     }
 
-    /// `helion.Config(k=v, ...)` from keywords, each value evaluated (`block_size=` read as
-    /// `block_sizes`).
+    /// A config without `block_sizes` completed as Helion completes it where that is known
+    /// without Helion: `block_sizes=[]` when every block is fixed.
+    fn complete(&self, k: &KernelDef, keys: Vec<String>) -> Result<String, (Option<u32>, String)> {
+        let mut keys = keys;
+        if !keys.iter().any(|kv| kv.starts_with("block_sizes=")) {
+            let driven = config_driven_tiles(&k.def.body);
+            if driven > 0 {
+                return Err((
+                    None,
+                    format!(
+                        "the config gives no block_sizes and {driven} block(s) are config-driven: \
+                         Helion's default block sizes are not computed here; give them with --config"
+                    ),
+                ));
+            }
+            keys.insert(0, "block_sizes=[]".into());
+        }
+        Ok(format!("helion.Config({})", keys.join(", ")))
+    }
+
+    /// The `k=v` entries of a `helion.Config` from keywords, each value evaluated
+    /// (`block_size=` read as `block_sizes`).
     fn config_keys<'k>(
         &self,
         keywords: impl Iterator<Item = &'k ast::Keyword>,
         at: At,
         ev: &Eval<'_>,
-    ) -> Result<String, (Option<u32>, String)> {
+    ) -> Result<Vec<String>, (Option<u32>, String)> {
         let mut parts = Vec::new();
         for kw in keywords {
             let Some(key) = kw.arg.as_deref() else {
@@ -677,7 +699,7 @@ impl Importer<'_> {
             })?;
             parts.push(format!("{key}={spelled}"));
         }
-        Ok(format!("helion.Config({})", parts.join(", ")))
+        Ok(parts)
     }
 }
 

@@ -17,8 +17,15 @@ fn a_test_module_imports_its_called_kernels_with_the_calls_config_and_shapes() {
         names,
         [
             "pallas_tests__row_sums",
-            "pallas_tests__test_window__window"
+            "pallas_tests__test_window__window",
+            "pallas_tests__never_called_by_name"
         ]
+    );
+    // A call's config without `block_sizes` on a kernel whose blocks are all fixed: `[]`.
+    assert!(
+        got.cases[2]
+            .script
+            .contains("config=helion.Config(block_sizes=[], pallas_loop_type=\"unroll\")")
     );
     let row_sums = &got.cases[0].script;
     // The call's keywords are the config; its tensor's shape (a module constant) the input.

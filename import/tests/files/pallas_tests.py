@@ -62,3 +62,15 @@ class TestPallas(unittest.TestCase):
     def test_uses_exp(self):
         x = torch.randn(16, 128, device=DEVICE)
         code_and_output(uses_exp, (x,))
+
+    def test_fixed_blocks_config_without_block_sizes(self):
+        x = torch.randn(16, 128, device=DEVICE)
+        code_and_output(never_called_by_name, (x,), pallas_loop_type="unroll")
+
+
+@helion.kernel(backend="pallas", static_shapes=True)
+def never_called_by_name(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size(0), block_size=8):
+        out[tile, :] = x[tile, :] + x[tile, :]
+    return out

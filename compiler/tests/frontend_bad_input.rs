@@ -128,8 +128,8 @@ const TABLE: &[(&str, &str, &str, u32, u32)] = &[
     ),
     (
         "unknown_decorator_keyword.py",
-        "autotune_effort",
-        "decorator keyword `autotune_effort` is not part",
+        "dot_precision",
+        "decorator keyword `dot_precision` is not part",
         10,
         5,
     ),

@@ -131,11 +131,17 @@ pub fn render_kernel(case: &Case) -> String {
             join(b.iter().map(|x| x.to_string()))
         ));
     }
-    let _ = writeln!(
-        out,
-        "@helion.kernel(\n    backend=\"pallas\",\n    static_shapes=True,\n    config=helion.Config({}),\n)",
-        cfg.join(", ")
-    );
+    for kept in &c.extra {
+        cfg.push(format!("{}={}", kept.key, kept.value.render()));
+    }
+    out.push_str("@helion.kernel(\n    backend=\"pallas\",\n");
+    if !c.settings.iter().any(|s| s.key == "static_shapes") {
+        out.push_str("    static_shapes=True,\n");
+    }
+    for kept in &c.settings {
+        let _ = writeln!(out, "    {}={},", kept.key, kept.value.render());
+    }
+    let _ = writeln!(out, "    config=helion.Config({}),\n)", cfg.join(", "));
     let params = join(case.kernel.params.iter().map(|p| {
         format!(
             "{}: {}",

@@ -567,3 +567,226 @@ fn a_comparison_as_a_value_is_refused() {
         "x",
     ));
 }
+
+/// A script with decorator keywords `deco` (a whole `@helion.kernel(...)` argument list).
+fn script_deco(deco: &str, body: &str) -> String {
+    format!("{HEAD}@helion.kernel({deco})\ndef k(x: torch.Tensor):\n{body}\n\n\n{X}\nk(x)\n")
+}
+
+const COPY: &str = "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :]\n    return out";
+
+#[test]
+fn defaults_of_the_decorator_and_the_config_read_as_absent() {
+    let canonical = script_deco(
+        "backend=\"pallas\", static_shapes=True, config=helion.Config(block_sizes=[])",
+        &COPY.replace("hl.tile(x.size(0))", "hl.tile(x.size(0), block_size=8)"),
+    );
+    for deco in [
+        // backend from HELION_BACKEND, static_shapes=True Helion 1.5.1's default, no block sizes
+        // when every tile has block_size=, pallas_load_buffer_count=None its default.
+        "config=helion.Config()",
+        "backend=\"pallas\", config=helion.Config(block_sizes=[], pallas_load_buffer_count=None)",
+    ] {
+        same_as(
+            &script_deco(
+                deco,
+                &COPY.replace("hl.tile(x.size(0))", "hl.tile(x.size(0), block_size=8)"),
+            ),
+            &canonical,
+        );
+    }
+    // Without block_sizes, a tile that needs one is refused (Helion would pick a default).
+    let e = refuse(&script_deco("config=helion.Config()", COPY));
+    assert_eq!(e.construct, "block_sizes", "{e}");
+}
+
+#[test]
+fn kept_keys_render_back_and_the_model_names_the_ones_it_cannot_honour() {
+    let src = script_deco(
+        "backend=\"pallas\", static_shapes=False, print_output_code=True, ignore_warnings=[helion.exc.TensorOperationInWrapper], config=helion.Config(block_sizes=[8], pallas_pre_broadcast=True)",
+        COPY,
+    );
+    let case = parse(&src);
+    let keys = |l: &[pallas_diff_lang::ir::settings::Setting]| {
+        l.iter().map(|s| s.key.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&case.config.extra), ["pallas_pre_broadcast"]);
+    assert_eq!(
+        keys(&case.config.settings),
+        ["static_shapes", "print_output_code", "ignore_warnings"]
+    );
+    let rendered = render_case(&case);
+    assert!(
+        rendered.contains("    static_shapes=False,\n"),
+        "{rendered}"
+    );
+    assert!(!rendered.contains("static_shapes=True"), "{rendered}");
+    assert!(
+        rendered.contains("ignore_warnings=[helion.exc.TensorOperationInWrapper],"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("pallas_pre_broadcast=True)"),
+        "{rendered}"
+    );
+    assert_eq!(parse(&rendered).without_spans(), case.without_spans());
+    assert!(
+        case.config
+            .unmodelled()
+            .is_some_and(|w| w.starts_with("static_shapes=False"))
+    );
+    // The JSON form keeps them; a case without them has the JSON it always had.
+    let json = serde_json::to_string(&case).unwrap();
+    assert!(json.contains("pallas_pre_broadcast"), "{json}");
+    let plain = parse(&script_deco(
+        "backend=\"pallas\", static_shapes=True, config=helion.Config(block_sizes=[8])",
+        COPY,
+    ));
+    let plain_json = serde_json::to_string(&plain).unwrap();
+    assert!(!plain_json.contains("extra") && !plain_json.contains("settings"));
+    // Keys neither modelled nor kept, and kept keys with values of the wrong kind, are refused
+    // at their position.
+    for (deco, line, col, construct) in [
+        (
+            "dot_precision=\"ieee\", config=helion.Config(block_sizes=[8])",
+            6,
+            16,
+            "dot_precision",
+        ),
+        (
+            "config=helion.Config(block_sizes=[8], num_warps=4)",
+            6,
+            54,
+            "num_warps",
+        ),
+        (
+            "config=helion.Config(block_sizes=[8], pallas_pre_broadcast=1)",
+            6,
+            54,
+            "pallas_pre_broadcast",
+        ),
+        (
+            "ignore_warnings=[os.system], config=helion.Config(block_sizes=[8])",
+            6,
+            16,
+            "ignore_warnings",
+        ),
+    ] {
+        let e = refuse(&script_deco(deco, COPY));
+        assert_eq!(
+            (e.span.line, e.span.col, e.construct.as_str()),
+            (line, col, construct),
+            "{deco}: {e}"
+        );
+    }
+}
+
+#[test]
+fn register_block_size_reads_as_its_config_entry() {
+    // The registered id is the second config-driven one (after `t`'s): its entry (32) leaves
+    // block_sizes and the call reads as that int.
+    let helion = script(
+        "x: torch.Tensor",
+        "block_sizes=[8, 32]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, 0] = x[t, 0]\n    bn = hl.register_block_size(x.size(1))\n    for u in hl.tile(x.size(1), block_size=bn):\n        out[0, u] = x[0, u]\n    return out",
+        X,
+        "x",
+    );
+    let canonical = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, 0] = x[t, 0]\n    bn = 32\n    for u in hl.tile(x.size(1), block_size=bn):\n        out[0, u] = x[0, u]\n    return out",
+        X,
+        "x",
+    );
+    same_as(&helion, &canonical);
+    // More registrations than block_sizes entries: refused at the call.
+    let e = refuse(&helion.replace("block_sizes=[8, 32]", "block_sizes=[8]"));
+    assert_eq!(
+        (e.span.line, e.construct.as_str()),
+        (11, "hl.register_block_size"),
+        "{e}"
+    );
+}
+
+#[test]
+fn one_variable_over_a_multi_dim_tile_is_the_tuple_of_its_tiles() {
+    let helion = script(
+        "x: torch.Tensor",
+        "block_sizes=[8, 128]",
+        "    out = torch.empty_like(x)\n    for tile in hl.tile(x.size()):\n        out[tile] = x[tile] + x[tile[0], tile[1]]\n    return out",
+        X,
+        "x",
+    );
+    let canonical = script(
+        "x: torch.Tensor",
+        "block_sizes=[8, 128]",
+        "    out = torch.empty_like(x)\n    for tile_0, tile_1 in hl.tile([x.size(0), x.size(1)]):\n        out[tile_0, tile_1] = x[tile_0, tile_1] + x[tile_0, tile_1]\n    return out",
+        X,
+        "x",
+    );
+    same_as(&helion, &canonical);
+    let e = refuse(&helion.replace("x[tile[0], tile[1]]", "tile.begin"));
+    assert_eq!(e.construct, ".begin", "{e}");
+}
+
+#[test]
+fn new_empty_and_new_zeros_take_the_tensors_dtype() {
+    let helion = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = x.new_empty([16, 256])\n    for t in hl.tile(x.size(0)):\n        acc = x.new_zeros([t, 256], dtype=torch.float32)\n        out[t, :] = (acc + x[t, :]).to(torch.bfloat16)\n    return out",
+        X,
+        "x",
+    );
+    let canonical = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty([16, 256], dtype=torch.bfloat16)\n    for t in hl.tile(x.size(0)):\n        acc = hl.zeros([t, 256], dtype=torch.float32)\n        out[t, :] = (acc + x[t, :]).to(torch.bfloat16)\n    return out",
+        X,
+        "x",
+    );
+    same_as(&helion, &canonical);
+}
+
+#[test]
+fn device_from_helions_testing_module_is_dropped_like_a_tensors_device() {
+    let helion = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty([16, 256], dtype=torch.bfloat16, device=DEVICE)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :]\n    return out",
+        X,
+        "x",
+    )
+    .replace(
+        "import helion.language as hl\n",
+        "import helion.language as hl\nfrom helion._testing import DEVICE\n",
+    );
+    let canonical = script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        "    out = torch.empty([16, 256], dtype=torch.bfloat16)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :]\n    return out",
+        X,
+        "x",
+    );
+    same_as(&helion, &canonical);
+    // Without the import, DEVICE is not defined when the script runs.
+    let e = refuse(&helion.replace("from helion._testing import DEVICE\n", ""));
+    assert_eq!(e.construct, "device", "{e}");
+}
+
+#[test]
+fn a_kernel_that_returns_nothing_outputs_what_it_wrote() {
+    let case = parse(&script(
+        "x: torch.Tensor, y: torch.Tensor, n: int",
+        "block_sizes=[8]",
+        "    for t in hl.tile(x.size(0)):\n        y[t, :] = x[t, :] + n",
+        &format!("{X}\ny = torch.zeros(16, 256, dtype=torch.bfloat16)"),
+        "x, y, 3",
+    ));
+    assert!(!case.kernel.returns_values());
+    assert_eq!(case.kernel.written_params(), [1]);
+    // A kernel that returns values outputs those.
+    let case = parse(&script("x: torch.Tensor", "block_sizes=[8]", COPY, X, "x"));
+    assert!(case.kernel.written_params().is_empty());
+}

@@ -17,7 +17,8 @@ pub struct Output {
 /// The returned tensors, in return order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outputs {
-    /// One entry per returned expression.
+    /// One entry per returned expression (for a kernel that returns nothing, per tensor
+    /// parameter it writes: `lang::ir::Kernel::written_params`).
     pub outputs: Vec<Output>,
     /// The largest finite magnitude of any floating-point value the evaluation computed
     /// (every fresh tensor, intermediates included; 0 when none): an output element whose terms

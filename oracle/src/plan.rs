@@ -180,6 +180,9 @@ pub struct Plan {
     pub(crate) storages: Vec<InitStorage>,
     pub(crate) body: Vec<CStmt>,
     pub(crate) kernel_span: Span,
+    /// What a kernel that returns nothing outputs: the tensor parameters it writes, as
+    /// (index into `params`, name) (`lang::ir::Kernel::written_params`).
+    pub(crate) written: Vec<(usize, String)>,
     /// Configured block size per block id (config entry, `block_size=`, 1 for grids).
     pub(crate) configured_blocks: Vec<i64>,
     /// Effective block size per block id (after TPU alignment raising).
@@ -230,6 +233,12 @@ impl Plan {
             storages,
             body,
             kernel_span: case.kernel.span,
+            written: case
+                .kernel
+                .written_params()
+                .into_iter()
+                .map(|i| (i, case.kernel.params[i].name.clone()))
+                .collect(),
             configured_blocks: sizes.configured,
             effective_blocks: sizes.effective,
             tiling,

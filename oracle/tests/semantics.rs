@@ -479,3 +479,31 @@ fn explicit_load_store_full_and_views() {
     assert_eq!(values(&o, "out"), vec![tenth, tenth, tenth, 1.5, 2.5, 3.5]);
     assert_eq!(values(&o, "ints"), vec![3.0; 4]);
 }
+
+/// A kernel that returns nothing outputs what it wrote: its written tensor parameters after the
+/// call, in parameter order (a bare `return` too); the parameters it only reads are not outputs.
+#[test]
+fn a_kernel_that_returns_nothing_outputs_its_written_parameters() {
+    for tail in ["", "return"] {
+        let src = script(
+            "",
+            "y: torch.Tensor, x: torch.Tensor",
+            &format!(
+                r#"
+                for t in hl.tile(x.size(0), block_size=4):
+                    x[t] = x[t] + y[t]
+                {tail}
+                "#
+            ),
+            "x = torch.arange(8, dtype=torch.float32)\ny = torch.full([8], 2.0)",
+            "y, x",
+        );
+        let out = eval_ok(&src);
+        assert_eq!(out.outputs.len(), 1, "{tail:?}");
+        assert_eq!(out.outputs[0].name, "x");
+        assert_eq!(
+            values(&out, "x"),
+            (0..8).map(|i| f64::from(i) + 2.0).collect::<Vec<_>>()
+        );
+    }
+}

@@ -481,7 +481,7 @@ def run_case(case, mode, inputs, kernel_name, arg_spec):
         except BaseException as e:  # noqa: BLE001
             raise CaseError(StageError("trace", e), None)
         try:
-            outs = as_tuple(bound(*args))
+            outs = outputs_of(bound(*args), args)
             return {"outputs": [encode_output(o) for o in outs], "generated": None}
         except BaseException as e:  # noqa: BLE001
             raise CaseError(StageError("run", e), None)
@@ -503,11 +503,20 @@ def run_case(case, mode, inputs, kernel_name, arg_spec):
         return {"outputs": [], "lowered": True, "generated": generated}
 
     try:
-        outs = as_tuple(compiled(*args))
+        outs = outputs_of(compiled(*args), args)
         encoded = [encode_output(o) for o in outs]
     except BaseException as e:  # noqa: BLE001
         raise CaseError(StageError("run", e), generated)
     return {"outputs": encoded, "generated": generated}
+
+
+def outputs_of(result, args):
+    """A kernel's outputs: what it returned or, when it returns nothing, its tensor arguments
+    after the call (a kernel that writes its arguments in place; the Rust side keeps the ones
+    the kernel writes, lang's `Kernel::written_params`)."""
+    if result is None:
+        return tuple(a for a in args if isinstance(a, torch.Tensor))
+    return as_tuple(result)
 
 
 def read_generated(bound):

@@ -150,6 +150,10 @@ pub fn lower(
             "pallas_worklist_grouping=2 (the grouped compact-worklist variant, spec §2.4)",
         );
     }
+    // A kept config key or setting the model does not honour (`lang::ir::settings`).
+    if let Some(what) = case.config.unmodelled() {
+        return gap(case.kernel.span, what);
+    }
     let mut l = Lowerer::new(case, types, plan, options)?;
     l.module()
 }
@@ -570,6 +574,18 @@ impl<'a> Lowerer<'a> {
                     return gap(stmt.span, "device code outside the top-level loop");
                 }
             }
+        }
+        // A kernel that returns nothing outputs the tensor parameters it writes
+        // (`Kernel::written_params`), as every engine does.
+        for i in self.case.kernel.written_params() {
+            let n = &self.case.kernel.params[i].name;
+            let Some(&k) = self.host_names.get(n) else {
+                return gap(
+                    self.case.kernel.span,
+                    format!("written parameter `{n}` is not a host tensor"),
+                );
+            };
+            returns.push(k);
         }
         if grid.is_empty() {
             grid.push(1);

@@ -1,4 +1,4 @@
-# bad input: a decorator keyword outside case-script v1
+# bad input: a decorator keyword a case script neither models nor keeps
 import torch
 import helion
 import helion.language as hl
@@ -7,7 +7,7 @@ import helion.language as hl
 @helion.kernel(
     backend="pallas",
     static_shapes=True,
-    autotune_effort="none",
+    dot_precision="ieee",
     config=helion.Config(block_sizes=[4], pallas_loop_type="fori_loop"),
 )
 def k(x: torch.Tensor) -> torch.Tensor:

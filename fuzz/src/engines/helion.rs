@@ -73,7 +73,7 @@ impl Engine for Helion {
                     generated = result.generated;
                     match result.outcome {
                         Ok(_) if !self.mode.produces_outputs() => EngineStatus::Lowered,
-                        Ok(outputs) => EngineStatus::Outputs(outputs),
+                        Ok(outputs) => EngineStatus::Outputs(written_outputs(job.case, outputs)),
                         Err(e) if e.refusal == Some(true) => EngineStatus::Refused {
                             class: e.kind.clone(),
                             message: first_line(&e.message).to_string(),
@@ -92,6 +92,34 @@ impl Engine for Helion {
             generated,
         }
     }
+}
+
+/// The outputs of a run: what the kernel returned or, for a kernel that returns nothing, what
+/// it wrote. The worker then sends every tensor argument after the call, in call order; the
+/// parameters the kernel writes (`Kernel::written_params`) are its outputs, as for every
+/// engine.
+fn written_outputs(
+    case: &lang::ir::Case,
+    outputs: Vec<lang::tensor::Tensor>,
+) -> Vec<lang::tensor::Tensor> {
+    let written = case.kernel.written_params();
+    if written.is_empty() {
+        return outputs;
+    }
+    let tensor_position = |param: usize| {
+        case.call
+            .args
+            .iter()
+            .take(param)
+            .filter(|a| matches!(a, Arg::Input(_)))
+            .count()
+    };
+    let picked: Option<Vec<_>> = written
+        .iter()
+        .map(|&p| outputs.get(tensor_position(p)).cloned())
+        .collect();
+    // Fewer tensors than the call passes: the outputs as sent, for the comparison to report.
+    picked.unwrap_or(outputs)
 }
 
 fn first_line(s: &str) -> &str {

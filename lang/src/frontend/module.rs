@@ -145,6 +145,7 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
     let mut inputs: Vec<Input> = Vec::new();
     let mut seed = None;
     let mut call: Option<Call> = None;
+    let mut device_imported = false;
     for stmt in &suite {
         match stmt {
             ast::Stmt::Import(imp) => {
@@ -167,11 +168,19 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
                     }
                 }
             }
+            // Helion's tests allocate with `device=DEVICE` from `helion._testing`.
+            ast::Stmt::ImportFrom(f)
+                if f.module.as_deref() == Some("helion._testing")
+                    && f.level.is_none_or(|l| l.to_u32() == 0)
+                    && matches!(f.names.as_slice(), [a] if a.name.as_str() == "DEVICE" && a.asname.is_none()) =>
+            {
+                device_imported = true;
+            }
             ast::Stmt::ImportFrom(_) => {
                 return Err(ctx.err(
                     stmt,
                     "import",
-                    "`from ... import` is not part of a case script (allowed: `import torch`, `import helion`, `import helion.language as hl`)",
+                    "`from ... import` is not part of a case script (allowed: `import torch`, `import helion`, `import helion.language as hl`, `from helion._testing import DEVICE`)",
                 ));
             }
             ast::Stmt::FunctionDef(f) => {
@@ -359,12 +368,23 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
     // The module globals the kernel sees: the imports, the kernel, the inputs.
     let globals = ["torch", "helion", "hl", def.name.as_str()]
         .into_iter()
+        .chain(device_imported.then_some("DEVICE"))
         .map(String::from)
         .chain(inputs.iter().map(|i| i.name.clone()))
         .collect();
     let mut parser = KernelParser::new(&ctx, &params, known, globals);
+    parser.config_sizes = config.block_sizes.clone();
     let body = parser.parse_body(&def.body)?;
     let asserts = std::mem::take(&mut parser.asserts);
+    // The entries `hl.register_block_size` read leave the config (each reads as its int).
+    let mut config = config;
+    config.block_sizes = config
+        .block_sizes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !parser.registered.contains(i))
+        .map(|(_, &b)| b)
+        .collect();
     let kernel = crate::ir::Kernel {
         name: def.name.to_string(),
         params,
@@ -475,7 +495,7 @@ fn parse_decorator(
         ));
     }
     let mut config = None;
-    let mut backend = false;
+    let mut settings = Vec::new();
     for kw in &call.keywords {
         let Some(name) = kw.arg.as_ref().map(|a| a.to_string()) else {
             return Err(ctx.err(
@@ -485,31 +505,96 @@ fn parse_decorator(
             ));
         };
         match name.as_str() {
+            // Absent, the backend is HELION_BACKEND's, which a case script runs under
+            // (`HELION_BACKEND=pallas python case.py`, as every engine runs it).
             "backend" => {
                 if str_literal(&kw.value).as_deref() != Some("pallas") {
                     return Err(ctx.err(&kw.value, "backend", "backend must be \"pallas\""));
                 }
-                backend = true;
             }
-            "static_shapes" => {
-                if !matches!(&kw.value, ast::Expr::Constant(c) if matches!(c.value, ast::Constant::Bool(true))) {
-                    return Err(ctx.err(&kw.value, "static_shapes", "static_shapes must be True in a case script"));
-                }
-            }
+            // True is Helion 1.5.1's default (HELION_STATIC_SHAPES unset), so it is not kept.
+            "static_shapes" if matches!(&kw.value, ast::Expr::Constant(c) if matches!(c.value, ast::Constant::Bool(true))) =>
+                {}
             "config" => config = Some(parse_config(ctx, &kw.value)?),
-            other => return Err(ctx.err(kw, other, format!("decorator keyword `{other}` is not part of a case script (allowed: backend, static_shapes, config)"))),
+            other => settings.push(setting(
+                ctx,
+                kw,
+                other,
+                crate::ir::settings::Place::Decorator,
+                &settings,
+            )?),
         }
     }
-    if !backend {
-        return Err(ctx.err(deco, "backend", "@helion.kernel needs backend=\"pallas\""));
-    }
-    config.ok_or_else(|| {
+    let (mut config, at) = config.ok_or_else(|| {
         ctx.err(
             deco,
             "config",
             "@helion.kernel needs config=helion.Config(block_sizes=[...], ...)",
         )
+    })?;
+    config.settings = settings;
+    Ok((config, at))
+}
+
+/// A kept key (`crate::ir::settings`) of the decorator or the config, or the refusal of one
+/// that is not kept (or given twice).
+fn setting(
+    ctx: &Ctx<'_>,
+    kw: &ast::Keyword,
+    name: &str,
+    place: crate::ir::settings::Place,
+    seen: &[crate::ir::settings::Setting],
+) -> Result<crate::ir::settings::Setting, FrontendError> {
+    let what = match place {
+        crate::ir::settings::Place::Config => "config key",
+        crate::ir::settings::Place::Decorator => "decorator keyword",
+    };
+    let value = py_literal(&kw.value).ok_or_else(|| {
+        ctx.err(
+            &kw.value,
+            name,
+            format!(
+                "{what} `{name}` takes a literal (True/False, a number, a string or a list of them)"
+            ),
+        )
+    })?;
+    if seen.iter().any(|s| s.key == name) {
+        return Err(ctx.err(kw, name, format!("{what} `{name}` is given twice")));
+    }
+    crate::ir::settings::check(place, name, &value)
+        .map_err(|m| ctx.err(kw, name, format!("{what} {m}")))?;
+    Ok(crate::ir::settings::Setting {
+        key: name.to_string(),
+        value,
     })
+}
+
+/// A Python literal: True/False, a number (possibly negated), a string, a dotted name, or a
+/// list or tuple of those.
+fn py_literal(e: &ast::Expr) -> Option<crate::ir::settings::PyLiteral> {
+    use crate::ir::settings::PyLiteral;
+    if let Some((v, is_float)) = literal_number(e) {
+        return Some(if is_float {
+            PyLiteral::Float(v)
+        } else {
+            PyLiteral::Int(literal_int(e)?)
+        });
+    }
+    match e {
+        ast::Expr::Constant(c) => match &c.value {
+            ast::Constant::Bool(b) => Some(PyLiteral::Bool(*b)),
+            ast::Constant::Str(s) => Some(PyLiteral::Str(s.clone())),
+            _ => None,
+        },
+        ast::Expr::List(ast::ExprList { elts, .. })
+        | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => elts
+            .iter()
+            .map(py_literal)
+            .collect::<Option<Vec<_>>>()
+            .map(PyLiteral::List),
+        ast::Expr::Attribute(_) => dotted(e).map(PyLiteral::Name),
+        _ => None,
+    }
 }
 
 fn parse_config(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<(Config, Span), FrontendError> {
@@ -547,24 +632,37 @@ fn parse_config(ctx: &Ctx<'_>, e: &ast::Expr) -> Result<(Config, Span), Frontend
             "pallas_worklist_grouping" => {
                 let g = int_literal(ctx, &kw.value, "pallas_worklist_grouping")?;
                 if !(0..=2).contains(&g) {
-                    return Err(ctx.err(&kw.value, "pallas_worklist_grouping", format!("pallas_worklist_grouping must be 0, 1 or 2, got {g}")));
+                    return Err(ctx.err(
+                        &kw.value,
+                        "pallas_worklist_grouping",
+                        format!("pallas_worklist_grouping must be 0, 1 or 2, got {g}"),
+                    ));
                 }
                 config.worklist_grouping = Some(g);
             }
+            // None is Helion's default, as if absent.
+            "pallas_load_buffer_count" if matches!(&kw.value, ast::Expr::Constant(c) if matches!(c.value, ast::Constant::None)) =>
+                {}
             "pallas_load_buffer_count" => {
-                config.load_buffer_count = Some(int_list(ctx, &kw.value, "pallas_load_buffer_count")?);
+                config.load_buffer_count =
+                    Some(int_list(ctx, &kw.value, "pallas_load_buffer_count")?);
             }
-            other => return Err(ctx.err(kw, other, format!("config key `{other}` is not part of a case script (allowed: block_sizes, pallas_loop_type, pallas_worklist_grouping, pallas_load_buffer_count)"))),
+            other => {
+                let kept = setting(
+                    ctx,
+                    kw,
+                    other,
+                    crate::ir::settings::Place::Config,
+                    &config.extra,
+                )?;
+                config.extra.push(kept);
+            }
         }
     }
-    let Some(at) = block_sizes_at else {
-        return Err(ctx.err(
-            e,
-            "block_sizes",
-            "helion.Config needs block_sizes=[...] (use [] when every hl.tile has block_size=)",
-        ));
-    };
-    Ok((config, at))
+    // Absent, `block_sizes` is empty: a kernel that registers config-driven block ids is then
+    // refused by the well-formedness check (Helion would pick default sizes, which a case
+    // states).
+    Ok((config, block_sizes_at.unwrap_or_else(|| ctx.span(e))))
 }
 
 /// Refuses every keyword of `c` (one the subset does not model is never dropped).

@@ -24,6 +24,7 @@ pub mod hash;
 pub mod inputs;
 pub mod live;
 pub mod scope;
+pub mod settings;
 pub mod sym;
 pub mod types;
 pub mod walk;
@@ -88,6 +89,37 @@ pub struct Kernel {
     pub span: Span,
 }
 
+impl Kernel {
+    /// Whether the root graph returns values (`return v, ...`).
+    pub fn returns_values(&self) -> bool {
+        self.body
+            .iter()
+            .any(|s| matches!(&s.kind, StmtKind::Return(v) if !v.is_empty()))
+    }
+
+    /// The outputs of a kernel that returns nothing: what it wrote, i.e. the tensor parameters
+    /// it stores or applies an atomic into (anywhere in its body), in parameter order, as
+    /// indices into [`Kernel::params`]. Empty for a kernel that returns values (its outputs are
+    /// those). Every engine's outputs of such a kernel are these tensors after the call.
+    pub fn written_params(&self) -> Vec<usize> {
+        if self.returns_values() {
+            return Vec::new();
+        }
+        let mut written: Vec<&str> = Vec::new();
+        walk::each_stmt(&self.body, &mut |s| {
+            if let StmtKind::Store { tensor, .. } | StmtKind::Atomic { tensor, .. } = &s.kind {
+                written.push(tensor);
+            }
+        });
+        self.params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.kind == ParamKind::Tensor && written.contains(&p.name.as_str()))
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
 /// A kernel parameter.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Param {
@@ -121,6 +153,15 @@ pub struct Config {
     pub worklist_grouping: Option<i64>,
     /// `pallas_load_buffer_count`: one entry per tensor parameter (D-1.5.1-11).
     pub load_buffer_count: Option<Vec<i64>>,
+    /// Other `helion.Config` keys, as written ([`settings`]): passed to Helion, not read by the
+    /// model ([`Config::unmodelled`]). Absent from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra: Vec<settings::Setting>,
+    /// Keywords of `@helion.kernel` beside `backend` and `config` (Helion settings, e.g.
+    /// `static_shapes=False`; `static_shapes=True`, the default, is not kept), as written
+    /// ([`settings`]). Absent from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<settings::Setting>,
 }
 
 /// `pallas_loop_type` (spec §1.4).

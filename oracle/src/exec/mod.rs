@@ -163,14 +163,40 @@ impl Plan {
                 ParamInit::Int { slot, value } => rt.slots[*slot] = Some(Value::Int(*value)),
             }
         }
-        match rt.block(&self.body)? {
-            Flow::Return(outputs) => Ok(Outputs {
-                outputs,
-                magnitude: watermark.read(),
-                divergences: rt.divergences,
-            }),
-            Flow::Normal => err(K::NoReturn, self.kernel_span, "the kernel returns nothing"),
-        }
+        let outputs = match rt.block(&self.body)? {
+            Flow::Return(outputs) if !outputs.is_empty() => outputs,
+            // A kernel that returns nothing outputs what it wrote: its written tensor
+            // parameters after the call.
+            Flow::Return(_) | Flow::Normal if !self.written.is_empty() => {
+                let mut outputs = Vec::with_capacity(self.written.len());
+                for (i, name) in &self.written {
+                    let ParamInit::Tensor { storage, shape, .. } = &self.params[*i] else {
+                        unreachable!("written parameters are tensors")
+                    };
+                    let host = Value::Host(HostRef {
+                        storage: *storage,
+                        shape: Rc::new(shape.clone()),
+                    });
+                    outputs.push(Output {
+                        name: name.clone(),
+                        tensor: rt.output_tensor(host, name, self.kernel_span)?,
+                    });
+                }
+                outputs
+            }
+            Flow::Return(_) | Flow::Normal => {
+                return err(
+                    K::NoReturn,
+                    self.kernel_span,
+                    "the kernel returns nothing and writes no tensor argument",
+                );
+            }
+        };
+        Ok(Outputs {
+            outputs,
+            magnitude: watermark.read(),
+            divergences: rt.divergences,
+        })
     }
 }
 

@@ -69,7 +69,8 @@ impl Runtime<'_> {
             }
             SK::Return(values) => {
                 if values.is_empty() {
-                    return err(K::NoReturn, s.span, "the kernel returns nothing");
+                    // `return` alone: the outputs are what the kernel wrote (`Plan::run`).
+                    return Ok(Flow::Return(Vec::new()));
                 }
                 let mut outputs = Vec::new();
                 for (e, name) in values {
@@ -85,7 +86,7 @@ impl Runtime<'_> {
         Ok(Flow::Normal)
     }
 
-    fn output_tensor(&self, v: Value, name: &str, span: Span) -> Res<Tensor> {
+    pub(super) fn output_tensor(&self, v: Value, name: &str, span: Span) -> Res<Tensor> {
         let t = match v {
             Value::Host(h) => {
                 let s = &self.storages[h.storage];

@@ -38,6 +38,36 @@ impl KernelParser<'_, '_> {
                 }
                 return Ok(value.kind);
             }
+            Some("hl.register_block_size") => {
+                // Helion registers a config-driven block id here and reads its size from the
+                // config's `block_sizes` (the next entry in registration order). The config is
+                // static, so the call reads as that int: a tile with `block_size=` the result
+                // is a tile of that fixed size, and the entry leaves `block_sizes`.
+                if self.depth > 0 {
+                    return Err(self.err(c, "hl.register_block_size", "hl.register_block_size is host code: call it outside the hl.tile/hl.grid loops"));
+                }
+                self.no_keywords(c, "hl.register_block_size")?;
+                if c.args.is_empty() || c.args.len() > 2 {
+                    return Err(self.err(
+                        c,
+                        "hl.register_block_size",
+                        "hl.register_block_size takes (max) or (min, max) host ints",
+                    ));
+                }
+                for a in &c.args {
+                    let bound = self.expr(a)?;
+                    if !self.is_host_int(&bound) {
+                        return Err(self.err(a, "hl.register_block_size", "the bounds of hl.register_block_size are host ints (a size, an int parameter, or arithmetic of them)"));
+                    }
+                }
+                let index = self.config_ids;
+                let Some(&size) = self.config_sizes.get(index) else {
+                    return Err(self.err(c, "hl.register_block_size", format!("hl.register_block_size registers config-driven block id {index}, but block_sizes has {} entries", self.config_sizes.len())));
+                };
+                self.config_ids += 1;
+                self.registered.push(index);
+                return Ok(ExprKind::Int(size));
+            }
             Some("hl.arange") => {
                 self.dtype_kw(c, "hl.arange", false, false)
                     .and_then(|d| match d {
@@ -158,6 +188,38 @@ impl KernelParser<'_, '_> {
                 &format!("{module}.{method}"),
                 format!("`{module}.{method}` is not part of a case script"),
             ));
+        }
+        if let m @ ("new_empty" | "new_zeros") = method.as_str() {
+            // `t.new_empty(shape)` is `torch.empty(shape, dtype=t.dtype)` (torch's `new_*`
+            // take the tensor's dtype and device; the device is every engine's own).
+            let f = format!(".{m}");
+            if self.depth > 0 && m == "new_empty" {
+                return Err(self.err(c, &f, format!("{f} inside a device loop is a block of undefined values: use hl.zeros or allocate on the host")));
+            }
+            let like = self.expr(&attr.value)?;
+            let dtype = match self.dtype_kw(c, &f, false, true)? {
+                Some(d) => d,
+                None => self.known_of(&like).dtype.ok_or_else(|| {
+                    self.err(&*attr.value, &f, format!("the dtype of the tensor {f} is called on is not known statically: pass dtype="))
+                })?,
+            };
+            // Inside a device loop Helion makes a device block: `hl.zeros(shape, dtype)`.
+            if self.depth > 0 {
+                return Ok(ExprKind::Zeros {
+                    shape: self.dims_args(&c.args, &f)?,
+                    dtype,
+                });
+            }
+            let kind = if m == "new_empty" {
+                AllocKind::Empty
+            } else {
+                AllocKind::Zeros
+            };
+            return Ok(ExprKind::Alloc {
+                kind,
+                shape: AllocShape::Dims(self.dims_args(&c.args, &f)?),
+                dtype: Some(dtype),
+            });
         }
         let value = Box::new(self.expr(&attr.value)?);
         if !c.keywords.is_empty() && !matches!(method.as_str(), "sum") {
@@ -349,6 +411,14 @@ impl KernelParser<'_, '_> {
     /// [`Self::dtype_kw`]).
     fn device_of_tensor(&self, v: &ast::Expr, func: &str) -> Result<(), FrontendError> {
         match v {
+            // `from helion._testing import DEVICE` (Helion's tests' device), not rebound.
+            ast::Expr::Name(n)
+                if n.id.as_str() == "DEVICE"
+                    && self.globals.iter().any(|g| g == "DEVICE")
+                    && !self.names.contains_key("DEVICE") =>
+            {
+                Ok(())
+            }
             ast::Expr::Attribute(a) if a.attr.as_str() == "device" => match &*a.value {
                 ast::Expr::Name(n) => match self.names.get(n.id.as_str()) {
                     Some(NameKind::HostTensor) => Ok(()),

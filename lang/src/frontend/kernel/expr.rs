@@ -70,6 +70,9 @@ impl KernelParser<'_, '_> {
         let span = self.ctx.span(e);
         let compare_ok = std::mem::take(&mut self.compare_here);
         let kind = match e {
+            ast::Expr::Name(n) if self.tile_tuples.contains_key(n.id.as_str()) => {
+                return Err(self.err(e, "tile tuple", format!("`{}` is the tuple of a multi-dim hl.tile's tiles: index a tensor with it whole (`x[{}]`) or take one tile (`{}[0]`)", n.id, n.id, n.id)));
+            }
             ast::Expr::Name(n) => {
                 if !self.names.contains_key(n.id.as_str()) {
                     return Err(self.err(e, "name", unbound(&n.id)));
@@ -179,6 +182,31 @@ impl KernelParser<'_, '_> {
                 }
             }
             ast::Expr::Subscript(s) if Self::is_size_subscript(s) => self.size_subscript(s)?,
+            ast::Expr::Subscript(s) if matches!(&*s.value, ast::Expr::Name(n) if self.tile_tuples.contains_key(n.id.as_str())) =>
+            {
+                let ast::Expr::Name(n) = &*s.value else {
+                    unreachable!("matched above")
+                };
+                let parts = &self.tile_tuples[n.id.as_str()];
+                match literal_int(&s.slice)
+                    .and_then(|k| usize::try_from(k).ok())
+                    .and_then(|k| parts.get(k))
+                {
+                    Some(p) => ExprKind::Name(p.clone()),
+                    None => {
+                        return Err(self.err(
+                            e,
+                            "tile tuple",
+                            format!(
+                                "`{}` holds {} tiles: take one with an int literal below {}",
+                                n.id,
+                                parts.len(),
+                                parts.len()
+                            ),
+                        ));
+                    }
+                }
+            }
             ast::Expr::Subscript(s) => {
                 if let ast::Expr::Name(n) = &*s.value
                     && self.names.get(n.id.as_str()) == Some(&NameKind::HostTensor)

@@ -44,6 +44,17 @@ pub(crate) struct KernelParser<'c, 's> {
     /// `assert` term is (the IR's comparison is a Python truth value; a comparison of tensors
     /// as a value is a boolean mask, which the IR does not have).
     compare_here: bool,
+    /// The config's `block_sizes`, for `hl.register_block_size` (set by the caller).
+    pub config_sizes: Vec<i64>,
+    /// The `block_sizes` entries `hl.register_block_size` calls consumed: each reads as its
+    /// int, so the entry leaves the config ([`KernelParser::call_expr`]).
+    pub registered: Vec<usize>,
+    /// Config-driven block ids registered so far (tile dims without `block_size=` and
+    /// `hl.register_block_size` calls, in registration order).
+    config_ids: usize,
+    /// A single loop variable over a multi-dim `hl.tile` (`for tile in hl.tile([m, n])`): the
+    /// tuple of tiles it is in Helion, spelled as one variable per dim (the names given here).
+    tile_tuples: FastMap<String, Vec<String>>,
     /// Enclosing device loops.
     depth: usize,
     /// Enclosing loops and branches ([`MAX_BLOCK_DEPTH`](super::MAX_BLOCK_DEPTH)).
@@ -115,6 +126,10 @@ impl<'c, 's> KernelParser<'c, 's> {
             asserts: Vec::new(),
             root_len: 0,
             compare_here: false,
+            config_sizes: Vec::new(),
+            registered: Vec::new(),
+            config_ids: 0,
+            tile_tuples: FastMap::default(),
             depth: 0,
             blocks: 0,
             expr_depth: 0,

@@ -506,6 +506,7 @@ impl KernelParser<'_, '_> {
                 None => return Err(self.err(kw, "**", "**kwargs are not part of a case script")),
             }
         }
+        self.config_ids += block_sizes.iter().filter(|b| b.is_none()).count();
         let dims: Vec<LoopDim> = bounds
             .into_iter()
             .zip(block_sizes)
@@ -516,6 +517,25 @@ impl KernelParser<'_, '_> {
             })
             .collect();
         let vars: Vec<String> = match &*f.target {
+            // One variable over several dims is the tuple of their tiles: one variable per
+            // dim, named apart, and the tuple's name spliced where it indexes.
+            ast::Expr::Name(n) if dims.len() > 1 && kind == LoopKind::Tile => {
+                let parts: Vec<String> = (0..dims.len())
+                    .map(|i| {
+                        let mut name = format!("{}_{i}", n.id);
+                        while self.names.contains_key(&name)
+                            || self.globals.contains(&name)
+                            || self.tile_tuples.contains_key(&name)
+                        {
+                            name.push('_');
+                        }
+                        name
+                    })
+                    .collect();
+                self.tile_tuples.insert(n.id.to_string(), parts.clone());
+                self.names.remove(n.id.as_str());
+                parts
+            }
             ast::Expr::Name(n) => vec![n.id.to_string()],
             ast::Expr::Tuple(t) => t
                 .elts

@@ -11,7 +11,16 @@ use rustpython_parser::ast;
 impl KernelParser<'_, '_> {
     pub(super) fn index_list(&mut self, e: &ast::Expr) -> Result<Vec<Index>, FrontendError> {
         match e {
-            ast::Expr::List(l) => l.elts.iter().map(|x| self.list_entry(x)).collect(),
+            ast::Expr::List(l) => {
+                let mut out = Vec::with_capacity(l.elts.len());
+                for x in &l.elts {
+                    match self.tile_tuple(x) {
+                        Some(parts) => out.extend(parts),
+                        None => out.push(self.list_entry(x)?),
+                    }
+                }
+                Ok(out)
+            }
             other => Err(self.err(
                 other,
                 "index list",
@@ -51,10 +60,33 @@ impl KernelParser<'_, '_> {
     }
 
     pub(super) fn indices(&mut self, slice: &ast::Expr) -> Result<Vec<Index>, FrontendError> {
-        match slice {
-            ast::Expr::Tuple(t) => t.elts.iter().map(|x| self.index_entry(x)).collect(),
-            single => Ok(vec![self.index_entry(single)?]),
+        let entries = match slice {
+            ast::Expr::Tuple(t) => t.elts.as_slice(),
+            single => std::slice::from_ref(single),
+        };
+        let mut out = Vec::with_capacity(entries.len());
+        for x in entries {
+            match self.tile_tuple(x) {
+                Some(parts) => out.extend(parts),
+                None => out.push(self.index_entry(x)?),
+            }
         }
+        Ok(out)
+    }
+
+    /// The tiles a multi-dim tile variable stands for, as index entries, when `e` names one.
+    fn tile_tuple(&self, e: &ast::Expr) -> Option<Vec<Index>> {
+        let ast::Expr::Name(n) = e else {
+            return None;
+        };
+        let parts = self.tile_tuples.get(n.id.as_str())?;
+        let span = self.ctx.span(e);
+        Some(
+            parts
+                .iter()
+                .map(|p| Index::Expr(Expr::new(crate::ir::ExprKind::Name(p.clone()), span)))
+                .collect(),
+        )
     }
 
     fn index_entry(&mut self, e: &ast::Expr) -> Result<Index, FrontendError> {

@@ -222,6 +222,25 @@ impl Checker {
                 ))
             });
         }
+        use crate::ir::settings::{Place, check};
+        for (field, place, list) in [
+            ("extra", Place::Config, &config.extra),
+            ("settings", Place::Decorator, &config.settings),
+        ] {
+            for (i, s) in list.iter().enumerate() {
+                let twice = list[..i].iter().any(|t| t.key == s.key);
+                let verdict = if twice {
+                    Err(format!("`{}` is given twice", s.key))
+                } else {
+                    check(place, &s.key, &s.value)
+                };
+                if let Err(m) = verdict {
+                    return self.at_path(&[key(field), Seg::Index(i)], |c| {
+                        Err(c.fail(None, &s.key, m))
+                    });
+                }
+            }
+        }
         let wanted = BlockTable::of(&case.kernel).config_count();
         let got = config.block_sizes.len();
         if wanted != got {

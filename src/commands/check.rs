@@ -252,6 +252,19 @@ pub fn print_report(r: &CaseReport) {
             e.status.detail().unwrap_or_default()
         );
     }
+    for e in &r.engines {
+        if let Some(s) = &e.input_sets {
+            println!(
+                "{}: {} extra input sets, {} compared with the reference, dropped by it: {} invalid, {} overflowed, {} diverging",
+                e.engine,
+                s.derived,
+                s.compared,
+                s.dropped_invalid,
+                s.dropped_overflow,
+                s.dropped_diverges
+            );
+        }
+    }
     if let Some(m) = &r.mismatch {
         println!("mismatch: {m}");
     }

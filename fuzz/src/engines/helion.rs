@@ -48,23 +48,51 @@ impl Helion {
     }
 }
 
-/// The extra input sets of `job` the reference keeps (each with its reference outputs), and the
-/// run's counts so far. None when the case's own inputs are not all made here.
-fn kept_sets(
-    engine: EngineId,
-    job: &Job<'_>,
-    extra: usize,
-) -> Option<(Vec<(InputSet, Vec<Tensor>, f64)>, SetsRun)> {
+/// One extra input set the reference kept: the set, the reference's outputs and magnitude,
+/// and (for a set's finite twin, [`input_sets::finite_twin`]) the position of its set in the
+/// kept list.
+struct Kept {
+    set: InputSet,
+    want: Vec<Tensor>,
+    magnitude: f64,
+    twin_of: Option<usize>,
+}
+
+/// The extra input sets of `job` the reference keeps, each set with NaN or ±inf followed by
+/// its finite twin (when the reference keeps that too), and the run's counts so far. None when
+/// the case's own inputs are not all made here.
+fn kept_sets(engine: EngineId, job: &Job<'_>, extra: usize) -> Option<(Vec<Kept>, SetsRun)> {
     if extra == 0 {
         return None;
     }
     let own = job.case.input_tensors().ok()?;
     let mut run = SetsRun::default();
     let mut kept = Vec::new();
+    let tiling = engine.reference_tiling();
     for set in input_sets::derive(job.case, &own, extra) {
         run.derived += 1;
-        match input_sets::judge(job.case, &set, engine.reference_tiling()) {
-            Judged::Compare { outputs, magnitude } => kept.push((set, outputs, magnitude)),
+        match input_sets::judge(job.case, &set, tiling) {
+            Judged::Compare { outputs, magnitude } => {
+                let twin = input_sets::finite_twin(&set);
+                kept.push(Kept {
+                    set,
+                    want: outputs,
+                    magnitude,
+                    twin_of: None,
+                });
+                let at = kept.len() - 1;
+                if let Some(twin) = twin
+                    && let Judged::Compare { outputs, magnitude } =
+                        input_sets::judge(job.case, &twin, tiling)
+                {
+                    kept.push(Kept {
+                        set: twin,
+                        want: outputs,
+                        magnitude,
+                        twin_of: Some(at),
+                    });
+                }
+            }
             Judged::Dropped(why) => run.count_dropped(why),
         }
     }
@@ -129,7 +157,7 @@ impl Engine for Helion {
                     None
                 };
                 if let Some((kept, _)) = &sets {
-                    request.input_sets = kept.iter().map(|(s, _, _)| set_args(job, s)).collect();
+                    request.input_sets = kept.iter().map(|k| set_args(job, &k.set)).collect();
                 }
                 match self.pool.run(&request) {
                     Ok(result) => {
@@ -176,7 +204,7 @@ impl Helion {
     fn compare_sets(
         &self,
         job: &Job<'_>,
-        kept: &[(InputSet, Vec<Tensor>, f64)],
+        kept: &[Kept],
         outcomes: Vec<Result<Vec<Tensor>, tpu_runner::KernelError>>,
         run: &mut SetsRun,
     ) -> Option<EngineStatus> {
@@ -188,30 +216,49 @@ impl Helion {
             )));
         }
         let names = crate::check::output_names(job.case);
-        for ((set, want, magnitude), outcome) in kept.iter().zip(outcomes) {
-            let label = SetLabel::of(set);
+        let mut mismatches: Vec<Option<crate::compare::Mismatch>> = Vec::new();
+        for (k, outcome) in kept.iter().zip(outcomes) {
+            let label = SetLabel::of(&k.set);
             match outcome {
                 Ok(got) => {
                     run.compared += 1;
-                    let Err(m) = crate::compare::compare(self.id(), &names, &got, want, *magnitude)
-                    else {
-                        continue;
-                    };
-                    if run.mismatch.is_none() {
-                        let mut m = *m;
-                        m.input_set = Some(label);
-                        run.mismatch = Some(m);
-                        run.failed_inputs = set.inputs.clone();
-                    }
+                    let m = crate::compare::compare(self.id(), &names, &got, &k.want, k.magnitude)
+                        .err()
+                        .map(|m| {
+                            let mut m = *m;
+                            m.input_set = Some(label);
+                            m
+                        });
+                    mismatches.push(m);
                 }
                 Err(e) => {
-                    run.failed_inputs = set.inputs.clone();
+                    run.failed_inputs = k.set.inputs.clone();
                     let mut status = super::kernel_error_status(&e);
                     if let EngineStatus::KernelError { message, .. } = &mut status {
                         *message = format!("on {label}: {message}");
                     }
                     return Some(status);
                 }
+            }
+        }
+        for (i, (k, m)) in kept.iter().zip(&mismatches).enumerate() {
+            let Some(m) = m else { continue };
+            // NaN where the reference has a value, on a set whose finite twin agrees: Helion's
+            // mask by multiplication read a non-finite element torch does not read.
+            let twin_agrees = kept
+                .iter()
+                .zip(&mismatches)
+                .any(|(t, tm)| t.twin_of == Some(i) && tm.is_none());
+            if k.twin_of.is_none()
+                && m.kind == crate::compare::MismatchKind::Poison
+                && twin_agrees
+            {
+                run.masked_nonfinite += 1;
+                continue;
+            }
+            if run.mismatch.is_none() {
+                run.mismatch = Some(m.clone());
+                run.failed_inputs = k.set.inputs.clone();
             }
         }
         None

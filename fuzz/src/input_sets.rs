@@ -173,13 +173,7 @@ fn draw(own: &Tensor, flavor: Flavor, float_elements: usize, s: &mut SeededStrea
         DType::Int32 => {
             let choices = match flavor {
                 Flavor::Specials | Flavor::Large => in_range_boundaries(&own.values),
-                Flavor::Redrawn => vec![
-                    0.0,
-                    1.0,
-                    -1.0,
-                    f64::from(i32::MIN),
-                    f64::from(i32::MAX),
-                ],
+                Flavor::Redrawn => vec![0.0, 1.0, -1.0, f64::from(i32::MIN), f64::from(i32::MAX)],
             };
             let (lo, hi) = min_max(&own.values);
             own.values
@@ -378,11 +372,7 @@ pub enum Judged {
 
 /// Runs the reference (tiled as `tiling`) on `set` of `case` and judges it.
 pub fn judge(case: &Case, set: &InputSet, tiling: oracle::Tiling) -> Judged {
-    let run = crate::engines::reference::Reference.run_tiled(
-        case,
-        &Ok(set.inputs.clone()),
-        tiling,
-    );
+    let run = crate::engines::reference::Reference.run_tiled(case, &Ok(set.inputs.clone()), tiling);
     let Some(outputs) = run.run.status.outputs() else {
         return Judged::Dropped(Dropped::Invalid);
     };
@@ -440,7 +430,11 @@ k(x, idx)
         // NaN is not equal to itself: compare the bits.
         let bits = |sets: &[InputSet]| {
             sets.iter()
-                .flat_map(|s| s.inputs.iter().flat_map(|t| t.values.iter().map(|v| v.to_bits())))
+                .flat_map(|s| {
+                    s.inputs
+                        .iter()
+                        .flat_map(|t| t.values.iter().map(|v| v.to_bits()))
+                })
                 .collect::<Vec<_>>()
         };
         assert_eq!(bits(&a), bits(&derive(&c, &own, 6)), "same case, same sets");
@@ -486,7 +480,11 @@ k(x, idx)
         assert!(x(0).contains(&f64::INFINITY) && x(0).contains(&f64::NEG_INFINITY));
         assert!(x(0).iter().any(|v| *v == 0.0 && v.is_sign_negative()));
         assert!(x(0).contains(&2f64.powi(-149)));
-        let kept = x(0).iter().zip(&own[0].values).filter(|(a, b)| a == b).count();
+        let kept = x(0)
+            .iter()
+            .zip(&own[0].values)
+            .filter(|(a, b)| a == b)
+            .count();
         assert!(kept > 4096 * 8 / 10, "most own values stay ({kept})");
         // Large: near the top of the range, and a sum of all of them stays finite in f32.
         let big = x(1).iter().map(|v| v.abs()).fold(0.0, f64::max);
@@ -495,7 +493,12 @@ k(x, idx)
         assert!((total as f32).is_finite() && total < f64::from(f32::MAX) / 2.0);
         // Int inputs stay inside their own range except in a redrawn set.
         for j in 0..2 {
-            assert!(sets[j].inputs[1].values.iter().all(|v| (0.0..=4095.0).contains(v)));
+            assert!(
+                sets[j].inputs[1]
+                    .values
+                    .iter()
+                    .all(|v| (0.0..=4095.0).contains(v))
+            );
         }
         assert!(sets[2].inputs[1].values.contains(&f64::from(i32::MIN)));
     }

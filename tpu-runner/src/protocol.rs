@@ -640,13 +640,21 @@ mod tests {
         let result = run_result(Mode::HelionPallas, resp).unwrap();
         assert_eq!(result.cpu_seconds, Some(0.25));
         assert_eq!(result.set_outcomes.len(), 2);
-        assert_eq!(result.set_outcomes[0].as_ref().unwrap()[0].values, vec![1.0, -2.0]);
+        assert_eq!(
+            result.set_outcomes[0].as_ref().unwrap()[0].values,
+            vec![1.0, -2.0]
+        );
         let e = result.set_outcomes[1].as_ref().unwrap_err();
         assert_eq!((e.stage, e.kind.as_str()), (Stage::Run, "ValueError"));
         // A response without them (an older worker) has none.
         let line = r#"{"v":1,"id":3,"ok":true,"outputs":[]}"#;
         let resp: WireResponse = serde_json::from_str(line).unwrap();
-        assert!(run_result(Mode::HelionPallas, resp).unwrap().set_outcomes.is_empty());
+        assert!(
+            run_result(Mode::HelionPallas, resp)
+                .unwrap()
+                .set_outcomes
+                .is_empty()
+        );
     }
 
     #[test]

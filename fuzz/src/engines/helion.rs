@@ -172,8 +172,7 @@ impl Engine for Helion {
                             },
                             Err(e) => super::kernel_error_status(&e),
                         };
-                        if let (Some((kept, mut run)), EngineStatus::Outputs(_)) = (sets, &status)
-                        {
+                        if let (Some((kept, mut run)), EngineStatus::Outputs(_)) = (sets, &status) {
                             if let Some(failed) =
                                 self.compare_sets(job, &kept, result.set_outcomes, &mut run)
                             {
@@ -249,9 +248,7 @@ impl Helion {
                 .iter()
                 .zip(&mismatches)
                 .any(|(t, tm)| t.twin_of == Some(i) && tm.is_none());
-            if k.twin_of.is_none()
-                && m.kind == crate::compare::MismatchKind::Poison
-                && twin_agrees
+            if k.twin_of.is_none() && m.kind == crate::compare::MismatchKind::Poison && twin_agrees
             {
                 run.masked_nonfinite += 1;
                 continue;

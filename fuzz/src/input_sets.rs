@@ -147,7 +147,7 @@ fn draw(own: &Tensor, flavor: Flavor, float_elements: usize, s: &mut SeededStrea
                         .iter()
                         .map(|&v| {
                             let r = s.next_u64();
-                            if r % SPECIAL_ONE_IN == 0 {
+                            if r.is_multiple_of(SPECIAL_ONE_IN) {
                                 specials[((r >> 32) % specials.len() as u64) as usize]
                             } else {
                                 v
@@ -492,13 +492,9 @@ k(x, idx)
         let total: f64 = x(1).iter().map(|v| v.abs()).sum();
         assert!((total as f32).is_finite() && total < f64::from(f32::MAX) / 2.0);
         // Int inputs stay inside their own range except in a redrawn set.
-        for j in 0..2 {
-            assert!(
-                sets[j].inputs[1]
-                    .values
-                    .iter()
-                    .all(|v| (0.0..=4095.0).contains(v))
-            );
+        for set in &sets[..2] {
+            let ints = &set.inputs[1].values;
+            assert!(ints.iter().all(|v| (0.0..=4095.0).contains(v)));
         }
         assert!(sets[2].inputs[1].values.contains(&f64::from(i32::MIN)));
     }

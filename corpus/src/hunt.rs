@@ -176,6 +176,7 @@ impl Engine for FaultGate {
             status: EngineStatus::NotRun("the hunted fault does not change this module".into()),
             seconds: 0.0,
             generated: None,
+            input_sets: None,
         }
     }
 }

@@ -696,6 +696,9 @@ impl<'a> PreparedCase<'a> {
                 compare::compare(e.engine, &names, got, want, magnitude)
                     .err()
                     .map(|m| *m)
+                    // The case's own inputs agree: the first extra input set that does not
+                    // (a Helion engine's, compared by the engine; the mismatch names the set).
+                    .or_else(|| e.input_sets.as_ref()?.mismatch.clone())
             })
             .collect();
         let values_match = match reference.status.outputs() {

@@ -29,7 +29,11 @@
 //!
 //! Special values: NaN in the engine where the reference has a number is a mismatch (a poison
 //! read: padding or uninitialized VMEM reached an output); NaN in both is a match; infinities
-//! match only infinities of the same sign. Shapes and dtypes must be equal.
+//! match only infinities of the same sign. So NaN positions must match exactly: a number where
+//! the reference has NaN is a mismatch too (an input NaN that a lowering dropped, e.g. by
+//! reading another row). This is also how the extra input sets with NaN and ±inf
+//! ([`crate::input_sets`]) are compared; their signed zeros compare equal (`-0 == 0`). Shapes
+//! and dtypes must be equal.
 
 use lang::tensor::{DType, Tensor};
 use serde::{Deserialize, Serialize};
@@ -123,6 +127,10 @@ pub struct Mismatch {
     pub max_abs_err: f64,
     /// Largest |a - b| / |b| over finite pairs with b ≠ 0.
     pub max_rel_err: f64,
+    /// The extra input set the outputs were computed on ([`crate::input_sets`]); `None`: the
+    /// case's own inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_set: Option<crate::input_sets::SetLabel>,
 }
 
 /// The kind of a mismatch; serialized as its kebab-case name ([`MismatchKind::name`]).
@@ -191,6 +199,9 @@ impl fmt::Display for Mismatch {
             self.max_abs_err,
             self.max_rel_err
         )?;
+        if let Some(set) = self.input_set {
+            write!(f, ", on {set}")?;
+        }
         for (idx, a, b) in &self.first {
             write!(f, "; at {idx:?} engine {a} reference {b}")?;
         }
@@ -234,6 +245,7 @@ pub fn compare(
         count: 0,
         max_abs_err: f64::INFINITY,
         max_rel_err: f64::INFINITY,
+        input_set: None,
     };
     if got.len() != want.len() {
         return Err(Box::new(base(

@@ -9,5 +9,6 @@ pub mod checks;
 pub mod compare;
 pub mod engines;
 pub mod exception;
+pub mod input_sets;
 pub mod known_issues;
 pub mod outcome;

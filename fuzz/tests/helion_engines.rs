@@ -123,6 +123,36 @@ fn a_kernel_helion_lowers_agrees_in_every_helion_mode() {
     assert_eq!(r.helion_agreement(), Some(("lowered".to_string(), true)));
     assert_eq!(r.helion_reached_codegen(), Some(true), "{r:#?}");
     assert_eq!(r.helion_health(), Some(HelionHealth::Lowered));
+    // The modes with outputs ran the kernel they compiled once on the extra input sets too,
+    // each judged by the reference and compared with it; helion-tpu-lower has no values.
+    for engine in ["helion-pallas", "helion-eager"] {
+        let run = r
+            .engines
+            .iter()
+            .find(|e| e.engine.name() == engine)
+            .unwrap();
+        let sets = run.input_sets.as_ref().expect("extra input sets ran");
+        assert_eq!(
+            sets.derived,
+            pallas_diff_fuzz::input_sets::extra_sets(),
+            "{engine}"
+        );
+        // Every set is compared (a set with NaN/inf beside its finite twin) or dropped.
+        let dropped = sets.dropped_invalid + sets.dropped_overflow + sets.dropped_diverges;
+        assert!(
+            sets.compared + dropped >= sets.derived,
+            "{engine}: {sets:?}"
+        );
+        assert!(
+            sets.compared > 0 && sets.mismatch.is_none(),
+            "{engine}: {sets:?}"
+        );
+    }
+    let lowered = r
+        .engines
+        .iter()
+        .find(|e| e.engine.name() == "helion-tpu-lower");
+    assert!(lowered.unwrap().input_sets.is_none());
     // Values: our module (pallas-sim) and each Helion engine that ran to outputs, both
     // against the reference; helion-tpu-lower only lowers.
     assert_eq!(

@@ -804,6 +804,7 @@ fn sim_semantics_match_jax() {
                             source: source.clone(),
                             inputs: p.inputs.clone(),
                             call: None,
+                            input_sets: Vec::new(),
                         })
                     };
                     let mode = if p.generic {

@@ -252,6 +252,20 @@ pub fn print_report(r: &CaseReport) {
             e.status.detail().unwrap_or_default()
         );
     }
+    for e in &r.engines {
+        if let Some(s) = &e.input_sets {
+            println!(
+                "{}: {} extra input sets, {} compared with the reference (finite twins included), dropped by it: {} invalid, {} overflowed, {} diverging; {} NaN only from Helion's mask by multiplication",
+                e.engine,
+                s.derived,
+                s.compared,
+                s.dropped_invalid,
+                s.dropped_overflow,
+                s.dropped_diverges,
+                s.masked_nonfinite
+            );
+        }
+    }
     if let Some(m) = &r.mismatch {
         println!("mismatch: {m}");
     }

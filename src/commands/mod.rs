@@ -123,6 +123,12 @@ pub struct Cli {
     /// verdict disagreements with another build read as drift. Findings record the build.
     #[arg(long, global = true, value_parser = tpu_runner::BuildSpec::parse)]
     helion_build: Option<tpu_runner::BuildSpec>,
+    /// How many extra input sets (boundary values drawn for the case's dtypes, judged by the
+    /// reference) the Helion engines with outputs run per case on the kernel they compiled
+    /// once, each compared with the reference: in `check`, campaigns, `replay` and every other
+    /// command that runs a Helion engine. 0: the case's own inputs only.
+    #[arg(long, global = true, default_value_t = ::fuzz::input_sets::DEFAULT_EXTRA_SETS)]
+    helion_input_sets: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -201,6 +207,7 @@ enum Command {
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
     check::set_xla_compile(cli.xla_compile);
     builds::set(cli.helion_build.clone());
+    ::fuzz::input_sets::set_extra_sets(cli.helion_input_sets);
     match cli.command {
         Command::Parse(a) => parse::run(a),
         Command::Render(a) => render::run(a),

@@ -95,6 +95,7 @@ fn main() {
             source: kernel(seed + i),
             inputs: vec![input(i)],
             call: None,
+            input_sets: Vec::new(),
         });
         seed += 100;
         for mode in [
@@ -108,6 +109,7 @@ fn main() {
                 source: kernel(base + i),
                 inputs: vec![input(i)],
                 call: None,
+                input_sets: Vec::new(),
             });
             seed += kernels;
             println!(
@@ -126,12 +128,14 @@ fn main() {
                 source: source.clone(),
                 inputs: vec![input(i)],
                 call: None,
+                input_sets: Vec::new(),
             });
             let rate = throughput(&pool, workers, n, |i| RunRequest {
                 mode,
                 source: source.clone(),
                 inputs: vec![input(i)],
                 call: None,
+                input_sets: Vec::new(),
             });
             println!(
                 "{:<54} {workers:>7} {n:>10} {rate:>12.1}",

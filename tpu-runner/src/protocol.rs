@@ -67,6 +67,11 @@ pub enum Op<'a> {
         /// Helion modes: which function of `source` to call, with which arguments.
         #[serde(skip_serializing_if = "Option::is_none")]
         call: Option<&'a KernelCall>,
+        /// Helion modes: more input sets (each shaped like `inputs`) the kernel compiled for
+        /// `inputs` runs on after them, answered by the response's `set_outputs`; absent when
+        /// empty, so a request without them reads as before.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        input_sets: Vec<Vec<WireTensor>>,
     },
     /// Run several emitted modules of one JAX mode in one request; the interpreters compile
     /// them as one jitted function (see the crate README).
@@ -228,6 +233,23 @@ pub struct WireResponse {
     /// again one by one.
     #[serde(default)]
     pub split: Option<bool>,
+    /// A `run` request with `input_sets`: one result per set, in order (absent otherwise).
+    #[serde(default)]
+    pub set_outputs: Option<Vec<WireSetResult>>,
+    /// Worker CPU seconds (all its threads) spent on the request, when it reports them.
+    #[serde(default)]
+    pub cpu_seconds: Option<f64>,
+}
+
+/// What the kernel did on one extra input set of a `run` request: its outputs or its error.
+#[derive(Clone, Debug, Deserialize)]
+pub struct WireSetResult {
+    /// The outputs, when the run on this set succeeded.
+    #[serde(default)]
+    pub outputs: Option<Vec<WireTensor>>,
+    /// Its failure (stage `run`).
+    #[serde(default)]
+    pub error: Option<WireError>,
 }
 
 /// The worker's report on its environment (the hello line and the `probe` op).
@@ -281,6 +303,10 @@ pub struct RunRequest {
     pub inputs: Vec<Tensor>,
     /// Helion modes: the kernel to call and its arguments; `None` for the JAX modes.
     pub call: Option<KernelCall>,
+    /// Helion modes that produce outputs: more input sets, each shaped like
+    /// [`RunRequest::inputs`], that the kernel compiled once for `inputs` also runs on (their
+    /// results: [`RunResult::set_outcomes`]). Empty: only `inputs`.
+    pub input_sets: Vec<Vec<Tensor>>,
 }
 
 impl RunRequest {
@@ -291,6 +317,7 @@ impl RunRequest {
             source: source.into(),
             inputs,
             call: None,
+            input_sets: Vec::new(),
         }
     }
 }
@@ -332,6 +359,11 @@ pub struct RunResult {
     pub stages: StageSeconds,
     /// Whether the kernel was compiled in one function with the other kernels of a batch.
     pub batched: bool,
+    /// One outcome per extra input set of the request ([`RunRequest::input_sets`]), in order:
+    /// empty when it had none or the run failed before they ran.
+    pub set_outcomes: Vec<Result<Vec<Tensor>, KernelError>>,
+    /// Worker CPU seconds spent on the request, when the worker reports them (Helion worker).
+    pub cpu_seconds: Option<f64>,
 }
 
 /// What [`Pool::run_batch`](crate::Pool::run_batch) did with several kernels of one mode.
@@ -364,6 +396,7 @@ pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, Ru
     let cached = resp.cached.unwrap_or(false);
     let generated = resp.generated.clone();
     let stages = resp.stages.unwrap_or_default();
+    let cpu_seconds = resp.cpu_seconds;
     if !resp.ok {
         let error = resp.error.ok_or_else(|| ProtocolError::Malformed {
             reason: "ok is false but there is no error object".into(),
@@ -378,8 +411,16 @@ pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, Ru
             generated,
             stages,
             batched: false,
+            set_outcomes: Vec::new(),
+            cpu_seconds,
         });
     }
+    let set_outcomes = resp
+        .set_outputs
+        .unwrap_or_default()
+        .into_iter()
+        .map(set_outcome)
+        .collect::<Result<Vec<_>, _>>()?;
     let lowered = resp.lowered.unwrap_or(false);
     let outputs = resp
         .outputs
@@ -405,7 +446,25 @@ pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, Ru
         generated,
         stages,
         batched: false,
+        set_outcomes,
+        cpu_seconds,
     })
+}
+
+/// One extra input set's result: outputs, or the kernel's error on it.
+fn set_outcome(r: WireSetResult) -> Result<Result<Vec<Tensor>, KernelError>, RunError> {
+    match (r.outputs, r.error) {
+        (_, Some(error)) => Ok(Err(kernel_error(error)?)),
+        (Some(outputs), None) => Ok(Ok(outputs
+            .iter()
+            .map(WireTensor::decode)
+            .collect::<Result<Vec<_>, _>>()?)),
+        (None, None) => Err(ProtocolError::Malformed {
+            reason: "an input set's result has neither outputs nor an error".into(),
+            line: String::new(),
+        }
+        .into()),
+    }
 }
 
 /// Interprets the response to a `run_batch` request of `n` kernels: one result per kernel, each
@@ -431,6 +490,8 @@ pub(crate) fn batch_results(
             generated: None,
             stages: StageSeconds::default(),
             batched: false,
+            set_outcomes: Vec::new(),
+            cpu_seconds: None,
         };
         return Ok((vec![result; n], resp.stages.unwrap_or_default(), false));
     }
@@ -476,6 +537,8 @@ pub(crate) fn batch_results(
                 stages: Some(each),
                 results: None,
                 split: None,
+                set_outputs: None,
+                cpu_seconds: None,
             };
             run_result(mode, wire).map(|mut result| {
                 result.batched = batched;
@@ -532,6 +595,7 @@ mod tests {
                 source: "def make(i): ...",
                 inputs: vec![WireTensor::encode(&x)],
                 call: None,
+                input_sets: Vec::new(),
             },
         };
         let line = serde_json::to_string(&req).unwrap();
@@ -551,11 +615,12 @@ mod tests {
                 source: "def k(x, n): ...",
                 inputs: vec![WireTensor::encode(&x)],
                 call: Some(&call),
+                input_sets: vec![vec![WireTensor::encode(&x)]],
             },
         };
         assert_eq!(
             serde_json::to_string(&helion).unwrap(),
-            r#"{"v":1,"id":9,"op":"run","mode":"helion-pallas","source":"def k(x, n): ...","inputs":[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}],"call":{"kernel":"k","args":[{"input":0},{"int":12}]}}"#
+            r#"{"v":1,"id":9,"op":"run","mode":"helion-pallas","source":"def k(x, n): ...","inputs":[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}],"call":{"kernel":"k","args":[{"input":0},{"int":12}]},"input_sets":[[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}]]}"#
         );
         let probe = WireRequest {
             v: 1,
@@ -565,6 +630,30 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&probe).unwrap(),
             r#"{"v":1,"id":8,"op":"probe"}"#
+        );
+    }
+
+    #[test]
+    fn set_outputs_read_as_one_outcome_per_set() {
+        let line = r#"{"v":1,"id":3,"ok":true,"outputs":[],"cpu_seconds":0.25,"set_outputs":[{"outputs":[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}]},{"error":{"stage":"run","type":"ValueError","message":"bad"}}]}"#;
+        let resp: WireResponse = serde_json::from_str(line).unwrap();
+        let result = run_result(Mode::HelionPallas, resp).unwrap();
+        assert_eq!(result.cpu_seconds, Some(0.25));
+        assert_eq!(result.set_outcomes.len(), 2);
+        assert_eq!(
+            result.set_outcomes[0].as_ref().unwrap()[0].values,
+            vec![1.0, -2.0]
+        );
+        let e = result.set_outcomes[1].as_ref().unwrap_err();
+        assert_eq!((e.stage, e.kind.as_str()), (Stage::Run, "ValueError"));
+        // A response without them (an older worker) has none.
+        let line = r#"{"v":1,"id":3,"ok":true,"outputs":[]}"#;
+        let resp: WireResponse = serde_json::from_str(line).unwrap();
+        assert!(
+            run_result(Mode::HelionPallas, resp)
+                .unwrap()
+                .set_outcomes
+                .is_empty()
         );
     }
 

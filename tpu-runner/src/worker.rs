@@ -473,6 +473,11 @@ impl Worker {
             source: &request.source,
             inputs: request.inputs.iter().map(WireTensor::encode).collect(),
             call: request.call.as_ref(),
+            input_sets: request
+                .input_sets
+                .iter()
+                .map(|set| set.iter().map(WireTensor::encode).collect())
+                .collect(),
         };
         let resp = self.call(op, timeout)?;
         run_result(request.mode, resp)

@@ -62,6 +62,7 @@ fn twice_runs(pool: &Pool) {
                 kernel: "twice".into(),
                 args: vec![CallArg::Input(0)],
             }),
+            input_sets: Vec::new(),
         })
         .expect("the worker answers");
     let out = result.outcome.expect("Helion lowers and runs twice");

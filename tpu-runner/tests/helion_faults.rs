@@ -66,6 +66,7 @@ fn twice_after(before: &str, tag: &str) -> RunRequest {
             kernel: "twice".into(),
             args: vec![CallArg::Input(0)],
         }),
+        input_sets: Vec::new(),
     }
 }
 

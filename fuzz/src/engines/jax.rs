@@ -57,6 +57,7 @@ impl Engine for Jax {
             status,
             seconds: start.elapsed().as_secs_f64(),
             generated: None,
+            input_sets: None,
         }
     }
 
@@ -84,6 +85,7 @@ impl Engine for Jax {
                 status: self.status(result),
                 seconds: share,
                 generated: None,
+                input_sets: None,
             });
         }
         runs.into_iter()

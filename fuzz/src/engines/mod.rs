@@ -166,6 +166,10 @@ pub struct EngineRun {
     /// Helion engines: the Pallas module Helion generated for the kernel (for reports).
     #[serde(skip)]
     pub generated: Option<String>,
+    /// Helion engines with outputs: what the case's extra input sets gave
+    /// ([`crate::input_sets`]); `None` when none ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_sets: Option<crate::input_sets::SetsRun>,
 }
 
 impl EngineRun {
@@ -176,6 +180,7 @@ impl EngineRun {
             status,
             seconds: 0.0,
             generated: None,
+            input_sets: None,
         }
     }
 }

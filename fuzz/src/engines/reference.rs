@@ -54,6 +54,7 @@ impl Reference {
             status,
             seconds: start.elapsed().as_secs_f64(),
             generated: None,
+            input_sets: None,
         };
         TiledRun {
             run,

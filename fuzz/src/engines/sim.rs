@@ -103,6 +103,7 @@ impl Engine for Sim {
             status,
             seconds: start.elapsed().as_secs_f64(),
             generated: None,
+            input_sets: None,
         }
     }
 }

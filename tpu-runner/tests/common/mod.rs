@@ -40,6 +40,7 @@ pub fn request(mode: Mode, source: &str, inputs: Vec<Tensor>) -> RunRequest {
         source: source.to_owned(),
         inputs,
         call: None,
+        input_sets: Vec::new(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Regression ranges of Helion findings: what a finding's case does on one Helion build, judged
-//! by the finding's signature ([`behaviour`]), for `pallas-diff bisect` and fix verification.
+//! by the finding's signature ([`behaviour`]), for `pallas-diff bisect`, a campaign's ranges
+//! of new findings, and fix verification (`replay --helion-build`: [`FixState`]).
 //! Which builds to try, and what their answers add up to, is `tpu_runner::builds::range`.
 
 use crate::signature::Signature;
@@ -26,14 +27,85 @@ pub fn behaviour(
     run: &Signature,
     run_exception: Option<&str>,
 ) -> Behaviour {
-    if symptom.holds_for(run) || (symptom_exception.is_some() && symptom_exception == run_exception)
-    {
+    judged(
+        symptom.holds_for(run)
+            || (symptom_exception.is_some() && symptom_exception == run_exception),
+        run,
+    )
+}
+
+/// [`behaviour`] once the caller knows whether the run shows the symptom (`shows_symptom`): by
+/// a finding's signature, or by a corpus entry's expectation (its symptom key).
+pub fn judged(shows_symptom: bool, run: &Signature) -> Behaviour {
+    if shows_symptom {
         return Behaviour::Bad;
     }
     match run.outcome {
         Outcome::Agree | Outcome::Rejected | Outcome::VerdictMismatch => Behaviour::Good,
         _ => Behaviour::Other(run.key()),
     }
+}
+
+/// Fix verification: what a Helion finding (or a corpus entry's expected Helion bug) is on the
+/// build a replay ran, by [`behaviour`]'s one judgement.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", content = "now", rename_all = "kebab-case")]
+pub enum FixState {
+    /// The same symptom (signature, or the same exception raised from moved code).
+    StillPresent,
+    /// The reference's values now, or a documented refusal.
+    Fixed,
+    /// Another symptom; its bucket key.
+    Changed(String),
+}
+
+impl FixState {
+    /// The state a run's [`Behaviour`] means.
+    pub fn of(behaviour: Behaviour) -> FixState {
+        match behaviour {
+            Behaviour::Bad => FixState::StillPresent,
+            Behaviour::Good => FixState::Fixed,
+            Behaviour::Other(key) => FixState::Changed(key),
+        }
+    }
+
+    /// `still-present`, `fixed` or `changed`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FixState::StillPresent => "still-present",
+            FixState::Fixed => "fixed",
+            FixState::Changed(_) => "changed",
+        }
+    }
+}
+
+impl std::fmt::Display for FixState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FixState::Changed(key) => write!(f, "changed (now {key})"),
+            FixState::StillPresent | FixState::Fixed => f.write_str(self.name()),
+        }
+    }
+}
+
+/// The Helion exception a finding recorded, as [`frameless`] keys it (`stage:class: normalized
+/// message`): from its decided-by engine's record, whose `detail` is `<stage> <class>: <first
+/// line>` ([`fuzz::engines::EngineStatus::detail`]). `None` when no Helion engine raised.
+pub fn recorded_frameless(meta: &crate::finding::FindingMeta) -> Option<String> {
+    meta.report.engines.iter().find_map(|record| {
+        let (stage, class) = (record.stage?, record.class.as_deref()?);
+        if !record.engine.is_helion() {
+            return None;
+        }
+        let detail = record.detail.as_deref().unwrap_or("");
+        let message = detail
+            .strip_prefix(&format!("{stage} {class}: "))
+            .unwrap_or(detail);
+        Some(format!(
+            "{stage}:{class}: {}",
+            fuzz::exception::normalize_message(message)
+        ))
+    })
 }
 
 /// A finding's regression range as `meta.json` keeps it (`regression`): each build tried, in
@@ -182,5 +254,55 @@ mod tests {
             behaviour(&known, exception, &moved, Some("run:TypeError: y")),
             Behaviour::Other(_)
         ));
+    }
+
+    /// A real Helion finding (seed 31's `helion-crash` of Helion 1.5.1, an
+    /// `InductorLoweringError` in `generate_ast.py:lift`) judged against what its case did on
+    /// other builds (the runs measured with `replay --helion-build`: Helion 1.4.0 refuses it
+    /// with `InvalidIndexingType`).
+    #[test]
+    fn a_recorded_helion_finding_is_still_present_fixed_or_changed() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/helion-s31/0004-helion-crash-helion-pallas");
+        let finding = crate::finding::Finding::load(&dir).expect("the fixture loads");
+        let meta = &finding.meta;
+        let recorded = recorded_frameless(meta).expect("a Helion exception was recorded");
+        let cause = meta.signature.cause.clone().expect("a crash has a cause");
+        assert_eq!(
+            Some(recorded.as_str()),
+            cause.rsplit_once(" @ ").map(|c| c.0)
+        );
+        let state = |run: &Signature, exception: Option<&str>| {
+            FixState::of(behaviour(&meta.signature, Some(&recorded), run, exception))
+        };
+        assert_eq!(
+            state(&meta.signature, Some(&recorded)),
+            FixState::StillPresent
+        );
+        // The same exception raised from code another release moved.
+        let moved = Signature {
+            cause: Some(format!("{recorded} @ helion/_compiler/other.py:lift")),
+            ..meta.signature.clone()
+        };
+        assert_eq!(state(&moved, Some(&recorded)), FixState::StillPresent);
+        // Helion 1.4.0: a documented refusal where our model lowers.
+        let refused = Signature {
+            outcome: Outcome::VerdictMismatch,
+            cause: Some("ours:lowered helion:InvalidIndexingType".into()),
+            ..meta.signature.clone()
+        };
+        assert_eq!(state(&refused, None), FixState::Fixed);
+        let agrees = sig(Outcome::Agree, None);
+        assert_eq!(state(&agrees, None), FixState::Fixed);
+        let other = sig(
+            Outcome::HelionCrash,
+            Some("run:TypeError: x @ helion/runtime/pallas/launcher.py:f"),
+        );
+        let changed = state(&other, Some("run:TypeError: x"));
+        assert!(
+            matches!(&changed, FixState::Changed(k) if k.contains("run:TypeError")),
+            "{changed:?}"
+        );
+        assert_eq!(changed.name(), "changed");
     }
 }

@@ -178,6 +178,114 @@ impl RegressionRecord {
     }
 }
 
+/// One build's run of a case.
+#[derive(Clone, Debug)]
+pub struct BuildRun {
+    /// The build, as its worker reported it.
+    pub build: tpu_runner::BuildIdentity,
+    /// The run's signature.
+    pub signature: Signature,
+    /// Its Helion exception without the raising frame ([`frameless`]).
+    pub exception: Option<String>,
+}
+
+/// Why a case could not run on a build.
+#[derive(Debug, thiserror::Error)]
+pub enum RegressionError {
+    /// The build's worker did not start (or is not the build it says).
+    #[error("helion build {build}: {error}")]
+    Start {
+        /// The build's id.
+        build: String,
+        /// Why.
+        error: tpu_runner::RunError,
+    },
+    /// The engine is not a Helion engine.
+    #[error("engine {0} is not a Helion engine: regression ranges are across Helion builds")]
+    NotHelion(fuzz::engines::EngineId),
+}
+
+/// Runs `case` with the Helion engine `engine` on `build`, in a one-worker pool of its own (a
+/// Helion worker start: ~6 s on this machine's 2 cores, most of a build's cost).
+pub fn run_on_build(
+    build: &tpu_runner::HelionBuild,
+    python: &std::path::Path,
+    engine: fuzz::engines::EngineId,
+    case: &lang::ir::Case,
+    codegen: &compiler::compile::CodegenOptions,
+    timeout: std::time::Duration,
+) -> Result<BuildRun, RegressionError> {
+    if !engine.is_helion() {
+        return Err(RegressionError::NotHelion(engine));
+    }
+    let start = |error| RegressionError::Start {
+        build: build.id().to_owned(),
+        error,
+    };
+    let pool = tpu_runner::Pool::new(
+        tpu_runner::PoolConfig::for_runtime(tpu_runner::Runtime::Helion, python)
+            .with_workers(1)
+            .with_timeout(timeout)
+            .with_helion_build(Some(build.clone())),
+    )
+    .map_err(start)?;
+    let identity = pool.availability().helion_build.clone().unwrap_or_default();
+    let pools = fuzz::engines::Pools {
+        jax: None,
+        helion: Some(std::sync::Arc::new(pool)),
+    };
+    let engines = fuzz::engines::build_with(&[engine], &pools)
+        .expect("a Helion engine builds on a Helion pool");
+    let report = fuzz::check::check_case(case, &engines, codegen);
+    Ok(BuildRun {
+        build: identity,
+        signature: crate::signature::signature(case, &report),
+        exception: frameless(&report),
+    })
+}
+
+/// The regression range of a Helion finding across `builds` (oldest first): its case, under
+/// its codegen options, with the engine its signature names, on each build, each run judged
+/// by [`behaviour`] against the finding's signature and its recorded exception. `None` for a
+/// finding no Helion engine decided. One worker start and one run per build.
+pub fn range_of_finding(
+    finding: &crate::finding::Finding,
+    builds: &[tpu_runner::HelionBuild],
+    python: &std::path::Path,
+    timeout: std::time::Duration,
+) -> Option<Result<RegressionRecord, RegressionError>> {
+    let meta = &finding.meta;
+    let engine = meta.signature.engine.filter(|e| e.is_helion())?;
+    // A finding's codegen options loaded with it; a record that no longer parses runs with
+    // the defaults (a Helion engine's run does not read our codegen options).
+    let codegen = meta.codegen.options().unwrap_or_default();
+    let runs = builds
+        .iter()
+        .map(|b| run_on_build(b, python, engine, &finding.case, &codegen, timeout))
+        .collect::<Result<Vec<_>, _>>();
+    Some(runs.map(|runs| {
+        let symptom_exception = recorded_frameless(meta).or_else(|| {
+            runs.iter()
+                .rev()
+                .find(|r| meta.signature.holds_for(&r.signature))
+                .and_then(|r| r.exception.clone())
+        });
+        RegressionRecord::of(
+            runs.into_iter()
+                .map(|r| {
+                    let b = behaviour(
+                        &meta.signature,
+                        symptom_exception.as_deref(),
+                        &r.signature,
+                        r.exception.as_deref(),
+                    );
+                    (r.build, b)
+                })
+                .collect(),
+        )
+    }))
+}
+
 /// A Helion engine's exception on a case, as its cause key without the raising frame
 /// (`stage:class: normalized message`, [`fuzz::exception::cause`]); `None` when no Helion
 /// engine raised.

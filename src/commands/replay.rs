@@ -110,6 +110,14 @@ fn build_engines(ids: &[EngineId], jobs: usize, timeout: u64) -> Result<Built, C
                         p.availability().devices
                     ))
                 }
+                (_, EngineId::Worker(mode))
+                    if let Some(why) = pools
+                        .helion
+                        .as_ref()
+                        .and_then(|p| p.availability().mode_unavailable(mode)) =>
+                {
+                    Err(why.to_owned())
+                }
                 _ => Ok(Arc::from(built.remove(0))),
             },
             Err(e) => Err(e.to_string()),

@@ -158,6 +158,11 @@ fn running_build(build: &HelionBuild, hello: &Availability) -> Result<BuildIdent
                     reported: format!("{reported} from {imported}"),
                 });
             }
+            // A tree that says no version of its own (no literal, no git tag): the metadata
+            // the worker found beside the package it imported, when there is some.
+            if crate::builds::source_version(path).is_none() && reported != "unknown" {
+                identity.version = reported;
+            }
         }
         Origin::Release | Origin::Wheel { .. } => {
             if reported != build.record.version {

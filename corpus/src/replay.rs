@@ -671,7 +671,7 @@ fn finding_result(
             "{name}: no longer reproduces as recorded{faults}: recorded `{}`, now `{}`{}",
             meta.key,
             now.key(),
-            Some(detail(&report))
+            Some(detail(report))
                 .filter(|d| !d.is_empty())
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default()

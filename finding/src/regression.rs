@@ -190,7 +190,7 @@ pub struct BuildRun {
 }
 
 /// Why a case could not run on a build.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum RegressionError {
     /// The build's worker did not start (or is not the build it says).
     #[error("helion build {build}: {error}")]
@@ -198,15 +198,64 @@ pub enum RegressionError {
         /// The build's id.
         build: String,
         /// Why.
-        error: tpu_runner::RunError,
+        error: String,
     },
     /// The engine is not a Helion engine.
     #[error("engine {0} is not a Helion engine: regression ranges are across Helion builds")]
     NotHelion(fuzz::engines::EngineId),
 }
 
-/// Runs `case` with the Helion engine `engine` on `build`, in a one-worker pool of its own (a
-/// Helion worker start: ~6 s on this machine's 2 cores, most of a build's cost).
+/// A started build: its one-worker Helion pool and what it reported itself to be.
+struct Started {
+    pools: fuzz::engines::Pools,
+    identity: tpu_runner::BuildIdentity,
+}
+
+/// Starts `build` in a one-worker pool of its own (a Helion worker start: most of a build's
+/// cost, ~36 s per start measured on 2 cores at load ~21).
+fn start(
+    build: &tpu_runner::HelionBuild,
+    python: &std::path::Path,
+    timeout: std::time::Duration,
+) -> Result<Started, RegressionError> {
+    let pool = tpu_runner::Pool::new(
+        tpu_runner::PoolConfig::for_runtime(tpu_runner::Runtime::Helion, python)
+            .with_workers(1)
+            .with_timeout(timeout)
+            .with_helion_build(Some(build.clone())),
+    )
+    .map_err(|error| RegressionError::Start {
+        build: build.id().to_owned(),
+        error: error.to_string(),
+    })?;
+    let identity = pool.availability().helion_build.clone().unwrap_or_default();
+    Ok(Started {
+        pools: fuzz::engines::Pools {
+            jax: None,
+            helion: Some(std::sync::Arc::new(pool)),
+        },
+        identity,
+    })
+}
+
+/// Runs `case` with the Helion engine `engine` on a started build.
+fn run_started(
+    started: &Started,
+    engine: fuzz::engines::EngineId,
+    case: &lang::ir::Case,
+    codegen: &compiler::compile::CodegenOptions,
+) -> BuildRun {
+    let engines = fuzz::engines::build_with(&[engine], &started.pools)
+        .expect("a Helion engine builds on a Helion pool");
+    let report = fuzz::check::check_case(case, &engines, codegen);
+    BuildRun {
+        build: started.identity.clone(),
+        signature: crate::signature::signature(case, &report),
+        exception: frameless(&report),
+    }
+}
+
+/// Runs `case` with the Helion engine `engine` on `build`, in a one-worker pool of its own.
 pub fn run_on_build(
     build: &tpu_runner::HelionBuild,
     python: &std::path::Path,
@@ -218,72 +267,97 @@ pub fn run_on_build(
     if !engine.is_helion() {
         return Err(RegressionError::NotHelion(engine));
     }
-    let start = |error| RegressionError::Start {
-        build: build.id().to_owned(),
-        error,
-    };
-    let pool = tpu_runner::Pool::new(
-        tpu_runner::PoolConfig::for_runtime(tpu_runner::Runtime::Helion, python)
-            .with_workers(1)
-            .with_timeout(timeout)
-            .with_helion_build(Some(build.clone())),
-    )
-    .map_err(start)?;
-    let identity = pool.availability().helion_build.clone().unwrap_or_default();
-    let pools = fuzz::engines::Pools {
-        jax: None,
-        helion: Some(std::sync::Arc::new(pool)),
-    };
-    let engines = fuzz::engines::build_with(&[engine], &pools)
-        .expect("a Helion engine builds on a Helion pool");
-    let report = fuzz::check::check_case(case, &engines, codegen);
-    Ok(BuildRun {
-        build: identity,
-        signature: crate::signature::signature(case, &report),
-        exception: frameless(&report),
-    })
+    Ok(run_started(
+        &start(build, python, timeout)?,
+        engine,
+        case,
+        codegen,
+    ))
 }
 
-/// The regression range of a Helion finding across `builds` (oldest first): its case, under
-/// its codegen options, with the engine its signature names, on each build, each run judged
-/// by [`behaviour`] against the finding's signature and its recorded exception. `None` for a
-/// finding no Helion engine decided. One worker start and one run per build.
+/// The regression range of a Helion finding across `builds` (oldest first)
+/// ([`ranges_of_findings`] of one finding).
 pub fn range_of_finding(
     finding: &crate::finding::Finding,
     builds: &[tpu_runner::HelionBuild],
     python: &std::path::Path,
     timeout: std::time::Duration,
 ) -> Option<Result<RegressionRecord, RegressionError>> {
-    let meta = &finding.meta;
-    let engine = meta.signature.engine.filter(|e| e.is_helion())?;
-    // A finding's codegen options loaded with it; a record that no longer parses runs with
-    // the defaults (a Helion engine's run does not read our codegen options).
-    let codegen = meta.codegen.options().unwrap_or_default();
-    let runs = builds
+    ranges_of_findings(&[finding], builds, python, timeout)
+        .pop()
+        .flatten()
+}
+
+/// The regression range of each Helion finding of `findings` across `builds` (oldest first):
+/// its case, under its codegen options, with the engine its signature names, on each build,
+/// each run judged by [`behaviour`] against the finding's signature and its recorded
+/// exception; `None` for a finding no Helion engine decided. Each build starts once for all
+/// the findings (a worker start costs more than a run).
+pub fn ranges_of_findings(
+    findings: &[&crate::finding::Finding],
+    builds: &[tpu_runner::HelionBuild],
+    python: &std::path::Path,
+    timeout: std::time::Duration,
+) -> Vec<Option<Result<RegressionRecord, RegressionError>>> {
+    let engines: Vec<Option<fuzz::engines::EngineId>> = findings
         .iter()
-        .map(|b| run_on_build(b, python, engine, &finding.case, &codegen, timeout))
-        .collect::<Result<Vec<_>, _>>();
-    Some(runs.map(|runs| {
-        let symptom_exception = recorded_frameless(meta).or_else(|| {
-            runs.iter()
-                .rev()
-                .find(|r| meta.signature.holds_for(&r.signature))
-                .and_then(|r| r.exception.clone())
-        });
-        RegressionRecord::of(
-            runs.into_iter()
-                .map(|r| {
-                    let b = behaviour(
-                        &meta.signature,
-                        symptom_exception.as_deref(),
-                        &r.signature,
-                        r.exception.as_deref(),
-                    );
-                    (r.build, b)
-                })
-                .collect(),
-        )
-    }))
+        .map(|f| f.meta.signature.engine.filter(|e| e.is_helion()))
+        .collect();
+    let mut runs: Vec<Result<Vec<BuildRun>, RegressionError>> =
+        findings.iter().map(|_| Ok(Vec::new())).collect();
+    if engines.iter().all(Option::is_none) {
+        return findings.iter().map(|_| None).collect();
+    }
+    for build in builds {
+        let started = start(build, python, timeout);
+        for ((finding, engine), runs) in findings.iter().zip(&engines).zip(runs.iter_mut()) {
+            let (Some(engine), Ok(done)) = (engine, runs.as_mut()) else {
+                continue;
+            };
+            match &started {
+                Ok(s) => {
+                    // A finding's codegen options loaded with it; a record that no longer
+                    // parses runs with the defaults (a Helion engine does not read them).
+                    let codegen = finding.meta.codegen.options().unwrap_or_default();
+                    done.push(run_started(s, *engine, &finding.case, &codegen));
+                }
+                Err(e) => *runs = Err(e.clone()),
+            }
+        }
+    }
+    findings
+        .iter()
+        .zip(engines)
+        .zip(runs)
+        .map(|((finding, engine), runs)| {
+            engine?;
+            Some(runs.map(|runs| judge_runs(&finding.meta, runs)))
+        })
+        .collect()
+}
+
+/// A finding's runs on builds (oldest first), judged against its signature and its recorded
+/// exception (else that of the newest run showing the symptom).
+fn judge_runs(meta: &crate::finding::FindingMeta, runs: Vec<BuildRun>) -> RegressionRecord {
+    let symptom_exception = recorded_frameless(meta).or_else(|| {
+        runs.iter()
+            .rev()
+            .find(|r| meta.signature.holds_for(&r.signature))
+            .and_then(|r| r.exception.clone())
+    });
+    RegressionRecord::of(
+        runs.into_iter()
+            .map(|r| {
+                let b = behaviour(
+                    &meta.signature,
+                    symptom_exception.as_deref(),
+                    &r.signature,
+                    r.exception.as_deref(),
+                );
+                (r.build, b)
+            })
+            .collect(),
+    )
 }
 
 /// A Helion engine's exception on a case, as its cause key without the raising frame

@@ -78,8 +78,9 @@ pub struct Args {
     /// Do not compute the regression range of each new Helion finding. With more than one
     /// Helion build installed (`probe` lists them), the campaign runs each new Helion finding's
     /// case on every installed build after generation stops, as `bisect` does, and keeps the
-    /// range in its `meta.json` (`regression`): one Helion worker start and one run per
-    /// build and finding (measured: ~8 s per build and finding on 2 cores).
+    /// range in its `meta.json` (`regression`): one Helion worker start per build and one run
+    /// per build and finding (measured on 2 cores at load ~21: 534 s for 3 findings on 5
+    /// builds when each run started its own worker, ~36 s per start).
     #[arg(long)]
     no_ranges: bool,
     /// Pad resident inputs with poison and mask with `jnp.where` (see compiler docs).
@@ -440,33 +441,33 @@ fn regression_ranges(new: &[finding::sink::NewFinding]) -> Vec<(PathBuf, String)
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let mut out = Vec::new();
+    let mut loaded = Vec::new();
     for f in helion {
-        let mut finding = match super::report::load_finding(&f.dir) {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!(
-                    "pallas-diff: no regression range for {}: {e}",
-                    f.dir.display()
-                );
-                continue;
-            }
-        };
-        let timeout = Duration::from_secs(120);
-        match finding::regression::range_of_finding(&finding, &builds, &python, timeout) {
+        match super::report::load_finding(&f.dir) {
+            Ok(x) => loaded.push((f.dir.clone(), x)),
+            Err(e) => eprintln!(
+                "pallas-diff: no regression range for {}: {e}",
+                f.dir.display()
+            ),
+        }
+    }
+    let findings: Vec<&finding::finding::Finding> = loaded.iter().map(|(_, f)| f).collect();
+    let timeout = Duration::from_secs(120);
+    let ranges = finding::regression::ranges_of_findings(&findings, &builds, &python, timeout);
+    let mut out = Vec::new();
+    for ((dir, mut finding), range) in loaded.into_iter().zip(ranges) {
+        match range {
             Some(Ok(record)) => {
                 let line = record.summary();
-                match super::bisect::keep_range(&f.dir, &mut finding, record) {
-                    Ok(()) => out.push((f.dir.clone(), line)),
-                    Err(e) => eprintln!("pallas-diff: {}: {e}", f.dir.display()),
+                match super::bisect::keep_range(&dir, &mut finding, record) {
+                    Ok(()) => out.push((dir, line)),
+                    Err(e) => eprintln!("pallas-diff: {}: {e}", dir.display()),
                 }
             }
-            Some(Err(e)) => {
-                eprintln!(
-                    "pallas-diff: no regression range for {}: {e}",
-                    f.dir.display()
-                )
-            }
+            Some(Err(e)) => eprintln!(
+                "pallas-diff: no regression range for {}: {e}",
+                dir.display()
+            ),
             None => {}
         }
     }

@@ -79,8 +79,8 @@ pub struct Args {
     /// Helion build installed (`probe` lists them), the campaign runs each new Helion finding's
     /// case on every installed build after generation stops, as `bisect` does, and keeps the
     /// range in its `meta.json` (`regression`): one Helion worker start per build and one run
-    /// per build and finding (measured on 2 cores at load ~21: 534 s for 3 findings on 5
-    /// builds when each run started its own worker, ~36 s per start).
+    /// per build and finding (measured on 2 cores at load ~21: 164 s for 3 findings on 5
+    /// builds; 534 s when each run started its own worker).
     #[arg(long)]
     no_ranges: bool,
     /// Pad resident inputs with poison and mask with `jnp.where` (see compiler docs).

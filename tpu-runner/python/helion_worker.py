@@ -401,9 +401,9 @@ def tpu_lower_unsupported():
     name = getattr(helion_launcher, "__name__", "helion.runtime")
     missing = [h for h in _TPU_LOWER_HELPERS if not callable(getattr(helion_launcher, h, None))]
     if missing:
-        return "this Helion build's Pallas launcher (%s) has no %s, which helion-tpu-lower's launcher calls (Helion 1.5.0 or later has them)" % (
-            name,
-            ", ".join(missing),
+        return (
+            "this Helion build's Pallas launcher (%s) has no %s, which helion-tpu-lower's launcher"
+            " calls (Helion 1.5.0 or later has them)" % (name, ", ".join(missing))
         )
     for h in ("_pallas_compile_jit_fn", "_pallas_compile_compact_jit_fn"):
         if "placeholder_fn" not in inspect.signature(getattr(helion_launcher, h)).parameters:

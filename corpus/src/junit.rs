@@ -5,7 +5,10 @@
 //! A replay is one test suite with a test case per trial: the engine is the class name and the
 //! entry or finding the name (`pallas-tpu-lower/0003-d12-...` → class `pallas-tpu-lower`, name
 //! `0003-d12-...`); an ignored trial is skipped with its reason; a failing one is a failure
-//! whose message is the failure's first line and whose text is the whole message. A hunt is one
+//! whose message is the failure's first line and whose text is the whole message. A trial of a
+//! Helion bug also says what the bug is on the build that ran (fix verification): a property
+//! `fix-state` (`still-present`, `fixed`, `changed`), the build in the suite's `helion-build`
+//! property, and both in its output and a failure's message. A hunt is one
 //! suite with a test case per injected fault: passed when every repetition detected it, a
 //! failure saying how many did not otherwise, the signature and the reproducing command in its
 //! output either way.
@@ -13,6 +16,7 @@
 use crate::hunt::HuntRow;
 use crate::replay::TrialResult;
 use finding::fsio::{self, IoError};
+use finding::regression::FixState;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::path::Path;
 use std::time::Duration;
@@ -42,6 +46,8 @@ pub struct Trial<'a> {
     pub result: &'a TrialResult,
     /// How long it ran.
     pub time: Duration,
+    /// For a trial of a Helion bug: what it is on the build that ran.
+    pub fix: Option<&'a FixState>,
 }
 
 fn first_line(s: &str) -> &str {
@@ -51,11 +57,22 @@ fn first_line(s: &str) -> &str {
         .trim()
 }
 
-/// The report of a replay of `source` (a corpus or findings directory).
-pub fn replay_report(source: &Path, trials: &[Trial<'_>], time: Duration) -> Report {
+/// The report of a replay of `source` (a corpus or findings directory); `build` names the
+/// Helion build its Helion trials ran on.
+pub fn replay_report(
+    source: &Path,
+    trials: &[Trial<'_>],
+    time: Duration,
+    build: Option<&str>,
+) -> Report {
     let name = format!("pallas-diff replay {}", source.display());
     let mut suite = TestSuite::new(name.clone());
+    if let Some(b) = build {
+        suite.add_property(("helion-build", b));
+    }
+    let on = build.map(|b| format!(" on {b}")).unwrap_or_default();
     for t in trials {
+        let state = t.fix.map(|f| format!("{f}{on}"));
         let status = match t.result {
             TrialResult::Pass => TestCaseStatus::success(),
             TrialResult::Ignored(why) => {
@@ -65,14 +82,22 @@ pub fn replay_report(source: &Path, trials: &[Trial<'_>], time: Duration) -> Rep
             }
             TrialResult::Fail { message, .. } => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_message(first_line(message))
-                    .set_description(message.clone());
+                let head = first_line(message);
+                s.set_message(match &state {
+                    Some(st) => format!("{st}: {head}"),
+                    None => head.to_owned(),
+                })
+                .set_description(message.clone());
                 s
             }
         };
         let (class, case) = t.name.split_once('/').unwrap_or(("replay", t.name));
         let mut case = TestCase::new(case, status);
         case.set_classname(class).set_time(t.time);
+        if let (Some(fix), Some(st)) = (t.fix, &state) {
+            case.add_property(("fix-state", fix.name()));
+            case.set_system_out(st.clone());
+        }
         suite.add_test_case(case);
     }
     suite.set_time(time);
@@ -157,22 +182,26 @@ mod tests {
                 name: "oracle/0001-a",
                 result: &TrialResult::Pass,
                 time: Duration::from_millis(5),
+                fix: None,
             },
             Trial {
                 name: "pallas-tpu/0001-a",
                 result: &ignored,
                 time: Duration::ZERO,
+                fix: None,
             },
             Trial {
                 name: "pallas-sim/0002-b",
                 result: &failed,
                 time: Duration::from_millis(7),
+                fix: None,
             },
         ];
         let back = read_back(&replay_report(
             Path::new("corpus/cases"),
             &trials,
             Duration::from_secs(1),
+            None,
         ));
         let suite = &back.test_suites[0];
         assert_eq!(suite.name.as_str(), "pallas-diff replay corpus/cases");
@@ -211,6 +240,77 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_helion_trial_shows_what_its_bug_is_on_the_build_that_ran() {
+        let fixed = TrialResult::Fail {
+            message: "0007-x: no longer reproduces: helion-pallas now agrees".into(),
+            updates: vec![],
+        };
+        let states = [
+            FixState::StillPresent,
+            FixState::Fixed,
+            FixState::Changed("helion-crash/helion-pallas/run:TypeError: x @ ?/-/-".into()),
+        ];
+        let trials = [
+            Trial {
+                name: "helion-pallas/a",
+                result: &TrialResult::Pass,
+                time: Duration::ZERO,
+                fix: Some(&states[0]),
+            },
+            Trial {
+                name: "helion-pallas/b",
+                result: &fixed,
+                time: Duration::ZERO,
+                fix: Some(&states[1]),
+            },
+            Trial {
+                name: "helion-eager/c",
+                result: &fixed,
+                time: Duration::ZERO,
+                fix: Some(&states[2]),
+            },
+        ];
+        let back = read_back(&replay_report(
+            Path::new("findings"),
+            &trials,
+            Duration::from_secs(1),
+            Some("helion 1.4.0"),
+        ));
+        let suite = &back.test_suites[0];
+        assert_eq!(suite.properties[0].value.as_str(), "helion 1.4.0");
+        let cases = &suite.test_cases;
+        let state = |i: usize| cases[i].properties[0].value.as_str().to_owned();
+        assert_eq!(
+            (state(0), state(1), state(2)),
+            ("still-present".into(), "fixed".into(), "changed".into())
+        );
+        assert!(matches!(cases[0].status, S::Success { .. }));
+        assert_eq!(
+            cases[0].system_out.as_ref().unwrap().as_str(),
+            "still-present on helion 1.4.0"
+        );
+        match &cases[1].status {
+            S::NonSuccess { message, .. } => assert!(
+                message
+                    .as_ref()
+                    .unwrap()
+                    .as_str()
+                    .starts_with("fixed on helion 1.4.0: 0007-x"),
+                "{message:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            cases[2]
+                .system_out
+                .as_ref()
+                .unwrap()
+                .as_str()
+                .starts_with("changed (now helion-crash/")
+        );
     }
 
     fn row(fault: &str, detected: usize, repeats: usize) -> HuntRow {

@@ -26,6 +26,7 @@ use compiler::compile::CodegenOptions;
 use finding::finding::{Finding, FindingError};
 use finding::fsio::{self, IoError};
 use finding::minimize::SharedEngine;
+use finding::regression::{FixState, behaviour, frameless, judged, recorded_frameless};
 use finding::signature::signature;
 use finding::sink::INDEX_FILES;
 use fuzz::check::{CaseReport, check_case};
@@ -228,20 +229,57 @@ fn detail(report: &CaseReport) -> String {
         .unwrap_or_default()
 }
 
+/// A trial's result and, for a trial of a Helion bug (a Helion finding, or an entry expecting a
+/// finding or a known issue of a Helion engine), what that bug is on the Helion build that ran
+/// ([`FixState`]: fix verification, `replay --helion-build`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replayed {
+    /// How the trial ended.
+    pub result: TrialResult,
+    /// For a Helion bug: still present, fixed or changed.
+    pub fix: Option<FixState>,
+}
+
+impl From<TrialResult> for Replayed {
+    fn from(result: TrialResult) -> Replayed {
+        Replayed { result, fix: None }
+    }
+}
+
 /// An engine trial: `check_case` with `engine` alone, compared with the entry's expectation.
 pub fn replay_engine(entry: &Entry, engine: &Arc<dyn Engine>) -> TrialResult {
+    replay_engine_verified(entry, engine).result
+}
+
+/// [`replay_engine`], and for an entry expecting a Helion bug of `engine`, what the bug is now:
+/// still present when the engine does what the entry expects, otherwise judged as a regression
+/// range judges a build ([`finding::regression::judged`]).
+pub fn replay_engine_verified(entry: &Entry, engine: &Arc<dyn Engine>) -> Replayed {
     let codegen = match codegen_of(entry) {
         Ok(c) => c,
-        Err(fail) => return fail,
+        Err(fail) => return fail.into(),
     };
     let report = check_case(&entry.case, std::slice::from_ref(&boxed(engine)), &codegen);
     if let Some(reason) = report.engines.iter().find_map(|r| match &r.status {
         EngineStatus::Unavailable(reason) => Some(reason.clone()),
         _ => None,
     }) {
-        return TrialResult::Ignored(format!("{} is not available here: {reason}", engine.name()));
+        return TrialResult::Ignored(format!("{} is not available here: {reason}", engine.name()))
+            .into();
     }
-    judge(entry, engine.id(), &report)
+    let expected = entry.expected(engine.id());
+    let fix = expected
+        .filter(|e| {
+            engine.id().is_helion() && (e.is_finding() || matches!(e, Expected::KnownIssue(_)))
+        })
+        .map(|e| {
+            let shows = Expected::of_report(&entry.case, &report) == *e;
+            FixState::of(judged(shows, &signature(&entry.case, &report)))
+        });
+    Replayed {
+        result: judge(entry, engine.id(), &report),
+        fix,
+    }
 }
 
 /// Compares a report (made with `engine` alone) with the entry's expectation for `engine`.
@@ -555,6 +593,13 @@ pub fn open_source(dir: &Path) -> Result<Source, SourceError> {
 /// signature holds ([`finding::signature::Signature::holds_for`], as reduction keeps it); an
 /// engine that cannot run here is an ignored trial with the reason.
 pub fn replay_finding(f: &LoadedFinding, engine: Option<&Arc<dyn Engine>>) -> TrialResult {
+    replay_finding_verified(f, engine).result
+}
+
+/// [`replay_finding`], and for a Helion finding what it is on the build that ran
+/// ([`finding::regression::behaviour`], as `bisect` judges a build: the same exception raised
+/// from code a release moved is the same symptom, and passes).
+pub fn replay_finding_verified(f: &LoadedFinding, engine: Option<&Arc<dyn Engine>>) -> Replayed {
     let meta = &f.finding.meta;
     let name = f.name();
     let codegen = match meta.codegen.options() {
@@ -563,7 +608,8 @@ pub fn replay_finding(f: &LoadedFinding, engine: Option<&Arc<dyn Engine>>) -> Tr
             return TrialResult::Fail {
                 message: format!("{name}: codegen options of meta.json: {e}"),
                 updates: vec![],
-            };
+            }
+            .into();
         }
     };
     let engines: Vec<Box<dyn Engine>> = engine.map(boxed).into_iter().collect();
@@ -574,10 +620,39 @@ pub fn replay_finding(f: &LoadedFinding, engine: Option<&Arc<dyn Engine>>) -> Tr
         }
         _ => None,
     }) {
-        return TrialResult::Ignored(reason);
+        return TrialResult::Ignored(reason).into();
     }
     let now = signature(&f.finding.case, &report);
-    if meta.signature.holds_for(&now) {
+    let fix = engine.filter(|e| e.id().is_helion()).map(|_| {
+        FixState::of(behaviour(
+            &meta.signature,
+            recorded_frameless(meta).as_deref(),
+            &now,
+            frameless(&report).as_deref(),
+        ))
+    });
+    let holds = match &fix {
+        Some(state) => *state == FixState::StillPresent,
+        None => meta.signature.holds_for(&now),
+    };
+    Replayed {
+        result: finding_result(f, engine, &report, &now, holds),
+        fix,
+    }
+}
+
+/// A finding trial's result: a pass while the finding `holds`, else a failure saying what the
+/// case does now.
+fn finding_result(
+    f: &LoadedFinding,
+    engine: Option<&Arc<dyn Engine>>,
+    report: &CaseReport,
+    now: &finding::signature::Signature,
+    holds: bool,
+) -> TrialResult {
+    let meta = &f.finding.meta;
+    let name = f.name();
+    if holds {
         return TrialResult::Pass;
     }
     let faults = if meta.codegen.faults.is_empty() {
@@ -596,7 +671,7 @@ pub fn replay_finding(f: &LoadedFinding, engine: Option<&Arc<dyn Engine>>) -> Tr
             "{name}: no longer reproduces as recorded{faults}: recorded `{}`, now `{}`{}",
             meta.key,
             now.key(),
-            Some(detail(&report))
+            Some(detail(report))
                 .filter(|d| !d.is_empty())
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default()

@@ -111,6 +111,9 @@ pub struct FindingRow {
     pub reduced: Option<(usize, usize)>,
     /// The JAX cross-check's result, when there was one.
     pub cross_check: Option<String>,
+    /// A Helion finding's regression range across Helion builds (`bisect`, or the campaign
+    /// that filed it), in one line, when it has one.
+    pub regression: Option<String>,
     /// The shards that found it (merged directories).
     pub found_in: Vec<String>,
     /// The injected faults it needs (a model defect, not Helion's).
@@ -236,6 +239,7 @@ fn finding_row(
             .cross_check
             .as_ref()
             .map(|c| c.result.name().to_string()),
+        regression: meta.regression.as_ref().map(|r| r.summary()),
         found_in: dir
             .merge
             .as_ref()

@@ -10,13 +10,11 @@
 use super::{CliError, Exit, load_case};
 use anyhow::Context;
 use compiler::compile::CodegenOptions;
-use finding::regression::{Behaviour, RegressionRecord, behaviour, frameless};
-use finding::signature::{Signature, signature};
-use fuzz::engines::{self, EngineId, Pools};
+use finding::regression::{Behaviour, RegressionRecord, behaviour, run_on_build};
+use finding::signature::Signature;
+use fuzz::engines::EngineId;
 use std::path::PathBuf;
-use std::sync::Arc;
 use tpu_runner::builds::{self, BuildSpec, HelionBuild, range};
-use tpu_runner::{Pool, PoolConfig, Runtime};
 
 /// Arguments of `bisect`.
 #[derive(Debug, clap::Args)]
@@ -47,7 +45,8 @@ pub struct Args {
 
 type Run = (tpu_runner::BuildIdentity, Signature, Option<String>);
 
-/// Runs the case on one build in its own one-worker Helion pool.
+/// Runs the case on one build in its own one-worker Helion pool
+/// ([`finding::regression::run_on_build`]).
 fn run_on(
     build: &HelionBuild,
     python: &std::path::Path,
@@ -56,22 +55,16 @@ fn run_on(
     codegen: &CodegenOptions,
     timeout: u64,
 ) -> Result<Run, CliError> {
-    let pool = Pool::new(
-        PoolConfig::for_runtime(Runtime::Helion, python)
-            .with_workers(1)
-            .with_timeout(std::time::Duration::from_secs(timeout))
-            .with_helion_build(Some(build.clone())),
+    let run = run_on_build(
+        build,
+        python,
+        engine,
+        case,
+        codegen,
+        std::time::Duration::from_secs(timeout),
     )
-    .map_err(|e| CliError::Input(anyhow::anyhow!("helion build {}: {e}", build.id())))?;
-    let identity = pool.availability().helion_build.clone().unwrap_or_default();
-    let pools = Pools {
-        jax: None,
-        helion: Some(Arc::new(pool)),
-    };
-    let engines =
-        engines::build_with(&[engine], &pools).map_err(|e| CliError::Internal(e.into()))?;
-    let report = fuzz::check::check_case(case, &engines, codegen);
-    Ok((identity, signature(case, &report), frameless(&report)))
+    .map_err(|e| CliError::Input(e.into()))?;
+    Ok((run.build, run.signature, run.exception))
 }
 
 /// `git -C tree ARGS`, its stdout; an error names the command.
@@ -366,12 +359,23 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     // A finding keeps its range (meta.json `regression`), for its report and the dashboard.
     if args.target.is_dir() {
         let mut finding = super::report::load_finding(&args.target)?;
-        finding.meta.regression = Some(record);
-        let meta = serde_json::to_string_pretty(&finding.meta).context("meta.json serializes")?;
-        finding::fsio::write_atomic(&args.target.join("meta.json"), meta.as_bytes())
-            .with_context(|| format!("cannot write {}/meta.json", args.target.display()))?;
+        keep_range(&args.target, &mut finding, record)?;
     }
     Ok(Exit::Ok)
+}
+
+/// Records `record` as the regression range of the finding in `dir` (its `meta.json`,
+/// rewritten atomically): what `bisect` and a campaign's ranges keep.
+pub fn keep_range(
+    dir: &std::path::Path,
+    finding: &mut finding::finding::Finding,
+    record: RegressionRecord,
+) -> Result<(), CliError> {
+    finding.meta.regression = Some(record);
+    let meta = serde_json::to_string_pretty(&finding.meta).context("meta.json serializes")?;
+    finding::fsio::write_atomic(&dir.join("meta.json"), meta.as_bytes())
+        .with_context(|| format!("cannot write {}/meta.json", dir.display()))?;
+    Ok(())
 }
 
 /// The case, its codegen options and, for a finding, its signature.

@@ -115,7 +115,18 @@ pub fn select_engines(
     }
     if needed.contains(&Runtime::Helion) {
         match start_runtime(Runtime::Helion, sizes.helion, sizes.timeout) {
-            Ok(pool) => pools.helion = Some(pool),
+            Ok(pool) => {
+                // A mode the build cannot run (its worker says why at start).
+                for &id in &ids {
+                    if let EngineId::Worker(mode) = id
+                        && let Some(why) = pool.availability().mode_unavailable(mode)
+                    {
+                        unavailable
+                            .push((id, format!("{why} (helion build {})", build_name(&pool))));
+                    }
+                }
+                pools.helion = Some(pool);
+            }
             Err(why) => down(Runtime::Helion, why, &mut unavailable),
         }
     }
@@ -226,6 +237,14 @@ pub fn start_pools(ids: &[EngineId], workers: usize, timeout: u64) -> Result<Poo
         );
     }
     Ok(pools)
+}
+
+/// The build a Helion pool runs, for messages.
+pub fn build_name(pool: &tpu_runner::Pool) -> String {
+    pool.availability()
+        .helion_build
+        .as_ref()
+        .map_or_else(|| "?".to_owned(), |b| b.id.clone())
 }
 
 /// Prints a report as a short table.

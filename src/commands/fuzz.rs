@@ -75,6 +75,14 @@ pub struct Args {
     /// Seconds of reduction per new finding.
     #[arg(long, default_value_t = 60)]
     reduce_time: u64,
+    /// Do not compute the regression range of each new Helion finding. With more than one
+    /// Helion build installed (`probe` lists them), the campaign runs each new Helion finding's
+    /// case on every installed build after generation stops, as `bisect` does, and keeps the
+    /// range in its `meta.json` (`regression`): one Helion worker start per build and one run
+    /// per build and finding (measured on 2 cores at load ~21: 164 s for 3 findings on 5
+    /// builds; 534 s when each run started its own worker).
+    #[arg(long)]
+    no_ranges: bool,
     /// Pad resident inputs with poison and mask with `jnp.where` (see compiler docs).
     #[arg(long)]
     poison_padding: bool,
@@ -296,6 +304,11 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     }
     let interrupted = stop.load(Ordering::Relaxed);
     let new_findings = sink.new_findings();
+    let ranges = if args.no_ranges || interrupted {
+        Vec::new()
+    } else {
+        regression_ranges(&new_findings)
+    };
     let samples = series.finish(&summary.stats, summary.seconds);
     {
         use fuzz::campaign::record::{
@@ -387,6 +400,9 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
                         Some(why) => format!("not reduced: {why}"),
                     }
                 );
+                if let Some((_, range)) = ranges.iter().find(|(d, _)| *d == f.dir) {
+                    println!("      regression range: {range}");
+                }
             }
         }
         println!("findings in {}", args.out.display());
@@ -422,4 +438,75 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
     } else {
         Exit::Ok
     })
+}
+
+/// The regression range of each new Helion finding across the installed Helion builds, when
+/// more than one is installed ([`finding::regression::range_of_finding`]), kept in its
+/// `meta.json`; each finding's directory and its range's one line. A finding whose range
+/// cannot be computed keeps none, with the reason on stderr (the campaign's findings stand).
+fn regression_ranges(new: &[finding::sink::NewFinding]) -> Vec<(PathBuf, String)> {
+    let helion: Vec<&finding::sink::NewFinding> = new
+        .iter()
+        .filter(|f| f.engine.is_some_and(|e| e.is_helion()))
+        .collect();
+    if helion.is_empty() {
+        return Vec::new();
+    }
+    let builds = match tpu_runner::builds::installed(&super::builds::dir()) {
+        Ok(b) if b.len() > 1 => b,
+        Ok(_) => return Vec::new(),
+        Err(e) => {
+            eprintln!("pallas-diff: no regression ranges: {e}");
+            return Vec::new();
+        }
+    };
+    let Ok(python) = tpu_runner::helion_python_if_present() else {
+        return Vec::new();
+    };
+    let started = std::time::Instant::now();
+    eprintln!(
+        "pallas-diff: regression ranges of {} new Helion finding(s) across {} builds ({}; --no-ranges skips)",
+        helion.len(),
+        builds.len(),
+        builds
+            .iter()
+            .map(|b| b.id().to_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut loaded = Vec::new();
+    for f in helion {
+        match super::report::load_finding(&f.dir) {
+            Ok(x) => loaded.push((f.dir.clone(), x)),
+            Err(e) => eprintln!(
+                "pallas-diff: no regression range for {}: {e}",
+                f.dir.display()
+            ),
+        }
+    }
+    let findings: Vec<&finding::finding::Finding> = loaded.iter().map(|(_, f)| f).collect();
+    let timeout = Duration::from_secs(120);
+    let ranges = finding::regression::ranges_of_findings(&findings, &builds, &python, timeout);
+    let mut out = Vec::new();
+    for ((dir, mut finding), range) in loaded.into_iter().zip(ranges) {
+        match range {
+            Some(Ok(record)) => {
+                let line = record.summary();
+                match super::bisect::keep_range(&dir, &mut finding, record) {
+                    Ok(()) => out.push((dir, line)),
+                    Err(e) => eprintln!("pallas-diff: {}: {e}", dir.display()),
+                }
+            }
+            Some(Err(e)) => eprintln!(
+                "pallas-diff: no regression range for {}: {e}",
+                dir.display()
+            ),
+            None => {}
+        }
+    }
+    eprintln!(
+        "pallas-diff: regression ranges took {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    out
 }

@@ -10,15 +10,24 @@
 //! invalid input naming the file, line and column; a failing trial exits 3; `--bless` records
 //! what happens now in the corpus entries and prints every change. `--junit` writes the trials
 //! as JUnit XML ([`corpus::junit`]) for a CI system's test report.
+//!
+//! Fix verification: every trial of a Helion bug (a Helion finding, or a corpus entry expecting
+//! a finding or known issue of a Helion engine) also says what the bug is on the Helion build
+//! that ran (`--helion-build`, default the pinned release): still present, fixed (the reference's
+//! values or a documented refusal now) or changed (another symptom), judged as `bisect` judges a
+//! build ([`finding::regression::FixState`]); the summary counts them and `--junit` shows them.
+//! The exit code stays the replay's: a fixed or changed Helion bug no longer reproduces as
+//! recorded, so its trial fails (exit 3).
 
 use super::check::start_pools;
 use super::{CliError, Exit};
 use anyhow::Context;
 use corpus::entry::{Corpus, default_dir};
 use corpus::replay::{
-    LoadedFinding, Source, TrialResult, Update, bless, check_reference, open_source, replay_engine,
-    replay_finding, trials,
+    LoadedFinding, Replayed, Source, TrialResult, Update, bless, check_reference, open_source,
+    replay_engine_verified, replay_finding_verified, trials,
 };
+use finding::regression::FixState;
 use fuzz::engines::{self, Engine, EngineId};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -73,13 +82,15 @@ fn input(e: impl Into<anyhow::Error>) -> CliError {
     CliError::Input(e.into())
 }
 
+/// The engines of a replay, and the Helion build its Helion engines run (when one does).
+struct Built {
+    engines: BTreeMap<EngineId, EngineOrReason>,
+    helion_build: Option<tpu_runner::BuildIdentity>,
+}
+
 /// Builds every engine of `ids` (the reference excluded: its trials need none), or the reason
 /// it cannot run here. JAX engines share one pool, started only when one is named.
-fn build_engines(
-    ids: &[EngineId],
-    jobs: usize,
-    timeout: u64,
-) -> Result<BTreeMap<EngineId, EngineOrReason>, CliError> {
+fn build_engines(ids: &[EngineId], jobs: usize, timeout: u64) -> Result<Built, CliError> {
     let ids: Vec<EngineId> = ids
         .iter()
         .copied()
@@ -99,13 +110,27 @@ fn build_engines(
                         p.availability().devices
                     ))
                 }
+                (_, EngineId::Worker(mode))
+                    if let Some(why) = pools
+                        .helion
+                        .as_ref()
+                        .and_then(|p| p.availability().mode_unavailable(mode)) =>
+                {
+                    Err(why.to_owned())
+                }
                 _ => Ok(Arc::from(built.remove(0))),
             },
             Err(e) => Err(e.to_string()),
         };
         out.insert(id, engine);
     }
-    Ok(out)
+    Ok(Built {
+        engines: out,
+        helion_build: pools
+            .helion
+            .as_ref()
+            .and_then(|p| p.availability().helion_build.clone()),
+    })
 }
 
 /// Runs the trials `names` on a pool of `jobs` threads, printing one line per trial as it ends
@@ -114,8 +139,8 @@ fn build_engines(
 fn run_trials(
     names: &[String],
     jobs: usize,
-    run: impl Fn(usize) -> TrialResult + Sync,
-) -> Result<Vec<(TrialResult, Duration)>, CliError> {
+    run: impl Fn(usize) -> Replayed + Sync,
+) -> Result<Vec<(Replayed, Duration)>, CliError> {
     let pool = super::thread_pool(jobs, "replay")?;
     Ok(pool.install(|| {
         names
@@ -128,10 +153,15 @@ fn run_trials(
                 let started = Instant::now();
                 let result = run(i);
                 let took = started.elapsed();
-                match &result {
-                    TrialResult::Pass => println!("ok       {name}"),
+                let fix = result
+                    .fix
+                    .as_ref()
+                    .map(|f| format!(" [{f}]"))
+                    .unwrap_or_default();
+                match &result.result {
+                    TrialResult::Pass => println!("ok       {name}{fix}"),
                     TrialResult::Ignored(why) => println!("ignored  {name}: {why}"),
-                    TrialResult::Fail { .. } => println!("FAILED   {name}"),
+                    TrialResult::Fail { .. } => println!("FAILED   {name}{fix}"),
                 }
                 (result, took)
             })
@@ -180,19 +210,20 @@ fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliEr
         .copied()
         .filter(|e| specs.iter().any(|t| t.engine == *e))
         .collect();
-    let engines = build_engines(&needed, args.jobs, args.timeout)?;
+    let built = build_engines(&needed, args.jobs, args.timeout)?;
+    let engines = &built.engines;
     let start = Instant::now();
     let trial_names: Vec<String> = specs.iter().map(|t| t.name.clone()).collect();
     let results = run_trials(&trial_names, args.jobs, |i| {
         let spec = &specs[i];
         let loaded = &corpus.entries[spec.entry];
         if spec.engine == EngineId::Reference {
-            return check_reference(loaded);
+            return check_reference(loaded).into();
         }
         match engines.get(&spec.engine) {
-            Some(Ok(e)) => replay_engine(&loaded.entry, e),
-            Some(Err(why)) => TrialResult::Ignored(why.clone()),
-            None => TrialResult::Ignored(format!("{} was not built", spec.engine)),
+            Some(Ok(e)) => replay_engine_verified(&loaded.entry, e),
+            Some(Err(why)) => TrialResult::Ignored(why.clone()).into(),
+            None => TrialResult::Ignored(format!("{} was not built", spec.engine)).into(),
         }
     })?;
     let mut updates: Vec<(PathBuf, Update)> = Vec::new();
@@ -200,7 +231,7 @@ fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliEr
         if let TrialResult::Fail {
             message,
             updates: u,
-        } = r
+        } = &r.result
         {
             if !args.bless {
                 println!("\n---- {} ----\n{message}", spec.name);
@@ -209,7 +240,14 @@ fn replay_corpus(args: &Args, dir: &Path, corpus: &Corpus) -> Result<Exit, CliEr
             updates.extend(u.iter().cloned().map(|x| (path.clone(), x)));
         }
     }
-    let exit = finish(args, dir, &trial_names, &results, start)?;
+    let exit = finish(
+        args,
+        dir,
+        &trial_names,
+        &results,
+        start,
+        built.helion_build.as_ref(),
+    )?;
     if args.bless {
         let changes = bless(&updates).context("bless failed")?;
         if changes.is_empty() {
@@ -276,26 +314,34 @@ fn replay_findings(
     needed.sort();
     needed.dedup();
     // A finding naming an engine this build does not have failed to load (its `meta.json`).
-    let engines = build_engines(&needed, args.jobs, args.timeout)?;
+    let built = build_engines(&needed, args.jobs, args.timeout)?;
+    let engines = &built.engines;
     let start = Instant::now();
     let trial_names: Vec<String> = findings.iter().map(LoadedFinding::trial_name).collect();
     let results = run_trials(&trial_names, args.jobs, |i| {
         let f = &findings[i];
         match f.engine() {
-            None => replay_finding(f, None),
+            None => replay_finding_verified(f, None),
             Some(id) => match engines.get(&id) {
-                Some(Ok(e)) => replay_finding(f, Some(e)),
-                Some(Err(why)) => TrialResult::Ignored(why.clone()),
-                None => TrialResult::Ignored(format!("{id} was not built")),
+                Some(Ok(e)) => replay_finding_verified(f, Some(e)),
+                Some(Err(why)) => TrialResult::Ignored(why.clone()).into(),
+                None => TrialResult::Ignored(format!("{id} was not built")).into(),
             },
         }
     })?;
     for (name, (r, _)) in trial_names.iter().zip(&results) {
-        if let TrialResult::Fail { message, .. } = r {
+        if let TrialResult::Fail { message, .. } = &r.result {
             println!("\n---- {name} ----\n{message}");
         }
     }
-    finish(args, dir, &trial_names, &results, start)
+    finish(
+        args,
+        dir,
+        &trial_names,
+        &results,
+        start,
+        built.helion_build.as_ref(),
+    )
 }
 
 /// Prints the summary line and writes `--junit`; the exit code: 3 when a trial failed (0 under
@@ -305,24 +351,27 @@ fn finish(
     args: &Args,
     dir: &Path,
     names: &[String],
-    timed: &[(TrialResult, Duration)],
+    timed: &[(Replayed, Duration)],
     start: Instant,
+    helion_build: Option<&tpu_runner::BuildIdentity>,
 ) -> Result<Exit, CliError> {
+    let build = helion_build.map(ToString::to_string);
     if let Some(path) = &args.junit {
         let trials: Vec<corpus::junit::Trial> = names
             .iter()
             .zip(timed)
-            .map(|(name, (result, time))| corpus::junit::Trial {
+            .map(|(name, (r, time))| corpus::junit::Trial {
                 name,
-                result,
+                result: &r.result,
                 time: *time,
+                fix: r.fix.as_ref(),
             })
             .collect();
-        let report = corpus::junit::replay_report(dir, &trials, start.elapsed());
+        let report = corpus::junit::replay_report(dir, &trials, start.elapsed(), build.as_deref());
         corpus::junit::write(&report, path).context("cannot write the JUnit report")?;
     }
     let bless = args.bless;
-    let results: Vec<TrialResult> = timed.iter().map(|(r, _)| r.clone()).collect();
+    let results: Vec<TrialResult> = timed.iter().map(|(r, _)| r.result.clone()).collect();
     let named: Vec<(String, TrialResult)> = names.iter().cloned().zip(results.clone()).collect();
     println!(
         "\nreplay of {}: {} in {:.1}s",
@@ -330,6 +379,14 @@ fn finish(
         corpus::replay::summary(&named),
         start.elapsed().as_secs_f64()
     );
+    let fixes: Vec<&FixState> = timed.iter().filter_map(|(r, _)| r.fix.as_ref()).collect();
+    if !fixes.is_empty() {
+        println!(
+            "helion bugs on {}: {}",
+            build.as_deref().unwrap_or("the Helion build"),
+            fix_counts(&fixes)
+        );
+    }
     if results.iter().all(|r| matches!(r, TrialResult::Ignored(_))) {
         return Err(input(anyhow::anyhow!(
             "every one of the {} trial(s) was ignored (reasons above): nothing was checked",
@@ -344,4 +401,15 @@ fn finish(
     } else {
         Exit::Ok
     })
+}
+
+/// `N still-present, M fixed, K changed`.
+fn fix_counts(fixes: &[&FixState]) -> String {
+    let count = |name: &str| fixes.iter().filter(|f| f.name() == name).count();
+    format!(
+        "{} still-present, {} fixed, {} changed",
+        count("still-present"),
+        count("fixed"),
+        count("changed")
+    )
 }

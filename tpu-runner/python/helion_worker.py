@@ -74,6 +74,7 @@ protocol, then fd 1 is pointed at stderr and fd 0 at /dev/null (worker_protocol.
 import atexit
 import hashlib
 import importlib.util
+import inspect
 import linecache
 import os
 import re
@@ -164,12 +165,34 @@ def _dist_version(name, fallback):
         return fallback
 
 
-HELION_VERSION = _dist_version("helion", getattr(helion, "__version__", "unknown"))
+def _helion_version():
+    """The version of the Helion that was imported, as the metadata beside it says (an overlay's
+    dist-info, the venv's), not the first `helion` distribution on sys.path: a source tree put
+    first on PYTHONPATH has none, and read the venv's 1.5.1. "unknown" then (the Rust side
+    reads a source tree's version from the tree itself)."""
+    from importlib import metadata
+
+    site = os.path.dirname(HELION_PATH)
+    for dist in metadata.distributions(path=[site]):
+        if (dist.metadata["Name"] or "").lower() == "helion":
+            return dist.version
+    return getattr(helion, "__version__", None) or "unknown"
+
+
+# Where the imported helion package lives (the Rust side checks a build's overlay shadowed the
+# venv's Helion).
+HELION_PATH = os.path.dirname(os.path.abspath(helion.__file__))
+HELION_VERSION = _helion_version()
 TORCH_VERSION = _dist_version("torch", torch.__version__)
 
 
 def probe_info():
-    return dict(worker_protocol.probe_fields(), helion=HELION_VERSION, torch=TORCH_VERSION)
+    info = dict(worker_protocol.probe_fields(), helion=HELION_VERSION, torch=TORCH_VERSION, helion_path=HELION_PATH)
+    # Modes this Helion build cannot run, with the reason (the Rust side reports the engine
+    # unavailable instead of filing its TypeError as a finding).
+    why = tpu_lower_unsupported()
+    info["unavailable"] = {"helion-tpu-lower": why} if why else {}
+    return info
 
 
 # --- tensors on the wire ----------------------------------------------------------------------
@@ -365,6 +388,46 @@ def _spec_of(t):
     return helion_launcher._jax_placeholder_for_tensor(t)
 
 
+# The launcher helpers TpuLowerLauncher calls: private to Helion, present with these
+# signatures since Helion 1.5.0 (1.2.0 and 1.4.0 have no `_pallas_torch_placeholder` and no
+# `placeholder_fn=`, and their helion-tpu-lower runs failed with lower:TypeError).
+_TPU_LOWER_HELPERS = (
+    "_jax_placeholder_for_tensor",
+    "_pallas_check_dtypes",
+    "_pallas_torch_placeholder",
+    "_pallas_compile_jit_fn",
+    "_pallas_compile_compact_jit_fn",
+    "_pallas_output_only_descriptors",
+    "_pallas_padded_output_dims_by_arg",
+    "_pallas_collect_outputs",
+    "_pallas_apply_ds_padding",
+)
+
+
+def tpu_lower_unsupported():
+    """Why this Helion build cannot run helion-tpu-lower, or None."""
+    name = getattr(helion_launcher, "__name__", "helion.runtime")
+    missing = [h for h in _TPU_LOWER_HELPERS if not callable(getattr(helion_launcher, h, None))]
+    if missing:
+        return (
+            "this Helion build's Pallas launcher (%s) has no %s, which helion-tpu-lower's launcher"
+            " calls (Helion 1.5.0 or later has them)" % (name, ", ".join(missing))
+        )
+    for h in ("_pallas_compile_jit_fn", "_pallas_compile_compact_jit_fn"):
+        if "placeholder_fn" not in inspect.signature(getattr(helion_launcher, h)).parameters:
+            return "%s.%s takes no placeholder_fn=, which helion-tpu-lower's launcher passes" % (name, h)
+    return None
+
+
+def _accepted(fn, **kw):
+    """`kw` without the keywords `fn` does not take whose value is unset (None or False):
+    Helion's main branch dropped `_use_low_level_scheduler` and
+    `_grid_scalar_prefetch_arg_indices` from `_pallas_compile_jit_fn`, and its generated code
+    never sets them. A set one `fn` does not take stays, and fails loudly."""
+    params = inspect.signature(fn).parameters
+    return {k: v for k, v in kw.items() if k in params or v not in (None, False)}
+
+
 class TpuLowerLauncher:
     """Stands in for helion.runtime.default_pallas_launcher (the generated host code's `_launcher`).
 
@@ -419,18 +482,21 @@ class TpuLowerLauncher:
                 pallas_kernel,
                 grid,
                 spec_args,
-                _output_indices=output_indices,
-                _inplace_indices=kw.get("_inplace_indices"),
-                _block_spec_info=kw.get("_block_spec_info"),
-                _smem_arg_indices=kw.get("_smem_arg_indices"),
-                _scratch_shapes=kw.get("_scratch_shapes"),
-                _hbm_arg_indices=kw.get("_hbm_arg_indices"),
-                _matmul_dot_general=kw.get("_matmul_dot_general"),
-                _collective_id=None,
-                _use_low_level_scheduler=bool(kw.get("_use_low_level_scheduler", False)),
-                _grid_scalar_prefetch_arg_indices=kw.get("_grid_scalar_prefetch_arg_indices"),
-                interpret=False,
-                placeholder_fn=placeholder,
+                **_accepted(
+                    L._pallas_compile_jit_fn,
+                    _output_indices=output_indices,
+                    _inplace_indices=kw.get("_inplace_indices"),
+                    _block_spec_info=kw.get("_block_spec_info"),
+                    _smem_arg_indices=kw.get("_smem_arg_indices"),
+                    _scratch_shapes=kw.get("_scratch_shapes"),
+                    _hbm_arg_indices=kw.get("_hbm_arg_indices"),
+                    _matmul_dot_general=kw.get("_matmul_dot_general"),
+                    _collective_id=None,
+                    _use_low_level_scheduler=bool(kw.get("_use_low_level_scheduler", False)),
+                    _grid_scalar_prefetch_arg_indices=kw.get("_grid_scalar_prefetch_arg_indices"),
+                    interpret=False,
+                    placeholder_fn=placeholder,
+                ),
             )
         specs = [_spec_of(spec_args[i]) for i in result.tensor_arg_indices]
         jax.export.export(jax.jit(result.jit_fn), platforms=["tpu"])(*specs)

@@ -221,9 +221,14 @@ impl HelionBuild {
             Origin::Wheel { sha256, .. } => (Some(sha256.clone()), None),
             Origin::Source { path } => (None, git_commit(path)),
         };
+        // A source tree's version moves with its checkout: read now, as its commit is.
+        let version = match &self.record.origin {
+            Origin::Source { path } => source_version(path),
+            Origin::Pinned | Origin::Release | Origin::Wheel { .. } => None,
+        };
         BuildIdentity {
             id: self.record.id.clone(),
-            version: self.record.version.clone(),
+            version: version.unwrap_or_else(|| self.record.version.clone()),
             wheel_sha256,
             commit,
         }
@@ -487,16 +492,48 @@ fn installed_version(site: &Path) -> Option<String> {
     None
 }
 
-/// A source tree's version as its packaging declares it, when it says so literally
-/// (`version = "…"` in `pyproject.toml`); versions computed at build time read as `source`
-/// until a worker reports `helion.__version__`.
-fn source_version(tree: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(tree.join("pyproject.toml")).ok()?;
-    text.lines().find_map(|l| {
-        let l = l.trim();
-        let rest = l.strip_prefix("version")?.trim_start().strip_prefix('=')?;
-        Some(rest.trim().trim_matches('"').to_owned())
+/// A source tree's own version: as its packaging declares it literally (`version = "…"` in
+/// `pyproject.toml`), else as a version-from-git build backend (hatch-vcs, setuptools-scm:
+/// Helion's `[tool.hatch.version] source = "vcs"`) computes it from `git describe`, i.e. what
+/// `pip install` of the tree would make `helion.__version__` ([`describe_version`]); `None`
+/// when neither says. Not the version the worker's `importlib.metadata` finds: a tree on
+/// `PYTHONPATH` has no metadata, and that read the venv's 1.5.1 (measured on Helion's main).
+pub fn source_version(tree: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(tree.join("pyproject.toml")).ok();
+    let literal = text.as_deref().and_then(|t| {
+        t.lines().find_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix("version")?.trim_start().strip_prefix('=')?;
+            Some(rest.trim().trim_matches('"').to_owned())
+        })
+    });
+    literal.or_else(|| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(tree)
+            .args(["describe", "--tags", "--long", "--match", "v[0-9]*"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        describe_version(String::from_utf8_lossy(&out.stdout).trim())
     })
+}
+
+/// The version `git describe --tags --long` output stands for, as setuptools-scm's default
+/// scheme writes it: at a tag, the tag (`v1.4.0-0-gef091f4` → `1.4.0`); N commits after it,
+/// the next patch release's N-th dev release with the commit (`v1.4.0-150-gef091f41` →
+/// `1.4.1.dev150+gef091f41`).
+pub fn describe_version(describe: &str) -> Option<String> {
+    let mut parts = describe.rsplitn(3, '-');
+    let (hash, distance, tag) = (parts.next()?, parts.next()?, parts.next()?);
+    let distance: u64 = distance.parse().ok()?;
+    let tag = tag.strip_prefix('v').unwrap_or(tag);
+    if distance == 0 {
+        return Some(tag.to_owned());
+    }
+    let (head, last) = tag.rsplit_once('.')?;
+    let next: u64 = last.parse::<u64>().ok()? + 1;
+    Some(format!("{head}.{next}.dev{distance}+{hash}"))
 }
 
 /// `git rev-parse HEAD` of a tree, `-dirty` appended when `git status` lists changes; `None`
@@ -547,6 +584,20 @@ fn short_hash(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_git_describe_reads_as_the_version_a_vcs_build_backend_writes() {
+        assert_eq!(
+            describe_version("v1.4.0-150-gef091f41").as_deref(),
+            Some("1.4.1.dev150+gef091f41")
+        );
+        assert_eq!(
+            describe_version("v1.5.1-0-g0123abc").as_deref(),
+            Some("1.5.1")
+        );
+        assert_eq!(describe_version("ef091f41"), None);
+        assert_eq!(describe_version("v1.x-3-gabc"), None);
+    }
 
     #[test]
     fn specs_parse_by_their_shape() {

@@ -137,18 +137,33 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The identity of the build a Helion worker runs, checked against what it imported: a
 /// release or a wheel whose version differs from the worker's `helion.__version__` did not
 /// shadow the venv's Helion (a broken overlay), and a run recorded under its name would lie.
-/// A source tree's version, and the pinned release's, are the ones the worker reports.
+/// The pinned release's version is the one the worker reports; a source tree's is the tree's
+/// own ([`crate::builds::source_version`]), and the worker must have imported Helion from it.
 fn running_build(build: &HelionBuild, hello: &Availability) -> Result<BuildIdentity, RunError> {
     let mut identity = build.identity();
     let reported = hello.helion.clone().unwrap_or_default();
-    match build.record.origin {
+    match &build.record.origin {
         // The environment's own release is what it reports (`PALLAS_DIFF_HELION_VERSION` or
         // `PALLAS_DIFF_HELION_PYTHON` may have chosen another than the default pin).
         Origin::Pinned => {
             identity.id = reported.clone();
             identity.version = reported;
         }
-        Origin::Source { .. } => identity.version = reported,
+        Origin::Source { path } => {
+            let imported = hello.helion_path.clone().unwrap_or_default();
+            if !std::path::Path::new(&imported).starts_with(path) {
+                return Err(RunError::WrongBuild {
+                    build: build.id().to_owned(),
+                    expected: format!("from {}", path.display()),
+                    reported: format!("{reported} from {imported}"),
+                });
+            }
+            // A tree that says no version of its own (no literal, no git tag): the metadata
+            // the worker found beside the package it imported, when there is some.
+            if crate::builds::source_version(path).is_none() && reported != "unknown" {
+                identity.version = reported;
+            }
+        }
         Origin::Release | Origin::Wheel { .. } => {
             if reported != build.record.version {
                 return Err(RunError::WrongBuild {

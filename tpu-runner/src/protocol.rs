@@ -284,10 +284,24 @@ pub struct Availability {
     /// Helion workers: `torch.__version__`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub torch: Option<String>,
+    /// Helion workers: the directory of the `helion` package the worker imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helion_path: Option<String>,
     /// Helion workers started on a chosen build ([`crate::builds`]): which one, as checked
     /// against the worker's `helion.__version__`. Set by the pool, not sent by the worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helion_build: Option<crate::builds::BuildIdentity>,
+    /// Modes this worker's environment cannot run, by name, each with the reason (Helion
+    /// workers: `helion-tpu-lower` on a build whose launcher lacks the helpers it calls).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub unavailable: std::collections::BTreeMap<String, String>,
+}
+
+impl Availability {
+    /// Why `mode` cannot run on this worker's environment, when it says so.
+    pub fn mode_unavailable(&self, mode: crate::Mode) -> Option<&str> {
+        self.unavailable.get(mode.name()).map(String::as_str)
+    }
 }
 
 /// A request to run one emitted module, or (Helion modes) one case's kernel.

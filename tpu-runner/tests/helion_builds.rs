@@ -1,6 +1,8 @@
 //! Helion builds on real Helion (`tpu_runner::builds`): a release installed as an overlay runs
 //! in place of the pinned one, a source tree runs in place, and an overlay that does not shadow
-//! the environment's Helion is refused rather than mislabelled. They need the Helion
+//! the environment's Helion is refused rather than mislabelled; a source tree reports its own
+//! version (from git), and a build without the launcher helpers `helion-tpu-lower` calls says
+//! so at start instead of failing each run with a `TypeError`. They need the Helion
 //! environment (`pallas-diff provision --helion`) and PyPI, and skip, saying why, without them.
 
 use lang::tensor::{DType, Tensor};
@@ -138,4 +140,97 @@ fn a_release_overlay_and_a_source_tree_run_in_place_of_the_pinned_helion() {
         Err(e) => panic!("expected WrongBuild, got {e}"),
         Ok(_) => panic!("expected WrongBuild, the pool started"),
     }
+}
+
+/// Runs `git -C dir ARGS`, failing the test when git does.
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+#[test]
+fn a_build_says_whether_it_can_lower_for_tpu_and_a_source_tree_its_own_version() {
+    let Some(python) = python_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let old = match builds::install(
+        dir.path(),
+        &BuildSpec::Release("1.4.0".into()),
+        &python,
+        false,
+    ) {
+        Ok(b) => b,
+        Err(e) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("pip could not install"),
+                "installing helion 1.4.0 failed: {text}"
+            );
+            eprintln!("skip helion_builds: PyPI out of reach: {text}");
+            return;
+        }
+    };
+    // 1.4.0's launcher has no `_pallas_torch_placeholder`: helion-tpu-lower cannot run there.
+    let pool = pool_on(&python, &old).expect("a worker starts on helion 1.4.0");
+    let why = pool
+        .availability()
+        .mode_unavailable(Mode::HelionTpuLower)
+        .expect("1.4.0 cannot run helion-tpu-lower")
+        .to_owned();
+    assert!(why.contains("_pallas_torch_placeholder"), "{why}");
+    assert_eq!(
+        pool.availability().mode_unavailable(Mode::HelionPallas),
+        None
+    );
+    drop(pool);
+    let pinned = pool_on(&python, &HelionBuild::pinned()).expect("the pinned release starts");
+    assert_eq!(
+        pinned.availability().mode_unavailable(Mode::HelionTpuLower),
+        None
+    );
+    drop(pinned);
+
+    // A git checkout of a Helion tree, one commit after its tag: the version a VCS build backend
+    // gives it, with the commit, not the venv's metadata.
+    let tree = dir.path().join("checkout");
+    std::fs::create_dir(&tree).unwrap();
+    let site = old.overlay.clone().expect("a release has an overlay");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(site.join("helion"))
+        .arg(&tree)
+        .status()
+        .expect("cp runs");
+    assert!(copied.success());
+    git(&tree, &["init", "-q"]);
+    git(&tree, &["add", "."]);
+    git(&tree, &["commit", "-q", "-m", "release"]);
+    git(&tree, &["tag", "v1.4.0"]);
+    std::fs::write(tree.join("NOTES"), "a developer's change\n").unwrap();
+    git(&tree, &["add", "NOTES"]);
+    git(&tree, &["commit", "-q", "-m", "change"]);
+    let source = builds::install(dir.path(), &BuildSpec::Source(tree), &python, false).unwrap();
+    let pool = pool_on(&python, &source).expect("a worker starts on the checkout");
+    let identity = pool.availability().helion_build.clone().unwrap();
+    assert!(
+        identity.version.starts_with("1.4.1.dev1+g"),
+        "{}",
+        identity.version
+    );
+    assert!(identity.commit.is_some_and(|c| c.len() >= 40));
+    twice_runs(&pool);
 }

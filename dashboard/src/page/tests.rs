@@ -242,3 +242,56 @@ fn the_page_renders_every_section_escaped() {
     let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
     assert_eq!(data["charts"][0]["id"], "c0-outcomes");
 }
+
+/// A real Helion finding (seed 31's `helion-crash`, `finding/tests/fixtures/helion-s31`) with the
+/// range `bisect` measured for it (1.4.0 refuses its case, 1.5.0 and 1.5.1 crash): its row
+/// says so, and the page shows it under the signature.
+#[test]
+fn a_helion_finding_with_a_regression_range_shows_it() {
+    use finding::regression::{Behaviour, RegressionRecord};
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../finding/tests/fixtures/helion-s31/0004-helion-crash-helion-pallas");
+    let mut finding = finding::finding::Finding::load(&fixture).expect("the fixture loads");
+    let build = |v: &str| {
+        serde_json::from_value(serde_json::json!({ "id": v, "version": v })).expect("an identity")
+    };
+    finding.meta.regression = Some(RegressionRecord::of(vec![
+        (build("1.4.0"), Behaviour::Good),
+        (build("1.5.0"), Behaviour::Bad),
+        (build("1.5.1"), Behaviour::Bad),
+    ]));
+    let sig = finding.meta.signature.clone();
+    let entry = crate::load::FindingEntry {
+        bucket: Bucket {
+            key: sig.key(),
+            signature: sig,
+            count: 1,
+            dir: "0004-helion-crash-helion-pallas".into(),
+            cost: finding::signature::CostRecord::of(&finding.case),
+            aliases: Default::default(),
+        },
+        dir: fixture.clone(),
+        finding,
+    };
+    let dir = FindingsDir {
+        path: "findings".into(),
+        record: Some(record()),
+        contract: None,
+        seeds: Vec::new(),
+        merge: None,
+        findings: vec![entry],
+    };
+    let expected = "introduced after helion 1.4.0 in helion 1.5.0";
+    assert_eq!(
+        finding_row("c0", 0, &dir, &dir.findings[0], Path::new("."))
+            .regression
+            .as_deref(),
+        Some(expected)
+    );
+    let html =
+        crate::render::render(&page(&[Source::Findings(Box::new(dir))], Path::new("."))).unwrap();
+    assert!(
+        html.contains(&format!("regression range: {expected}")),
+        "the range is on the page"
+    );
+}

@@ -148,7 +148,12 @@ impl Engine for Helion {
         let start = Instant::now();
         let mut generated = None;
         let mut sets_run = None;
+        let unavailable = self.pool.availability().mode_unavailable(self.mode);
         let status = match request(self.mode, job) {
+            // Said by the worker at start (a build without what the mode needs): not a finding.
+            _ if unavailable.is_some() => {
+                EngineStatus::Unavailable(unavailable.unwrap_or_default().to_owned())
+            }
             None => EngineStatus::NotRun("the call's arguments do not name its inputs".into()),
             Some(mut request) => {
                 let sets = if self.mode.produces_outputs() {

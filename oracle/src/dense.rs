@@ -13,8 +13,8 @@ use crate::error::{EvalErrorKind as K, Res, err};
 use crate::ty::{I64_EXACT, Operand, Ty, r32, rbf, result_type, wrap32};
 use lang::ir::{BinOp, Span};
 use ndarray::{
-    Array, Array1, Array2, Array3, Array4, ArrayD, ArrayView, ArrayViewD, Dimension, Ix1, Ix2, Ix3,
-    Ix4, IxDyn, Zip,
+    Array, Array1, Array2, Array3, Array4, ArrayD, ArrayView, ArrayViewD, CowArray, Dimension, Ix1,
+    Ix2, Ix3, Ix4, IxDyn, Zip,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -315,17 +315,17 @@ pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize], span: Span) -> Res<Vec<
 /// rank (`Ix1` to `Ix4`): the dynamic-rank `Zip` was 7% of the reference's instructions on
 /// generated cases (callgrind, `digest` example, 5,000 cases, 2026-12-05).
 fn zip_with(
-    a: &ArrayViewD<'_, f64>,
-    b: &ArrayViewD<'_, f64>,
+    a: &CowArray<'_, f64, IxDyn>,
+    b: &CowArray<'_, f64, IxDyn>,
     out: &[usize],
     f: impl Fn(f64, f64) -> f64,
 ) -> ArrayD<f64> {
-    fn full<'a>(v: &'a ArrayViewD<'_, f64>, out: &[usize]) -> Option<&'a [f64]> {
+    fn full<'a>(v: &'a CowArray<'_, f64, IxDyn>, out: &[usize]) -> Option<&'a [f64]> {
         if v.shape() == out { v.as_slice() } else { None }
     }
-    let one = |v: &ArrayViewD<'_, f64>| {
+    let one = |v: &CowArray<'_, f64, IxDyn>| {
         if v.len() == 1 {
-            v.iter().next().copied()
+            v.first().copied()
         } else {
             None
         }
@@ -340,8 +340,8 @@ fn zip_with(
         return from_shape_vec(out, values);
     }
     fn broadcast<D: Dimension>(
-        a: &ArrayViewD<'_, f64>,
-        b: &ArrayViewD<'_, f64>,
+        a: &CowArray<'_, f64, IxDyn>,
+        b: &CowArray<'_, f64, IxDyn>,
         shape: D,
         f: impl Fn(f64, f64) -> f64,
     ) -> ArrayD<f64> {
@@ -502,7 +502,7 @@ fn scalar_in(s: Scalar, c: Ty, span: Span) -> Res<f64> {
 }
 
 /// The values of an operand in computation type `c` (a Python scalar as a 0-dim array).
-fn operand_values<'a>(o: &Opnd<'a>, c: Ty, span: Span) -> Res<ndarray::CowArray<'a, f64, IxDyn>> {
+fn operand_values<'a>(o: &Opnd<'a>, c: Ty, span: Span) -> Res<CowArray<'a, f64, IxDyn>> {
     match o {
         Opnd::T(t) if t.ty == c => Ok(t.data.view().into()),
         Opnd::T(t) => {
@@ -557,7 +557,6 @@ pub(crate) fn binary(op: BinOp, a: Opnd<'_>, b: Opnd<'_>, span: Span) -> Res<DTe
     }
     let av = operand_values(&a, c, span)?;
     let bv = operand_values(&b, c, span)?;
-    let (av, bv) = (av.view(), bv.view());
     let data = match (op, c) {
         (BinOp::FloorDiv, Ty::I32 | Ty::I64) => {
             if bv.iter().any(|&y| y == 0.0) {

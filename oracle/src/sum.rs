@@ -83,10 +83,10 @@ pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64
     let inner: usize = shape[dim + 1..].iter().product();
     let mut out_shape = shape.to_vec();
     out_shape.remove(dim);
-    let x = data
-        .view()
-        .into_shape_with_order((outer, n, inner))
+    let values = data
+        .as_slice()
         .expect("a device value is in standard layout");
+    let x = ArrayView3::from_shape((outer, n, inner), values).expect("the dims multiply out");
     let mut out = Array2::<f64>::zeros((outer, inner));
     let ty = match ty {
         Ty::I32 | Ty::I64 => {

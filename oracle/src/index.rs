@@ -5,7 +5,12 @@
 //! `NewAxis`) and, when integer tensors take part, the broadcast block of their (range-checked)
 //! indices. The same selection serves reads (loads and subscripts), writes (stores) and
 //! read-modify-writes (atomics), through views of the one source array, so all three agree
-//! on the elements.
+//! on the elements. The views keep the source's rank, fixed (`Ix0` to `Ix4`) where the source's
+//! is: the basic entries narrow an axis in place (`slice_axis_inplace`, `collapse_axis` for an
+//! int) and each element of the block collapses the indexed axes, so the elements come out in
+//! the result's row-major order without a dynamic-rank `slice` per evaluation (with the
+//! fixed-rank stores, 5% fewer instructions for the reference on a campaign, callgrind
+//! 2026-12-05).
 //!
 //! Semantics follow torch's `Tensor.__getitem__`: ints select (negative ints wrap; out of
 //! range is an `IndexError`) and drop the dim; slices clip at the extent like Python's

@@ -36,10 +36,11 @@
 //! Values are [`ndarray`] arrays: device values own an `ArrayD<f64>` in standard layout, host
 //! storages a flat `Array1<f64>` that every alias sees with its own shape through
 //! `into_shape_with_order`. What NumPy and torch agree on is ndarray's, tested by its users
-//! for years rather than by us: which elements a basic index selects (`slice` with
-//! `SliceInfoElem::{Index, Slice, NewAxis}`: ints, slices of any positive step, `None`),
+//! for years rather than by us: which elements a basic index selects (`SliceInfoElem::{Index,
+//! Slice, NewAxis}` applied by `slice_axis_inplace` and `collapse_axis`: ints, slices of any
+//! positive step, `None`),
 //! broadcasting (`broadcast`), reshapes and views (`into_shape_with_order`), permutes
-//! (`permuted_axes`), the gather of an advanced index (`index_axis`, `assign`), the element
+//! (`permuted_axes`), the gather of an advanced index (`collapse_axis`, `permuted_axes`), the element
 //! walks of arithmetic, casts, stores and atomics (`Zip`, `mapv`), and aliasing: a store
 //! through a host alias writes through an ndarray view of the storage every other alias sees.
 //!

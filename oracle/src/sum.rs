@@ -22,7 +22,7 @@
 //! Integer sums are exact and have type int64, as in torch.
 
 use crate::ty::Ty;
-use ndarray::{Array2, ArrayD, Axis, Zip};
+use ndarray::{Array2, ArrayD, ArrayView3, Axis};
 
 /// NumPy's `pairwise_sum` in float32 arithmetic over `a[0], a[stride], …` (n elements).
 fn pairwise(a: &[f64], n: usize, stride: usize) -> f32 {
@@ -58,10 +58,24 @@ fn pairwise(a: &[f64], n: usize, stride: usize) -> f32 {
     }
 }
 
+/// Adds the rows of every `(n, inner)` plane of `x` (`outer × n × inner`, standard layout)
+/// into the matching row of `out` (`outer × inner`) in order, `add(acc, value)`: sequential
+/// accumulation per output element. Each row is added by ndarray's `zip_mut_with` on
+/// contiguous one-dimensional views (a slice loop); one `Zip` per reduced row over the
+/// strided `(outer, inner)` plane was 3% of the reference's instructions (callgrind, `digest`
+/// example, 5,000 cases, 2026-12-05).
+fn accumulate(out: &mut Array2<f64>, x: ArrayView3<'_, f64>, mut add: impl FnMut(&mut f64, &f64)) {
+    for (mut acc, plane) in out.outer_iter_mut().zip(x.outer_iter()) {
+        for row in plane.outer_iter() {
+            acc.zip_mut_with(&row, &mut add);
+        }
+    }
+}
+
 /// Sums `data` over `dim`; returns the result type and values (`data`'s shape without `dim`,
 /// standard layout). The value is seen as a fixed-rank `(outer, n, inner)` array, `n` the
-/// reduced dim: one pairwise sum per contiguous row when `inner == 1`, otherwise one
-/// sequential accumulation of `(outer, inner)` planes, a `Zip` per reduced row.
+/// reduced dim: one pairwise sum per contiguous row when `inner == 1`, otherwise a sequential
+/// accumulation ([`accumulate`]).
 pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64>) {
     let shape = data.shape();
     let outer: usize = shape[..dim].iter().product();
@@ -69,18 +83,14 @@ pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64
     let inner: usize = shape[dim + 1..].iter().product();
     let mut out_shape = shape.to_vec();
     out_shape.remove(dim);
-    let x = data
-        .view()
-        .into_shape_with_order((outer, n, inner))
+    let values = data
+        .as_slice()
         .expect("a device value is in standard layout");
+    let x = ArrayView3::from_shape((outer, n, inner), values).expect("the dims multiply out");
     let mut out = Array2::<f64>::zeros((outer, inner));
     let ty = match ty {
         Ty::I32 | Ty::I64 => {
-            for k in 0..n {
-                Zip::from(&mut out)
-                    .and(x.index_axis(Axis(1), k))
-                    .for_each(|a, &v| *a += v);
-            }
+            accumulate(&mut out, x, |a, &v| *a += v);
             Ty::I64
         }
         Ty::F32 | Ty::Bf16 => {
@@ -92,11 +102,7 @@ pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64
                     *o = f64::from(0.0f32 + pairwise(row, n, 1));
                 }
             } else {
-                for k in 0..n {
-                    Zip::from(&mut out)
-                        .and(x.index_axis(Axis(1), k))
-                        .for_each(|a, &v| *a = f64::from(*a as f32 + v as f32));
-                }
+                accumulate(&mut out, x, |a, &v| *a = f64::from(*a as f32 + v as f32));
             }
             if ty == Ty::Bf16 {
                 out.mapv_inplace(crate::ty::rbf);

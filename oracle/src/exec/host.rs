@@ -23,6 +23,22 @@ fn add_in(ty: Ty, a: f64, b: f64) -> f64 {
     }
 }
 
+/// The values a store or an atomic writes, in the region's shape and the target's type: a
+/// tensor's own array when it has both already (no copy), else a fresh one.
+enum Stored {
+    Tensor(Rc<DTensor>),
+    Made(ArrayD<f64>),
+}
+
+impl Stored {
+    fn view(&self) -> ArrayViewD<'_, f64> {
+        match self {
+            Stored::Tensor(t) => t.data.view(),
+            Stored::Made(a) => a.view(),
+        }
+    }
+}
+
 impl Runtime<'_> {
     pub(super) fn host_target(&mut self, e: &CExpr) -> Res<HostRef> {
         match self.eval(e)? {
@@ -136,19 +152,19 @@ impl Runtime<'_> {
 
     /// The values of `v` broadcast to `shape` and cast to `ty`, as `tensor[idx] = v` does
     /// (leading size-1 dims of `v` are dropped first, as torch's setitem does).
-    fn values_for(&self, v: Value, shape: &[usize], ty: Ty, span: Span) -> Res<ArrayD<f64>> {
+    fn values_for(&self, v: Value, shape: &[usize], ty: Ty, span: Span) -> Res<Stored> {
         let t = match v {
             Value::Int(i) => {
-                return Ok(ArrayD::from_elem(
+                return Ok(Stored::Made(ArrayD::from_elem(
                     IxDyn(shape),
                     cast_value(i as f64, Ty::I64, ty, span)?,
-                ));
+                )));
             }
             Value::Float(f) => {
-                return Ok(ArrayD::from_elem(
+                return Ok(Stored::Made(ArrayD::from_elem(
                     IxDyn(shape),
                     cast_value(f, Ty::F32, ty, span)?,
-                ));
+                )));
             }
             Value::Tile(_) => return err(K::TypeError, span, "a tile cannot be stored"),
             Value::Tensor(t) => t,
@@ -170,6 +186,9 @@ impl Runtime<'_> {
                 ),
             );
         }
+        if t.shape() == shape && t.ty == ty {
+            return Ok(Stored::Tensor(t));
+        }
         let dropped = t
             .data
             .view()
@@ -186,13 +205,14 @@ impl Runtime<'_> {
                 *x = cast_value(*x, t.ty, ty, span)?;
             }
         }
-        Ok(data)
+        Ok(Stored::Made(data))
     }
 
     pub(super) fn store(&mut self, h: &HostRef, ixs: &[Ix], v: Value, span: Span) -> Res<()> {
         let sel = select(&h.shape, ixs, span)?;
         let ty = self.storages[h.storage].ty;
         let vals = self.values_for(v, &sel.shape, ty, span)?;
+        let vals = vals.view();
         self.charge(vals.len(), span)?;
         let s = &mut self.storages[h.storage];
         let shape = IxDyn(&h.shape);
@@ -254,6 +274,7 @@ impl Runtime<'_> {
         // Reading the current values: they must have been written.
         self.host_gather(h, &sel, span)?;
         let vals = self.values_for(v, &sel.shape, ty, span)?;
+        let vals = vals.view();
         let exp = match (op, expected) {
             (AtomicOp::Cas, Some(x)) => Some(self.values_for(x, &sel.shape, ty, span)?),
             (AtomicOp::Cas, None) => {
@@ -273,7 +294,7 @@ impl Runtime<'_> {
         self.charge(vals.len(), span)?;
         // Each target element with its value and, for `cas`, its expected value.
         let pairs = match &exp {
-            Some(e) => Zip::from(&vals).and(e).map_collect(|&x, &e| (x, e)),
+            Some(e) => Zip::from(&vals).and(&e.view()).map_collect(|&x, &e| (x, e)),
             None => vals.mapv(|x| (x, 0.0)),
         };
         let s = &mut self.storages[h.storage];

@@ -329,3 +329,119 @@ pub fn merge(dirs: &[&Path]) -> std::io::Result<Vec<MutantResult>> {
     }
     Ok(by_id.into_values().collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mutant::Mutant;
+    use crate::run::{Kill, SuiteResult};
+
+    fn result(
+        line: u32,
+        status: Status,
+        killer: Option<SuiteId>,
+        in_message: bool,
+    ) -> MutantResult {
+        let mutant = Mutant {
+            file: "helion/_compiler/pallas/view_ops.py".into(),
+            line,
+            column: 0,
+            end_line: line,
+            operator: "swap_op:Add->Subtract".into(),
+            occurrence: 0,
+            start: 0,
+            end: 1,
+            original: "+".into(),
+            replacement: "-".into(),
+            in_message,
+        };
+        let covering = usize::from(status != Status::NotCovered);
+        let suites = SuiteId::ALL
+            .into_iter()
+            .map(|s| {
+                let kill = (killer == Some(s)).then(|| Kill {
+                    case: "c".into(),
+                    how: "outcome agree -> mismatch".into(),
+                    observed: crate::observe::Observation {
+                        outcome: "mismatch".into(),
+                        status: "ok".into(),
+                        class: None,
+                        values_match: Some(false),
+                        generated: None,
+                    },
+                    seconds: 1.0,
+                    cases_run: 1,
+                });
+                (
+                    s,
+                    SuiteResult {
+                        covering,
+                        run: covering,
+                        kill,
+                        seconds: 1.0,
+                        timed_out: false,
+                        same_generated: true,
+                    },
+                )
+            })
+            .collect();
+        MutantResult {
+            id: mutant.id(),
+            mutant,
+            diff: "-a + b\n+a - b\n".into(),
+            status,
+            suites,
+            detail: None,
+            start_seconds: 0.5,
+            seconds: 2.0,
+        }
+    }
+
+    #[test]
+    fn scores_count_suites_apart_and_together_and_set_aside_the_rest() {
+        let results = vec![
+            result(1, Status::Killed, Some(SuiteId::Corpus), false),
+            result(2, Status::Killed, Some(SuiteId::Campaign), false),
+            result(3, Status::Survived, None, false),
+            result(4, Status::NotCovered, None, false),
+            result(5, Status::Invalid, None, false),
+            result(6, Status::Survived, None, true),
+        ];
+        let s = Summary::of(&results);
+        let t = &s.total;
+        assert_eq!((t.mutants, t.covered, t.killed), (6, 3, 2));
+        assert_eq!((t.killed_corpus, t.killed_campaign), (1, 1));
+        assert_eq!((t.not_covered, t.invalid, t.in_message), (1, 1, 1));
+        assert_eq!(t.likely_equivalent, 1);
+        assert!((t.score(t.killed) - 200.0 / 3.0).abs() < 1e-9);
+        let text = s.render();
+        assert!(text.contains("pallas/view_ops.py"), "{text}");
+        let surv = survivors(&results);
+        assert!(
+            surv.contains("view_ops.py:3:0:swap_op:Add->Subtract#0"),
+            "{surv}"
+        );
+        assert!(
+            surv.contains("- helion/_compiler/pallas/view_ops.py: 4"),
+            "{surv}"
+        );
+        let xml = junit(&results);
+        assert!(
+            xml.contains("survived") && xml.contains("testcase"),
+            "{xml}"
+        );
+    }
+
+    #[test]
+    fn shards_merge_by_mutant_id() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let one = result(1, Status::Killed, Some(SuiteId::Corpus), false);
+        let two = result(2, Status::Survived, None, false);
+        write_all(a.path(), std::slice::from_ref(&one)).unwrap();
+        write_all(b.path(), &[two.clone(), one.clone()]).unwrap();
+        let merged = merge(&[a.path(), b.path()]).unwrap();
+        assert_eq!(merged.len(), 2);
+        assert!(merge(&[Path::new("/nonexistent-mutants-dir")]).is_err());
+    }
+}

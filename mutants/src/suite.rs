@@ -314,11 +314,18 @@ fn read_coverage(path: &Path, want: &str, root: &Path) -> Coverage {
     if !want.is_empty() && file.source_sha256_16 != want {
         return Coverage::default();
     }
+    // coverage.py names files by their real path; the venv may be reached through a link.
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let lines = file
         .lines
         .into_iter()
         .filter_map(|(p, l)| {
-            let rel = p.strip_prefix(root).ok()?.to_string_lossy().into_owned();
+            let rel = p
+                .strip_prefix(root)
+                .or_else(|_| p.strip_prefix(&real_root))
+                .ok()?
+                .to_string_lossy()
+                .into_owned();
             Some((rel, l.into_iter().collect()))
         })
         .collect();

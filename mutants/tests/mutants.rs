@@ -105,7 +105,7 @@ fn real_mutants_of_a_small_module_apply_and_most_are_killed() {
             .any(|m| m.operator == op && m.original == from && m.replacement == to)
     };
     assert!(has("swap_op:Add->Subtract", "a + b", "a - b"), "{all:#?}");
-    assert!(has("swap_min_max", "min(x, hi)", "max(x, hi)"));
+    assert!(has("min_max_swap", "min(x, hi)", "max(x, hi)"));
     assert!(has("drop_clamp", "max(lo, min(x, hi))", "lo"));
     assert!(
         all.iter()
@@ -159,7 +159,7 @@ fn run_test(python: &Path, dir: &Path, test: &Path) -> bool {
 }
 
 #[test]
-fn a_helion_mutant_runs_in_the_fork_server_and_an_import_breaking_one_is_invalid() {
+fn a_helion_mutant_is_killed_in_the_fork_server_and_an_import_breaking_one_is_invalid() {
     let python = match mutmut_python() {
         Ok(p) => p,
         Err(why) => {
@@ -168,7 +168,8 @@ fn a_helion_mutant_runs_in_the_fork_server_and_an_import_breaking_one_is_invalid
         }
     };
     let root = server::helion_root(&python).unwrap();
-    let rel = "helion/_compiler/pallas/view_ops.py";
+    // The Pallas codegen of `hl.store`/`hl.load` (108 lines): every lowered case runs it.
+    let rel = "helion/_compiler/pallas/memory_ops.py";
     let file = SourceFile {
         rel: rel.into(),
         path: root.join(rel),
@@ -179,24 +180,39 @@ fn a_helion_mutant_runs_in_the_fork_server_and_an_import_breaking_one_is_invalid
         std::slice::from_ref(&file),
     )
     .unwrap();
-    assert!(all.len() > 100, "{} mutants of view_ops.py", all.len());
-    let scratch = tempfile::tempdir().unwrap();
-    let server = ForkServer::start(&python, &scratch.path().join("zygote.log")).unwrap();
-    // A real mutant: its worker starts (Helion imported with it) and says hello.
+    // The store's index parts computed without its subscript.
     let m = all
         .iter()
-        .find(|m| m.operator.starts_with("swap_op") && !m.in_message)
-        .expect("view_ops.py has a swapped operator");
-    let overlay = Overlay::of_mutant(&server, &file, m, &scratch.path().join("overlays")).unwrap();
-    let pool = overlay.pool(&server, Duration::from_secs(120)).unwrap();
-    assert_eq!(pool.availability().helion.as_deref(), Some("1.5.1"));
-    drop(pool);
-    // A mutant whose module does not import: the worker's hello fails.
+        .find(|m| {
+            m.original == "pallas_codegen.index_parts(state, subscript, tensor)"
+                && m.replacement == "pallas_codegen.index_parts(state, None, tensor)"
+        })
+        .unwrap_or_else(|| panic!("no such mutant among {all:#?}"));
+    let scratch = tempfile::tempdir().unwrap();
+    let server = ForkServer::start(&python, &scratch.path().join("zygote.log")).unwrap();
+    let overlays = scratch.path().join("overlays");
+    let corpus = pallas_diff_mutants::suite::corpus_cases(&corpus::entry::default_dir()).unwrap();
+    let case = &corpus
+        .iter()
+        .find(|c| c.name.starts_with("0001-"))
+        .expect("the corpus's first entry")
+        .case;
+    let timeout = Duration::from_secs(300);
+    let observe = |overlay: &Overlay| {
+        let pool = std::sync::Arc::new(overlay.pool(&server, timeout).unwrap());
+        assert_eq!(pool.availability().helion.as_deref(), Some("1.5.1"));
+        pallas_diff_mutants::suite::observe_case(case, tpu_runner::Mode::HelionPallas, pool).0
+    };
+    let baseline = observe(&Overlay::baseline(&server, None, &overlays).unwrap());
+    assert_eq!(baseline.outcome, "agree", "{baseline:?}");
+    let mutated = observe(&Overlay::of_mutant(&server, &file, m, &overlays).unwrap());
+    let how = mutated.kill_against(&baseline);
+    assert!(how.is_some(), "the mutant survived: {mutated:?}");
+    // A module that does not parse: the worker's hello fails (an invalid mutant).
     let mut broken = m.clone();
     broken.replacement = format!("{} +* ", m.original);
-    let overlay =
-        Overlay::of_mutant(&server, &file, &broken, &scratch.path().join("overlays")).unwrap();
-    match overlay.pool(&server, Duration::from_secs(120)) {
+    let overlay = Overlay::of_mutant(&server, &file, &broken, &overlays).unwrap();
+    match overlay.pool(&server, timeout) {
         Err(tpu_runner::RunError::JaxUnavailable { .. }) => {}
         Err(e) => panic!("expected a failed hello, got {e}"),
         Ok(_) => panic!("a module that does not parse imported"),

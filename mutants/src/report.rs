@@ -303,8 +303,15 @@ pub fn merge(dirs: &[&Path]) -> std::io::Result<Vec<MutantResult>> {
     let mut by_id: BTreeMap<String, MutantResult> = BTreeMap::new();
     for dir in dirs {
         let path = dir.join("mutants.json");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        // A shard interrupted before it wrote mutants.json still has its results/.
+        let text = match std::fs::read_to_string(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir.join("results").is_dir() => {
+                "[]".to_owned()
+            }
+            r => {
+                r.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?
+            }
+        };
         let results: Vec<MutantResult> = serde_json::from_str(&text).map_err(|e| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,

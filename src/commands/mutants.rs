@@ -343,7 +343,7 @@ fn baseline_cached(server: &ForkServer, args: &Args, root: &Path) -> anyhow::Res
         planned.len()
     );
     let progress = |done: usize, total: usize| {
-        if done % 10 == 0 || done == total {
+        if done.is_multiple_of(10) || done == total {
             eprintln!("  baseline {done}/{total}");
         }
     };

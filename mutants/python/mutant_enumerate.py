@@ -15,9 +15,9 @@ Response (stdout, JSON): {"mutants": [{"file", "line", "column", "end_line", "op
 `start`/`end` are character offsets into the file's text (as Python reads it, UTF-8) and
 `replacement` the text that goes there: applying a mutant is one splice. `occurrence` tells
 apart mutants of one operator at one position (an operator may yield several). `in_message` is
-true for a mutant inside a string literal or inside a call of a logging or message function
-(`log.debug(...)`, `warnings.warn(...)`, an exception's constructor's string argument): counted
-apart in the summary.
+true for a mutant inside a message: a `raise` statement, an `assert`'s message, the arguments
+of a logging or message call (`log.debug(...)`, `warnings.warn(...)`) or of an exception's
+constructor (`exc.BackendUnsupported(...)`): counted apart in the summary.
 """
 
 import json
@@ -78,7 +78,10 @@ class _Visitor(MutationVisitor):
 
 
 class _MessageSpans(cst.CSTVisitor):
-    """Line/column spans of string literals and of message calls' arguments."""
+    """Line/column spans of messages: a `raise` statement, an `assert`'s message, the
+    arguments of a logging or message call (`log.debug(...)`, `warnings.warn(...)`,
+    `"...".format(...)`), such a call itself, and an exception's constructor (`exc.BackendUnsupported(...)`,
+    `ValueError(...)`). A string literal elsewhere is code (`p.kind in ("a", "b")`)."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -90,21 +93,20 @@ class _MessageSpans(cst.CSTVisitor):
         if p is not None:
             self.spans.append(((p.start.line, p.start.column), (p.end.line, p.end.column)))
 
-    def visit_SimpleString(self, node):
+    def visit_Raise(self, node):
         self._add(node)
 
-    def visit_ConcatenatedString(self, node):
-        self._add(node)
-
-    def visit_FormattedString(self, node):
-        self._add(node)
+    def visit_Assert(self, node):
+        if node.msg is not None:
+            self._add(node.msg)
 
     def visit_Call(self, node):
         f = node.func
         name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
-        if name in _MESSAGE_CALLS:
-            for a in node.args:
-                self._add(a)
+        owner = f.value.value if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) else None
+        exception = name is not None and (name.endswith(("Error", "Exception", "Warning")) or owner == "exc")
+        if name in _MESSAGE_CALLS or exception:
+            self._add(node)
 
 
 def _line_starts(text):

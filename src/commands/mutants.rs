@@ -252,7 +252,8 @@ fn source_files(root: &Path, files: &[String]) -> anyhow::Result<Vec<SourceFile>
         .collect()
 }
 
-/// The mutants of `files`, cached in `out/enumerated.json` (keyed by the files' contents).
+/// The mutants of `files`, cached in `out/enumerated.json` (keyed by the files' contents and
+/// the enumerator's).
 fn enumerate_cached(
     python: &Path,
     files: &[SourceFile],
@@ -265,6 +266,11 @@ fn enumerate_cached(
         key.push_str(&f.rel);
         key.push_str(&mutants::observe::sha16(&text));
     }
+    // The enumerator's own text too: a changed operator or message rule enumerates again.
+    let script = server::script("mutant_enumerate.py");
+    key.push_str(&mutants::observe::sha16(
+        &std::fs::read_to_string(&script).unwrap_or_default(),
+    ));
     let key = mutants::observe::sha16(&key);
     let cache = out.join("enumerated.json");
     if let Ok(text) = std::fs::read_to_string(&cache)
@@ -277,7 +283,6 @@ fn enumerate_cached(
         "pallas-diff mutants: enumerating the mutants of {} files (mutmut 3's operators)",
         files.len()
     );
-    let script = server::script("mutant_enumerate.py");
     // One enumerator per file, on the cores: a large file takes tens of seconds.
     let per_file: Vec<anyhow::Result<Vec<Mutant>>> = std::thread::scope(|s| {
         let chunks: Vec<_> = files

@@ -351,8 +351,27 @@ mod tests {
         assert_eq!(parse_shard("1/3"), Ok((1, 3)));
         assert!(parse_shard("3/3").is_err());
         assert!(parse_shard("x").is_err());
-        let all: Vec<usize> = (0..10).collect();
-        let pick = |i| all.iter().enumerate().filter(|(k, _)| k % 3 == i).count();
-        assert_eq!(pick(0) + pick(1) + pick(2), 10);
+        let all: Vec<Mutant> = (1..=10)
+            .map(|line| Mutant {
+                file: "m.py".into(),
+                line,
+                column: 0,
+                end_line: line,
+                operator: "number".into(),
+                occurrence: 0,
+                start: 0,
+                end: 1,
+                original: "1".into(),
+                replacement: "2".into(),
+                in_message: false,
+            })
+            .collect();
+        let mut seen: Vec<u32> = (0..3)
+            .flat_map(|i| shard(all.clone(), i, 3))
+            .map(|m| m.line)
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (1..=10).collect::<Vec<u32>>());
+        assert_eq!(shard(all.clone(), 0, 1).len(), 10);
     }
 }

@@ -34,7 +34,7 @@ pub enum DashboardError {
     NotADirectory(PathBuf),
     /// An input holds none of the files the page reads.
     #[error(
-        "{}: neither a findings directory (buckets.json, stats.json, shard.json or merge.json, written by `pallas-diff fuzz` or `pallas-diff merge`) nor a hunt output directory (hunt.json, written by `pallas-diff hunt`)",
+        "{}: neither a findings directory (buckets.json, stats.json, shard.json or merge.json, written by `pallas-diff fuzz` or `pallas-diff merge`) nor a hunt output directory (hunt.json, written by `pallas-diff hunt`), nor a mutants output directory (summary.json and mutants.json, written by `pallas-diff mutants`)",
         .0.display()
     )]
     NotRecognized(PathBuf),
@@ -60,6 +60,18 @@ pub enum DashboardError {
     /// `hunt.json` is not a hunt table.
     #[error("{}:{line}:{column}: not a hunt table: {message}", path.display())]
     Hunt {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A mutants run's `summary.json` is not one.
+    #[error("{}:{line}:{column}: not a mutants summary: {message}", path.display())]
+    Mutants {
         /// The file.
         path: PathBuf,
         /// 1-based line.

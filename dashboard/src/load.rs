@@ -25,7 +25,21 @@ pub enum Source {
     Findings(Box<FindingsDir>),
     /// A hunt's output directory.
     Hunt(HuntDir),
+    /// A `pallas-diff mutants` output directory.
+    Mutants(MutantsDir),
 }
+
+/// A `pallas-diff mutants` output directory, read (its `summary.json`).
+#[derive(Debug)]
+pub struct MutantsDir {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its summary.
+    pub summary: mutants::report::Summary,
+}
+
+/// The file a mutants run writes its summary to ([`mutants::report`]).
+pub const MUTANTS_FILE: &str = "summary.json";
 
 /// A findings directory, read.
 #[derive(Debug)]
@@ -77,11 +91,29 @@ pub fn load(dir: &Path) -> Result<Source, DashboardError> {
     if dir.join(HUNT_FILE).is_file() {
         return load_hunt(dir).map(Source::Hunt);
     }
+    if dir.join(MUTANTS_FILE).is_file() && dir.join("mutants.json").is_file() {
+        return load_mutants(dir).map(Source::Mutants);
+    }
     let findings_files = [BUCKETS_FILE, STATS_FILE, SHARD_FILE, MERGE_FILE];
     if !findings_files.iter().any(|f| dir.join(f).is_file()) {
         return Err(DashboardError::NotRecognized(dir.to_path_buf()));
     }
     load_findings(dir).map(|f| Source::Findings(Box::new(f)))
+}
+
+fn load_mutants(dir: &Path) -> Result<MutantsDir, DashboardError> {
+    let path = dir.join(MUTANTS_FILE);
+    let text = fsio::read_to_string(&path).map_err(DashboardError::Read)?;
+    let summary = serde_json::from_str(&text).map_err(|e| DashboardError::Mutants {
+        path: path.clone(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    Ok(MutantsDir {
+        path: dir.to_path_buf(),
+        summary,
+    })
 }
 
 fn load_hunt(dir: &Path) -> Result<HuntDir, DashboardError> {

@@ -36,6 +36,8 @@ pub struct Page {
     pub campaigns: Vec<CampaignView>,
     /// One section per hunt.
     pub hunts: Vec<HuntView>,
+    /// One section per mutants run.
+    pub mutants: Vec<MutantsView>,
     /// Every chart of the page, for the script.
     pub charts: Vec<Chart>,
 }
@@ -446,10 +448,53 @@ pub fn hunt_view(hunt: &HuntDir, page_dir: &Path) -> HuntView {
     }
 }
 
+/// One mutants run's section: its summary by file, and where its survivors are.
+#[derive(Debug, Serialize)]
+pub struct MutantsView {
+    /// The directory.
+    pub name: String,
+    /// Rows: each file, then `all`.
+    pub rows: Vec<MutantsRow>,
+    /// A link to `survivors.md`.
+    pub survivors_href: String,
+}
+
+/// One row of a mutants section.
+#[derive(Debug, Serialize)]
+pub struct MutantsRow {
+    /// The file (or `all`).
+    pub file: String,
+    /// Its counts.
+    pub counts: mutants::report::Counts,
+    /// Kill scores in percent: corpus, campaign, union.
+    pub scores: [f64; 3],
+}
+
+/// The section of one mutants run.
+pub fn mutants_view(dir: &crate::load::MutantsDir, page_dir: &Path) -> MutantsView {
+    let row = |file: &str, c: &mutants::report::Counts| MutantsRow {
+        file: file.to_owned(),
+        counts: c.clone(),
+        scores: [
+            c.score(c.killed_corpus),
+            c.score(c.killed_campaign),
+            c.score(c.killed),
+        ],
+    };
+    let mut rows: Vec<MutantsRow> = dir.summary.by_file.iter().map(|(f, c)| row(f, c)).collect();
+    rows.push(row("all", &dir.summary.total));
+    MutantsView {
+        name: dir.path.display().to_string(),
+        rows,
+        survivors_href: link(page_dir, &dir.path.join("survivors.md")),
+    }
+}
+
 /// The page of `sources`, written into `page_dir`.
 pub fn page(sources: &[Source], page_dir: &Path) -> Page {
     let mut campaigns = Vec::new();
     let mut hunts = Vec::new();
+    let mut mutants = Vec::new();
     let mut charts = Vec::new();
     let mut inputs = Vec::new();
     for s in sources {
@@ -464,6 +509,10 @@ pub fn page(sources: &[Source], page_dir: &Path) -> Page {
                 inputs.push(h.path.display().to_string());
                 hunts.push(hunt_view(h, page_dir));
             }
+            Source::Mutants(m) => {
+                inputs.push(m.path.display().to_string());
+                mutants.push(mutants_view(m, page_dir));
+            }
         }
     }
     Page {
@@ -471,6 +520,7 @@ pub fn page(sources: &[Source], page_dir: &Path) -> Page {
         inputs,
         campaigns,
         hunts,
+        mutants,
         charts,
     }
 }

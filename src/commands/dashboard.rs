@@ -41,6 +41,7 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         | DashboardError::Finding(_)
         | DashboardError::MissingFinding { .. }
         | DashboardError::Hunt { .. }
+        | DashboardError::Mutants { .. }
         | DashboardError::Read(_) => {
             CliError::Input(anyhow::Error::new(e).context("cannot read the dashboard's inputs"))
         }

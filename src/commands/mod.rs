@@ -15,6 +15,7 @@ mod hunt;
 mod import;
 mod known_issues;
 mod merge;
+mod mutants;
 mod parse;
 mod probe;
 mod progress;
@@ -177,6 +178,11 @@ enum Command {
     /// counts summed, the smallest reproducer kept, every shard recorded; atomic, idempotent).
     #[command(after_help = EXIT_CODES)]
     Merge(merge::Args),
+    /// Mutation analysis of real Helion: single-site mutants of its Pallas backend, run against
+    /// the regression corpus and a seeded campaign (coverage first, cheapest covering case
+    /// first); the kill score by file and operator, the survivors, JUnit.
+    #[command(after_help = EXIT_CODES)]
+    Mutants(Box<mutants::Args>),
     /// Print a finding directory as a Markdown bug report with a standalone repro.py.
     #[command(after_help = EXIT_CODES)]
     Report(report::Args),
@@ -222,6 +228,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Replay(a) => replay::run(a),
         Command::Reduce(a) => reduce::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Mutants(a) => mutants::run(*a),
         Command::Report(a) => report::run(a),
         Command::Bisect(a) => bisect::run(a),
         Command::KnownIssues(a) => known_issues::run(a),

@@ -454,6 +454,9 @@ mod tests {
             "jax==0.10.2",
             "packaging==",
             "absl-py==",
+            "mutmut==3.",
+            "libcst==",
+            "coverage==",
         ] {
             assert!(
                 HELION_REQUIREMENTS.lines().any(|l| l.starts_with(pin)),

@@ -1,0 +1,454 @@
+//! What a mutants run writes: `mutants.json` (every mutant's result), the summary by file and
+//! by operator family (score = killed / covered, per suite and for their union; not covered,
+//! invalid, message/logging mutants and likely equivalent survivors counted apart), the
+//! survivors' diffs, JUnit, and the merge of shards' output directories.
+
+use crate::run::{MutantResult, Status, stored};
+use crate::suite::SuiteId;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// Counts of one row of the summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Mutants.
+    pub mutants: usize,
+    /// Covered by some case (message/logging mutants excluded).
+    pub covered: usize,
+    /// Killed by the corpus.
+    pub killed_corpus: usize,
+    /// Killed by the campaign.
+    pub killed_campaign: usize,
+    /// Killed by either.
+    pub killed: usize,
+    /// Covered and not killed.
+    pub survived: usize,
+    /// Survivors whose covering cases all generated the same module: likely equivalent.
+    pub likely_equivalent: usize,
+    /// No case executes the line.
+    pub not_covered: usize,
+    /// Helion does not import.
+    pub invalid: usize,
+    /// Harness errors.
+    pub errors: usize,
+    /// In message strings or logging calls (counted here only).
+    pub in_message: usize,
+    /// Seconds spent on covered mutants.
+    pub seconds: f64,
+}
+
+impl Counts {
+    fn add(&mut self, r: &MutantResult) {
+        self.mutants += 1;
+        if r.mutant.in_message {
+            self.in_message += 1;
+            return;
+        }
+        match r.status {
+            Status::Killed => {
+                self.covered += 1;
+                self.killed += 1;
+                self.seconds += r.seconds;
+            }
+            Status::Survived => {
+                self.covered += 1;
+                self.survived += 1;
+                self.seconds += r.seconds;
+                if r.likely_equivalent() {
+                    self.likely_equivalent += 1;
+                }
+            }
+            Status::NotCovered => self.not_covered += 1,
+            Status::Invalid => self.invalid += 1,
+            Status::Error => self.errors += 1,
+        }
+        let killed_by = |s: SuiteId| r.suites.get(&s).is_some_and(|x| x.kill.is_some());
+        if killed_by(SuiteId::Corpus) {
+            self.killed_corpus += 1;
+        }
+        if killed_by(SuiteId::Campaign) {
+            self.killed_campaign += 1;
+        }
+    }
+
+    /// killed / covered, in percent (0 when nothing is covered).
+    pub fn score(&self, killed: usize) -> f64 {
+        if self.covered == 0 {
+            0.0
+        } else {
+            100.0 * killed as f64 / self.covered as f64
+        }
+    }
+}
+
+/// The summary of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// All mutants.
+    pub total: Counts,
+    /// By file id.
+    pub by_file: BTreeMap<String, Counts>,
+    /// By operator family.
+    pub by_operator: BTreeMap<String, Counts>,
+}
+
+impl Summary {
+    /// The summary of `results`.
+    pub fn of(results: &[MutantResult]) -> Summary {
+        let mut s = Summary::default();
+        for r in results {
+            s.total.add(r);
+            s.by_file.entry(r.mutant.file.clone()).or_default().add(r);
+            s.by_operator
+                .entry(r.mutant.family().to_owned())
+                .or_default()
+                .add(r);
+        }
+        s
+    }
+
+    /// The summary as text tables.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let header = format!(
+            "{:<44} {:>5} {:>5} {:>7} {:>7} {:>7} {:>5} {:>5} {:>5} {:>4} {:>4} {:>6}\n",
+            "",
+            "all",
+            "cov",
+            "corpus",
+            "campgn",
+            "union",
+            "surv",
+            "equiv",
+            "!cov",
+            "inv",
+            "msg",
+            "s/mut"
+        );
+        let row = |name: &str, c: &Counts| {
+            format!(
+                "{:<44} {:>5} {:>5} {:>6.1}% {:>6.1}% {:>6.1}% {:>5} {:>5} {:>5} {:>4} {:>4} {:>6.1}\n",
+                name,
+                c.mutants,
+                c.covered,
+                c.score(c.killed_corpus),
+                c.score(c.killed_campaign),
+                c.score(c.killed),
+                c.survived,
+                c.likely_equivalent,
+                c.not_covered,
+                c.invalid,
+                c.in_message,
+                if c.covered == 0 {
+                    0.0
+                } else {
+                    c.seconds / c.covered as f64
+                }
+            )
+        };
+        out.push_str("by file (score = killed / covered):\n");
+        out.push_str(&header);
+        for (f, c) in &self.by_file {
+            out.push_str(&row(f.strip_prefix("helion/_compiler/").unwrap_or(f), c));
+        }
+        out.push_str(&row("all", &self.total));
+        out.push_str("\nby operator:\n");
+        out.push_str(&header);
+        for (f, c) in &self.by_operator {
+            out.push_str(&row(f, c));
+        }
+        if self.total.errors > 0 {
+            let _ = writeln!(
+                out,
+                "\n{} mutants could not be run (harness errors, see mutants.json)",
+                self.total.errors
+            );
+        }
+        out
+    }
+}
+
+/// The survivors' diffs, likely equivalent ones last, and the lines no case covers.
+pub fn survivors(results: &[MutantResult]) -> String {
+    let mut out = String::new();
+    for equivalent in [false, true] {
+        let list: Vec<&MutantResult> = results
+            .iter()
+            .filter(|r| {
+                r.status == Status::Survived
+                    && !r.mutant.in_message
+                    && r.likely_equivalent() == equivalent
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "## {} ({})\n",
+            if equivalent {
+                "survivors, likely equivalent (same generated module on every covering case)"
+            } else {
+                "survivors"
+            },
+            list.len()
+        );
+        for r in list {
+            let cases: Vec<String> = r
+                .suites
+                .iter()
+                .map(|(s, x)| {
+                    format!(
+                        "{}: {} of {} covering cases{}",
+                        s.name(),
+                        x.run,
+                        x.covering,
+                        if x.timed_out { ", time box hit" } else { "" }
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "### {}\n{}\n```diff\n{}```\n",
+                r.id,
+                cases.join("; "),
+                r.diff
+            );
+        }
+    }
+    let mut uncovered: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for r in results
+        .iter()
+        .filter(|r| r.status == Status::NotCovered && !r.mutant.in_message)
+    {
+        uncovered
+            .entry(&r.mutant.file)
+            .or_default()
+            .push(r.mutant.line);
+    }
+    let _ = writeln!(out, "## not covered (lines no case executes)\n");
+    for (f, mut lines) in uncovered {
+        lines.dedup();
+        let shown: Vec<String> = lines.iter().map(u32::to_string).collect();
+        let _ = writeln!(out, "- {f}: {}", shown.join(", "));
+    }
+    out
+}
+
+/// JUnit: one test case per mutant (a survivor fails; not covered, invalid and message
+/// mutants are skipped with the reason).
+pub fn junit(results: &[MutantResult]) -> String {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut report = Report::new("pallas-diff-mutants");
+    let mut by_file: BTreeMap<&str, Vec<&MutantResult>> = BTreeMap::new();
+    for r in results {
+        by_file.entry(&r.mutant.file).or_default().push(r);
+    }
+    for (file, rs) in by_file {
+        let mut suite = TestSuite::new(file);
+        for r in rs {
+            let status = if r.mutant.in_message {
+                TestCaseStatus::skipped()
+            } else {
+                match r.status {
+                    Status::Killed => TestCaseStatus::success(),
+                    Status::Survived => {
+                        let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                        s.set_message("survived");
+                        s.set_description(r.diff.clone());
+                        s
+                    }
+                    Status::Error => {
+                        let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                        s.set_message(r.detail.clone().unwrap_or_default());
+                        s
+                    }
+                    Status::NotCovered | Status::Invalid => {
+                        let mut s = TestCaseStatus::skipped();
+                        s.set_message(r.status.name());
+                        s
+                    }
+                }
+            };
+            let mut case = TestCase::new(r.id.clone(), status);
+            case.set_time(std::time::Duration::from_secs_f64(r.seconds.max(0.0)));
+            suite.add_test_case(case);
+        }
+        report.add_test_suite(suite);
+    }
+    report.to_string().unwrap_or_default()
+}
+
+/// Writes `mutants.json`, `summary.txt`/`summary.json`, `survivors.md` and `junit.xml` into
+/// `out`.
+pub fn write_all(out: &Path, results: &[MutantResult]) -> std::io::Result<Summary> {
+    let summary = Summary::of(results);
+    let write = |name: &str, text: &str| crate::run::write_atomic(&out.join(name), text);
+    write(
+        "mutants.json",
+        &serde_json::to_string_pretty(results).unwrap_or_default(),
+    )?;
+    write("summary.txt", &summary.render())?;
+    write(
+        "summary.json",
+        &serde_json::to_string_pretty(&summary).unwrap_or_default(),
+    )?;
+    write("survivors.md", &survivors(results))?;
+    write("junit.xml", &junit(results))?;
+    Ok(summary)
+}
+
+/// The results of several runs' output directories (shards), each mutant once (by id; a
+/// shard that ran it wins over one that did not get to it).
+pub fn merge(dirs: &[&Path]) -> std::io::Result<Vec<MutantResult>> {
+    let mut by_id: BTreeMap<String, MutantResult> = BTreeMap::new();
+    for dir in dirs {
+        let path = dir.join("mutants.json");
+        // A shard interrupted before it wrote mutants.json still has its results/.
+        let text = match std::fs::read_to_string(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir.join("results").is_dir() => {
+                "[]".to_owned()
+            }
+            r => {
+                r.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?
+            }
+        };
+        let results: Vec<MutantResult> = serde_json::from_str(&text).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
+        })?;
+        for r in results {
+            by_id.entry(r.id.clone()).or_insert(r);
+        }
+        // Results of a shard interrupted before it wrote mutants.json.
+        if let Ok(read) = std::fs::read_dir(dir.join("results")) {
+            for item in read.flatten() {
+                if let Some(r) = std::fs::read_to_string(item.path())
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<MutantResult>(&t).ok())
+                    .filter(|r| stored(dir, &r.mutant).is_some())
+                {
+                    by_id.entry(r.id.clone()).or_insert(r);
+                }
+            }
+        }
+    }
+    Ok(by_id.into_values().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mutant::Mutant;
+    use crate::run::{Kill, SuiteResult};
+
+    fn result(
+        line: u32,
+        status: Status,
+        killer: Option<SuiteId>,
+        in_message: bool,
+    ) -> MutantResult {
+        let mutant = Mutant {
+            file: "helion/_compiler/pallas/view_ops.py".into(),
+            line,
+            column: 0,
+            end_line: line,
+            operator: "swap_op:Add->Subtract".into(),
+            occurrence: 0,
+            start: 0,
+            end: 1,
+            original: "+".into(),
+            replacement: "-".into(),
+            in_message,
+        };
+        let covering = usize::from(status != Status::NotCovered);
+        let suites = SuiteId::ALL
+            .into_iter()
+            .map(|s| {
+                let kill = (killer == Some(s)).then(|| Kill {
+                    case: "c".into(),
+                    how: "outcome agree -> mismatch".into(),
+                    observed: crate::observe::Observation {
+                        outcome: "mismatch".into(),
+                        status: "ok".into(),
+                        class: None,
+                        values_match: Some(false),
+                        generated: None,
+                    },
+                    seconds: 1.0,
+                    cases_run: 1,
+                });
+                (
+                    s,
+                    SuiteResult {
+                        covering,
+                        run: covering,
+                        kill,
+                        seconds: 1.0,
+                        timed_out: false,
+                        same_generated: true,
+                    },
+                )
+            })
+            .collect();
+        MutantResult {
+            id: mutant.id(),
+            mutant,
+            diff: "-a + b\n+a - b\n".into(),
+            status,
+            suites,
+            detail: None,
+            start_seconds: 0.5,
+            seconds: 2.0,
+        }
+    }
+
+    #[test]
+    fn scores_count_suites_apart_and_together_and_set_aside_the_rest() {
+        let results = vec![
+            result(1, Status::Killed, Some(SuiteId::Corpus), false),
+            result(2, Status::Killed, Some(SuiteId::Campaign), false),
+            result(3, Status::Survived, None, false),
+            result(4, Status::NotCovered, None, false),
+            result(5, Status::Invalid, None, false),
+            result(6, Status::Survived, None, true),
+        ];
+        let s = Summary::of(&results);
+        let t = &s.total;
+        assert_eq!((t.mutants, t.covered, t.killed), (6, 3, 2));
+        assert_eq!((t.killed_corpus, t.killed_campaign), (1, 1));
+        assert_eq!((t.not_covered, t.invalid, t.in_message), (1, 1, 1));
+        assert_eq!(t.likely_equivalent, 1);
+        assert!((t.score(t.killed) - 200.0 / 3.0).abs() < 1e-9);
+        let text = s.render();
+        assert!(text.contains("pallas/view_ops.py"), "{text}");
+        let surv = survivors(&results);
+        assert!(
+            surv.contains("view_ops.py:3:0:swap_op:Add->Subtract#0"),
+            "{surv}"
+        );
+        assert!(
+            surv.contains("- helion/_compiler/pallas/view_ops.py: 4"),
+            "{surv}"
+        );
+        let xml = junit(&results);
+        assert!(
+            xml.contains("survived") && xml.contains("testcase"),
+            "{xml}"
+        );
+    }
+
+    #[test]
+    fn shards_merge_by_mutant_id() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let one = result(1, Status::Killed, Some(SuiteId::Corpus), false);
+        let two = result(2, Status::Survived, None, false);
+        write_all(a.path(), std::slice::from_ref(&one)).unwrap();
+        write_all(b.path(), &[two.clone(), one.clone()]).unwrap();
+        let merged = merge(&[a.path(), b.path()]).unwrap();
+        assert_eq!(merged.len(), 2);
+        assert!(merge(&[Path::new("/nonexistent-mutants-dir")]).is_err());
+    }
+}

@@ -75,7 +75,7 @@ pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64
         .expect("a device value is in standard layout");
     let mut out = Array2::<f64>::zeros((outer, inner));
     let ty = match ty {
-        Ty::I32 | Ty::I64 => {
+        Ty::I32 | Ty::I64 | Ty::Bool => {
             for k in 0..n {
                 Zip::from(&mut out)
                     .and(x.index_axis(Axis(1), k))

@@ -229,6 +229,13 @@ impl Infer<'_> {
                 }
                 other => return Err(err(e.span, format!("permute of a non-tensor ({other:?})"))),
             },
+            ExprKind::Op { op, args } => {
+                for a in args {
+                    self.expr(a)?;
+                }
+                let tys: Vec<&Ty> = args.iter().map(|a| self.typed(a)).collect();
+                Self::op(op, &tys, e.span)?
+            }
             ExprKind::Alloc { shape, dtype, .. } => {
                 match shape {
                     AllocShape::Dims(d) => d.iter().try_for_each(|x| self.expr(x).map(|_| ()))?,

@@ -157,7 +157,7 @@ impl Infer<'_> {
                 }
             }
             ExprKind::Cast { value, dtype } => match self.expr(value)? {
-                Ty::Tensor { dims, .. } => Ty::Tensor {
+                Ty::Tensor { dims, .. } | Ty::Mask { dims } => Ty::Tensor {
                     dtype: *dtype,
                     dims: dims.clone(),
                 },

@@ -269,7 +269,28 @@ impl Infer<'_> {
                     _ => return Err(err(span, "hl.dot takes two matrices and an accumulator")),
                 }
             }
-            (_, _) => {
+            // A wrong operand count (the frontend and the well-formedness check refuse it; a
+            // hand-edited JSON case may still carry one).
+            (
+                TensorOp::Exp
+                | TensorOp::Relu
+                | TensorOp::Rsqrt
+                | TensorOp::Maximum
+                | TensorOp::Minimum
+                | TensorOp::Mod
+                | TensorOp::And
+                | TensorOp::Or
+                | TensorOp::Cmp(_)
+                | TensorOp::Where
+                | TensorOp::Reduce { .. }
+                | TensorOp::Transpose(..)
+                | TensorOp::Matmul
+                | TensorOp::Bmm
+                | TensorOp::Addmm
+                | TensorOp::Baddbmm
+                | TensorOp::Dot,
+                _,
+            ) => {
                 return Err(err(span, format!("{what} with {} operands", args.len())));
             }
         })

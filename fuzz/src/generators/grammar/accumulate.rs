@@ -67,6 +67,12 @@ impl Gen<'_, '_> {
         } else {
             v
         };
+        self.acc_fold(v)
+    }
+
+    /// [`Gen::acc_update`] of a scalar (a tile attribute): torch's ops take tensors, so it is
+    /// folded in as it is.
+    pub(super) fn acc_fold(&mut self, v: Expr) -> Result<Stmt> {
         let ordered = self.cfg.ordered_updates;
         Ok(
             match self.weighted(&[

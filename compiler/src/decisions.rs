@@ -381,6 +381,7 @@ pub(crate) fn node_decision(e: &Expr, plan: &Plan) -> Option<(Decision, bool)> {
         | ExprKind::Cast { .. }
         | ExprKind::Sum { .. }
         | ExprKind::Permute { .. }
+        | ExprKind::Op { .. }
         | ExprKind::Alloc { .. } => return None,
     })
 }

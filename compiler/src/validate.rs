@@ -208,14 +208,15 @@ impl<'a> Validator<'a> {
                 | ExprKind::Cast { .. }
                 | ExprKind::Sum { .. }
                 | ExprKind::View { .. }
-                | ExprKind::Permute { .. } => match self.static_int(x) {
+                | ExprKind::Permute { .. }
+                | ExprKind::Op { .. } => match self.static_int(x) {
                     Some(k) if k < 0 => reject(Rule::TraceNegativeIndex),
                     Some(_) => None,
                     None => match self.types.map(|t| t.of(x)) {
                         Some(Ty::Tensor { dims, .. }) if dims.len() != 1 => {
                             reject(Rule::TraceUnsupportedIndex)
                         }
-                        Some(Ty::Float | Ty::Bool | Ty::HostTensor { .. }) => {
+                        Some(Ty::Float | Ty::Bool | Ty::Mask { .. } | Ty::HostTensor { .. }) => {
                             reject(Rule::TraceUnsupportedIndex)
                         }
                         Some(_) | None => None,

@@ -178,8 +178,8 @@ const TABLE: &[(&str, &str, &str, u32, u32)] = &[
     ),
     (
         "unsupported_method.py",
-        ".exp",
-        "method `.exp()` is not part of a case script",
+        ".sigmoid",
+        "method `.sigmoid()` is not part of a case script",
         18,
         25,
     ),

@@ -14,4 +14,5 @@ pub mod frontend;
 pub mod ir;
 pub mod pallas;
 pub mod render;
+mod render_ops;
 pub mod tensor;

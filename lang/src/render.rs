@@ -8,7 +8,7 @@
 
 use crate::ir::{
     AllocKind, AllocShape, Arg, BinOp, Case, Ctor, DType, Expr, ExprKind, Index, Input, InputOp,
-    Loop, LoopKind, Stmt, StmtKind, ViewOp,
+    Loop, LoopKind, Stmt, StmtKind, TensorOp, ViewOp,
 };
 use std::fmt::Write;
 
@@ -356,20 +356,34 @@ fn index(i: &Index) -> String {
     }
 }
 
-/// Binding strength for parenthesization: higher binds tighter.
+/// Binding strength for parenthesization: higher binds tighter (Python's order: comparisons,
+/// `|`, `&`, `+ -`, `* / // %`, unary minus, postfix).
 fn prec(e: &Expr) -> u8 {
     match &e.kind {
-        ExprKind::Compare { .. } => 1,
+        ExprKind::Compare { .. }
+        | ExprKind::Op {
+            op: TensorOp::Cmp(_),
+            ..
+        } => 10,
+        ExprKind::Op {
+            op: TensorOp::Or, ..
+        } => 12,
+        ExprKind::Op {
+            op: TensorOp::And, ..
+        } => 14,
         ExprKind::Binary {
             op: BinOp::Add | BinOp::Sub,
             ..
-        } => 2,
+        } => 20,
         ExprKind::Binary {
             op: BinOp::Mul | BinOp::Div | BinOp::FloorDiv,
             ..
-        } => 3,
-        ExprKind::Int(v) if *v < 0 => 4,
-        ExprKind::Float(v) if *v < 0.0 || (*v == 0.0 && v.is_sign_negative()) => 4,
+        }
+        | ExprKind::Op {
+            op: TensorOp::Mod, ..
+        } => 30,
+        ExprKind::Int(v) if *v < 0 => 40,
+        ExprKind::Float(v) if *v < 0.0 || (*v == 0.0 && v.is_sign_negative()) => 40,
         ExprKind::Name(_)
         | ExprKind::Int(_)
         | ExprKind::Float(_)
@@ -384,13 +398,14 @@ fn prec(e: &Expr) -> u8 {
         | ExprKind::Sum { .. }
         | ExprKind::View { .. }
         | ExprKind::Permute { .. }
-        | ExprKind::Alloc { .. } => 5,
+        | ExprKind::Op { .. }
+        | ExprKind::Alloc { .. } => 50,
     }
 }
 
 /// An operand of a postfix form (`.method()`, `[...]`): parenthesized unless atomic.
-fn postfix(e: &Expr) -> String {
-    if prec(e) >= 5 {
+pub(crate) fn postfix(e: &Expr) -> String {
+    if prec(e) >= 50 {
         expr(e)
     } else {
         format!("({})", expr(e))
@@ -403,6 +418,34 @@ fn float(v: f64) -> String {
     format!("{v:?}")
 }
 
+/// `lhs <symbol> rhs` for a left-associative operator of `e`'s precedence.
+pub(crate) fn infix(e: &Expr, symbol: &str, lhs: &Expr, rhs: &Expr) -> String {
+    let p = prec(e);
+    let l = if prec(lhs) < p {
+        format!("({})", expr(lhs))
+    } else {
+        expr(lhs)
+    };
+    let r = if prec(rhs) <= p && prec(rhs) < 40 {
+        format!("({})", expr(rhs))
+    } else {
+        expr(rhs)
+    };
+    format!("{l} {symbol} {r}")
+}
+
+/// `lhs <cmp> rhs`, each side parenthesized when it is a comparison (never a chain).
+pub(crate) fn compare(symbol: &str, lhs: &Expr, rhs: &Expr) -> String {
+    let side = |x: &Expr| {
+        if prec(x) <= 10 {
+            format!("({})", expr(x))
+        } else {
+            expr(x)
+        }
+    };
+    format!("{} {symbol} {}", side(lhs), side(rhs))
+}
+
 /// Renders an expression.
 pub fn expr(e: &Expr) -> String {
     match &e.kind {
@@ -411,30 +454,9 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Float(v) => float(*v),
         ExprKind::Size { value, dim } => format!("{}.size({dim})", postfix(value)),
         ExprKind::TileAttr { tile, attr } => format!("{tile}.{}", attr.name()),
-        ExprKind::Binary { op, lhs, rhs } => {
-            let p = prec(e);
-            let l = if prec(lhs) < p {
-                format!("({})", expr(lhs))
-            } else {
-                expr(lhs)
-            };
-            let r = if prec(rhs) <= p && prec(rhs) < 4 {
-                format!("({})", expr(rhs))
-            } else {
-                expr(rhs)
-            };
-            format!("{l} {} {r}", op.symbol())
-        }
-        ExprKind::Compare { op, lhs, rhs } => {
-            let side = |x: &Expr| {
-                if prec(x) <= 1 {
-                    format!("({})", expr(x))
-                } else {
-                    expr(x)
-                }
-            };
-            format!("{} {} {}", side(lhs), op.symbol(), side(rhs))
-        }
+        ExprKind::Binary { op, lhs, rhs } => infix(e, op.symbol(), lhs, rhs),
+        ExprKind::Compare { op, lhs, rhs } => compare(op.symbol(), lhs, rhs),
+        ExprKind::Op { op, args } => crate::render_ops::op(e, op, args),
         ExprKind::Load {
             tensor,
             indices,

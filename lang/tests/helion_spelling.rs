@@ -4,7 +4,7 @@
 //! canonically; what the frontend does not model is refused at file:line:col.
 
 use pallas_diff_lang::frontend::{FrontendError, parse_case};
-use pallas_diff_lang::ir::Case;
+use pallas_diff_lang::ir::{Case, CmpOp, ExprKind, StmtKind, TensorOp};
 use pallas_diff_lang::render::render_case;
 
 const HEAD: &str = "import torch\nimport helion\nimport helion.language as hl\n\n\n";
@@ -542,9 +542,9 @@ fn module_level_keywords_are_refused_not_dropped() {
 }
 
 #[test]
-fn a_comparison_as_a_value_is_refused() {
-    // `x < y` of tensors is a boolean mask in torch; the IR's comparison is a truth value (an
-    // `if` condition), so reading it as one would check another kernel than the file's.
+fn a_comparison_as_a_value_is_a_mask() {
+    // `x < y` of tensors is a boolean mask in torch: the op node `Cmp` (`lang::ir::ops`), not
+    // the IR's `if` comparison; outside the device loops it is host code, refused.
     let src = script(
         "x: torch.Tensor",
         "block_sizes=[8]",
@@ -552,12 +552,32 @@ fn a_comparison_as_a_value_is_refused() {
         X,
         "x",
     );
-    let e = refuse(&src);
-    assert_eq!(
-        (e.span.line, e.span.col, e.construct.as_str()),
-        (10, 22, "comparison"),
-        "{e}"
+    let case = parse(&src);
+    let StmtKind::For(lp) = &case.kernel.body[1].kind else {
+        panic!("no loop")
+    };
+    let StmtKind::Store { value, .. } = &lp.body[0].kind else {
+        panic!("no store")
+    };
+    let ExprKind::Cast { value, .. } = &value.kind else {
+        panic!("no cast")
+    };
+    assert!(matches!(
+        value.kind,
+        ExprKind::Op {
+            op: TensorOp::Cmp(CmpOp::Lt),
+            ..
+        }
+    ));
+    let host = script(
+        "x: torch.Tensor",
+        "block_sizes=[]",
+        "    m = x < 0.0\n    return x",
+        X,
+        "x",
     );
+    let e = refuse(&host);
+    assert_eq!((e.span.line, e.span.col), (8, 9), "{e}");
     // As an `if` condition it stays what it was.
     parse(&script(
         "x: torch.Tensor",

@@ -62,7 +62,7 @@ impl Drop for Watermark {
 }
 
 /// Raises the watermark to the largest finite magnitude in `data`.
-fn observe(data: &[f64]) {
+pub(crate) fn observe(data: &[f64]) {
     // The largest of a set is the same in any order, so eight running maxima over chunks of
     // eight, combined at the end, give the same value as one left to right; independent lanes
     // vectorize (`maxpd`), one running maximum is a chain of selects (DTensor::new was 3.5%
@@ -261,7 +261,7 @@ pub(crate) enum Opnd<'a> {
 }
 
 impl Opnd<'_> {
-    fn operand(&self) -> Operand {
+    pub(crate) fn operand(&self) -> Operand {
         match self {
             Opnd::T(t) if t.shape().is_empty() => Operand::ZeroDim(t.ty),
             Opnd::T(t) => Operand::Dim(t.ty),
@@ -270,7 +270,7 @@ impl Opnd<'_> {
         }
     }
 
-    fn shape(&self) -> &[usize] {
+    pub(crate) fn shape(&self) -> &[usize] {
         match self {
             Opnd::T(t) => t.shape(),
             Opnd::S(_) => &[],
@@ -407,12 +407,16 @@ pub(crate) fn cast_value(v: f64, from: Ty, to: Ty, span: Span) -> Res<f64> {
     Ok(match to {
         Ty::F32 => r32(v),
         Ty::Bf16 => rbf(v),
+        // torch's `bool(x)`: anything but zero (NaN included) is true.
+        Ty::Bool => f64::from(u8::from(v != 0.0)),
         Ty::I32 | Ty::I64 if from.is_float() => {
             let t = v.trunc();
             let ok = match to {
                 Ty::I32 => t.is_finite() && (-2147483648.0..=2147483647.0).contains(&t),
                 Ty::I64 => t.is_finite() && t.abs() <= I64_EXACT,
-                Ty::F32 | Ty::Bf16 => unreachable!("float targets are cast by the arms above"),
+                Ty::F32 | Ty::Bf16 | Ty::Bool => {
+                    unreachable!("float and bool targets are cast by the arms above")
+                }
             };
             if !ok {
                 return err(
@@ -434,7 +438,7 @@ fn cast_slice(data: &mut [f64], from: Ty, to: Ty, span: Span) -> Res<()> {
     match to {
         Ty::F32 => data.iter_mut().for_each(|v| *v = r32(*v)),
         Ty::Bf16 => data.iter_mut().for_each(|v| *v = rbf(*v)),
-        Ty::I32 | Ty::I64 => {
+        Ty::I32 | Ty::I64 | Ty::Bool => {
             for v in data.iter_mut() {
                 *v = cast_value(*v, from, to, span)?;
             }
@@ -493,6 +497,11 @@ fn scalar_in(s: Scalar, c: Ty, span: Span) -> Res<f64> {
             }
             Ok(i as f64)
         }
+        (Scalar::Int(_) | Scalar::Float(_), Ty::Bool) => err(
+            K::TypeError,
+            span,
+            "a Python scalar in boolean arithmetic is not part of the reference",
+        ),
         (Scalar::Float(_), Ty::I32 | Ty::I64) => err(
             K::TypeError,
             span,
@@ -502,7 +511,7 @@ fn scalar_in(s: Scalar, c: Ty, span: Span) -> Res<f64> {
 }
 
 /// The values of an operand in computation type `c` (a Python scalar as a 0-dim array).
-fn operand_values<'a>(o: &Opnd<'a>, c: Ty, span: Span) -> Res<CowArray<'a, f64, IxDyn>> {
+pub(crate) fn operand_values<'a>(o: &Opnd<'a>, c: Ty, span: Span) -> Res<CowArray<'a, f64, IxDyn>> {
     match o {
         Opnd::T(t) if t.ty == c => Ok(t.data.view().into()),
         Opnd::T(t) => {
@@ -558,6 +567,14 @@ pub(crate) fn binary(op: BinOp, a: Opnd<'_>, b: Opnd<'_>, span: Span) -> Res<DTe
     let av = operand_values(&a, c, span)?;
     let bv = operand_values(&b, c, span)?;
     let data = match (op, c) {
+        // torch's bool arithmetic (`+` is "or", `-` raises) has no kernel that needs it.
+        (_, Ty::Bool) => {
+            return err(
+                K::TypeError,
+                span,
+                "arithmetic on two boolean masks is not part of the reference",
+            );
+        }
         (BinOp::FloorDiv, Ty::I32 | Ty::I64) => {
             if bv.iter().any(|&y| y == 0.0) {
                 return err(K::DivisionByZero, span, "integer floor division by zero");

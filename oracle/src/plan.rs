@@ -14,7 +14,7 @@ use lang::ir::inputs::InputError;
 use lang::ir::scope::HostEnv;
 use lang::ir::{
     AllocKind, AllocShape, Arg, AtomicOp, BinOp, Case, CmpOp, Ctor, DType, Expr, ExprKind, Index,
-    LoopKind, ParamKind, Span, Stmt, StmtKind, TileAttr, ViewOp,
+    LoopKind, ParamKind, Span, Stmt, StmtKind, TensorOp, TileAttr, ViewOp,
 };
 use lang::tensor::Tensor;
 use std::sync::Arc;
@@ -45,6 +45,7 @@ pub(crate) enum CK {
     View(Box<CExpr>, CView),
     Permute(Box<CExpr>, Vec<i64>),
     Alloc(AllocKind, CAllocShape, Option<DType>),
+    Op(TensorOp, Vec<CExpr>),
 }
 
 /// A compiled index entry.
@@ -557,6 +558,7 @@ impl Compiler<'_> {
                 CK::View(v, op)
             }
             ExprKind::Permute { value, dims } => CK::Permute(self.boxed(value)?, dims.clone()),
+            ExprKind::Op { op, args } => CK::Op(op.clone(), self.exprs(args)?),
             ExprKind::Alloc { kind, shape, dtype } => {
                 let shape = match shape {
                     AllocShape::Dims(d) => CAllocShape::Dims(self.exprs(d)?),

@@ -89,7 +89,7 @@ pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64
     let x = ArrayView3::from_shape((outer, n, inner), values).expect("the dims multiply out");
     let mut out = Array2::<f64>::zeros((outer, inner));
     let ty = match ty {
-        Ty::I32 | Ty::I64 => {
+        Ty::I32 | Ty::I64 | Ty::Bool => {
             accumulate(&mut out, x, |a, &v| *a += v);
             Ty::I64
         }

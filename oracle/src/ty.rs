@@ -29,6 +29,9 @@ pub enum Ty {
     I32,
     /// int64 (integer sums; values kept within ±2^53).
     I64,
+    /// bool: a mask (a comparison, `&`/`|` of masks); values 0 and 1. No case dtype is bool,
+    /// so a mask lives only on the device: it is cast, selected with, or stored (as 0/1).
+    Bool,
 }
 
 impl Ty {
@@ -47,7 +50,7 @@ impl Ty {
             Ty::F32 => Some(DType::Float32),
             Ty::Bf16 => Some(DType::Bfloat16),
             Ty::I32 => Some(DType::Int32),
-            Ty::I64 => None,
+            Ty::I64 | Ty::Bool => None,
         }
     }
 
@@ -55,7 +58,7 @@ impl Ty {
     pub fn is_float(self) -> bool {
         match self {
             Ty::F32 | Ty::Bf16 => true,
-            Ty::I32 | Ty::I64 => false,
+            Ty::I32 | Ty::I64 | Ty::Bool => false,
         }
     }
 
@@ -66,6 +69,7 @@ impl Ty {
             Ty::Bf16 => "bfloat16",
             Ty::I32 => "int32",
             Ty::I64 => "int64",
+            Ty::Bool => "bool",
         }
     }
 }
@@ -104,6 +108,7 @@ pub(crate) fn promote(a: Ty, b: Ty) -> Ty {
     use Ty::*;
     match (a, b) {
         _ if a == b => a,
+        (Bool, t) | (t, Bool) => t,
         (F32, _) | (_, F32) => F32,
         (Bf16, _) | (_, Bf16) => Bf16,
         (I32 | I64, I32 | I64) => I64, // I32 with I64
@@ -141,7 +146,7 @@ pub(crate) fn result_type(ops: &[Operand]) -> Ty {
     fn combine(higher: Option<Ty>, lower: Option<Ty>) -> Option<Ty> {
         match (higher, lower) {
             (Some(h), _) if h.is_float() => Some(h),
-            (Some(h), Some(l)) if l.is_float() => Some(promote(h, l)),
+            (Some(h), Some(l)) if l.is_float() || h == Ty::Bool => Some(promote(h, l)),
             (Some(h), _) => Some(h),
             (None, l) => l,
         }

@@ -132,6 +132,7 @@ pub fn cost(case: &Case) -> Cost {
                     | ExprKind::Sum { .. }
                     | ExprKind::View { .. }
                     | ExprKind::Permute { .. }
+                    | ExprKind::Op { .. }
                     | ExprKind::Alloc { .. } => {}
                 }
             })
@@ -452,6 +453,8 @@ fn simpler(e: &Expr) -> Vec<Expr> {
     match &e.kind {
         ExprKind::Binary { lhs, rhs, .. } => vec![(**lhs).clone(), (**rhs).clone()],
         ExprKind::Cast { value, .. } | ExprKind::Permute { value, .. } => vec![(**value).clone()],
+        // An op's operands are candidates (one of them may keep the failure alive).
+        ExprKind::Op { args, .. } => args.clone(),
         ExprKind::View { value, op } => match op {
             ViewOp::Reshape(_)
             | ViewOp::View(_)
@@ -573,6 +576,7 @@ fn simpler_in(
         | ExprKind::Sum { .. }
         | ExprKind::View { .. }
         | ExprKind::Permute { .. }
+        | ExprKind::Op { .. }
         | ExprKind::Alloc { .. } => {}
     }
     out
@@ -647,6 +651,7 @@ fn zeros_for_load(
                 | ExprKind::Sum { .. }
                 | ExprKind::View { .. }
                 | ExprKind::Permute { .. }
+                | ExprKind::Op { .. }
                 | ExprKind::Alloc { .. } => return None,
             },
             Some(Index::Int(_)) => {}

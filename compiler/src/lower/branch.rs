@@ -109,6 +109,7 @@ impl Lowerer<'_> {
                     | Ty::Int(_)
                     | Ty::Float
                     | Ty::Bool
+                    | Ty::Mask { .. }
                     | Ty::Tile(_)
                     | Ty::GridIndex(_) => a.clone(),
                 },

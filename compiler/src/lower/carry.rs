@@ -34,12 +34,14 @@ pub(super) fn same_shape(a: &Ty, b: &Ty) -> bool {
             | Ty::Int(_)
             | Ty::Float
             | Ty::Bool
+            | Ty::Mask { .. }
             | Ty::Tile(_)
             | Ty::GridIndex(_),
             Ty::HostTensor { .. }
             | Ty::Int(_)
             | Ty::Float
             | Ty::Bool
+            | Ty::Mask { .. }
             | Ty::Tile(_)
             | Ty::GridIndex(_),
         ) => true,

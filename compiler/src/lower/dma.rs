@@ -232,6 +232,7 @@ fn reads_data(e: &Expr, data: &FastSet<String>) -> bool {
         | ExprKind::Sum { .. }
         | ExprKind::View { .. }
         | ExprKind::Permute { .. }
+        | ExprKind::Op { .. }
         | ExprKind::Alloc { .. } => {}
     });
     hit

@@ -143,6 +143,7 @@ impl Lowerer<'_> {
                         | ExprKind::Sum { .. }
                         | ExprKind::View { .. }
                         | ExprKind::Permute { .. }
+                        | ExprKind::Op { .. }
                         | ExprKind::Alloc { .. } => None,
                     };
                     if let Some(b) = tile {
@@ -175,6 +176,7 @@ impl Lowerer<'_> {
                             | Ty::Tensor { .. }
                             | Ty::Float
                             | Ty::Bool
+                            | Ty::Mask { .. }
                             | Ty::Tile(_)) => {
                                 return gap(
                                     x.span,
@@ -430,6 +432,7 @@ impl Lowerer<'_> {
             | Ty::Int(_)
             | Ty::Float
             | Ty::Bool
+            | Ty::Mask { .. }
             | Ty::Tile(_)
             | Ty::GridIndex(_) => Jnp::Full {
                 shape: shape.iter().map(|&s| P::Int(s)).collect(),

@@ -105,6 +105,7 @@ impl Bounds {
                     | Ty::Tensor { .. }
                     | Ty::Float
                     | Ty::Bool
+                    | Ty::Mask { .. }
                     | Ty::Tile(_) => None,
                 };
                 let begin = match &dim.begin {

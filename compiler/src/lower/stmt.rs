@@ -50,8 +50,18 @@ fn combine_ty(op: lang::ir::BinOp, a: &Ty, b: &Ty) -> Ty {
         }
         (Ty::Float, _) | (_, Ty::Float) => Ty::Float,
         (
-            Ty::HostTensor { .. } | Ty::Int(_) | Ty::Bool | Ty::Tile(_) | Ty::GridIndex(_),
-            Ty::HostTensor { .. } | Ty::Int(_) | Ty::Bool | Ty::Tile(_) | Ty::GridIndex(_),
+            Ty::HostTensor { .. }
+            | Ty::Int(_)
+            | Ty::Bool
+            | Ty::Mask { .. }
+            | Ty::Tile(_)
+            | Ty::GridIndex(_),
+            Ty::HostTensor { .. }
+            | Ty::Int(_)
+            | Ty::Bool
+            | Ty::Mask { .. }
+            | Ty::Tile(_)
+            | Ty::GridIndex(_),
         ) => {
             if div {
                 Ty::Float

@@ -301,6 +301,7 @@ impl Lowerer<'_> {
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => None,
         }
     }

@@ -150,7 +150,11 @@ impl Lowerer<'_> {
                         DType::Float32,
                         IndexPart::Int(0),
                     ),
-                    Ty::HostTensor { .. } | Ty::Bool | Ty::Tile(_) | Ty::GridIndex(_) => {
+                    Ty::HostTensor { .. }
+                    | Ty::Bool
+                    | Ty::Mask { .. }
+                    | Ty::Tile(_)
+                    | Ty::GridIndex(_) => {
                         return gap(
                             span,
                             format!("the loop-carried `{p}` is not a tensor or scalar"),

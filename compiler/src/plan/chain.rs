@@ -11,7 +11,9 @@ use lang::ir::blocks::required_alignment;
 use lang::ir::hash::{FastMap, FastSet};
 use lang::ir::sym::{BlockId, Sym};
 use lang::ir::types::Ty;
-use lang::ir::{AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, StmtKind, ViewOp};
+use lang::ir::{
+    AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, ReduceKind, StmtKind, TensorOp, ViewOp,
+};
 
 /// The resident-Ref transform allowlist (spec §2.5), as named in messages.
 pub(crate) const RESHAPE: &str = "aten.reshape.default";
@@ -219,7 +221,9 @@ impl<'a> Planner<'a, '_> {
             Index::Expr(e) => match self.types.of(e) {
                 Ty::Int(_) | Ty::GridIndex(_) => true,
                 Ty::Tensor { dims, .. } => dims.is_empty(),
-                Ty::HostTensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => false,
+                Ty::HostTensor { .. } | Ty::Float | Ty::Bool | Ty::Mask { .. } | Ty::Tile(_) => {
+                    false
+                }
             },
             Index::Full | Index::NewAxis | Index::Slice { .. } => false,
         }
@@ -244,7 +248,8 @@ impl<'a> Planner<'a, '_> {
             | Ty::HostTensor { .. }
             | Ty::Tensor { .. }
             | Ty::Float
-            | Ty::Bool => None,
+            | Ty::Bool
+            | Ty::Mask { .. } => None,
         }
     }
 
@@ -458,6 +463,7 @@ impl<'a> Planner<'a, '_> {
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => Err(not_transform(expr_target(user), user.span)),
         }
     }
@@ -598,6 +604,45 @@ pub(crate) enum Reach<'a> {
     Def(usize),
 }
 
+/// The FX target of a [`TensorOp`] node.
+fn op_target(op: &TensorOp) -> &'static str {
+    match op {
+        TensorOp::Exp => "aten.exp.default",
+        TensorOp::Relu => "aten.relu.default",
+        TensorOp::Rsqrt => "aten.rsqrt.default",
+        TensorOp::Maximum => "aten.maximum.default",
+        TensorOp::Minimum => "aten.minimum.default",
+        TensorOp::Mod => "aten.remainder.Tensor",
+        TensorOp::And => "aten.bitwise_and.Tensor",
+        TensorOp::Or => "aten.bitwise_or.Tensor",
+        TensorOp::Cmp(CmpOp::Ge) => "aten.ge.Tensor",
+        TensorOp::Cmp(CmpOp::Gt) => "aten.gt.Tensor",
+        TensorOp::Cmp(CmpOp::Le) => "aten.le.Tensor",
+        TensorOp::Cmp(CmpOp::Lt) => "aten.lt.Tensor",
+        TensorOp::Cmp(CmpOp::Eq) => "aten.eq.Tensor",
+        TensorOp::Cmp(CmpOp::Ne) => "aten.ne.Tensor",
+        TensorOp::Where => "aten.where.self",
+        TensorOp::Reduce {
+            kind: ReduceKind::Sum,
+            ..
+        } => "aten.sum.dim_IntList",
+        TensorOp::Reduce {
+            kind: ReduceKind::Amax,
+            ..
+        } => "aten.amax.default",
+        TensorOp::Reduce {
+            kind: ReduceKind::Amin,
+            ..
+        } => "aten.amin.default",
+        TensorOp::Transpose(..) => "aten.transpose.int",
+        TensorOp::Matmul => "aten.mm.default",
+        TensorOp::Bmm => "aten.bmm.default",
+        TensorOp::Addmm => "aten.addmm.default",
+        TensorOp::Baddbmm => "aten.baddbmm.default",
+        TensorOp::Dot => "helion.language.matmul_ops.dot",
+    }
+}
+
 /// The FX target of an expression user, as named in "not an address-preserving" messages.
 fn expr_target(e: &Expr) -> &'static str {
     match &e.kind {
@@ -616,6 +661,7 @@ fn expr_target(e: &Expr) -> &'static str {
             CmpOp::Eq => "aten.eq.Tensor",
             CmpOp::Ne => "aten.ne.Tensor",
         },
+        ExprKind::Op { op, .. } => op_target(op),
         ExprKind::Cast { .. } => "prims.convert_element_type.default",
         ExprKind::Sum { .. } => "aten.sum.dim_IntList",
         ExprKind::Permute { .. } => "aten.permute.default",

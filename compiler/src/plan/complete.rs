@@ -222,6 +222,7 @@ impl<'a> Planner<'a, '_> {
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => None,
         }
     }
@@ -257,6 +258,7 @@ impl<'a> Planner<'a, '_> {
                                 | Ty::Int(_)
                                 | Ty::Float
                                 | Ty::Bool
+                                | Ty::Mask { .. }
                                 | Ty::GridIndex(_) => (0, 1),
                             },
                         };
@@ -283,6 +285,7 @@ impl<'a> Planner<'a, '_> {
                 | ExprKind::Sum { .. }
                 | ExprKind::View { .. }
                 | ExprKind::Permute { .. }
+                | ExprKind::Op { .. }
                 | ExprKind::Alloc { .. } => return false,
             }
         }
@@ -325,6 +328,7 @@ impl<'a> Planner<'a, '_> {
                 | ExprKind::Cast { .. }
                 | ExprKind::Sum { .. }
                 | ExprKind::Permute { .. }
+                | ExprKind::Op { .. }
                 | ExprKind::Alloc { .. } => return true,
             }
         }

@@ -209,6 +209,7 @@ impl<'a> Planner<'a, '_> {
                     | Ty::HostTensor { .. }
                     | Ty::Float
                     | Ty::Bool
+                    | Ty::Mask { .. }
                     | Ty::Tile(_) => {
                         return rej(
                             Rule::SelectorUnsupportedIndex,
@@ -427,6 +428,7 @@ impl<'a> Planner<'a, '_> {
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => None,
         }
     }
@@ -461,6 +463,7 @@ impl<'a> Planner<'a, '_> {
                 | Ty::Tensor { .. }
                 | Ty::Float
                 | Ty::Bool
+                | Ty::Mask { .. }
                 | Ty::Tile(_) => rej(Rule::SelectorUnsupportedEnd),
             };
         }

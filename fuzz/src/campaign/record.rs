@@ -324,6 +324,7 @@ impl Stats {
             confirm_cells_missing,
             coverage_confirmed,
             known_issues,
+            unsupported,
             coverage,
             helion_verdicts,
             helion_verdicts_by_form,
@@ -364,6 +365,7 @@ impl Stats {
             );
         }
         add_counts(&mut self.known_issues, known_issues);
+        add_counts(&mut self.unsupported, unsupported);
         for (key, c) in coverage {
             self.coverage.entry(key.clone()).or_default().merge(c);
         }

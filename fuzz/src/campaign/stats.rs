@@ -62,6 +62,9 @@ pub struct Stats {
     pub coverage_confirmed: BTreeMap<String, BTreeMap<EngineId, u64>>,
     /// Known-issue ids → count.
     pub known_issues: BTreeMap<String, u64>,
+    /// `unsupported` cases by the construct our model does not lower: each torch op of the
+    /// case (`torch-op/<op>`, [`Feature::TorchOp`]), or `other` for a case with none.
+    pub unsupported: BTreeMap<String, u64>,
     /// Coverage cells keyed `form/loop_type/tail|no-tail`.
     pub coverage: BTreeMap<String, Cell>,
     /// Verdict agreement with real Helion (campaigns with a Helion engine), keyed by our
@@ -304,6 +307,18 @@ impl Stats {
     ) {
         self.cases += 1;
         *self.outcomes.entry(outcome).or_default() += 1;
+        if outcome == Outcome::Unsupported {
+            let mut any = false;
+            for f in features {
+                if let Feature::TorchOp(_) = f {
+                    *self.unsupported.entry(f.to_string()).or_default() += 1;
+                    any = true;
+                }
+            }
+            if !any {
+                *self.unsupported.entry("other".into()).or_default() += 1;
+            }
+        }
         for key in cell_keys(features) {
             let c = self.coverage.entry(key).or_default();
             c.cases += 1;
@@ -505,6 +520,9 @@ impl Stats {
         }
         for (k, n) in &self.known_issues {
             let _ = writeln!(s, "  known issue {k}: {n}");
+        }
+        for (k, n) in &self.unsupported {
+            let _ = writeln!(s, "  unsupported {k}: {n}");
         }
         // One "confirmed" column per JAX engine (headed by the engine's name, without its
         // `pallas-` prefix to keep the table narrow).

@@ -222,6 +222,16 @@ define_gen_config! {
     paired_reads: bool = true;
     /// `pallas_worklist_grouping` and `pallas_load_buffer_count` in the config.
     config_extras: bool = true;
+    /// Torch ops on the values folded into the accumulator (`lang::ir::ops`): `torch.relu`,
+    /// `torch.maximum`/`minimum`, `torch.exp`, `torch.rsqrt`, `%`, comparisons and `&`/`|`
+    /// making masks for `torch.where`, `torch.amax`/`amin`/`sum` with `keepdim=True`. Our model
+    /// answers `unsupported` for them; the reference and real Helion check them. Off by
+    /// default, so the default campaign's cases stay what they were (the `torch-ops` profile,
+    /// `ci/gen-torch-ops.json`, turns it on).
+    torch_ops: bool = false;
+    /// How often an accumulated value goes through a torch op ([`GenConfig::torch_ops`]),
+    /// percent.
+    torch_op_percent: u8 = 30, in 0..=100;
     /// How often an index drawn is one Helion refuses ([`GenConfig::wild_index`]), percent.
     wild_percent: u8 = 6, in 0..=100;
     /// How often a read is a paired read ([`GenConfig::paired_reads`]), percent.

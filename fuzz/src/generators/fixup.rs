@@ -457,6 +457,7 @@ fn fix_expr(e: &mut Expr, host: &[String]) {
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => None,
         };
         if let Some(k) = replacement {

@@ -115,6 +115,10 @@ pub(crate) fn permute(value: Expr, dims: Vec<i64>) -> Expr {
     })
 }
 
+pub(crate) fn op(op: lang::ir::TensorOp, args: Vec<Expr>) -> Expr {
+    ex(ExprKind::Op { op, args })
+}
+
 pub(crate) fn ints(dims: &[usize]) -> Vec<Expr> {
     dims.iter().map(|&d| int(d as i64)).collect()
 }

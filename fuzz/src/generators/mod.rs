@@ -30,7 +30,7 @@ pub mod strategies;
 pub use admissible::{Flaw, validate_admissible};
 pub use config::{GenConfig, GenConfigOverrides};
 pub use features::{
-    AttrTag, Feature, IndexForm, NOT_GENERATED, Surface, ViewKind, features, features_sized,
+    AttrTag, Feature, IndexForm, NOT_GENERATED, OpTag, Surface, ViewKind, features, features_sized,
     index_forms,
 };
 pub use fixup::fixup;

@@ -134,6 +134,7 @@ fn is_float32(e: &Expr) -> bool {
         | ExprKind::Sum { .. }
         | ExprKind::View { .. }
         | ExprKind::Permute { .. }
+        | ExprKind::Op { .. }
         | ExprKind::Alloc { .. } => false,
     }
 }

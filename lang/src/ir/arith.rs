@@ -115,6 +115,7 @@ pub fn static_int(e: &Expr, env: &impl IntEnv) -> Option<i64> {
         | ExprKind::Sum { .. }
         | ExprKind::View { .. }
         | ExprKind::Permute { .. }
+        | ExprKind::Op { .. }
         | ExprKind::Alloc { .. } => None,
     }
 }

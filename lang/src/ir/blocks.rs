@@ -240,6 +240,7 @@ fn has_symbolic_inner_bounds(kernel: &Kernel) -> bool {
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => false,
         }
     }

@@ -151,6 +151,7 @@ pub fn expr_reads<'a>(e: &'a Expr, out: &mut Names<'a>) {
                 ViewOp::ViewAs(other) => expr_reads(other, out),
             }
         }
+        ExprKind::Op { args, .. } => args.iter().for_each(|a| expr_reads(a, out)),
         ExprKind::Alloc { shape, .. } => match shape {
             AllocShape::Dims(dims) => dims.iter().for_each(|d| expr_reads(d, out)),
             AllocShape::Like(t) => expr_reads(t, out),

@@ -23,6 +23,7 @@ pub mod dead;
 pub mod hash;
 pub mod inputs;
 pub mod live;
+pub mod ops;
 pub mod scope;
 pub mod settings;
 pub mod sym;
@@ -30,6 +31,7 @@ pub mod types;
 pub mod walk;
 
 pub use crate::tensor::DType;
+pub use ops::{ReduceKind, TensorOp};
 use serde::{Deserialize, Serialize};
 
 /// The version of the case format this build reads and writes.
@@ -500,7 +502,8 @@ pub enum ExprKind {
         /// Right operand.
         rhs: Box<Expr>,
     },
-    /// `lhs <cmp> rhs` (only as an `if` condition).
+    /// `lhs <cmp> rhs` as an `if` condition (a comparison used as a value is the mask
+    /// [`TensorOp::Cmp`]).
     Compare {
         /// Comparison.
         op: CmpOp,
@@ -587,6 +590,14 @@ pub enum ExprKind {
         shape: AllocShape,
         /// `dtype=` if given.
         dtype: Option<DType>,
+    },
+    /// A torch or `hl` operation on device values ([`ops`]): elementwise functions, `%`,
+    /// masks, `torch.where`, reductions, `.transpose`, matrix products.
+    Op {
+        /// Which operation.
+        op: TensorOp,
+        /// Its operands, in the order [`TensorOp`] documents.
+        args: Vec<Expr>,
     },
 }
 

@@ -229,7 +229,8 @@ impl HostEnv {
             | ExprKind::Full { .. }
             | ExprKind::Cast { .. }
             | ExprKind::Sum { .. }
-            | ExprKind::Permute { .. } => None,
+            | ExprKind::Permute { .. }
+            | ExprKind::Op { .. } => None,
         }
     }
 }
@@ -256,6 +257,7 @@ pub fn captures(body: &[Stmt]) -> Vec<String> {
                 | ExprKind::Sum { .. }
                 | ExprKind::View { .. }
                 | ExprKind::Permute { .. }
+                | ExprKind::Op { .. }
                 | ExprKind::Alloc { .. } => None,
             };
             if let Some(n) = name

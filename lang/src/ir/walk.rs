@@ -45,6 +45,7 @@ pub fn each_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
                 ViewOp::ViewAs(other) => each_expr(other, f),
             }
         }
+        ExprKind::Op { args, .. } => args.iter().for_each(|a| each_expr(a, f)),
         ExprKind::Alloc { shape, .. } => match shape {
             AllocShape::Dims(dims) => dims.iter().for_each(|d| each_expr(d, f)),
             AllocShape::Like(t) => each_expr(t, f),
@@ -109,6 +110,7 @@ pub fn each_expr_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
                 ViewOp::ViewAs(other) => each_expr_mut(other, f),
             }
         }
+        ExprKind::Op { args, .. } => args.iter_mut().for_each(|a| each_expr_mut(a, f)),
         ExprKind::Alloc { shape, .. } => match shape {
             AllocShape::Dims(dims) => dims.iter_mut().for_each(|d| each_expr_mut(d, f)),
             AllocShape::Like(t) => each_expr_mut(t, f),

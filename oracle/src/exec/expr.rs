@@ -255,6 +255,13 @@ impl Runtime<'_> {
                 Value::Tensor(Rc::new(dense::permute(&t, dims, span)?))
             }
             CK::Alloc(kind, shape, dtype) => self.alloc(*kind, shape, *dtype, span)?,
+            CK::Op(op, args) => {
+                let mut vs = Vec::with_capacity(args.len());
+                for a in args {
+                    vs.push(self.eval(a)?);
+                }
+                self.op(op, vs, span)?
+            }
         })
     }
 

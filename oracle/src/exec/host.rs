@@ -20,6 +20,7 @@ fn add_in(ty: Ty, a: f64, b: f64) -> f64 {
         Ty::Bf16 => rbf(a + b),
         Ty::I32 => wrap32(a + b),
         Ty::I64 => a + b,
+        Ty::Bool => f64::from(u8::from(a + b != 0.0)),
     }
 }
 

@@ -34,6 +34,7 @@
 
 mod expr;
 mod host;
+mod ops;
 mod stmt;
 mod subscript;
 

@@ -69,6 +69,7 @@ fn for_each_child<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
             f(lhs);
             f(rhs);
         }
+        ExprKind::Op { args, .. } => args.iter().for_each(&mut *f),
         ExprKind::Load { indices, .. } => index_children(indices, f),
         ExprKind::Subscript { value, indices } => {
             f(value);

@@ -126,6 +126,7 @@ impl<'a> Links<'a> {
                     | ExprKind::Cast { .. }
                     | ExprKind::Sum { .. }
                     | ExprKind::Permute { .. }
+                    | ExprKind::Op { .. }
                     | ExprKind::Alloc { .. } => false,
                 };
                 if !shape_read {

@@ -241,6 +241,10 @@ impl ShapeRun<'_> {
                     contiguous,
                 }))
             }
+            ExprKind::Op { op, args } => {
+                let vs = args.iter().map(|a| self.eval(a)).collect::<R<Vec<V>>>()?;
+                self.op(op, vs)
+            }
             ExprKind::Permute { value, dims } => {
                 let V::T(t) = self.eval(value)? else {
                     return Err("`.permute` of something that is not a device tensor".into());

@@ -32,6 +32,7 @@ mod device;
 mod eval;
 mod index;
 mod module_rules;
+mod ops;
 mod run;
 mod static_rules;
 mod values;

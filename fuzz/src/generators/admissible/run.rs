@@ -222,7 +222,8 @@ impl<'c> ShapeRun<'c> {
             | ExprKind::Full { .. }
             | ExprKind::Cast { .. }
             | ExprKind::Sum { .. }
-            | ExprKind::Permute { .. } => match self.eval(e)? {
+            | ExprKind::Permute { .. }
+            | ExprKind::Op { .. } => match self.eval(e)? {
                 V::Int(v) => Ok(V::Int(v)),
                 other => Err(format!(
                     "a host assignment binds an int, an allocation or a view, not {}",

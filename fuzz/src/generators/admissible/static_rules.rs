@@ -101,7 +101,8 @@ fn static_stmt(
                     | ExprKind::Full { .. }
                     | ExprKind::Cast { .. }
                     | ExprKind::Sum { .. }
-                    | ExprKind::Permute { .. },
+                    | ExprKind::Permute { .. }
+                    | ExprKind::Op { .. },
                 ) => NameKind::HostInt,
                 (1.., _) => NameKind::Device,
             };
@@ -251,6 +252,7 @@ fn static_reads(e: &Expr, depth: usize, names: &FastMap<String, NameKind>) -> R<
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => None,
         };
     });
@@ -299,6 +301,7 @@ pub(super) fn syntax(e: &Expr) -> R<()> {
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => None,
         };
     });

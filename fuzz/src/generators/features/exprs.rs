@@ -106,6 +106,11 @@ impl Walker<'_> {
                 self.whole(v, out);
                 self.expr(v, in_branch, false, out);
             }
+            ExprKind::Op { op, args } => {
+                out.insert(Feature::TorchOp(super::OpTag::of(op)));
+                args.iter()
+                    .for_each(|a| self.expr(a, in_branch, false, out));
+            }
             ExprKind::Alloc { kind, shape, .. } => {
                 out.insert(Feature::Surface(match kind {
                     AllocKind::Empty => Surface::AllocEmpty,
@@ -190,6 +195,7 @@ fn expr_surface(e: &Expr) -> Surface {
         ExprKind::View { .. } => Surface::ExprView,
         ExprKind::Permute { .. } => Surface::ExprPermute,
         ExprKind::Alloc { .. } => Surface::ExprAlloc,
+        ExprKind::Op { .. } => Surface::ExprOp,
     }
 }
 

@@ -43,6 +43,7 @@ impl Walker<'_> {
             | ExprKind::Cast { .. }
             | ExprKind::Sum { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => {}
         }
         for (pos, i) in indices.iter().enumerate() {
@@ -249,6 +250,7 @@ impl Walker<'_> {
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => IndexForm::OtherExpr,
         }
     }

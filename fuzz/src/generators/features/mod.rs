@@ -81,6 +81,8 @@ surface! {
     ExprPermute = "expr-permute",
     /// `ExprKind::Alloc`.
     ExprAlloc = "expr-alloc",
+    /// `ExprKind::Op` (a torch or `hl` op: `lang::ir::ops`).
+    ExprOp = "expr-op",
     /// `Index::Full`.
     IndexFull = "index-full",
     /// `Index::NewAxis`.
@@ -469,8 +471,84 @@ pub enum Feature {
     /// An accumulator update whose result depends on the iteration order (`acc = acc * c + v`,
     /// `acc = v - acc`).
     OrderDependentUpdate,
+    /// A torch op of the kernel body (`lang::ir::ops`).
+    TorchOp(OpTag),
     /// An IR form.
     Surface(Surface),
+}
+
+/// A [`lang::ir::TensorOp`], as a tag (orderable, its parameters dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpTag {
+    /// `torch.exp`.
+    Exp,
+    /// `torch.relu`.
+    Relu,
+    /// `torch.rsqrt`.
+    Rsqrt,
+    /// `torch.maximum`.
+    Maximum,
+    /// `torch.minimum`.
+    Minimum,
+    /// `%`.
+    Mod,
+    /// `&`.
+    And,
+    /// `|`.
+    Or,
+    /// A comparison as a mask.
+    Cmp,
+    /// `torch.where`.
+    Where,
+    /// `torch.sum` over several dims, all, or with `keepdim`.
+    Sum,
+    /// `torch.amax`.
+    Amax,
+    /// `torch.amin`.
+    Amin,
+    /// `.transpose`.
+    Transpose,
+    /// `torch.matmul`.
+    Matmul,
+    /// `torch.bmm`.
+    Bmm,
+    /// `torch.addmm`.
+    Addmm,
+    /// `torch.baddbmm`.
+    Baddbmm,
+    /// `hl.dot`.
+    Dot,
+}
+
+impl OpTag {
+    /// The tag of `op`.
+    pub fn of(op: &lang::ir::TensorOp) -> OpTag {
+        use lang::ir::{ReduceKind, TensorOp};
+        match op {
+            TensorOp::Exp => OpTag::Exp,
+            TensorOp::Relu => OpTag::Relu,
+            TensorOp::Rsqrt => OpTag::Rsqrt,
+            TensorOp::Maximum => OpTag::Maximum,
+            TensorOp::Minimum => OpTag::Minimum,
+            TensorOp::Mod => OpTag::Mod,
+            TensorOp::And => OpTag::And,
+            TensorOp::Or => OpTag::Or,
+            TensorOp::Cmp(_) => OpTag::Cmp,
+            TensorOp::Where => OpTag::Where,
+            TensorOp::Reduce { kind, .. } => match kind {
+                ReduceKind::Sum => OpTag::Sum,
+                ReduceKind::Amax => OpTag::Amax,
+                ReduceKind::Amin => OpTag::Amin,
+            },
+            TensorOp::Transpose(..) => OpTag::Transpose,
+            TensorOp::Matmul => OpTag::Matmul,
+            TensorOp::Bmm => OpTag::Bmm,
+            TensorOp::Addmm => OpTag::Addmm,
+            TensorOp::Baddbmm => OpTag::Baddbmm,
+            TensorOp::Dot => OpTag::Dot,
+        }
+    }
 }
 
 /// A tile attribute, as a tag (orderable).
@@ -513,6 +591,7 @@ impl fmt::Display for Feature {
             Feature::LoopType(l) => write!(f, "loop-type/{}", l.name()),
             Feature::LoopDepth(d) => write!(f, "loop-depth/{d}"),
             Feature::Surface(s) => write!(f, "surface/{}", s.name()),
+            Feature::TorchOp(o) => write!(f, "torch-op/{}", kebab(o)),
             other => f.write_str(&kebab(other)),
         }
     }

@@ -65,7 +65,8 @@ impl Out {
             | Feature::RandomValues
             | Feature::ArangeValues
             | Feature::PairedReads
-            | Feature::OrderDependentUpdate => self.rest.push(f),
+            | Feature::OrderDependentUpdate
+            | Feature::TorchOp(_) => self.rest.push(f),
         }
     }
 

@@ -60,6 +60,19 @@ impl Gen<'_, '_> {
     /// ones (`acc * 0.5 + v` weights each iteration by its distance from the end, `v - acc`
     /// alternates signs) make the order of the contributions part of the result.
     pub(super) fn acc_update(&mut self, v: Expr) -> Result<Stmt> {
+        // Drawn only when the knob is on: with it off the byte stream, and so every case of
+        // the default config, is what it was before torch ops existed.
+        let v = if self.cfg.torch_ops && self.pct(self.cfg.torch_op_percent)? {
+            self.torch_op(v)?
+        } else {
+            v
+        };
+        self.acc_fold(v)
+    }
+
+    /// [`Gen::acc_update`] of a scalar (a tile attribute): torch's ops take tensors, so it is
+    /// folded in as it is.
+    pub(super) fn acc_fold(&mut self, v: Expr) -> Result<Stmt> {
         let ordered = self.cfg.ordered_updates;
         Ok(
             match self.weighted(&[

@@ -113,7 +113,7 @@ impl Gen<'_, '_> {
                 int(self.range(1, 3)? as i64),
             ),
         };
-        self.acc_update(v)
+        self.acc_fold(v)
     }
 
     fn whole_block_item(&mut self, sc: &Scope) -> Result<Stmt> {

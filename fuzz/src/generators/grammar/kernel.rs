@@ -684,7 +684,7 @@ impl Gen<'_, '_> {
             begin,
             int(e as i64),
             block,
-            vec![self.acc_update(attr(&var, a))?],
+            vec![self.acc_fold(attr(&var, a))?],
         ))
     }
 }

@@ -30,6 +30,7 @@ mod inputs;
 mod items;
 mod kernel;
 mod loops;
+mod ops;
 mod subscripts;
 mod views;
 

@@ -489,6 +489,7 @@ fn is_scalar_expr(e: &Expr) -> bool {
         | ExprKind::Sum { .. }
         | ExprKind::View { .. }
         | ExprKind::Permute { .. }
+        | ExprKind::Op { .. }
         | ExprKind::Alloc { .. } => false,
     }
 }
@@ -524,6 +525,7 @@ fn iota_len(e: &Expr) -> Option<usize> {
         | ExprKind::Sum { .. }
         | ExprKind::View { .. }
         | ExprKind::Permute { .. }
+        | ExprKind::Op { .. }
         | ExprKind::Alloc { .. } => None,
     }
 }

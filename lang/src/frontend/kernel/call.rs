@@ -13,6 +13,7 @@ impl KernelParser<'_, '_> {
     pub(super) fn call_expr(&mut self, c: &ast::ExprCall) -> Result<ExprKind, FrontendError> {
         let func = dotted(&c.func);
         match func.as_deref() {
+            Some(f) if super::ops::is_op_function(f) => return self.op_call(c, f),
             Some("hl.specialize") => {
                 // Under `static_shapes=True` every size and int argument is already a
                 // compile-time constant when Helion traces the kernel: specializing one changes
@@ -180,6 +181,9 @@ impl KernelParser<'_, '_> {
             ));
         };
         let method = attr.attr.to_string();
+        if super::ops::is_op_method(&method) || (method == "sum" && !Self::plain_sum(c)) {
+            return self.op_method(c, &attr.value, &method);
+        }
         if let Some(module) =
             dotted(&attr.value).filter(|m| m == "torch" || m == "hl" || m == "helion")
         {
@@ -333,6 +337,18 @@ impl KernelParser<'_, '_> {
         })
     }
 
+    /// Whether `.sum(...)` is the version-1 form, one int dim (`.sum(0)`, `.sum(dim=0)`).
+    fn plain_sum(c: &ast::ExprCall) -> bool {
+        match (c.args.as_slice(), c.keywords.as_slice()) {
+            ([a], []) => literal_int(a).is_some(),
+            ([], [kw]) => {
+                kw.arg.as_ref().map(|a| a.as_str()) == Some("dim")
+                    && literal_int(&kw.value).is_some()
+            }
+            _ => false,
+        }
+    }
+
     /// Whether `e` is a host int: an int literal, a size, a host-int name, or `+ - * //` of
     /// them.
     fn is_host_int(&self, e: &Expr) -> bool {
@@ -356,6 +372,7 @@ impl KernelParser<'_, '_> {
             | ExprKind::Sum { .. }
             | ExprKind::View { .. }
             | ExprKind::Permute { .. }
+            | ExprKind::Op { .. }
             | ExprKind::Alloc { .. } => false,
         }
     }

@@ -6,7 +6,7 @@ use super::KernelParser;
 use crate::frontend::module::{literal_int, literal_number};
 use crate::frontend::wellformed::{NameKind, expr_too_deep, unbound};
 use crate::frontend::{FrontendError, MAX_EXPR_DEPTH};
-use crate::ir::{BinOp, CmpOp, Expr, ExprKind, TileAttr};
+use crate::ir::{BinOp, CmpOp, Expr, ExprKind, TensorOp, TileAttr};
 use rustpython_parser::ast;
 
 /// The Python name of an expression kind, for messages. Named per variant rather than from the
@@ -117,6 +117,16 @@ impl KernelParser<'_, '_> {
                 }
             },
             ast::Expr::BinOp(b) => {
+                let tensor_op = match b.op {
+                    ast::Operator::Mod => Some(TensorOp::Mod),
+                    ast::Operator::BitAnd => Some(TensorOp::And),
+                    ast::Operator::BitOr => Some(TensorOp::Or),
+                    _ => None,
+                };
+                if let Some(op) = tensor_op {
+                    let kind = self.op_operator(e, op, &b.left, &b.right)?;
+                    return Ok(Expr::new(kind, span));
+                }
                 let op = match b.op {
                     ast::Operator::Add => BinOp::Add,
                     ast::Operator::Sub => BinOp::Sub,
@@ -136,9 +146,6 @@ impl KernelParser<'_, '_> {
                     lhs: Box::new(self.expr(&b.left)?),
                     rhs: Box::new(self.expr(&b.right)?),
                 }
-            }
-            ast::Expr::Compare(_) if !compare_ok => {
-                return Err(self.err(e, "comparison", "a comparison is an `if` condition (or an `assert`); as a value it is a boolean mask, which is not part of a case script"));
             }
             ast::Expr::Compare(c) => {
                 let ([op], [rhs]) = (c.ops.as_slice(), c.comparators.as_slice()) else {
@@ -163,6 +170,11 @@ impl KernelParser<'_, '_> {
                         ));
                     }
                 };
+                if !compare_ok {
+                    // A comparison as a value is a boolean mask (device code only).
+                    let kind = self.op_operator(e, TensorOp::Cmp(op), &c.left, rhs)?;
+                    return Ok(Expr::new(kind, span));
+                }
                 ExprKind::Compare {
                     op,
                     lhs: Box::new(self.expr(&c.left)?),

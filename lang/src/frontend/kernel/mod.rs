@@ -12,6 +12,7 @@
 
 mod call;
 mod expr;
+mod ops;
 mod sizes;
 mod statics;
 mod stmt;

@@ -93,6 +93,7 @@ pub(crate) fn known(e: &Expr, name: &impl Fn(&str) -> Known) -> Known {
         | ExprKind::Size { .. }
         | ExprKind::TileAttr { .. }
         | ExprKind::Compare { .. }
+        | ExprKind::Op { .. }
         | ExprKind::Arange { .. } => Known::default(),
     }
 }

@@ -5,7 +5,7 @@
 
 use super::{Checker, NameKind, R, Seg, expr_too_deep, key, unbound};
 use crate::frontend::MAX_EXPR_DEPTH;
-use crate::ir::{AllocKind, AllocShape, Expr, ExprKind, Index, Span, ViewOp};
+use crate::ir::{AllocKind, AllocShape, Expr, ExprKind, Index, Span, TensorOp, ViewOp};
 
 impl Checker {
     pub(super) fn indices(&mut self, indices: &[Index], depth: usize, span: Span) -> R {
@@ -160,6 +160,39 @@ impl Checker {
             ExprKind::Permute { value, dims } => c.at(key("permute"), |c| {
                 c.at(key("value"), |c| c.expr(value, sub))?;
                 c.ints("dims", dims, span)
+            }),
+            ExprKind::Op { op, args } => c.at(key("op"), |c| {
+                let construct = op.construct();
+                c.require_device(e.span, construct)?;
+                let (lo, hi) = op.arity();
+                if !(lo..=hi).contains(&args.len()) {
+                    return Err(c.fail(
+                        span,
+                        construct,
+                        format!("{construct} takes {lo} to {hi} operands, not {}", args.len()),
+                    ));
+                }
+                c.at(key("op"), |c| match op {
+                    TensorOp::Reduce { dims: Some(d), .. } => c.ints("dims", d, span),
+                    TensorOp::Transpose(a, b) => c.ints("dims", &[*a, *b], span),
+                    TensorOp::Reduce { dims: None, .. }
+                    | TensorOp::Exp
+                    | TensorOp::Relu
+                    | TensorOp::Rsqrt
+                    | TensorOp::Maximum
+                    | TensorOp::Minimum
+                    | TensorOp::Mod
+                    | TensorOp::And
+                    | TensorOp::Or
+                    | TensorOp::Cmp(_)
+                    | TensorOp::Where
+                    | TensorOp::Matmul
+                    | TensorOp::Bmm
+                    | TensorOp::Addmm
+                    | TensorOp::Baddbmm
+                    | TensorOp::Dot => Ok(()),
+                })?;
+                c.exprs("args", args, sub)
             }),
             ExprKind::Alloc { kind, shape, .. } => c.at(key("alloc"), |c| {
                 if c.device > 0 {

@@ -67,7 +67,8 @@ pub(crate) fn assigned_kind(device_loops: usize, value: &ExprKind) -> NameKind {
         | ExprKind::Full { .. }
         | ExprKind::Cast { .. }
         | ExprKind::Sum { .. }
-        | ExprKind::Permute { .. } => NameKind::HostInt,
+        | ExprKind::Permute { .. }
+        | ExprKind::Op { .. } => NameKind::HostInt,
     }
 }
 

@@ -157,7 +157,7 @@ impl Infer<'_> {
                 }
             }
             ExprKind::Cast { value, dtype } => match self.expr(value)? {
-                Ty::Tensor { dims, .. } => Ty::Tensor {
+                Ty::Tensor { dims, .. } | Ty::Mask { dims } => Ty::Tensor {
                     dtype: *dtype,
                     dims: dims.clone(),
                 },
@@ -229,6 +229,13 @@ impl Infer<'_> {
                 }
                 other => return Err(err(e.span, format!("permute of a non-tensor ({other:?})"))),
             },
+            ExprKind::Op { op, args } => {
+                for a in args {
+                    self.expr(a)?;
+                }
+                let tys: Vec<&Ty> = args.iter().map(|a| self.typed(a)).collect();
+                Self::op(op, &tys, e.span)?
+            }
             ExprKind::Alloc { shape, dtype, .. } => {
                 match shape {
                     AllocShape::Dims(d) => d.iter().try_for_each(|x| self.expr(x).map(|_| ()))?,

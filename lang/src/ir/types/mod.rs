@@ -17,6 +17,7 @@
 //! subscripts.
 
 mod expr;
+mod ops;
 mod shape;
 mod stmt;
 
@@ -114,6 +115,11 @@ pub enum Ty {
     Float,
     /// A predicate (`if` condition).
     Bool,
+    /// A boolean mask: a comparison of tensors, `&`/`|` of masks ([`ops`]).
+    Mask {
+        /// Dims.
+        dims: Vec<Dim>,
+    },
     /// A tile loop variable.
     Tile(BlockId),
     /// A grid loop variable (a scalar index).
@@ -124,7 +130,7 @@ impl Ty {
     /// Dims of a device tensor, if it is one.
     pub fn dims(&self) -> Option<&[Dim]> {
         match self {
-            Ty::Tensor { dims, .. } => Some(dims),
+            Ty::Tensor { dims, .. } | Ty::Mask { dims } => Some(dims),
             Ty::HostTensor { .. }
             | Ty::Int(_)
             | Ty::Float
@@ -138,7 +144,12 @@ impl Ty {
     pub fn dtype(&self) -> Option<DType> {
         match self {
             Ty::Tensor { dtype, .. } | Ty::HostTensor { dtype, .. } => Some(*dtype),
-            Ty::Int(_) | Ty::Float | Ty::Bool | Ty::Tile(_) | Ty::GridIndex(_) => None,
+            Ty::Int(_)
+            | Ty::Float
+            | Ty::Bool
+            | Ty::Mask { .. }
+            | Ty::Tile(_)
+            | Ty::GridIndex(_) => None,
         }
     }
 
@@ -149,7 +160,12 @@ impl Ty {
         match self {
             Ty::Int(a) => a.clone(),
             Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
-            Ty::HostTensor { .. } | Ty::Tensor { .. } | Ty::Float | Ty::Bool | Ty::Tile(_) => None,
+            Ty::HostTensor { .. }
+            | Ty::Tensor { .. }
+            | Ty::Mask { .. }
+            | Ty::Float
+            | Ty::Bool
+            | Ty::Tile(_) => None,
         }
     }
 
@@ -161,6 +177,7 @@ impl Ty {
             Ty::Int(None)
             | Ty::HostTensor { .. }
             | Ty::Tensor { .. }
+            | Ty::Mask { .. }
             | Ty::Float
             | Ty::Bool
             | Ty::Tile(_)

@@ -1,0 +1,176 @@
+//! The torch and `hl` operations on device values that are neither indexing nor views: the
+//! elementwise functions (`torch.exp`, `torch.relu`, `torch.rsqrt`, `torch.maximum`,
+//! `torch.minimum`), `%`, comparisons used as values (boolean masks) and `&`/`|` on them,
+//! `torch.where`, the reductions `sum`/`amax`/`amin` over several dims (or all) with `keepdim`,
+//! `.transpose`, and the matrix products (`torch.matmul`, `torch.bmm`, `torch.addmm`,
+//! `torch.baddbmm`, `hl.dot`).
+//!
+//! They share one IR node, [`crate::ir::ExprKind::Op`], so the passes that only walk operands
+//! (scopes, liveness, the reducer) handle all of them at once, while every question about what
+//! an op *means* (its type, its value, its lowering, its spelling) is a `match` over [`TensorOp`]
+//! here, exhaustive, so a new op fails to compile until each of them answers.
+
+use super::CmpOp;
+use serde::{Deserialize, Serialize};
+
+/// One operation of [`crate::ir::ExprKind::Op`]; its operands are the node's `args`, in the
+/// order given per variant.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TensorOp {
+    /// `torch.exp(x)`: float result (ints promote to float32).
+    Exp,
+    /// `torch.relu(x)`: keeps the dtype.
+    Relu,
+    /// `torch.rsqrt(x)`: float result (ints promote to float32).
+    Rsqrt,
+    /// `torch.maximum(a, b)`: NaN propagates.
+    Maximum,
+    /// `torch.minimum(a, b)`: NaN propagates.
+    Minimum,
+    /// `a % b`: Python's and torch's `remainder` (the sign of the divisor).
+    Mod,
+    /// `a & b`: logical on masks, bitwise on ints.
+    And,
+    /// `a | b`: logical on masks, bitwise on ints.
+    Or,
+    /// `a <cmp> b` as a value: a boolean mask (an `if` condition stays
+    /// [`crate::ir::ExprKind::Compare`]).
+    Cmp(CmpOp),
+    /// `torch.where(cond, a, b)`.
+    Where,
+    /// `torch.sum`/`amax`/`amin(x, dims, keepdim=...)` or the method forms.
+    Reduce {
+        /// Which reduction.
+        kind: ReduceKind,
+        /// The reduced dims; `None` reduces all of them.
+        dims: Option<Vec<i64>>,
+        /// `keepdim=True`.
+        keepdim: bool,
+    },
+    /// `x.transpose(d0, d1)` (`torch.transpose`).
+    Transpose(i64, i64),
+    /// `torch.matmul(a, b)` (2-D by 2-D here: the shapes Helion's kernels use).
+    Matmul,
+    /// `torch.bmm(a, b)`: batched, 3-D by 3-D.
+    Bmm,
+    /// `torch.addmm(bias, a, b)`: `bias + a @ b`.
+    Addmm,
+    /// `torch.baddbmm(bias, a, b)`: `bias + bmm(a, b)`.
+    Baddbmm,
+    /// `hl.dot(a, b)` or `hl.dot(a, b, acc)`: 2-D or 3-D; with `acc`, `acc + a @ b` in `acc`'s
+    /// dtype.
+    Dot,
+}
+
+/// The reduction of [`TensorOp::Reduce`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReduceKind {
+    /// `sum`: ints sum to int64, floats in their own dtype.
+    Sum,
+    /// `amax`.
+    Amax,
+    /// `amin`.
+    Amin,
+}
+
+impl ReduceKind {
+    /// All reductions.
+    pub const ALL: [ReduceKind; 3] = [ReduceKind::Sum, ReduceKind::Amax, ReduceKind::Amin];
+
+    /// The torch name (`sum`, `amax`, `amin`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "sum",
+            ReduceKind::Amax => "amax",
+            ReduceKind::Amin => "amin",
+        }
+    }
+
+    /// Parses the torch name.
+    pub fn from_name(name: &str) -> Option<ReduceKind> {
+        ReduceKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl TensorOp {
+    /// How many operands the op takes: `(min, max)`.
+    pub fn arity(&self) -> (usize, usize) {
+        match self {
+            TensorOp::Exp
+            | TensorOp::Relu
+            | TensorOp::Rsqrt
+            | TensorOp::Reduce { .. }
+            | TensorOp::Transpose(..) => (1, 1),
+            TensorOp::Maximum
+            | TensorOp::Minimum
+            | TensorOp::Mod
+            | TensorOp::And
+            | TensorOp::Or
+            | TensorOp::Cmp(_)
+            | TensorOp::Matmul
+            | TensorOp::Bmm => (2, 2),
+            TensorOp::Where | TensorOp::Addmm | TensorOp::Baddbmm => (3, 3),
+            TensorOp::Dot => (2, 3),
+        }
+    }
+
+    /// A short name for messages, coverage cells and gaps (`torch.exp`, `%`, `hl.dot`, ...).
+    pub fn construct(&self) -> &'static str {
+        match self {
+            TensorOp::Exp => "torch.exp",
+            TensorOp::Relu => "torch.relu",
+            TensorOp::Rsqrt => "torch.rsqrt",
+            TensorOp::Maximum => "torch.maximum",
+            TensorOp::Minimum => "torch.minimum",
+            TensorOp::Mod => "%",
+            TensorOp::And => "&",
+            TensorOp::Or => "|",
+            TensorOp::Cmp(_) => "a comparison as a mask",
+            TensorOp::Where => "torch.where",
+            TensorOp::Reduce {
+                kind: ReduceKind::Sum,
+                ..
+            } => "torch.sum",
+            TensorOp::Reduce {
+                kind: ReduceKind::Amax,
+                ..
+            } => "torch.amax",
+            TensorOp::Reduce {
+                kind: ReduceKind::Amin,
+                ..
+            } => "torch.amin",
+            TensorOp::Transpose(..) => ".transpose",
+            TensorOp::Matmul => "torch.matmul",
+            TensorOp::Bmm => "torch.bmm",
+            TensorOp::Addmm => "torch.addmm",
+            TensorOp::Baddbmm => "torch.baddbmm",
+            TensorOp::Dot => "hl.dot",
+        }
+    }
+
+    /// Whether the op's result is exact in the reference (no transcendental, no accumulation
+    /// order): the comparison module gives the others a documented tolerance.
+    pub fn is_exact(&self) -> bool {
+        match self {
+            TensorOp::Relu
+            | TensorOp::Maximum
+            | TensorOp::Minimum
+            | TensorOp::Mod
+            | TensorOp::And
+            | TensorOp::Or
+            | TensorOp::Cmp(_)
+            | TensorOp::Where
+            | TensorOp::Transpose(..) => true,
+            TensorOp::Reduce { kind, .. } => !matches!(kind, ReduceKind::Sum),
+            TensorOp::Exp
+            | TensorOp::Rsqrt
+            | TensorOp::Matmul
+            | TensorOp::Bmm
+            | TensorOp::Addmm
+            | TensorOp::Baddbmm
+            | TensorOp::Dot => false,
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! The torch ops of a kernel body (`lang::ir::ops`): each spelling parses to one op node, the
+//! renderer writes a script that parses back to the same IR (operator precedence kept), and
+//! what the ops do not model (an unknown keyword) is refused at file:line:col.
+
+use pallas_diff_lang::frontend::parse_case;
+use pallas_diff_lang::ir::{Case, ExprKind, ReduceKind, StmtKind, TensorOp};
+use pallas_diff_lang::render::render_case;
+
+fn script(body: &str) -> String {
+    let body: String = body.lines().map(|l| format!("        {l}\n")).collect();
+    format!(
+        "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config(block_sizes=[8]))\n\
+         def k(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n    out = torch.zeros_like(x)\n    \
+         for t in hl.tile(x.size(0)):\n{body}    return out\n\n\n\
+         x = torch.randn(16, 16)\ny = torch.randn(16, 16)\nk(x, y)\n"
+    )
+}
+
+fn parse(src: &str) -> Case {
+    parse_case(src, "case.py").unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+/// The value of the first assignment in the loop body.
+fn first_value(case: &Case) -> ExprKind {
+    let StmtKind::For(lp) = &case.kernel.body[1].kind else {
+        panic!("no loop")
+    };
+    let StmtKind::Assign { value, .. } = &lp.body[0].kind else {
+        panic!("no assignment")
+    };
+    value.kind.clone()
+}
+
+fn round_trips(body: &str) -> Case {
+    let case = parse(&script(body));
+    let rendered = render_case(&case);
+    assert_eq!(
+        parse(&rendered).without_spans(),
+        case.without_spans(),
+        "{rendered}"
+    );
+    case
+}
+
+#[test]
+fn every_op_spelling_round_trips() {
+    for body in [
+        "v = torch.exp(x[t, :])\nout[t, :] = v",
+        "v = x[t, :].exp()\nout[t, :] = v",
+        "v = torch.relu(x[t, :]) + x[t, :].rsqrt()\nout[t, :] = v",
+        "v = torch.maximum(x[t, :], y[t, :]) - torch.minimum(x[t, :], y[t, :])\nout[t, :] = v",
+        "v = torch.where((x[t, :] > 0) & (y[t, :] <= 1.5) | (x[t, :] == y[t, :]), x[t, :], 0.0)\nout[t, :] = v",
+        "v = (x[t, :] < y[t, :]).float() * (t.index % 3)[:, None]\nout[t, :] = v",
+        "v = x[t, :].sum(dim=[0, 1], keepdim=True)\nout[t, :] = v",
+        "v = torch.amax(x[t, :], 1, True)\nout[t, :] = v",
+        "v = x[t, :].amin()\nout[t, :] = v",
+        "v = x[t, :].transpose(0, 1)\nout[t, :] = v",
+        "v = torch.matmul(x[t, :], y[:, :])\nout[t, :] = v",
+        "v = torch.addmm(x[t, :], x[t, :], y[:, :])\nout[t, :] = v",
+        "v = hl.dot(x[t, :], y[:, :], acc=x[t, :])\nout[t, :] = v",
+        "v = hl.dot(x[t, :], y[:, :], None)\nout[t, :] = v",
+        "v = torch.bmm(x[t, :][None, :, :], y[None, :, :])\nout[t, :] = v[0, :, :]",
+        "v = torch.baddbmm(x[t, :][None, :, :], x[t, :][None, :, :], y[None, :, :])\nout[t, :] = v[0, :, :]",
+    ] {
+        round_trips(body);
+    }
+}
+
+#[test]
+fn spellings_map_to_one_node() {
+    let case = round_trips("v = torch.sum(x[t, :], dim=(0, 1), keepdim=True)\nout[t, :] = v");
+    assert!(matches!(
+        first_value(&case),
+        ExprKind::Op {
+            op: TensorOp::Reduce {
+                kind: ReduceKind::Sum,
+                keepdim: true,
+                ..
+            },
+            ..
+        }
+    ));
+    // One int dim without keepdim is the version-1 `.sum` node.
+    let case = round_trips("v = torch.sum(x[t, :], 1)\nout[t, 0] = v");
+    assert!(matches!(first_value(&case), ExprKind::Sum { dim: 1, .. }));
+    let case = round_trips("v = hl.dot(x[t, :], y[:, :], None)\nout[t, :] = v");
+    assert!(
+        matches!(first_value(&case), ExprKind::Op { op: TensorOp::Dot, ref args } if args.len() == 2)
+    );
+}
+
+#[test]
+fn unmodelled_keywords_and_arguments_are_refused_where_written() {
+    for (body, needle) in [
+        (
+            "v = hl.dot(x[t, :], y[:, :], out_dtype=torch.float32)\nout[t, :] = v",
+            "keyword `out_dtype` of hl.dot",
+        ),
+        (
+            "v = torch.sum(x[t, :], dim=1, dtype=torch.float32)\nout[t, :] = v",
+            "keyword `dtype` of torch.sum",
+        ),
+        (
+            "v = torch.exp(x[t, :], y[t, :])\nout[t, :] = v",
+            "torch.exp takes 1 operands, not 2",
+        ),
+        (
+            "v = x[t, :].transpose(0)\nout[t, :] = v",
+            ".transpose takes two int dims",
+        ),
+        (
+            "v = hl.load(x, [t, 0], extra_mask=x[t, 0] > 0)\nout[t, 0] = v",
+            "keyword `extra_mask` of hl.load",
+        ),
+    ] {
+        let e = parse_case(&script(body), "case.py").expect_err(body);
+        let msg = e.to_string();
+        assert!(msg.contains(needle), "{msg}");
+        assert!(msg.starts_with("case.py:10:"), "{msg}");
+    }
+    let host = "import torch\nimport helion\nimport helion.language as hl\n\n\n\
+         @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config(block_sizes=[]))\n\
+         def k(x: torch.Tensor) -> torch.Tensor:\n    m = x > 0\n    return x\n\n\nx = torch.randn(4)\nk(x)\n";
+    let e = parse_case(host, "case.py").expect_err("host mask");
+    assert!(e.to_string().contains("host code"), "{e}");
+}

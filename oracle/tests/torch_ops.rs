@@ -1,0 +1,131 @@
+//! The reference's torch ops (`lang::ir::ops`): values computed here independently, in the
+//! order and rounding the oracle documents (`oracle/src/exec/ops.rs`).
+
+mod common;
+
+use common::{eval, eval_ok, script, values};
+
+const X: &str = "x = torch.tensor([[1.0, -2.0, 3.0, -4.0], [0.5, 0.0, -0.25, 8.0]])";
+
+fn run(body: &str, inputs: &str) -> Vec<f64> {
+    values(
+        &eval_ok(&script("", "x: torch.Tensor", body, inputs, "x")),
+        "out",
+    )
+}
+
+#[test]
+fn elementwise_functions_round_once_to_float32() {
+    let body = |f: &str| {
+        format!("out = torch.empty_like(x)\nfor g in hl.grid(2):\n    out[g, :] = {f}\nreturn out")
+    };
+    let x = [1.0f32, -2.0, 3.0, -4.0, 0.5, 0.0, -0.25, 8.0];
+    let exp = run(&body("torch.exp(x[g, :])"), X);
+    for (v, &a) in exp.iter().zip(&x) {
+        assert_eq!(*v, f64::from((f64::from(a).exp()) as f32));
+    }
+    let relu = run(&body("x[g, :].relu()"), X);
+    assert_eq!(relu, vec![1.0, 0.0, 3.0, 0.0, 0.5, 0.0, 0.0, 8.0]);
+    let mx = run(&body("torch.maximum(x[g, :], x[1 - g, :])"), X);
+    assert_eq!(mx, vec![1.0, 0.0, 3.0, 8.0, 1.0, 0.0, 3.0, 8.0]);
+    let mn = run(&body("torch.minimum(x[g, :], x[1 - g, :])"), X);
+    assert_eq!(mn, vec![0.5, -2.0, -0.25, -4.0, 0.5, -2.0, -0.25, -4.0]);
+    let rs = run(&body("torch.rsqrt(torch.relu(x[g, :]) + 1.0)"), X);
+    for (v, &a) in rs.iter().zip(&x) {
+        let want = f64::from((1.0 / (f64::from(a.max(0.0)) + 1.0).sqrt()) as f32);
+        assert_eq!(*v, want);
+    }
+}
+
+#[test]
+fn masks_select_and_cast() {
+    let body = "out = torch.empty_like(x)\nfor g in hl.grid(2):\n    row = x[g, :]\n    m = (row > 0.0) & (row < 5.0)\n    out[g, :] = torch.where(m, row, 0.0 - row) + (row == 0.0).float()\nreturn out";
+    assert_eq!(run(body, X), vec![1.0, 2.0, 3.0, 4.0, 0.5, 1.0, 0.25, -8.0]);
+    let or = "out = torch.empty_like(x)\nfor g in hl.grid(2):\n    row = x[g, :]\n    out[g, :] = ((row < -3.0) | (row > 2.0)).to(torch.float32)\nreturn out";
+    assert_eq!(run(or, X), vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
+}
+
+#[test]
+fn modulo_takes_the_sign_of_the_divisor() {
+    let body =
+        "out = torch.empty_like(x)\nfor g in hl.grid(2):\n    out[g, :] = x[g, :] % 3\nreturn out";
+    let x = "x = torch.tensor([[7, -7, 0, 5], [-1, 1, 3, -3]], dtype=torch.int32)";
+    assert_eq!(run(body, x), vec![1.0, 2.0, 0.0, 2.0, 2.0, 1.0, 0.0, 0.0]);
+    let neg =
+        "out = torch.empty_like(x)\nfor g in hl.grid(2):\n    out[g, :] = x[g, :] % -3\nreturn out";
+    assert_eq!(
+        run(neg, x),
+        vec![-2.0, -1.0, 0.0, -1.0, -1.0, -2.0, 0.0, 0.0]
+    );
+    let idx = "out = torch.empty_like(x)\nfor t in hl.tile(2, block_size=1):\n    out[t.begin, :] = x[(t.begin - 1) % 2, :]\nreturn out";
+    assert_eq!(run(idx, x), vec![-1.0, 1.0, 3.0, -3.0, 7.0, -7.0, 0.0, 5.0]);
+    let zero =
+        "out = torch.empty_like(x)\nfor g in hl.grid(2):\n    out[g, :] = x[g, :] % 0\nreturn out";
+    let e = eval(&script("", "x: torch.Tensor", zero, x, "x")).unwrap_err();
+    assert!(e.to_string().contains("modulo by zero"), "{e}");
+}
+
+#[test]
+fn reductions_over_several_dims_keepdim_and_all() {
+    let x = "x = torch.tensor([[[1.0, 2.0], [3.0, 4.0]], [[5.0, -6.0], [7.0, 8.0]]])";
+    let body = |r: &str, shape: &str| {
+        format!(
+            "out = torch.zeros({shape}, dtype=torch.float32)\nfor g in hl.grid(1):\n    out[:] = {r}\nreturn out"
+        )
+    };
+    assert_eq!(
+        run(&body("torch.sum(x[:, :, :], dim=[0, 2])", "[2]"), x),
+        vec![2.0, 22.0]
+    );
+    assert_eq!(
+        run(&body("x[:, :, :].amax(dim=(1, 2))", "[2]"), x),
+        vec![4.0, 8.0]
+    );
+    assert_eq!(
+        run(
+            &body("torch.amin(x[:, :, :], -1, keepdim=True).reshape(4)", "[4]"),
+            x
+        ),
+        vec![1.0, 3.0, -6.0, 7.0]
+    );
+    assert_eq!(
+        run(&body("torch.sum(x[:, :, :]).reshape(1)", "[1]"), x),
+        vec![24.0]
+    );
+}
+
+#[test]
+fn transpose_and_matrix_products() {
+    let x = "x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])";
+    let body = |r: &str| {
+        format!(
+            "out = torch.zeros([2, 2], dtype=torch.float32)\nfor g in hl.grid(1):\n    a = x[:, :]\n    out[:, :] = {r}\nreturn out"
+        )
+    };
+    assert_eq!(run(&body("a.transpose(0, 1)"), x), vec![1.0, 3.0, 2.0, 4.0]);
+    assert_eq!(
+        run(&body("torch.matmul(a, a)"), x),
+        vec![7.0, 10.0, 15.0, 22.0]
+    );
+    assert_eq!(
+        run(&body("torch.addmm(a, a, a.transpose(0, 1))"), x),
+        vec![6.0, 13.0, 14.0, 29.0]
+    );
+    assert_eq!(run(&body("hl.dot(a, a)"), x), vec![7.0, 10.0, 15.0, 22.0]);
+    assert_eq!(
+        run(&body("hl.dot(a, a, acc=a)"), x),
+        vec![8.0, 12.0, 18.0, 26.0]
+    );
+    let bmm = "out = torch.zeros([1, 2, 2], dtype=torch.float32)\nfor g in hl.grid(1):\n    a = x[:, :][None, :, :]\n    out[:, :, :] = torch.baddbmm(a, a, a)\nreturn out";
+    assert_eq!(run(bmm, x), vec![8.0, 12.0, 18.0, 26.0]);
+}
+
+#[test]
+fn a_where_on_a_non_mask_and_mismatched_products_are_invalid() {
+    let x = "x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])";
+    let w = "out = torch.zeros([2, 2], dtype=torch.float32)\nfor g in hl.grid(1):\n    a = x[:, :]\n    out[:, :] = torch.where(a, a, a)\nreturn out";
+    let e = eval(&script("", "x: torch.Tensor", w, x, "x")).unwrap_err();
+    assert!(e.to_string().contains("mask"), "{e}");
+    let m = "out = torch.zeros([2, 2], dtype=torch.float32)\nfor g in hl.grid(1):\n    a = x[:, :]\n    out[:, :] = torch.matmul(a, a[0:1, :])\nreturn out";
+    assert!(eval(&script("", "x: torch.Tensor", m, x, "x")).is_err());
+}

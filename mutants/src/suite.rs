@@ -157,8 +157,14 @@ pub fn campaign_cases(seed: u64, n: usize) -> Vec<PlannedCase> {
     let codegen = CodegenOptions::default();
     (0..n as u64)
         .map(|i| {
-            let drawn =
-                fuzz::campaign::draw::draw(seed, i, &generator, &codegen, fuzz::check::Depth::Full, None);
+            let drawn = fuzz::campaign::draw::draw(
+                seed,
+                i,
+                &generator,
+                &codegen,
+                fuzz::check::Depth::Full,
+                None,
+            );
             PlannedCase {
                 suite: SuiteId::Campaign,
                 name: format!("campaign-{seed}-{i}"),

@@ -169,7 +169,9 @@ impl Engine for Helion {
                         generated = result.generated;
                         let mut status = match result.outcome {
                             Ok(_) if !self.mode.produces_outputs() => EngineStatus::Lowered,
-                            Ok(outputs) => EngineStatus::Outputs(written_outputs(job.case, outputs)),
+                            Ok(outputs) => {
+                                EngineStatus::Outputs(written_outputs(job.case, outputs))
+                            }
                             Err(e) if e.refusal == Some(true) => EngineStatus::Refused {
                                 class: e.kind.clone(),
                                 message: first_line(&e.message).to_string(),

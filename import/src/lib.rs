@@ -36,7 +36,7 @@ const MAX_CASES_PER_KERNEL: usize = 3;
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// The frontend's depth scan or the Python parser refused the file.
-    #[error("{0}")]
+    #[error(transparent)]
     Source(#[from] lang::frontend::FrontendError),
     /// A `--shapes`/`--inputs` entry that is not `NAME=...`.
     #[error("{0}")]

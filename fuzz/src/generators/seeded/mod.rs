@@ -66,7 +66,9 @@ pub struct Refused {
 #[derive(Debug, thiserror::Error)]
 pub enum SeedError {
     /// The directory or a file in it cannot be read.
-    #[error("cannot read seeds from '{path}': {source}")]
+    // The reason is the error's source: the CLI prints the chain (`{:#}`), so naming it here
+    // too printed it twice.
+    #[error("cannot read seeds from '{path}'")]
     Io {
         /// The path.
         path: PathBuf,

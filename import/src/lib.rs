@@ -9,9 +9,10 @@
 //! - a config: the decorator's `config=` (or the first of its `configs=`), else the keywords a
 //!   call passes (`code_and_output(k, args, block_sizes=[...])`, `block_size=` read as
 //!   `block_sizes`), else `block_sizes=[]` where the kernel has no config-driven block (Helion's
-//!   default then has nothing to choose), else the user's `--config`; a kernel with
-//!   config-driven blocks and none of these is not imported (Helion's default config is
-//!   Helion's to compute: see the crate README);
+//!   default then has nothing to choose), else the user's `--config`, else Helion's own
+//!   default block sizes, asked of real Helion through [`HelionDefaults`] when the caller has
+//!   the Helion environment (`BoundKernel.config_spec.default_config()`, what
+//!   `autotune_effort="none"` runs); without it such a kernel is not imported;
 //! - inputs from the shapes and dtypes the file's own calls pass (a direct call, Helion's
 //!   `code_and_output(k, args, ...)` and `run_example(k, baseline, args)`), evaluated statically
 //!   ([`value`]), or the user's `--shapes`/`--inputs`.
@@ -26,11 +27,16 @@ pub mod value;
 
 use rustpython_parser::ast::{self, Ranged};
 use scan::{KernelDef, Module, ScopeKind};
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use value::{At, Dtype, Eval, Fill, TensorVal, Val};
 
 /// Most cases written per kernel (one per call site with distinct inputs).
 const MAX_CASES_PER_KERNEL: usize = 3;
+
+/// Most config-driven block ids tried for a placeholder config (Helion's own Pallas tests use
+/// at most 4).
+const MAX_BLOCK_IDS: usize = 8;
 
 /// A whole-file failure: nothing in the file can be read.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +97,15 @@ impl ImportOptions {
             .ok_or_else(|| ImportError::Option(format!("--inputs {entry}: expected NAME=EXPR")))?;
         Ok((name.trim().to_string(), expr.trim().to_string()))
     }
+}
+
+/// Helion's default block sizes for a kernel, asked of real Helion (the caller's Helion
+/// worker): the importer is static and never runs Python itself.
+pub trait HelionDefaults {
+    /// The `block_sizes` of Helion's default config for the kernel of case script `script`
+    /// (whose own `block_sizes` are placeholders) bound to its inputs, and the Helion build
+    /// that chose them (`helion 1.5.1`). `Err` is why Helion gave none (one line).
+    fn block_sizes(&mut self, script: &str) -> Result<(Vec<i64>, String), String>;
 }
 
 /// One case script written from a kernel.
@@ -154,11 +169,23 @@ impl Lines {
     }
 }
 
-/// Imports every kernel of `source` (the file at `path`, named so in reasons and headers).
+/// Imports every kernel of `source` (the file at `path`, named so in reasons and headers);
+/// a kernel whose block sizes only Helion's default would choose is not imported.
 pub fn import_source(
     source: &str,
     path: &str,
     options: &ImportOptions,
+) -> Result<Imported, ImportError> {
+    import_source_with(source, path, options, None)
+}
+
+/// [`import_source`], asking `defaults` (real Helion) for the block sizes of kernels that
+/// leave them to Helion's default config.
+pub fn import_source_with(
+    source: &str,
+    path: &str,
+    options: &ImportOptions,
+    defaults: Option<&mut dyn HelionDefaults>,
 ) -> Result<Imported, ImportError> {
     use rustpython_parser::Parse;
     lang::frontend::check_source_depth(source, path)?;
@@ -183,6 +210,7 @@ pub fn import_source(
         module: &module,
         lines: &lines,
         options,
+        defaults: RefCell::new(defaults),
     };
     let mut out = Imported::default();
     for k in &module.kernels {
@@ -191,13 +219,39 @@ pub fn import_source(
     Ok(out)
 }
 
-struct Importer<'a> {
+struct Importer<'a, 'h> {
     source: &'a str,
     path: &'a str,
     stem: &'a str,
     module: &'a Module,
     lines: &'a Lines,
     options: &'a ImportOptions,
+    defaults: RefCell<Option<&'h mut dyn HelionDefaults>>,
+}
+
+/// A kernel's config as the file (or the user) gives it.
+enum Chosen {
+    /// Complete: the `helion.Config(...)` source and where it came from.
+    Given(String, String),
+    /// Keys without `block_sizes` for a kernel with `driven` config-driven blocks: Helion's
+    /// default block sizes complete it.
+    Default {
+        keys: Vec<String>,
+        from: String,
+        driven: usize,
+    },
+}
+
+/// What a case script is made of besides its config.
+struct Draft<'d> {
+    name: &'d str,
+    def_line: u32,
+    site_line: u32,
+    inputs_from: String,
+    notes: Vec<String>,
+    inputs: Vec<String>,
+    call_args: Vec<String>,
+    body: &'d str,
 }
 
 /// How far a call got before it failed (its reason is the kernel's when it got furthest).
@@ -215,7 +269,7 @@ struct CallSite<'c> {
     at: At,
 }
 
-impl Importer<'_> {
+impl Importer<'_, '_> {
     fn line(&self, node: &impl Ranged) -> u32 {
         self.lines.line_of(u32::from(node.start()))
     }
@@ -519,7 +573,7 @@ impl Importer<'_> {
                 }
             }
         }
-        let (config, config_from) = self
+        let chosen = self
             .config(k, site, &ev)
             .map_err(|(l, r)| (Stage::Config, l.unwrap_or(def_line), r))?;
         let inputs_from = match (site, from_user) {
@@ -529,12 +583,102 @@ impl Importer<'_> {
             }
             (None, _) => "the command line".to_string(),
         };
+        let draft = Draft {
+            name,
+            def_line,
+            site_line,
+            inputs_from,
+            notes,
+            inputs,
+            call_args,
+            body,
+        };
+        let (config, config_from) = match chosen {
+            Chosen::Given(config, from) => (config, from),
+            Chosen::Default { keys, from, driven } => self.default_config(&draft, keys, from, driven)?,
+        };
+        let script = self.script(&draft, &config, &config_from)?;
+        Ok((script, config_from, draft.inputs_from))
+    }
+
+    /// Completes a config without `block_sizes` with Helion's default block sizes, asked of
+    /// [`HelionDefaults`] on a script whose sizes are placeholders (binding a kernel reads no
+    /// config); without one the kernel is not imported.
+    fn default_config(
+        &self,
+        draft: &Draft<'_>,
+        keys: Vec<String>,
+        from: String,
+        driven: usize,
+    ) -> Result<(String, String), (Stage, u32, String)> {
+        let mut guard = self.defaults.borrow_mut();
+        let Some(defaults) = guard.as_mut() else {
+            return Err((
+                Stage::Config,
+                draft.def_line,
+                format!(
+                    "{from}, and the kernel has config-driven blocks: their sizes would be \
+                     Helion's defaults, which this import does not ask real Helion for; give a \
+                     config with --config"
+                ),
+            ));
+        };
+        let spell = |sizes: &[i64]| {
+            let list: Vec<String> = sizes.iter().map(i64::to_string).collect();
+            let mut all = vec![format!("block_sizes=[{}]", list.join(", "))];
+            all.extend(keys.iter().cloned());
+            format!("helion.Config({})", all.join(", "))
+        };
+        // The frontend's block table decides how many sizes the kernel takes (a 2-D `hl.tile`
+        // registers two); `driven` is this importer's syntactic estimate, tried first.
+        let placeholder_for = |n: usize| {
+            self.script(
+                draft,
+                &spell(&vec![1; n]),
+                "placeholders (Helion's default is asked for)",
+            )
+        };
+        let placeholder = match placeholder_for(driven) {
+            Ok(script) => script,
+            Err(first) => (0..=MAX_BLOCK_IDS)
+                .filter(|&n| n != driven)
+                .find_map(|n| placeholder_for(n).ok())
+                .ok_or(first)?,
+        };
+        let (sizes, build) = defaults.block_sizes(&placeholder).map_err(|why| {
+            (
+                Stage::Config,
+                draft.def_line,
+                format!("{from}, and Helion gave no default block sizes: {why}"),
+            )
+        })?;
+        Ok((
+            spell(&sizes),
+            format!("{from}; block sizes: {build}'s default config"),
+        ))
+    }
+
+    /// The case script of `draft` under `config`, validated by the frontend; a refusal is mapped
+    /// back to the user's file.
+    fn script(
+        &self,
+        draft: &Draft<'_>,
+        config: &str,
+        config_from: &str,
+    ) -> Result<String, (Stage, u32, String)> {
+        let Draft {
+            name,
+            def_line,
+            site_line,
+            body,
+            ..
+        } = *draft;
         let mut script = format!(
             "# Imported by `pallas-diff import` from {}:{def_line} (kernel `{name}`).\n\
-             # config: {config_from}; inputs: {inputs_from}.\n",
-            self.path
+             # config: {config_from}; inputs: {}.\n",
+            self.path, draft.inputs_from
         );
-        for n in &notes {
+        for n in &draft.notes {
             script.push_str(&format!("# {n}\n"));
         }
         script.push_str(
@@ -545,11 +689,11 @@ impl Importer<'_> {
         let kernel_first_line = script.lines().count() as u32 + 1;
         script.push_str(body);
         script.push_str("\n\ntorch.manual_seed(0)\n");
-        for i in &inputs {
+        for i in &draft.inputs {
             script.push_str(i);
             script.push('\n');
         }
-        script.push_str(&format!("{name}({})\n", call_args.join(", ")));
+        script.push_str(&format!("{name}({})\n", draft.call_args.join(", ")));
         lang::frontend::parse_case(&script, self.path).map_err(|e| {
             let kernel_lines = body.lines().count() as u32;
             if (kernel_first_line..kernel_first_line + kernel_lines).contains(&e.span.line) {
@@ -570,7 +714,7 @@ impl Importer<'_> {
                 )
             }
         })?;
-        Ok((script, config_from, inputs_from))
+        Ok(script)
     }
 
     /// The kernel's config: the decorator's, the call's keywords, `block_sizes=[]` when no
@@ -580,7 +724,7 @@ impl Importer<'_> {
         k: &KernelDef,
         site: Option<&CallSite>,
         ev: &Eval<'_>,
-    ) -> Result<(String, String), (Option<u32>, String)> {
+    ) -> Result<Chosen, (Option<u32>, String)> {
         let deco_at = At {
             scope: k.scope,
             offset: u32::from(k.decorator.start()),
@@ -596,7 +740,7 @@ impl Importer<'_> {
         let config_call = |e: &ast::Expr,
                            at: At,
                            what: &str|
-         -> Result<(String, String), (Option<u32>, String)> {
+         -> Result<Chosen, (Option<u32>, String)> {
             let ast::Expr::Call(c) = e else {
                 return Err((
                     Some(self.line(e)),
@@ -604,8 +748,11 @@ impl Importer<'_> {
                 ));
             };
             let keys = self.config_keys(c.keywords.iter(), at, ev)?;
-            let keys = self.complete(k, keys)?;
-            Ok((keys, format!("{what} ({}:{})", self.path, self.line(e))))
+            Ok(complete(
+                k,
+                keys,
+                format!("{what} ({}:{})", self.path, self.line(e)),
+            ))
         };
         if let Some(e) = deco_kw("config") {
             return config_call(e, deco_at, "the decorator's config");
@@ -622,52 +769,30 @@ impl Importer<'_> {
             && !site.config.is_empty()
         {
             let keys = self.config_keys(site.config.iter().copied(), site.at, ev)?;
-            let keys = self.complete(k, keys)?;
             let line = self.lines.line_of(site.at.offset);
-            return Ok((
+            return Ok(complete(
+                k,
                 keys,
                 format!("the keywords of the call at {}:{line}", self.path),
             ));
         }
         if let Some(c) = &self.options.config {
-            return Ok((c.clone(), "the command line".into()));
+            return Ok(Chosen::Given(c.clone(), "the command line".into()));
         }
         let driven = config_driven_tiles(&k.def.body);
         if driven == 0 {
-            return Ok((
+            return Ok(Chosen::Given(
                 "helion.Config(block_sizes=[])".into(),
                 "none in the file; every block is fixed, so Helion's default is `block_sizes=[]`"
                     .into(),
             ));
         }
-        Err((
-            None,
-            format!(
-                "no config in the file (decorator `config=`/`configs=` or a call's keywords) and \
-                 {driven} config-driven block(s): Helion's default config is not computed here; \
-                 give one with --config"
-            ),
-        ))
-    }
-
-    /// A config without `block_sizes` completed as Helion completes it where that is known
-    /// without Helion: `block_sizes=[]` when every block is fixed.
-    fn complete(&self, k: &KernelDef, keys: Vec<String>) -> Result<String, (Option<u32>, String)> {
-        let mut keys = keys;
-        if !keys.iter().any(|kv| kv.starts_with("block_sizes=")) {
-            let driven = config_driven_tiles(&k.def.body);
-            if driven > 0 {
-                return Err((
-                    None,
-                    format!(
-                        "the config gives no block_sizes and {driven} block(s) are config-driven: \
-                         Helion's default block sizes are not computed here; give them with --config"
-                    ),
-                ));
-            }
-            keys.insert(0, "block_sizes=[]".into());
-        }
-        Ok(format!("helion.Config({})", keys.join(", ")))
+        Ok(Chosen::Default {
+            keys: Vec::new(),
+            from: "no config in the file (decorator `config=`/`configs=` or a call's keywords)"
+                .into(),
+            driven,
+        })
     }
 
     /// The `k=v` entries of a `helion.Config` from keywords, each value evaluated
@@ -700,6 +825,24 @@ impl Importer<'_> {
             parts.push(format!("{key}={spelled}"));
         }
         Ok(parts)
+    }
+}
+
+/// A config's keys from `from`, completed where that is known without Helion
+/// (`block_sizes=[]` when every block is fixed), else left to Helion's default block sizes.
+fn complete(k: &KernelDef, mut keys: Vec<String>, from: String) -> Chosen {
+    if keys.iter().any(|kv| kv.starts_with("block_sizes=")) {
+        return Chosen::Given(format!("helion.Config({})", keys.join(", ")), from);
+    }
+    let driven = config_driven_tiles(&k.def.body);
+    if driven == 0 {
+        keys.insert(0, "block_sizes=[]".into());
+        return Chosen::Given(format!("helion.Config({})", keys.join(", ")), from);
+    }
+    Chosen::Default {
+        keys,
+        from: format!("{from} gives no block_sizes"),
+        driven,
     }
 }
 

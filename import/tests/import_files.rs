@@ -1,7 +1,7 @@
 //! The importer on small Python files written here in the style of Helion's tests and examples
 //! (`tests/files/`): what imports, from which config and call, and why the rest does not.
 
-use pallas_diff_import::{ImportOptions, import_source};
+use pallas_diff_import::{HelionDefaults, ImportOptions, import_source, import_source_with};
 
 fn file(name: &str) -> (String, String) {
     let path = format!("{}/tests/files/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -145,6 +145,62 @@ a = b\nb = a\nk(torch.randn(a, 128))\n";
     assert!(got.cases.is_empty());
     assert!(
         got.skipped[0].reason.contains("too deeply"),
+        "{}",
+        got.skipped[0].reason
+    );
+}
+
+/// Answers [`HelionDefaults`] with fixed sizes (or a refusal) and keeps the scripts it was
+/// asked about: the seam between the static importer and real Helion, whose own answer the CLI
+/// test `cli_import` checks.
+struct Answer {
+    sizes: Result<Vec<i64>, String>,
+    asked: Vec<String>,
+}
+
+impl HelionDefaults for Answer {
+    fn block_sizes(&mut self, script: &str) -> Result<(Vec<i64>, String), String> {
+        self.asked.push(script.to_string());
+        self.sizes.clone().map(|s| (s, "helion 9.9".to_string()))
+    }
+}
+
+#[test]
+fn blocks_left_to_helions_default_take_the_sizes_helion_gives() {
+    let (src, path) = file("example.py");
+    let mut answer = Answer {
+        sizes: Ok(vec![16]),
+        asked: Vec::new(),
+    };
+    let got = import_source_with(&src, &path, &ImportOptions::default(), Some(&mut answer)).unwrap();
+    let scale = got.cases.iter().find(|c| c.kernel == "scale_rows").unwrap();
+    assert!(
+        scale.script.contains("config=helion.Config(block_sizes=[16])"),
+        "{}",
+        scale.script
+    );
+    assert!(
+        scale.config_from.contains("helion 9.9's default config"),
+        "{}",
+        scale.config_from
+    );
+    // Helion was asked once, about a case script the frontend reads (placeholder sizes), and
+    // never about the kernel whose config the file gives.
+    assert_eq!(answer.asked.len(), 1);
+    lang::frontend::parse_case(&answer.asked[0], "asked.py").unwrap();
+    assert!(answer.asked[0].contains("def scale_rows"));
+    assert!(got.skipped.is_empty(), "{:?}", got.skipped);
+
+    // Helion's refusal is the kernel's reason.
+    let mut refusal = Answer {
+        sizes: Err("Helion did not bind the kernel: trace error RankMismatch".into()),
+        asked: Vec::new(),
+    };
+    let got =
+        import_source_with(&src, &path, &ImportOptions::default(), Some(&mut refusal)).unwrap();
+    assert_eq!(got.skipped.len(), 1);
+    assert!(
+        got.skipped[0].reason.contains("RankMismatch"),
         "{}",
         got.skipped[0].reason
     );

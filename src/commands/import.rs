@@ -2,6 +2,11 @@
 //! `@helion.kernel`s of a user's Python file as case scripts (the `import` crate reads the file
 //! statically, never running it), each written to `DIR/<name>.py`; every kernel it could not
 //! import listed with `file:line` and the reason. Exit 2 when none imports.
+//!
+//! A kernel whose block sizes the file leaves to Helion's default config gets them from real
+//! Helion when the Helion environment is here (a Helion worker on the selected
+//! `--helion-build`, started only when such a kernel comes up); without it the kernel is listed
+//! as not imported, with that reason. The user's file itself never runs.
 
 use super::{CliError, Exit, read_file};
 use anyhow::Context;
@@ -29,6 +34,69 @@ pub struct Args {
     /// Print the result as JSON (cases without their scripts, and the kernels not imported).
     #[arg(long)]
     json: bool,
+    /// Never ask real Helion for default block sizes (a kernel that leaves them to Helion is
+    /// then not imported).
+    #[arg(long)]
+    no_helion: bool,
+}
+
+/// Helion's default block sizes, asked of one Helion worker started on first use.
+struct WorkerDefaults {
+    /// The pool, or why there is none (asked once).
+    pool: Option<Result<tpu_runner::Pool, String>>,
+}
+
+impl WorkerDefaults {
+    fn pool(&mut self) -> Result<&tpu_runner::Pool, String> {
+        self.pool
+            .get_or_insert_with(|| {
+                let python = tpu_runner::helion_python_if_present()?;
+                let build = super::builds::selected().map_err(|e| e.to_string())?;
+                eprintln!(
+                    "pallas-diff: asking Helion ({}) for default block sizes",
+                    build.id()
+                );
+                let config = tpu_runner::PoolConfig::for_runtime(tpu_runner::Runtime::Helion, python)
+                    .with_helion_build(Some(build))
+                    .with_workers(1)
+                    .with_timeout(std::time::Duration::from_secs(120));
+                tpu_runner::Pool::new(config)
+                    .map_err(|e| format!("cannot start a Helion worker: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl import::HelionDefaults for WorkerDefaults {
+    fn block_sizes(&mut self, script: &str) -> Result<(Vec<i64>, String), String> {
+        let case = lang::frontend::parse_case(script, "<imported case>").map_err(|e| e.to_string())?;
+        let inputs = case.kernel_tensor_args().map_err(|e| e.to_string())?;
+        let job = fuzz::engines::Job {
+            case: &case,
+            inputs: &inputs,
+            emitted: None,
+            module: None,
+        };
+        let request = fuzz::engines::helion::request(tpu_runner::Mode::HelionPallas, &job)
+            .ok_or("a call argument names no input")?;
+        let pool = self.pool()?;
+        let build = pool
+            .availability()
+            .helion
+            .as_ref()
+            .map_or_else(|| "helion".to_string(), |v| format!("helion {v}"));
+        let config = pool
+            .default_config(&request)
+            .map_err(|e| e.to_string())?
+            .map_err(|k| format!("Helion did not bind the kernel: {k}"))?;
+        let sizes = config
+            .get("block_sizes")
+            .and_then(|v| v.as_array())
+            .and_then(|a| a.iter().map(|x| x.as_i64()).collect::<Option<Vec<_>>>())
+            .ok_or_else(|| format!("its default config has no int block_sizes: {config:?}"))?;
+        Ok((sizes, build))
+    }
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
@@ -48,8 +116,14 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             .push(import::ImportOptions::parse_input(s).map_err(|e| CliError::Input(e.into()))?);
     }
     let path = args.file.display().to_string();
-    let imported =
-        import::import_source(&source, &path, &options).map_err(|e| CliError::Input(e.into()))?;
+    let mut defaults = WorkerDefaults { pool: None };
+    let defaults: Option<&mut dyn import::HelionDefaults> = if args.no_helion {
+        None
+    } else {
+        Some(&mut defaults)
+    };
+    let imported = import::import_source_with(&source, &path, &options, defaults)
+        .map_err(|e| CliError::Input(e.into()))?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create '{}'", args.out.display()))
         .map_err(CliError::Input)?;

@@ -15,6 +15,10 @@ Requests:
     {"v":1,"id":N,"op":"run","mode":M,"source":"<kernel module>","inputs":[T,...],
      "call":{"kernel":"<function name>","args":[{"input":0},{"int":12},...]},
      "input_sets":[[T,...],...]}          ("input_sets" optional)
+    {"v":1,"id":N,"op":"default_config","mode":M,"source":...,"inputs":[T,...],"call":{...}}
+                                      -> {"v":1,"id":N,"ok":true,"outputs":[],"config":{...}}
+      Helion's default config (what autotune_effort="none" runs) for the kernel bound to the
+      call's arguments; nothing is compiled. Errors as for run (stages import, trace).
     {"v":1,"id":N,"op":"probe"}       -> {"v":1,"id":N,"ok":true,"probe":{...hello fields...}}
     {"v":1,"id":N,"op":"shutdown"}    -> {"v":1,"id":N,"ok":true}, then exit
 
@@ -75,6 +79,7 @@ import atexit
 import hashlib
 import importlib.util
 import inspect
+import json
 import linecache
 import os
 import re
@@ -596,8 +601,8 @@ class JittedInterpretLaunches:
         return False
 
 
-def run_case(case, mode, inputs, kernel_name, arg_spec, input_sets=()):
-    generated = None
+def load_kernel(case, kernel_name):
+    """Executes the case's source and returns its @helion.kernel function `kernel_name`."""
     try:
         module = case.load()
     except BaseException as e:  # noqa: BLE001
@@ -609,6 +614,12 @@ def run_case(case, mode, inputs, kernel_name, arg_spec, input_sets=()):
             % (kernel_name, type(kernel).__name__ if kernel is not None else "nothing")
         )
         raise CaseError(StageError("import", e), None)
+    return kernel
+
+
+def run_case(case, mode, inputs, kernel_name, arg_spec, input_sets=()):
+    generated = None
+    kernel = load_kernel(case, kernel_name)
     args = tuple(inputs[v] if kind == "input" else v for kind, v in arg_spec)
 
     if mode == "helion-eager":
@@ -791,9 +802,50 @@ def handle_run(req_id, req):
     return resp
 
 
+def handle_default_config(req_id, req):
+    """Helion's default config for the kernel bound to the request's arguments: the config
+    `autotune_effort="none"` runs (`BoundKernel.config_spec.default_config()`), in the mode's
+    settings (the Pallas backend's config spec has Pallas keys). Nothing is compiled."""
+    start = time.perf_counter()
+    cpu_start = time.process_time()
+    mode = req.get("mode")
+    case = None
+    try:
+        worker_protocol.check_mode(mode, MODES)
+        source, tensors = decode_kernel(req, decode_input)
+        kernel_name, arg_spec = parse_call(req, len(tensors))
+        reset_process_state(mode)
+        case = Case(source)
+        with EnvVars(MODE_ENV[mode]):
+            kernel = load_kernel(case, kernel_name)
+            args = tuple(tensors[v] if kind == "input" else v for kind, v in arg_spec)
+            try:
+                config = kernel.bind(args).config_spec.default_config()
+            except BaseException as e:  # noqa: BLE001
+                raise CaseError(StageError("trace", e), None)
+        # Config.to_json is Helion's own serialization (lists, ints, strings, bools, None).
+        resp = ok_response(req_id, outputs=[], config=json.loads(config.to_json()))
+    except CaseError as e:
+        resp = case_error_response(req_id, e, case)
+    except BadRequest as e:
+        resp = bad_request_response(req_id, e)
+    except Exception as e:  # noqa: BLE001  (a worker bug: report it and keep serving)
+        resp = worker_bug_response(req_id, e)
+    finally:
+        if case is not None:
+            try:
+                case.close()
+            except Exception:  # noqa: BLE001
+                traceback.print_exc()
+        reset_torch_caches()
+    resp["seconds"] = time.perf_counter() - start
+    resp["cpu_seconds"] = time.process_time() - cpu_start
+    return resp
+
+
 def main():
     try:
-        worker_protocol.serve(probe_info, {"run": handle_run})
+        worker_protocol.serve(probe_info, {"run": handle_run, "default_config": handle_default_config})
     finally:
         shutil.rmtree(WORK_DIR, ignore_errors=True)
 

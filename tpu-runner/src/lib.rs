@@ -54,8 +54,8 @@ pub use mode::{Mode, Runtime, UnknownMode};
 pub use pool::{Pool, PoolConfig};
 pub use probe::{DEFAULT_TPU_KIND, probe, probe_runtime, probe_runtime_with};
 pub use protocol::{
-    Availability, BatchResult, CallArg, KernelCall, PROTOCOL_VERSION, RunRequest, RunResult,
-    StageSeconds,
+    Availability, BatchResult, CallArg, HelionConfig, KernelCall, PROTOCOL_VERSION, RunRequest,
+    RunResult, StageSeconds,
 };
 pub use provision::{
     DEFAULT_HELION_VERSION, ProvisionError, ProvisionOptions, helion_python_if_present, provision,

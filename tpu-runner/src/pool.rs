@@ -3,10 +3,12 @@
 //! retried once; a worker that timed out or broke the protocol is replaced on next use.
 
 use crate::builds::{BuildIdentity, HelionBuild, Origin};
-use crate::error::RunError;
+use crate::error::{KernelError, RunError};
 use crate::mode::Mode;
 use crate::mode::Runtime;
-use crate::protocol::{Availability, BatchResult, RunRequest, RunResult, StageSeconds};
+use crate::protocol::{
+    Availability, BatchResult, HelionConfig, RunRequest, RunResult, StageSeconds,
+};
 use crate::worker::{Worker, XlaCompile, worker_script_for, worker_xla_flags_for};
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -360,6 +362,27 @@ impl Pool {
         let result = self
             .ensure_worker(slot)?
             .run_batch(mode, requests, self.config.timeout);
+        Self::drop_if_unhealthy(slot);
+        result
+    }
+
+    /// Asks an idle Helion worker for Helion's default config of `request`'s kernel
+    /// ([`Worker::default_config`]).
+    pub fn default_config(
+        &self,
+        request: &RunRequest,
+    ) -> Result<Result<HelionConfig, KernelError>, RunError> {
+        if request.mode.runtime() != self.config.runtime {
+            return Err(RunError::WrongRuntime {
+                mode: request.mode,
+                runtime: self.config.runtime,
+            });
+        }
+        let mut lease = self.checkout();
+        let slot = lease.slot.as_mut().expect("a lease holds its slot");
+        let result = self
+            .ensure_worker(slot)?
+            .default_config(request, self.config.timeout);
         Self::drop_if_unhealthy(slot);
         result
     }

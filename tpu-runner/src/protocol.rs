@@ -82,6 +82,19 @@ pub enum Op<'a> {
         /// The kernels, each answered by one element of the response's `results`.
         kernels: Vec<WireKernel<'a>>,
     },
+    /// Helion modes: Helion's default config for `call`'s kernel bound to `inputs` (what
+    /// `autotune_effort="none"` runs), answered by the response's `config`; nothing compiles.
+    #[serde(rename = "default_config")]
+    DefaultConfig {
+        /// The Helion mode whose settings the kernel is bound under.
+        mode: Mode,
+        /// A case script's kernel part.
+        source: &'a str,
+        /// The tensors `call` names.
+        inputs: Vec<WireTensor>,
+        /// The kernel and its arguments.
+        call: &'a KernelCall,
+    },
     /// Report the Python and JAX versions and devices.
     Probe,
     /// Exit after answering.
@@ -239,6 +252,9 @@ pub struct WireResponse {
     /// Worker CPU seconds (all its threads) spent on the request, when it reports them.
     #[serde(default)]
     pub cpu_seconds: Option<f64>,
+    /// A `default_config` response: Helion's `Config.to_json()` object.
+    #[serde(default)]
+    pub config: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// What the kernel did on one extra input set of a `run` request: its outputs or its error.
@@ -404,6 +420,30 @@ impl RunResult {
     }
 }
 
+/// Helion's default config for a kernel: its keys and values as Helion's `Config.to_json()`
+/// writes them (`block_sizes`, `pallas_loop_type`, ...).
+pub type HelionConfig = serde_json::Map<String, serde_json::Value>;
+
+/// Interprets the response to a `default_config` request: the config, or the kernel's error.
+pub(crate) fn default_config_result(
+    resp: WireResponse,
+) -> Result<Result<HelionConfig, KernelError>, RunError> {
+    if !resp.ok {
+        let error = resp.error.ok_or_else(|| ProtocolError::Malformed {
+            reason: "ok is false but there is no error object".into(),
+            line: String::new(),
+        })?;
+        return Ok(Err(kernel_error(error)?));
+    }
+    resp.config.map(Ok).ok_or_else(|| {
+        ProtocolError::Malformed {
+            reason: "default_config response without config".into(),
+            line: String::new(),
+        }
+        .into()
+    })
+}
+
 /// Interprets the response to a `run` request.
 pub(crate) fn run_result(mode: Mode, resp: WireResponse) -> Result<RunResult, RunError> {
     let seconds = resp.seconds.unwrap_or(0.0);
@@ -553,6 +593,7 @@ pub(crate) fn batch_results(
                 split: None,
                 set_outputs: None,
                 cpu_seconds: None,
+                config: None,
             };
             run_result(mode, wire).map(|mut result| {
                 result.batched = batched;

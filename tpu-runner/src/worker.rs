@@ -6,12 +6,13 @@
 //! (`python/worker_protocol.py`), found in the crate's tree or, for a binary moved elsewhere,
 //! written from embedded copies into one directory of the temporary directory.
 
-use crate::error::{ProtocolError, RunError};
+use crate::error::{KernelError, ProtocolError, RunError};
 use crate::mode::Mode;
 use crate::mode::Runtime;
 use crate::protocol::{
-    Availability, Op, PROTOCOL_VERSION, RunRequest, RunResult, StageSeconds, WireKernel,
-    WireRequest, WireResponse, WireTensor, batch_results, kernel_error, run_result,
+    Availability, HelionConfig, Op, PROTOCOL_VERSION, RunRequest, RunResult, StageSeconds,
+    WireKernel, WireRequest, WireResponse, WireTensor, batch_results, default_config_result,
+    kernel_error, run_result,
 };
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -504,6 +505,28 @@ impl Worker {
         };
         let resp = self.call(op, timeout)?;
         batch_results(mode, requests.len(), resp)
+    }
+
+    /// Asks a Helion worker for Helion's default config of `request`'s kernel bound to its
+    /// inputs (`request.call` is required; `input_sets` are ignored). The inner `Err` is the
+    /// kernel's own failure (it did not import or bind).
+    pub fn default_config(
+        &mut self,
+        request: &RunRequest,
+        timeout: Duration,
+    ) -> Result<Result<HelionConfig, KernelError>, RunError> {
+        let call = request.call.as_ref().ok_or_else(|| ProtocolError::Malformed {
+            reason: "a default_config request needs the kernel's call".into(),
+            line: String::new(),
+        })?;
+        let op = Op::DefaultConfig {
+            mode: request.mode,
+            source: &request.source,
+            inputs: request.inputs.iter().map(WireTensor::encode).collect(),
+            call,
+        };
+        let resp = self.call(op, timeout)?;
+        default_config_result(resp)
     }
 
     /// Asks the worker for its Python, JAX and devices.

@@ -52,7 +52,9 @@ fn a_kernel_without_a_config_takes_helions_default_block_sizes() {
         .nth(1)
         .and_then(|r| r.split(']').next())
         .unwrap();
-    let size: i64 = sizes.parse().unwrap_or_else(|_| panic!("one size: {script}"));
+    let size: i64 = sizes
+        .parse()
+        .unwrap_or_else(|_| panic!("one size: {script}"));
     assert!(size >= 1, "{script}");
     // The case runs on real Helion with that config and agrees with the reference.
     let r = common::run_in(

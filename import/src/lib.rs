@@ -595,7 +595,9 @@ impl Importer<'_, '_> {
         };
         let (config, config_from) = match chosen {
             Chosen::Given(config, from) => (config, from),
-            Chosen::Default { keys, from, driven } => self.default_config(&draft, keys, from, driven)?,
+            Chosen::Default { keys, from, driven } => {
+                self.default_config(&draft, keys, from, driven)?
+            }
         };
         let script = self.script(&draft, &config, &config_from)?;
         Ok((script, config_from, draft.inputs_from))
@@ -737,23 +739,21 @@ impl Importer<'_, '_> {
                 .map(|x| &x.value),
             _ => None,
         };
-        let config_call = |e: &ast::Expr,
-                           at: At,
-                           what: &str|
-         -> Result<Chosen, (Option<u32>, String)> {
-            let ast::Expr::Call(c) = e else {
-                return Err((
-                    Some(self.line(e)),
-                    format!("{what} is not a `helion.Config(...)`"),
-                ));
+        let config_call =
+            |e: &ast::Expr, at: At, what: &str| -> Result<Chosen, (Option<u32>, String)> {
+                let ast::Expr::Call(c) = e else {
+                    return Err((
+                        Some(self.line(e)),
+                        format!("{what} is not a `helion.Config(...)`"),
+                    ));
+                };
+                let keys = self.config_keys(c.keywords.iter(), at, ev)?;
+                Ok(complete(
+                    k,
+                    keys,
+                    format!("{what} ({}:{})", self.path, self.line(e)),
+                ))
             };
-            let keys = self.config_keys(c.keywords.iter(), at, ev)?;
-            Ok(complete(
-                k,
-                keys,
-                format!("{what} ({}:{})", self.path, self.line(e)),
-            ))
-        };
         if let Some(e) = deco_kw("config") {
             return config_call(e, deco_at, "the decorator's config");
         }

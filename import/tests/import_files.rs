@@ -172,10 +172,13 @@ fn blocks_left_to_helions_default_take_the_sizes_helion_gives() {
         sizes: Ok(vec![16]),
         asked: Vec::new(),
     };
-    let got = import_source_with(&src, &path, &ImportOptions::default(), Some(&mut answer)).unwrap();
+    let got =
+        import_source_with(&src, &path, &ImportOptions::default(), Some(&mut answer)).unwrap();
     let scale = got.cases.iter().find(|c| c.kernel == "scale_rows").unwrap();
     assert!(
-        scale.script.contains("config=helion.Config(block_sizes=[16])"),
+        scale
+            .script
+            .contains("config=helion.Config(block_sizes=[16])"),
         "{}",
         scale.script
     );

@@ -56,10 +56,11 @@ impl WorkerDefaults {
                     "pallas-diff: asking Helion ({}) for default block sizes",
                     build.id()
                 );
-                let config = tpu_runner::PoolConfig::for_runtime(tpu_runner::Runtime::Helion, python)
-                    .with_helion_build(Some(build))
-                    .with_workers(1)
-                    .with_timeout(std::time::Duration::from_secs(120));
+                let config =
+                    tpu_runner::PoolConfig::for_runtime(tpu_runner::Runtime::Helion, python)
+                        .with_helion_build(Some(build))
+                        .with_workers(1)
+                        .with_timeout(std::time::Duration::from_secs(120));
                 tpu_runner::Pool::new(config)
                     .map_err(|e| format!("cannot start a Helion worker: {e}"))
             })
@@ -70,7 +71,8 @@ impl WorkerDefaults {
 
 impl import::HelionDefaults for WorkerDefaults {
     fn block_sizes(&mut self, script: &str) -> Result<(Vec<i64>, String), String> {
-        let case = lang::frontend::parse_case(script, "<imported case>").map_err(|e| e.to_string())?;
+        let case =
+            lang::frontend::parse_case(script, "<imported case>").map_err(|e| e.to_string())?;
         let inputs = case.kernel_tensor_args().map_err(|e| e.to_string())?;
         let job = fuzz::engines::Job {
             case: &case,

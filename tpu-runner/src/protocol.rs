@@ -677,6 +677,34 @@ mod tests {
             serde_json::to_string(&helion).unwrap(),
             r#"{"v":1,"id":9,"op":"run","mode":"helion-pallas","source":"def k(x, n): ...","inputs":[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}],"call":{"kernel":"k","args":[{"input":0},{"int":12}]},"input_sets":[[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}]]}"#
         );
+        let default_config = WireRequest {
+            v: PROTOCOL_VERSION,
+            id: 10,
+            op: Op::DefaultConfig {
+                mode: Mode::HelionPallas,
+                source: "def k(x, n): ...",
+                inputs: vec![WireTensor::encode(&x)],
+                call: &call,
+            },
+        };
+        assert_eq!(
+            serde_json::to_string(&default_config).unwrap(),
+            r#"{"v":1,"id":10,"op":"default_config","mode":"helion-pallas","source":"def k(x, n): ...","inputs":[{"dtype":"float32","shape":[2],"data":"AACAPwAAAMA="}],"call":{"kernel":"k","args":[{"input":0},{"int":12}]}}"#
+        );
+        let answer: WireResponse = serde_json::from_str(
+            r#"{"v":1,"id":10,"ok":true,"outputs":[],"config":{"block_sizes":[32],"pallas_loop_type":"unroll"}}"#,
+        )
+        .unwrap();
+        let config = default_config_result(answer).unwrap().unwrap();
+        assert_eq!(config["block_sizes"], serde_json::json!([32]));
+        let refused: WireResponse = serde_json::from_str(
+            r#"{"v":1,"id":10,"ok":false,"error":{"stage":"trace","type":"RankMismatch","message":"m"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            default_config_result(refused).unwrap().unwrap_err().kind,
+            "RankMismatch"
+        );
         let probe = WireRequest {
             v: 1,
             id: 8,

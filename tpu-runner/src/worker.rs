@@ -515,10 +515,13 @@ impl Worker {
         request: &RunRequest,
         timeout: Duration,
     ) -> Result<Result<HelionConfig, KernelError>, RunError> {
-        let call = request.call.as_ref().ok_or_else(|| ProtocolError::Malformed {
-            reason: "a default_config request needs the kernel's call".into(),
-            line: String::new(),
-        })?;
+        let call = request
+            .call
+            .as_ref()
+            .ok_or_else(|| ProtocolError::Malformed {
+                reason: "a default_config request needs the kernel's call".into(),
+                line: String::new(),
+            })?;
         let op = Op::DefaultConfig {
             mode: request.mode,
             source: &request.source,

@@ -185,6 +185,9 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         }
     };
     let block_sizes = types.block_sizes.clone();
+    if let Some(r) = crate::validate::host_access(case, &types) {
+        return rejected(r, block_sizes);
+    }
     // Trace-time checks ran on the whole kernel; dead device statements are gone before
     // planning (D-1.5.1-15). The live kernel is traced again for its types, only when
     // something was removed, under the whole kernel's block sizes: Helion registers them while

@@ -58,6 +58,74 @@ pub fn validate_traced(case: &Case, types: Option<&Types>, faults: FaultSet) -> 
     v.found
 }
 
+/// The first host-tensor load or store (program order) whose indices the Pallas backend
+/// refuses when it lowers the traced kernel to device IR: a slice with a step other than 1 or a
+/// negative static bound ([`Rule::TraceHostSliceUnsupported`]). Runs after tracing succeeded,
+/// on the whole kernel (dead statements included: device IR is built before they go).
+/// Data-dependent bounds pass (a SymInt bound is supported).
+pub fn host_access(case: &Case, types: &Types) -> Option<Rejection> {
+    let env = HostInts { host: &types.host };
+    let refused = |indices: &[Index], span: Span| {
+        indices.iter().find_map(|index| {
+            let Index::Slice { start, stop, step } = index else {
+                return None;
+            };
+            let negative = |b: &Option<Expr>| {
+                b.as_ref()
+                    .and_then(|x| lang::ir::arith::static_int(x, &env))
+                    .is_some_and(|v| v < 0)
+            };
+            let strided = step
+                .as_ref()
+                .is_some_and(|x| lang::ir::arith::static_int(x, &env) != Some(1));
+            (strided || negative(start) || negative(stop)).then(|| {
+                Rejection::new(
+                    Rule::TraceHostSliceUnsupported,
+                    span,
+                    &[("index", &index_repr(index))],
+                )
+            })
+        })
+    };
+    let mut found = None;
+    walk::each_stmt(&case.kernel.body, &mut |stmt| {
+        if found.is_some() {
+            return;
+        }
+        walk::stmt_exprs(stmt, &mut |e| {
+            walk::each_expr(e, &mut |x| {
+                if found.is_none()
+                    && let ExprKind::Load { indices, .. } = &x.kind
+                {
+                    found = refused(indices, x.span);
+                }
+            });
+        });
+        if found.is_none()
+            && let StmtKind::Store { indices, .. } = &stmt.kind
+        {
+            found = refused(indices, stmt.span);
+        }
+    });
+    found
+}
+
+/// Host ints and sizes only. A device name bound to a literal int (`w = -4`, then `x[t, w:]`)
+/// is not followed: an unknown step is refused as strided, an unknown bound passes.
+struct HostInts<'a> {
+    host: &'a HostEnv,
+}
+
+impl lang::ir::arith::IntEnv for HostInts<'_> {
+    fn name(&self, name: &str) -> Option<i64> {
+        self.host.ints.get(name).copied()
+    }
+
+    fn size(&self, size: &Expr, _value: &Expr, _dim: i64) -> Option<i64> {
+        self.host.eval_int(size)
+    }
+}
+
 struct Validator<'a> {
     host: &'a HostEnv,
     /// Device names bound to static ints (`w = 3` inside a loop).
@@ -340,6 +408,53 @@ k(x)
             verdict("3:0:-1").unwrap().message,
             "Slice step must be greater than zero, as in PyTorch indexing; got slice(3, 0, -1)."
         );
+    }
+
+    fn host_verdict(src_index: &str, dst_index: &str) -> Option<Rejection> {
+        let source = format!(
+            r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[4]))
+def k(src: torch.Tensor, dst: torch.Tensor):
+    for tile in hl.tile(src.size(0)):
+        dst[tile, {dst_index}] = src[tile, {src_index}]
+    return dst
+
+
+src = torch.ones(8, 32)
+dst = torch.zeros(8, 32)
+k(src, dst)
+"#
+        );
+        let case = parse_case(&source, "k.py").unwrap();
+        let types = lang::ir::types::infer(&case).unwrap();
+        host_access(&case, &types)
+    }
+
+    #[test]
+    fn strided_and_negative_host_slices_are_backend_unsupported() {
+        // The strided store a seeded campaign found (Helion 1.5.1: "Backend 'pallas' does not
+        // support: slice expr slice(None, None, 2)"); the load comes first on its line, but the
+        // store is the statement and the load is its value: program order reaches the load.
+        let r = host_verdict("::2", "::2").unwrap();
+        assert_eq!(r.rule, Rule::TraceHostSliceUnsupported);
+        assert_eq!(r.class(), ErrorClass::BackendUnsupported);
+        assert_eq!(r.message, "slice expr slice(None, None, 2)");
+        assert_eq!(r.span.line, 9);
+        let r = host_verdict("0:16", "-16:").unwrap();
+        assert_eq!(r.message, "slice expr slice(-16, None, None)");
+        // Contiguous slices with non-negative or open bounds pass.
+        for (s, d) in [
+            ("0:16", "16:"),
+            (":", ":"),
+            ("4:20", "0:16"),
+            ("0:32:1", ":"),
+        ] {
+            assert_eq!(host_verdict(s, d), None, "src[tile, {s}] -> dst[tile, {d}]");
+        }
     }
 
     #[test]

@@ -114,6 +114,13 @@ rules! {
     /// with the tensor's size, a device allocation of a symbolic size (D-1.5.1-17's text).
     TraceOneSidedDynamicSlice = "trace.one-sided-dynamic-slice", ShapeSpecializingAllocation,
         "Using a tensor size in a device allocation requires specialization. Use `hl.specialize` or `hl.constexpr` to specialize the size.";
+    /// A host-tensor load or store whose slice has a step other than 1 or a negative static
+    /// bound (`dst[tile, ::2] = src[tile, ::2]`, `x[tile, -4:]`): refused while the traced
+    /// kernel is lowered to device IR, when the Pallas backend classifies every load and
+    /// store's indices (`_is_supported_slice`, helion/_compiler/pallas/plan_tiling.py:588 and
+    /// :901 in 1.5.1, reached from `indirect_access_modes` at bind time).
+    TraceHostSliceUnsupported = "trace.host-slice-unsupported", BackendUnsupported,
+        "slice expr {index}";
     /// Type propagation failed (Helion's tracing raised before any planning; spec §2.11).
     TraceTypeError = "trace.type-error", TracingError,
         "tracing the kernel failed: {message}";

@@ -164,10 +164,20 @@ impl Infer<'_> {
                     };
                     let len = len.ok_or_else(|| err(span, "a slice needs a static width"))?;
                     // D-1.5.1-03: on a concrete dim a literal slice is sized the way PyTorch
-                    // clips it (stop into [0, size], then at least start); on a tiled dim the
-                    // size stays `b - a`, the width the planner reads from the literal.
+                    // clips it (a negative bound counts from the end, then each bound into
+                    // [0, size], the stop at least the start); on a tiled dim the size stays
+                    // `b - a`, the width the planner reads from the literal. (A host tensor's
+                    // `x[t, -16:]` traces so in Helion; its backend refuses it after tracing,
+                    // `trace.host-slice-unsupported`.)
+                    let from_end = |v: i64| {
+                        if v < 0 {
+                            (v + extent).max(0)
+                        } else {
+                            v.min(extent)
+                        }
+                    };
                     let len = match (dims[k].block, start, step) {
-                        (None, Some(a), 1) if a >= 0 => (a + len).clamp(0, extent).max(a) - a,
+                        (None, Some(a), 1) => (from_end(a + len) - from_end(a)).max(0),
                         (None | Some(_), _, _) => len,
                     };
                     let mut dim = Dim::fixed(((len + step - 1).div_euclid(step)).max(0));

@@ -568,7 +568,7 @@ pub(crate) fn binary(op: BinOp, a: Opnd<'_>, b: Opnd<'_>, span: Span) -> Res<DTe
     let (av, ashape) = operand_slice(a, c, span)?;
     let (bv, bshape) = operand_slice(b, c, span)?;
     // Before broadcasting: a zero divisor is an error even where the result is empty.
-    if op == BinOp::FloorDiv && matches!(c, Ty::I32 | Ty::I64) && bv.iter().any(|&y| y == 0.0) {
+    if op == BinOp::FloorDiv && matches!(c, Ty::I32 | Ty::I64) && bv.contains(&0.0) {
         return err(K::DivisionByZero, span, "integer floor division by zero");
     }
     let av = broadcast_values(av, ashape, &out_shape);

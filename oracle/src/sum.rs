@@ -22,7 +22,7 @@
 //! Integer sums are exact and have type int64, as in torch.
 
 use crate::ty::Ty;
-use ndarray::{Array2, ArrayD, ArrayView3, Axis};
+use ndarray::ArrayD;
 
 /// NumPy's `pairwise_sum` in float32 arithmetic over `a[0], a[stride], …` (n elements).
 fn pairwise(a: &[f64], n: usize, stride: usize) -> f32 {
@@ -58,24 +58,27 @@ fn pairwise(a: &[f64], n: usize, stride: usize) -> f32 {
     }
 }
 
-/// Adds the rows of every `(n, inner)` plane of `x` (`outer × n × inner`, standard layout)
-/// into the matching row of `out` (`outer × inner`) in order, `add(acc, value)`: sequential
-/// accumulation per output element. Each row is added by ndarray's `zip_mut_with` on
-/// contiguous one-dimensional views (a slice loop); one `Zip` per reduced row over the
-/// strided `(outer, inner)` plane was 3% of the reference's instructions (callgrind, `digest`
-/// example, 5,000 cases, 2026-12-05).
-fn accumulate(out: &mut Array2<f64>, x: ArrayView3<'_, f64>, mut add: impl FnMut(&mut f64, &f64)) {
-    for (mut acc, plane) in out.outer_iter_mut().zip(x.outer_iter()) {
-        for row in plane.outer_iter() {
-            acc.zip_mut_with(&row, &mut add);
+/// Adds the rows of every `(n, inner)` plane of `x` (`outer × n × inner`, row-major, as a
+/// slice) into the matching row of `out` (`outer × inner`) in order, `add(acc, value)`:
+/// sequential accumulation per output element, one contiguous row at a time (`n` and
+/// `inner` non-zero).
+fn accumulate(out: &mut [f64], x: &[f64], n: usize, inner: usize, add: impl Fn(f64, f64) -> f64) {
+    for (acc, plane) in out.chunks_exact_mut(inner).zip(x.chunks_exact(n * inner)) {
+        for row in plane.chunks_exact(inner) {
+            for (a, &v) in acc.iter_mut().zip(row) {
+                *a = add(*a, v);
+            }
         }
     }
 }
 
 /// Sums `data` over `dim`; returns the result type and values (`data`'s shape without `dim`,
-/// standard layout). The value is seen as a fixed-rank `(outer, n, inner)` array, `n` the
-/// reduced dim: one pairwise sum per contiguous row when `inner == 1`, otherwise a sequential
-/// accumulation ([`accumulate`]).
+/// standard layout). The value is seen as `(outer, n, inner)`, `n` the reduced dim, on its
+/// row-major slice: one pairwise sum per contiguous row when `inner == 1`, otherwise a
+/// sequential accumulation ([`accumulate`]). The order is this module's, so the walk is over
+/// slices, not ndarray's views: with `ArrayView3`, `outer_iter`, `zip_mut_with` and a
+/// fixed-rank result this function's hot code was twice its size, and the reference's hot
+/// code no longer fit the instruction cache (callgrind `--cache-sim=yes`, 2026-12-05).
 pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64>) {
     let shape = data.shape();
     let outer: usize = shape[..dim].iter().product();
@@ -86,37 +89,32 @@ pub(crate) fn sum_dim(ty: Ty, data: &ArrayD<f64>, dim: usize) -> (Ty, ArrayD<f64
     let values = data
         .as_slice()
         .expect("a device value is in standard layout");
-    let x = ArrayView3::from_shape((outer, n, inner), values).expect("the dims multiply out");
-    let mut out = Array2::<f64>::zeros((outer, inner));
+    let mut out = vec![0.0f64; outer * inner];
+    let empty = out.is_empty() || n == 0;
     let ty = match ty {
         Ty::I32 | Ty::I64 | Ty::Bool => {
-            accumulate(&mut out, x, |a, &v| *a += v);
+            if !empty {
+                accumulate(&mut out, values, n, inner, |a, v| a + v);
+            }
             Ty::I64
         }
         Ty::F32 | Ty::Bf16 => {
-            if inner == 1 {
-                for (o, row) in out.iter_mut().zip(x.index_axis(Axis(2), 0).rows()) {
-                    let row = row
-                        .as_slice()
-                        .expect("rows of a standard array are contiguous");
+            if !empty && inner == 1 {
+                for (o, row) in out.iter_mut().zip(values.chunks_exact(n)) {
                     *o = f64::from(0.0f32 + pairwise(row, n, 1));
                 }
-            } else {
-                accumulate(&mut out, x, |a, &v| *a = f64::from(*a as f32 + v as f32));
+            } else if !empty {
+                accumulate(&mut out, values, n, inner, |a, v| {
+                    f64::from(a as f32 + v as f32)
+                });
             }
             if ty == Ty::Bf16 {
-                out.mapv_inplace(crate::ty::rbf);
+                out.iter_mut().for_each(|v| *v = crate::ty::rbf(*v));
             }
             ty
         }
     };
-    let (values, offset) = out.into_raw_vec_and_offset();
-    debug_assert_eq!(
-        offset.unwrap_or(0),
-        0,
-        "a fresh array starts at its first element"
-    );
-    (ty, crate::dense::from_shape_vec(&out_shape, values))
+    (ty, crate::dense::from_shape_vec(&out_shape, out))
 }
 
 #[cfg(test)]

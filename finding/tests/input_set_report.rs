@@ -13,7 +13,9 @@ fn a_finding_on_an_input_set_reports_that_set() {
         .join("tests/fixtures/findings-fa8d122/0005-mismatch-pallas-sim");
     let mut f = Finding::load(&dir).expect("fixture loads");
     let own = f.case.input_tensors().expect("inputs");
-    let set = fuzz::input_sets::derive(&f.case, &own, 1).pop().expect("set 1");
+    let set = fuzz::input_sets::derive(&f.case, &own, 1)
+        .pop()
+        .expect("set 1");
     let label = fuzz::input_sets::SetLabel::of(&set);
     let first = f.meta.report.mismatch.clone().expect("a mismatch");
     f.meta.report.mismatch = Some(MismatchRecord {

@@ -302,7 +302,9 @@ pub fn classify(
         }
         // Extra input sets that differed only by NaN where their finite twins agree: Helion's
         // mask by multiplication, a known issue once nothing else decides the case.
-        if e.input_sets.as_ref().is_some_and(|s| s.masked_nonfinite > 0)
+        if e.input_sets
+            .as_ref()
+            .is_some_and(|s| s.masked_nonfinite > 0)
             && let Some(k) = crate::known_issues::mask_by_multiplication(e.engine)
         {
             known = known.or(Some((*e, k.id)));
@@ -649,15 +651,27 @@ mod tests {
             c.known_issue,
             Some(crate::known_issues::MASK_BY_MULTIPLICATION)
         );
-        assert_eq!(go(&[with_sets("helion-pallas", 5.0, 0)]).outcome, Outcome::Agree);
+        assert_eq!(
+            go(&[with_sets("helion-pallas", 5.0, 0)]).outcome,
+            Outcome::Agree
+        );
         // A mismatch on the case's own inputs is still the finding, and so is one of our
         // engines'.
-        assert_eq!(go(&[with_sets("helion-pallas", 2.0, 2)]).outcome, Outcome::Mismatch);
-        let c = go(&[with_sets("helion-pallas", 5.0, 2), run("pallas-sim", outputs(2.0))]);
+        assert_eq!(
+            go(&[with_sets("helion-pallas", 2.0, 2)]).outcome,
+            Outcome::Mismatch
+        );
+        let c = go(&[
+            with_sets("helion-pallas", 5.0, 2),
+            run("pallas-sim", outputs(2.0)),
+        ]);
         assert_eq!(c.outcome, Outcome::Mismatch);
         assert_eq!(c.engine, Some(crate::engines::EngineId::PallasSim));
         // Eager mode does not mask by multiplication.
-        assert_eq!(go(&[with_sets("helion-eager", 5.0, 2)]).outcome, Outcome::Agree);
+        assert_eq!(
+            go(&[with_sets("helion-eager", 5.0, 2)]).outcome,
+            Outcome::Agree
+        );
     }
 
     #[test]

@@ -232,8 +232,9 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
                   `view_ops.py` line 1455), so a NaN or ±inf in an element torch never reads \
                   (a row past the tile loop's end, inside the tensor) becomes NaN (`inf * 0`) \
                   and flows into a sum over the tile. Seen only on extra input sets with \
-                  non-finite values, whose finite twin agrees (corpus entries 0045, 0060, \
-                  0065, 0067, 0068): counted as this issue, not a finding. `jnp.where` would \
+                  non-finite values, whose finite twin agrees (corpus entries 0065 and 0067 of \
+                  `replay --engines helion-pallas`, 2026-12-05): counted as this issue, not a \
+                  finding. `jnp.where` would \
                   keep the masked elements out.",
         tracked: "helion/_compiler/pallas/codegen.py:118 (1.5.1); not filed upstream yet",
         matches: |_| false,

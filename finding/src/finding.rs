@@ -248,6 +248,11 @@ pub struct MismatchRecord {
     pub max_rel_err: Option<f64>,
     /// The first differing elements (for a shape mismatch, the engine's shape as `index`).
     pub first: Vec<Differing>,
+    /// The extra input set the outputs were computed on (`fuzz::input_sets`), when it was not
+    /// the case's own inputs: `report` re-derives it, so the reproducer runs the inputs that
+    /// fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_set: Option<fuzz::input_sets::SetLabel>,
 }
 
 impl From<&fuzz::compare::Mismatch> for MismatchRecord {
@@ -269,6 +274,7 @@ impl From<&fuzz::compare::Mismatch> for MismatchRecord {
                     reference: *b,
                 })
                 .collect(),
+            input_set: m.input_set,
         }
     }
 }

@@ -3,7 +3,10 @@
 //! Sections: a one-line summary; the case script with its inputs spelled out (runnable by real
 //! Helion); the emitted Pallas module; the reference against the engine at the first differing
 //! elements; the verdict and rule; the engines and versions; and the standalone `repro.py`
-//! ([`crate::repro`]) that needs only JAX and NumPy.
+//! ([`crate::repro`]) that needs only JAX and NumPy. A mismatch on an extra input set of a
+//! Helion engine (`meta.json` records the set with its mismatch) is reported on that set: the
+//! set is re-derived from the case ([`failing_set`]), its inputs follow the case script as
+//! Python that replaces the script's own, and the reference shown is the reference on them.
 //!
 //! A finding made with injected faults (`meta.json` `codegen.faults`, `--inject`) is a defect of
 //! pallas-diff's model, not of Helion: the report says so first, names the `--inject` line that
@@ -30,9 +33,22 @@ pub enum Repro {
     None(String),
 }
 
-/// The reference outputs of the finding's case (evaluated now, in process).
+/// The extra input set the finding's mismatch was on (`meta.json`, `fuzz::input_sets`),
+/// re-derived from the case; `None` when the mismatch was on the case's own inputs.
+pub fn failing_set(f: &Finding) -> Option<fuzz::input_sets::InputSet> {
+    let label = f.meta.report.mismatch.as_ref()?.input_set?;
+    let own = f.case.input_tensors().ok()?;
+    fuzz::input_sets::of_label(&f.case, &own, label)
+}
+
+/// The reference outputs of the finding's case (evaluated now, in process), on the inputs the
+/// mismatch was on ([`failing_set`]).
 pub fn reference_outputs(f: &Finding) -> Result<Expected, String> {
-    match oracle::evaluate(&f.case) {
+    let evaluated = match failing_set(f) {
+        Some(set) => oracle::evaluate_with_inputs(&f.case, &Ok(set.inputs)),
+        None => oracle::evaluate(&f.case),
+    };
+    match evaluated {
         Ok(out) => {
             let names = output_names(&f.case);
             let magnitude = out.magnitude;
@@ -304,6 +320,9 @@ pub fn markdown(f: &Finding) -> String {
         .map(|c| render_case(&c))
         .unwrap_or_else(|_| render_case(&f.case));
     let _ = writeln!(out, "```python\n{}```\n", script);
+    if let Some(section) = failing_set_section(f) {
+        out.push_str(&section);
+    }
     out.push_str("## Emitted Pallas module\n\n");
     match &f.emitted {
         Some(src) => {
@@ -461,6 +480,49 @@ pub fn markdown(f: &Finding) -> String {
         }
     }
     out
+}
+
+/// The inputs of the set the mismatch was on, as Python that replaces the script's own
+/// inputs, with the `check` line that derives the same set; `None` when the mismatch was on
+/// the case's own inputs.
+fn failing_set_section(f: &Finding) -> Option<String> {
+    let set = failing_set(f)?;
+    let label = fuzz::input_sets::SetLabel::of(&set);
+    let engines = engines_to_reproduce(f.meta.report.decided_by);
+    let mut out = format!(
+        "### The failing inputs: {label}\n\n\
+         The mismatch is on {label}, values pallas-diff derives from the case's seed for its \
+         dtypes, not on the script's own inputs: put these in place of the script's inputs, \
+         before the call. `pallas-diff check case.py --engines {engines} --helion-input-sets {}` \
+         derives the same set.\n\n```python\nimport numpy as np\n\n",
+        label.number.max(fuzz::input_sets::DEFAULT_EXTRA_SETS)
+    );
+    for (input, t) in f.case.inputs.iter().zip(&set.inputs) {
+        let _ = writeln!(out, "{} = {}", input.name, torch_literal(t));
+    }
+    out.push_str("```\n\n");
+    Some(out)
+}
+
+/// A torch expression building exactly `t` (NaN and ±inf included), through NumPy (which has no
+/// bfloat16: a bfloat16 tensor is built in float32, where its values are exact, and cast).
+fn torch_literal(t: &lang::tensor::Tensor) -> String {
+    let bf16 = t.dtype == lang::tensor::DType::Bfloat16;
+    let built = lang::tensor::Tensor {
+        dtype: if bf16 {
+            lang::tensor::DType::Float32
+        } else {
+            t.dtype
+        },
+        shape: t.shape.clone(),
+        values: t.values.clone(),
+    };
+    let np = crate::repro::numpy_literal(&built);
+    if bf16 {
+        format!("torch.from_numpy({np}).to(torch.bfloat16)")
+    } else {
+        format!("torch.from_numpy({np})")
+    }
 }
 
 fn ensure_newline(s: &str) -> String {

@@ -31,7 +31,7 @@
 use lang::ir::Case;
 use lang::ir::inputs::SeededStream;
 use lang::tensor::{DType, Tensor};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How many extra input sets a Helion engine runs per case unless told otherwise
@@ -63,7 +63,7 @@ pub fn extra_sets() -> usize {
 }
 
 /// What kind of values an extra set holds (module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Flavor {
     /// The case's own values with boundary values sprinkled in.
@@ -253,6 +253,16 @@ fn in_range_boundaries(values: &[f64]) -> Vec<f64> {
     out
 }
 
+/// The extra set `label` names of `case`, whose own inputs are `own`: the very set a run
+/// derived ([`derive`] is deterministic), or `None` when the label's flavor is not the one its
+/// number has (a record of another build's flavor cycle).
+pub fn of_label(case: &Case, own: &[Tensor], label: SetLabel) -> Option<InputSet> {
+    if label.number == 0 || Flavor::of(label.number) != label.flavor {
+        return None;
+    }
+    derive(case, own, label.number).pop()
+}
+
 /// The finite twin of `set`: its values with every NaN and ±inf replaced by 0, when it has
 /// any. A Helion lowering that masks by multiplying (`x * mask.astype(dtype)`, as upstream
 /// does) turns an input's non-finite element outside a tile's live run into NaN (`inf * 0`),
@@ -284,8 +294,9 @@ pub fn finite_twin(set: &InputSet) -> Option<InputSet> {
     })
 }
 
-/// Names one extra set in a mismatch and a report: `input set 2 (large)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// Names one extra set in a mismatch and a report: `input set 2 (large)`; a finding's
+/// `meta.json` records it with its mismatch, so a report re-derives the very set ([`of_label`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SetLabel {
     /// The set's number (1-based).
     pub number: usize,
@@ -460,6 +471,22 @@ k(x, idx)
                 set.number
             );
         }
+        // A label re-derives its set (what a finding's report does); a label whose flavor
+        // is not its number's names no set.
+        let label = SetLabel::of(&a[4]);
+        assert_eq!(
+            bits(&[of_label(&c, &own, label).expect("set 5")]),
+            bits(&a[4..5])
+        );
+        let wrong = SetLabel {
+            number: 5,
+            flavor: Flavor::Specials,
+        };
+        assert_eq!(of_label(&c, &own, wrong), None);
+        assert_eq!(
+            serde_json::from_str::<SetLabel>(&serde_json::to_string(&label).unwrap()).unwrap(),
+            label
+        );
         // Another seed, other sets.
         let mut other = c.clone();
         other.seed = Some(4);

@@ -11,7 +11,10 @@
 //! exception: a value of Helion's eager mode that differs where the reference reports a
 //! departure of eager mode from torch ([`oracle::Divergence`], matched by
 //! [`KnownIssue::diverges`]); the reference computes torch's value there and never copies
-//! eager mode's.
+//! eager mode's. And one more: a Helion engine's extra input set (`crate::input_sets`) whose
+//! only difference is NaN where its finite twin agrees is Helion's mask by multiplication
+//! ([`MASK_BY_MULTIPLICATION`], [`mask_by_multiplication`]): the set is not a mismatch, and a
+//! case whose engines otherwise agree is that known issue.
 
 use crate::engines::{EngineId, EngineStatus};
 use tpu_runner::Mode;
@@ -87,6 +90,10 @@ const HELION_BACKEND: &[EngineId] = &[
     EngineId::Worker(Mode::HelionPallas),
     EngineId::Worker(Mode::HelionTpuLower),
 ];
+
+/// The id of the row of Helion's mask by multiplication: matched by no status, but by a
+/// Helion engine's extra input sets ([`crate::input_sets::SetsRun::masked_nonfinite`]).
+pub const MASK_BY_MULTIPLICATION: &str = "helion-mask-by-multiplication-nan";
 
 /// The table.
 pub const KNOWN_ISSUES: &[KnownIssue] = &[
@@ -216,6 +223,28 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         )),
     },
     KnownIssue {
+        id: MASK_BY_MULTIPLICATION,
+        engines: &[EngineId::Worker(Mode::HelionPallas)],
+        summary: "Helion 1.5.1 masks a partial tile's load by multiplying it by the mask \
+                  (`x[pl.ds(...), :] * mask_1.astype(jnp.float32)[:, None]`: \
+                  `helion/_compiler/pallas/codegen.py` line 118, with the mask of \
+                  `_load_mask_expr` line 348; a masked resident selector does the same, \
+                  `view_ops.py` line 1455), so a NaN or ±inf in an element torch never reads \
+                  (a row past the tile loop's end, inside the tensor) becomes NaN (`inf * 0`) \
+                  and flows into a sum over the tile. Seen only on extra input sets with \
+                  non-finite values, whose finite twin agrees (corpus entries 0065 and 0067 of \
+                  `replay --engines helion-pallas`, 2026-12-05): counted as this issue, not a \
+                  finding. `jnp.where` would \
+                  keep the masked elements out.",
+        tracked: "helion/_compiler/pallas/codegen.py:118 (1.5.1); not filed upstream yet",
+        matches: |_| false,
+        diverges: |_| false,
+        likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-mask-by-multiplication-nan.py"
+        )),
+    },
+    KnownIssue {
         id: "jax-tpu-interpret-ref-reshape",
         engines: &[EngineId::Worker(Mode::PallasTpuInterpret)],
         summary: "JAX 0.10.2's TPU interpreter cannot read through a Ref reshape transform \
@@ -254,6 +283,15 @@ pub fn known_divergence(
     KNOWN_ISSUES
         .iter()
         .find(|k| k.engines.contains(&engine) && divergences.iter().any(|d| (k.diverges)(d)))
+}
+
+/// The row of Helion's mask by multiplication, when `engine` is one it affects: an engine
+/// run whose extra input sets differed only by NaN from it
+/// ([`crate::input_sets::SetsRun::masked_nonfinite`]) is that known issue.
+pub fn mask_by_multiplication(engine: EngineId) -> Option<&'static KnownIssue> {
+    KNOWN_ISSUES
+        .iter()
+        .find(|k| k.id == MASK_BY_MULTIPLICATION && k.engines.contains(&engine))
 }
 
 /// The known issue an engine's status matches, if any.

@@ -300,6 +300,15 @@ pub fn classify(
                 known_issue: None,
             };
         }
+        // Extra input sets that differed only by NaN where their finite twins agree: Helion's
+        // mask by multiplication, a known issue once nothing else decides the case.
+        if e.input_sets
+            .as_ref()
+            .is_some_and(|s| s.masked_nonfinite > 0)
+            && let Some(k) = crate::known_issues::mask_by_multiplication(e.engine)
+        {
+            known = known.or(Some((*e, k.id)));
+        }
     }
     // Fidelity: the first Helion engine whose run shows Helion's verdict decides it. Eager mode
     // does no Pallas planning, so its verdict is not the backend's. A refusal that is a known
@@ -617,6 +626,52 @@ mod tests {
             |e| known_divergence(e.engine, &clamped),
         );
         assert_eq!(c.outcome, Outcome::Mismatch);
+    }
+
+    #[test]
+    fn nan_only_from_the_mask_by_multiplication_is_that_known_issue_after_every_finding() {
+        use crate::input_sets::SetsRun;
+        let reference = run("oracle", outputs(5.0));
+        let with_sets = |engine: &str, v: f64, masked: usize| {
+            let mut r = run(engine, outputs(v));
+            r.input_sets = Some(SetsRun {
+                derived: 8,
+                compared: 8,
+                masked_nonfinite: masked,
+                ..SetsRun::default()
+            });
+            r
+        };
+        let go = |runs: &[EngineRun]| {
+            classify(CompilerResult::Lowered, &reference, runs, differ, |_| None)
+        };
+        let c = go(&[with_sets("helion-pallas", 5.0, 2)]);
+        assert_eq!(c.outcome, Outcome::KnownIssue);
+        assert_eq!(
+            c.known_issue,
+            Some(crate::known_issues::MASK_BY_MULTIPLICATION)
+        );
+        assert_eq!(
+            go(&[with_sets("helion-pallas", 5.0, 0)]).outcome,
+            Outcome::Agree
+        );
+        // A mismatch on the case's own inputs is still the finding, and so is one of our
+        // engines'.
+        assert_eq!(
+            go(&[with_sets("helion-pallas", 2.0, 2)]).outcome,
+            Outcome::Mismatch
+        );
+        let c = go(&[
+            with_sets("helion-pallas", 5.0, 2),
+            run("pallas-sim", outputs(2.0)),
+        ]);
+        assert_eq!(c.outcome, Outcome::Mismatch);
+        assert_eq!(c.engine, Some(crate::engines::EngineId::PallasSim));
+        // Eager mode does not mask by multiplication.
+        assert_eq!(
+            go(&[with_sets("helion-eager", 5.0, 2)]).outcome,
+            Outcome::Agree
+        );
     }
 
     #[test]

@@ -279,9 +279,10 @@ impl Overlay {
             record: BuildRecord {
                 id: "mutant".to_owned(),
                 version: String::new(),
-                origin: Origin::Source {
-                    path: self.dir.path().to_path_buf(),
-                },
+                // The environment's pinned release, one module replaced by the overlay's
+                // finder: Helion is still imported from the environment, which a `Source`
+                // build refuses (it must import Helion from its own tree).
+                origin: Origin::Pinned,
             },
             overlay: Some(self.dir.path().to_path_buf()),
         };

@@ -47,15 +47,20 @@ assert calc.is_small(9) is True
 assert calc.is_small(0) is True
 "#;
 
-/// An interpreter with mutmut 3 (the Helion environment's), or why there is none.
-fn mutmut_python() -> Result<PathBuf, String> {
-    let python = tpu_runner::helion_python_if_present()?;
-    let ok = Command::new(&python)
+/// Whether `python` imports mutmut 3's operators and libcst.
+fn has_mutmut(python: &Path) -> Result<bool, String> {
+    Ok(Command::new(python)
         .args(["-c", "import mutmut.mutation.mutators, libcst"])
         .status()
         .map_err(|e| e.to_string())?
-        .success();
-    if ok {
+        .success())
+}
+
+/// The Helion environment's interpreter, which has mutmut 3 (`requirements-helion.txt`), or
+/// why there is none.
+fn mutmut_python() -> Result<PathBuf, String> {
+    let python = tpu_runner::helion_python_if_present()?;
+    if has_mutmut(&python)? {
         Ok(python)
     } else {
         Err(format!(
@@ -65,9 +70,27 @@ fn mutmut_python() -> Result<PathBuf, String> {
     }
 }
 
+/// An interpreter with mutmut 3 for mutants of a small module, which need no Helion: the
+/// Helion environment's when present, else the JAX venv's (`requirements.txt` pins mutmut and
+/// libcst too, so CI on a fresh clone runs the test), or why there is none.
+fn small_module_python() -> Result<PathBuf, String> {
+    if let Ok(python) = mutmut_python() {
+        return Ok(python);
+    }
+    let python = tpu_runner::provision().map_err(|e| e.to_string())?;
+    if has_mutmut(&python)? {
+        Ok(python)
+    } else {
+        Err(format!(
+            "neither the Helion environment nor {} has mutmut 3 (`pip install -r tpu-runner/python/requirements.txt`)",
+            python.display()
+        ))
+    }
+}
+
 #[test]
 fn real_mutants_of_a_small_module_apply_and_most_are_killed() {
-    let python = match mutmut_python() {
+    let python = match small_module_python() {
         Ok(p) => p,
         Err(why) => {
             println!("skipped: no interpreter with mutmut 3: {why}");

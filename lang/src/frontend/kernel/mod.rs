@@ -115,6 +115,7 @@ impl<'c, 's> KernelParser<'c, 's> {
                     match p.kind {
                         ParamKind::Tensor => NameKind::HostTensor,
                         ParamKind::Int => NameKind::HostInt,
+                        ParamKind::Float => NameKind::HostFloat,
                     },
                 )
             })
@@ -162,6 +163,23 @@ impl<'c, 's> KernelParser<'c, 's> {
     /// `.dtype` of a tensor name whose dtype is known statically (`out.dtype`), which is
     /// desugared to its literal.
     fn dtype_arg(&self, e: &ast::Expr) -> Result<DType, FrontendError> {
+        // `torch.promote_types(a, b)` of two dtypes: torch's promotion, decided here since
+        // both are static (the dtype Helion traces is the same one).
+        if let ast::Expr::Call(c) = e
+            && dotted(&c.func).as_deref() == Some("torch.promote_types")
+        {
+            let ([a, b], []) = (c.args.as_slice(), c.keywords.as_slice()) else {
+                return Err(self.err(
+                    e,
+                    "torch.promote_types",
+                    "torch.promote_types takes two dtypes",
+                ));
+            };
+            return Ok(crate::ir::types::promote(
+                self.dtype_arg(a)?,
+                self.dtype_arg(b)?,
+            ));
+        }
         let ast::Expr::Attribute(a) = e else {
             return dtype_of(self.ctx, e);
         };
@@ -178,7 +196,7 @@ impl<'c, 's> KernelParser<'c, 's> {
         match self.names.get(n.id.as_str()) {
             None => return Err(self.err(&*a.value, "name", super::wellformed::unbound(&n.id))),
             Some(NameKind::HostTensor | NameKind::Device) => {}
-            Some(NameKind::HostInt | NameKind::Tile | NameKind::GridIndex) => {
+            Some(NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex) => {
                 return Err(self.err(
                     e,
                     ".dtype",
@@ -204,7 +222,7 @@ impl<'c, 's> KernelParser<'c, 's> {
         match self.names.get(n.id.as_str()) {
             None => return Err(self.err(e, "name", super::wellformed::unbound(&n.id))),
             Some(NameKind::HostTensor | NameKind::Device) => {}
-            Some(NameKind::HostInt | NameKind::Tile | NameKind::GridIndex) => {
+            Some(NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex) => {
                 return Err(self.err(e, construct, format!("`{}` is not a tensor", n.id)));
             }
         }

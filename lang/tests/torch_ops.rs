@@ -170,3 +170,20 @@ fn torch_add_with_alpha_is_the_arithmetic_it_stands_for() {
     .to_string();
     assert!(e.contains("keyword `out` of torch.add"), "{e}");
 }
+
+#[test]
+fn dot_t_is_a_transpose_of_a_value_of_known_rank_two() {
+    let a = parse(&script("v = x[t, :].T\nout[t, :] = v"));
+    let b = parse(&script("v = x[t, :].transpose(0, 1)\nout[t, :] = v"));
+    assert_eq!(a.without_spans(), b.without_spans());
+    for (body, fragment) in [
+        ("v = x[t, 0].T\nout[t, 0] = v", "rank-1"),
+        ("v = (x[t, :] + 1.0).T\nout[t, :] = v", "known statically"),
+    ] {
+        let e = parse_case(&script(body), "case.py").unwrap_err();
+        assert!(
+            e.to_string().contains("case.py:") && e.to_string().contains(fragment),
+            "{body}: {e}"
+        );
+    }
+}

@@ -154,6 +154,53 @@ impl<'c, 's> KernelParser<'c, 's> {
         Ok(())
     }
 
+    /// The rank of a device value when it is known statically: [`statics::known`]'s, or that of
+    /// a subscript of a tensor of known rank whose indices each have a known rank (a tile
+    /// variable or `t.index` one dim, an int, a grid index or another tile attribute none,
+    /// `:` or a slice one, `None` one added).
+    fn rank_of_value(&self, e: &crate::ir::Expr) -> Option<usize> {
+        use crate::ir::{ExprKind, Index, TileAttr};
+        if let Some(r) = self.known_of(e).rank {
+            return Some(r);
+        }
+        let (base, indices) = match &e.kind {
+            ExprKind::Load { tensor, indices, .. } => (self.known.get(tensor)?.rank?, indices),
+            ExprKind::Subscript { value, indices } => (self.rank_of_value(value)?, indices),
+            _ => return None,
+        };
+        let mut consumed = 0;
+        let mut rank = 0;
+        for ix in indices {
+            let (c, r) = match ix {
+                Index::Full | Index::Slice { .. } => (1, 1),
+                Index::NewAxis => (0, 1),
+                Index::Int(_) => (1, 0),
+                Index::Expr(x) => match &x.kind {
+                    ExprKind::Name(n) => match self.names.get(n.as_str())? {
+                        NameKind::Tile => (1, 1),
+                        NameKind::GridIndex | NameKind::HostInt => (1, 0),
+                        NameKind::HostFloat | NameKind::HostTensor | NameKind::Device => {
+                            return None;
+                        }
+                    },
+                    ExprKind::Int(_) => (1, 0),
+                    ExprKind::TileAttr { attr, .. } => match attr {
+                        TileAttr::Index => (1, 1),
+                        TileAttr::Begin
+                        | TileAttr::End
+                        | TileAttr::Count
+                        | TileAttr::BlockSize
+                        | TileAttr::Id => (1, 0),
+                    },
+                    _ => return None,
+                },
+            };
+            consumed += c;
+            rank += r;
+        }
+        (consumed <= base).then_some(rank + base - consumed)
+    }
+
     /// The static facts about `e` ([`statics::known`]).
     fn known_of(&self, e: &crate::ir::Expr) -> Known {
         statics::known(e, &|n: &str| self.known.get(n).copied().unwrap_or_default())

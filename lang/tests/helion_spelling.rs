@@ -866,3 +866,53 @@ fn float_parameters_take_float_literals_and_render_annotated() {
     let e = refuse(&script("x: torch.Tensor, s: float", "block_sizes=[8]", body, X, "x, float(\"inf\")"));
     assert!(e.to_string().contains("case.py:"), "{e}");
 }
+
+#[test]
+fn zeros_like_of_a_subscript_in_a_device_loop_is_hl_zeros_of_its_shape() {
+    let body = |z: &str| {
+        format!(
+            "    out = torch.empty([x.size(0)], dtype=torch.float32, device=x.device)\n    for t in hl.tile(x.size(0)):\n        acc = {z}\n        out[t] = acc + x[t, 0]\n    return out"
+        )
+    };
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("torch.zeros_like(x[t, 0], dtype=torch.float32)"),
+            X,
+            "x",
+        ),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("hl.zeros([t], dtype=torch.float32)"),
+            X,
+            "x",
+        ),
+    );
+    // The operand's dtype when none is given; `:` is the tensor's size.
+    let full = |z: &str| {
+        format!(
+            "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = {z} + x[t, :]\n    return out"
+        )
+    };
+    same_as(
+        &script("x: torch.Tensor", "block_sizes=[8]", &full("torch.zeros_like(x[t, :])"), X, "x"),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &full("hl.zeros([t, x.size(1)], dtype=torch.bfloat16)"),
+            X,
+            "x",
+        ),
+    );
+    // A value whose shape is not read off a subscript stays refused at its position.
+    let e = refuse(&script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        &full("torch.zeros_like(x[t, :] + 1.0)"),
+        X,
+        "x",
+    ));
+    assert!(e.to_string().contains("case.py:") && e.to_string().contains("hl.zeros"), "{e}");
+}

@@ -193,6 +193,26 @@ impl KernelParser<'_, '_> {
                     explicit: true,
                 });
             }
+            Some("torch.zeros_like") if self.depth > 0 => {
+                // Inside a device loop Helion makes a device block of the operand's shape:
+                // `hl.zeros(shape, dtype)`, with the shape read off a subscript of a host
+                // tensor (a tile is its dim, an int drops one, `:` is the tensor's size).
+                let f = "torch.zeros_like";
+                let [t] = c.args.as_slice() else {
+                    return Err(self.err(c, f, format!("{f} takes one tensor")));
+                };
+                let like = self.expr(t)?;
+                let shape = self.shape_of_load(&like).ok_or_else(|| {
+                    self.err(t, f, format!("{f} inside a device loop takes a subscript of a host tensor by tiles, ints, grid indices and `:` (its shape is then known): use hl.zeros([...]) otherwise"))
+                })?;
+                let dtype = match self.dtype_kw(c, f, false, true)? {
+                    Some(d) => d,
+                    None => self.known_of(&like).dtype.ok_or_else(|| {
+                        self.err(t, f, format!("the dtype of the operand of {f} is not known statically: pass dtype="))
+                    })?,
+                };
+                return Ok(ExprKind::Zeros { shape, dtype });
+            }
             Some(f @ ("torch.empty" | "torch.zeros" | "torch.empty_like" | "torch.zeros_like")) => {
                 if self.depth > 0 {
                     return Err(self.err(

@@ -201,6 +201,52 @@ impl<'c, 's> KernelParser<'c, 's> {
         (consumed <= base).then_some(rank + base - consumed)
     }
 
+    /// The shape of a subscript of a host tensor of known rank as `hl.zeros` dims, when each
+    /// index is a tile variable (its dim), an int or a grid index (no dim) or `:` (the
+    /// tensor's size); dims past the indices are the tensor's sizes.
+    fn shape_of_load(&self, e: &crate::ir::Expr) -> Option<Vec<crate::ir::Expr>> {
+        use crate::ir::{Expr, ExprKind, Index};
+        let ExprKind::Load { tensor, indices, .. } = &e.kind else {
+            return None;
+        };
+        let rank = self.known.get(tensor)?.rank?;
+        let size = |dim: usize| {
+            Expr::new(
+                ExprKind::Size {
+                    value: Box::new(Expr::new(ExprKind::Name(tensor.clone()), e.span)),
+                    dim: dim as i64,
+                },
+                e.span,
+            )
+        };
+        let mut shape = Vec::new();
+        let mut dim = 0;
+        for ix in indices {
+            match ix {
+                Index::Full => shape.push(size(dim)),
+                Index::Int(_) => {}
+                Index::Expr(x) => match &x.kind {
+                    ExprKind::Name(n) => match self.names.get(n.as_str())? {
+                        NameKind::Tile => shape.push(x.clone()),
+                        NameKind::GridIndex | NameKind::HostInt => {}
+                        NameKind::HostFloat | NameKind::HostTensor | NameKind::Device => {
+                            return None;
+                        }
+                    },
+                    ExprKind::Int(_) => {}
+                    _ => return None,
+                },
+                Index::NewAxis | Index::Slice { .. } => return None,
+            }
+            dim += 1;
+        }
+        if dim > rank {
+            return None;
+        }
+        shape.extend((dim..rank).map(size));
+        Some(shape)
+    }
+
     /// The static facts about `e` ([`statics::known`]).
     fn known_of(&self, e: &crate::ir::Expr) -> Known {
         statics::known(e, &|n: &str| self.known.get(n).copied().unwrap_or_default())

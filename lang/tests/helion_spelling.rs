@@ -819,7 +819,8 @@ fn promote_types_of_two_dtypes_is_torchs_promotion() {
             "    out = torch.empty([x.size(0)], dtype={d}, device=x.device)\n    for t in hl.tile(x.size(0)):\n        out[t] = x[t, 0]\n    return out"
         )
     };
-    let inputs = "x = torch.randn(16, 256, dtype=torch.bfloat16)\ny = torch.randn(4, dtype=torch.float32)";
+    let inputs =
+        "x = torch.randn(16, 256, dtype=torch.bfloat16)\ny = torch.randn(4, dtype=torch.float32)";
     same_as(
         &script(
             "x: torch.Tensor, y: torch.Tensor",
@@ -849,21 +850,48 @@ fn promote_types_of_two_dtypes_is_torchs_promotion() {
 #[test]
 fn float_parameters_take_float_literals_and_render_annotated() {
     let body = "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :] * s\n    return out";
-    let annotated = script("x: torch.Tensor, s: float", "block_sizes=[8]", body, X, "x, 1.25");
+    let annotated = script(
+        "x: torch.Tensor, s: float",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, 1.25",
+    );
     same_as(
         &script("x, s", "block_sizes=[8]", body, X, "x, 1.25"),
         &annotated,
     );
     let case = parse(&annotated);
-    assert_eq!(case.kernel.params[1].kind, pallas_diff_lang::ir::ParamKind::Float);
+    assert_eq!(
+        case.kernel.params[1].kind,
+        pallas_diff_lang::ir::ParamKind::Float
+    );
     assert!(render_case(&case).contains("s: float") && render_case(&case).contains("k(x, 1.25)"));
     // An int literal for a float parameter, a float for an int one, and a non-literal are
     // refused with their position.
-    let e = refuse(&script("x: torch.Tensor, s: float", "block_sizes=[8]", body, X, "x, 2"));
+    let e = refuse(&script(
+        "x: torch.Tensor, s: float",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, 2",
+    ));
     assert!(e.to_string().contains("a finite float literal"), "{e}");
-    let e = refuse(&script("x: torch.Tensor, s: int", "block_sizes=[8]", body, X, "x, 2.5"));
+    let e = refuse(&script(
+        "x: torch.Tensor, s: int",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, 2.5",
+    ));
     assert!(e.to_string().contains("an int literal"), "{e}");
-    let e = refuse(&script("x: torch.Tensor, s: float", "block_sizes=[8]", body, X, "x, float(\"inf\")"));
+    let e = refuse(&script(
+        "x: torch.Tensor, s: float",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, float(\"inf\")",
+    ));
     assert!(e.to_string().contains("case.py:"), "{e}");
 }
 
@@ -897,7 +925,13 @@ fn zeros_like_of_a_subscript_in_a_device_loop_is_hl_zeros_of_its_shape() {
         )
     };
     same_as(
-        &script("x: torch.Tensor", "block_sizes=[8]", &full("torch.zeros_like(x[t, :])"), X, "x"),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &full("torch.zeros_like(x[t, :])"),
+            X,
+            "x",
+        ),
         &script(
             "x: torch.Tensor",
             "block_sizes=[8]",
@@ -914,5 +948,8 @@ fn zeros_like_of_a_subscript_in_a_device_loop_is_hl_zeros_of_its_shape() {
         X,
         "x",
     ));
-    assert!(e.to_string().contains("case.py:") && e.to_string().contains("hl.zeros"), "{e}");
+    assert!(
+        e.to_string().contains("case.py:") && e.to_string().contains("hl.zeros"),
+        "{e}"
+    );
 }

@@ -156,7 +156,9 @@ fn float_functions_are_one_op_each_in_both_spellings() {
 
 #[test]
 fn torch_add_with_alpha_is_the_arithmetic_it_stands_for() {
-    let a = parse(&script("v = torch.add(x[t, :], y[t, :], alpha=2)\nout[t, :] = v"));
+    let a = parse(&script(
+        "v = torch.add(x[t, :], y[t, :], alpha=2)\nout[t, :] = v",
+    ));
     let b = parse(&script("v = x[t, :] + y[t, :] * 2\nout[t, :] = v"));
     assert_eq!(a.without_spans(), b.without_spans());
     let s = parse(&script("v = torch.sub(x[t, :], y[t, :])\nout[t, :] = v"));

@@ -136,13 +136,16 @@ fn float_functions_and_float_parameters() {
         format!("out = torch.empty_like(x)\nfor g in hl.grid(2):\n    out[g, :] = {f}\nreturn out")
     };
     let x = [1.0f32, -2.0, 3.0, -4.0, 0.5, 0.0, -0.25, 8.0];
-    let cases: [(&str, fn(f64) -> f64); 7] = [
+    type Case = (&'static str, fn(f64) -> f64);
+    let cases: [Case; 7] = [
         ("torch.sigmoid(x[g, :])", |v| 1.0 / (1.0 + (-v).exp())),
         ("torch.sin(x[g, :])", f64::sin),
         ("x[g, :].cos()", f64::cos),
         ("torch.tanh(x[g, :])", f64::tanh),
         ("torch.exp2(x[g, :])", f64::exp2),
-        ("torch.log(torch.relu(x[g, :]) + 1.0)", |v| (v.max(0.0) + 1.0).ln()),
+        ("torch.log(torch.relu(x[g, :]) + 1.0)", |v| {
+            (v.max(0.0) + 1.0).ln()
+        }),
         ("torch.sqrt(torch.relu(x[g, :]))", |v| v.max(0.0).sqrt()),
     ];
     for (f, want) in cases {

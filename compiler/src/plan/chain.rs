@@ -12,7 +12,8 @@ use lang::ir::hash::{FastMap, FastSet};
 use lang::ir::sym::{BlockId, Sym};
 use lang::ir::types::Ty;
 use lang::ir::{
-    AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, ReduceKind, StmtKind, TensorOp, UnaryFn, ViewOp,
+    AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, ReduceKind, StmtKind, TensorOp,
+    UnaryFn, ViewOp,
 };
 
 /// The resident-Ref transform allowlist (spec §2.5), as named in messages.

@@ -60,7 +60,11 @@ impl KernelParser<'_, '_> {
                             ));
                         }
                         None => {
-                            return Err(self.err(kw, "**", "**kwargs are not part of a case script"))
+                            return Err(self.err(
+                                kw,
+                                "**",
+                                "**kwargs are not part of a case script",
+                            ));
                         }
                     }
                 }

@@ -164,7 +164,9 @@ impl<'c, 's> KernelParser<'c, 's> {
             return Some(r);
         }
         let (base, indices) = match &e.kind {
-            ExprKind::Load { tensor, indices, .. } => (self.known.get(tensor)?.rank?, indices),
+            ExprKind::Load {
+                tensor, indices, ..
+            } => (self.known.get(tensor)?.rank?, indices),
             ExprKind::Subscript { value, indices } => (self.rank_of_value(value)?, indices),
             _ => return None,
         };
@@ -206,7 +208,10 @@ impl<'c, 's> KernelParser<'c, 's> {
     /// tensor's size); dims past the indices are the tensor's sizes.
     fn shape_of_load(&self, e: &crate::ir::Expr) -> Option<Vec<crate::ir::Expr>> {
         use crate::ir::{Expr, ExprKind, Index};
-        let ExprKind::Load { tensor, indices, .. } = &e.kind else {
+        let ExprKind::Load {
+            tensor, indices, ..
+        } = &e.kind
+        else {
             return None;
         };
         let rank = self.known.get(tensor)?.rank?;
@@ -289,7 +294,9 @@ impl<'c, 's> KernelParser<'c, 's> {
         match self.names.get(n.id.as_str()) {
             None => return Err(self.err(&*a.value, "name", super::wellformed::unbound(&n.id))),
             Some(NameKind::HostTensor | NameKind::Device) => {}
-            Some(NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex) => {
+            Some(
+                NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex,
+            ) => {
                 return Err(self.err(
                     e,
                     ".dtype",
@@ -315,7 +322,9 @@ impl<'c, 's> KernelParser<'c, 's> {
         match self.names.get(n.id.as_str()) {
             None => return Err(self.err(e, "name", super::wellformed::unbound(&n.id))),
             Some(NameKind::HostTensor | NameKind::Device) => {}
-            Some(NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex) => {
+            Some(
+                NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex,
+            ) => {
                 return Err(self.err(e, construct, format!("`{}` is not a tensor", n.id)));
             }
         }

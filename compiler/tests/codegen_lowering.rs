@@ -386,3 +386,31 @@ fn dma_row_slab_under_data_dependent_bounds() {
     let code = emit("slab_static", &kernel("float32", "0", "x.size(0)"), false);
     assert!(!code.contains("make_async_copy"), "slab_static:\n{code}");
 }
+
+#[test]
+fn float_functions_and_float_parameters_are_gaps_named_by_construct() {
+    let x = "x = torch.randn(16, 128)";
+    for (params, body, call, construct) in [
+        (
+            "x: torch.Tensor",
+            "    out = torch.empty_like(x)\n    for t in hl.tile(16):\n        out[t, :] = torch.sigmoid(x[t, :])\n    return out",
+            "x",
+            "torch.sigmoid",
+        ),
+        (
+            "x: torch.Tensor, s: float",
+            "    out = torch.empty_like(x)\n    for t in hl.tile(16):\n        out[t, :] = x[t, :] * s\n    return out",
+            "x, 1.5",
+            "a float parameter",
+        ),
+    ] {
+        let src = script("block_sizes=[8]", params, body, x, call);
+        let case = parse_case(&src, "case.py").unwrap_or_else(|e| panic!("{e}\n{src}"));
+        match compile(&case, &CodegenOptions::default()) {
+            Compiled::Gap(NotModelled { gap: g, .. }) => {
+                assert_eq!(g.construct, construct, "{src}")
+            }
+            Compiled::Lowered(_) | Compiled::Rejected(_) => panic!("not a gap:\n{src}"),
+        }
+    }
+}

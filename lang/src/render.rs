@@ -33,6 +33,7 @@ pub fn render_case(case: &Case) -> String {
     let args = join(case.call.args.iter().map(|a| match a {
         Arg::Input(n) => renamed(n),
         Arg::Int(v) => v.to_string(),
+        Arg::Float(v) => float(*v),
     }));
     match &case.call.result {
         Some(r) => {
@@ -149,6 +150,7 @@ pub fn render_kernel(case: &Case) -> String {
             match p.kind {
                 crate::ir::ParamKind::Tensor => "torch.Tensor",
                 crate::ir::ParamKind::Int => "int",
+                crate::ir::ParamKind::Float => "float",
             }
         )
     }));

@@ -49,6 +49,7 @@ pub(crate) fn op(e: &Expr, op: &TensorOp, args: &[Expr]) -> String {
             TensorOp::Exp
             | TensorOp::Relu
             | TensorOp::Rsqrt
+            | TensorOp::Unary(_)
             | TensorOp::Maximum
             | TensorOp::Minimum
             | TensorOp::Where

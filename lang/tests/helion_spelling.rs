@@ -488,9 +488,10 @@ fn an_unannotated_parameter_takes_its_kind_from_the_call() {
             "x, 16",
         ),
     );
-    // Other annotations stay refused.
+    // Other annotations stay refused (`float` is a float parameter, which takes a float
+    // literal: `float_parameters_take_float_literals_and_render_annotated`).
     let e = refuse(&script(
-        "x: torch.Tensor, n: float",
+        "x: torch.Tensor, n: str",
         "block_sizes=[8]",
         body,
         X,
@@ -809,4 +810,146 @@ fn a_kernel_that_returns_nothing_outputs_what_it_wrote() {
     // A kernel that returns values outputs those.
     let case = parse(&script("x: torch.Tensor", "block_sizes=[8]", COPY, X, "x"));
     assert!(case.kernel.written_params().is_empty());
+}
+
+#[test]
+fn promote_types_of_two_dtypes_is_torchs_promotion() {
+    let body = |d: &str| {
+        format!(
+            "    out = torch.empty([x.size(0)], dtype={d}, device=x.device)\n    for t in hl.tile(x.size(0)):\n        out[t] = x[t, 0]\n    return out"
+        )
+    };
+    let inputs =
+        "x = torch.randn(16, 256, dtype=torch.bfloat16)\ny = torch.randn(4, dtype=torch.float32)";
+    same_as(
+        &script(
+            "x: torch.Tensor, y: torch.Tensor",
+            "block_sizes=[8]",
+            &body("torch.promote_types(x.dtype, y.dtype)"),
+            inputs,
+            "x, y",
+        ),
+        &script(
+            "x: torch.Tensor, y: torch.Tensor",
+            "block_sizes=[8]",
+            &body("torch.float32"),
+            inputs,
+            "x, y",
+        ),
+    );
+    let e = refuse(&script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        &body("torch.promote_types(x.dtype)"),
+        X,
+        "x",
+    ));
+    assert!(e.to_string().contains("takes two dtypes"), "{e}");
+}
+
+#[test]
+fn float_parameters_take_float_literals_and_render_annotated() {
+    let body = "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :] * s\n    return out";
+    let annotated = script(
+        "x: torch.Tensor, s: float",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, 1.25",
+    );
+    same_as(
+        &script("x, s", "block_sizes=[8]", body, X, "x, 1.25"),
+        &annotated,
+    );
+    let case = parse(&annotated);
+    assert_eq!(
+        case.kernel.params[1].kind,
+        pallas_diff_lang::ir::ParamKind::Float
+    );
+    assert!(render_case(&case).contains("s: float") && render_case(&case).contains("k(x, 1.25)"));
+    // An int literal for a float parameter, a float for an int one, and a non-literal are
+    // refused with their position.
+    let e = refuse(&script(
+        "x: torch.Tensor, s: float",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, 2",
+    ));
+    assert!(e.to_string().contains("a finite float literal"), "{e}");
+    let e = refuse(&script(
+        "x: torch.Tensor, s: int",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, 2.5",
+    ));
+    assert!(e.to_string().contains("an int literal"), "{e}");
+    let e = refuse(&script(
+        "x: torch.Tensor, s: float",
+        "block_sizes=[8]",
+        body,
+        X,
+        "x, float(\"inf\")",
+    ));
+    assert!(e.to_string().contains("case.py:"), "{e}");
+}
+
+#[test]
+fn zeros_like_of_a_subscript_in_a_device_loop_is_hl_zeros_of_its_shape() {
+    let body = |z: &str| {
+        format!(
+            "    out = torch.empty([x.size(0)], dtype=torch.float32, device=x.device)\n    for t in hl.tile(x.size(0)):\n        acc = {z}\n        out[t] = acc + x[t, 0]\n    return out"
+        )
+    };
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("torch.zeros_like(x[t, 0], dtype=torch.float32)"),
+            X,
+            "x",
+        ),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &body("hl.zeros([t], dtype=torch.float32)"),
+            X,
+            "x",
+        ),
+    );
+    // The operand's dtype when none is given; `:` is the tensor's size.
+    let full = |z: &str| {
+        format!(
+            "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = {z} + x[t, :]\n    return out"
+        )
+    };
+    same_as(
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &full("torch.zeros_like(x[t, :])"),
+            X,
+            "x",
+        ),
+        &script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &full("hl.zeros([t, x.size(1)], dtype=torch.bfloat16)"),
+            X,
+            "x",
+        ),
+    );
+    // A value whose shape is not read off a subscript stays refused at its position.
+    let e = refuse(&script(
+        "x: torch.Tensor",
+        "block_sizes=[8]",
+        &full("torch.zeros_like(x[t, :] + 1.0)"),
+        X,
+        "x",
+    ));
+    assert!(
+        e.to_string().contains("case.py:") && e.to_string().contains("hl.zeros"),
+        "{e}"
+    );
 }

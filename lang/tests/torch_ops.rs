@@ -125,3 +125,67 @@ fn unmodelled_keywords_and_arguments_are_refused_where_written() {
     let e = parse_case(host, "case.py").expect_err("host mask");
     assert!(e.to_string().contains("host code"), "{e}");
 }
+
+#[test]
+fn float_functions_are_one_op_each_in_both_spellings() {
+    use pallas_diff_lang::ir::UnaryFn;
+    for f in UnaryFn::ALL {
+        let name = f.name();
+        let case = round_trips(&format!("v = torch.{name}(x[t, :])\nout[t, :] = v"));
+        assert_eq!(
+            first_value(&case),
+            ExprKind::Op {
+                op: TensorOp::Unary(f),
+                args: match first_value(&case) {
+                    ExprKind::Op { args, .. } => args,
+                    other => panic!("{other:?}"),
+                },
+            }
+        );
+        let method = round_trips(&format!("v = x[t, :].{name}()\nout[t, :] = v"));
+        assert_eq!(method.without_spans(), case.without_spans(), "{name}");
+    }
+    let e = parse_case(
+        &script("v = torch.sigmoid(x[t, :], out=y)\nout[t, :] = v"),
+        "case.py",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("case.py:") && e.contains("keyword `out`"), "{e}");
+}
+
+#[test]
+fn torch_add_with_alpha_is_the_arithmetic_it_stands_for() {
+    let a = parse(&script(
+        "v = torch.add(x[t, :], y[t, :], alpha=2)\nout[t, :] = v",
+    ));
+    let b = parse(&script("v = x[t, :] + y[t, :] * 2\nout[t, :] = v"));
+    assert_eq!(a.without_spans(), b.without_spans());
+    let s = parse(&script("v = torch.sub(x[t, :], y[t, :])\nout[t, :] = v"));
+    let d = parse(&script("v = x[t, :] - y[t, :]\nout[t, :] = v"));
+    assert_eq!(s.without_spans(), d.without_spans());
+    let e = parse_case(
+        &script("v = torch.add(x[t, :], y[t, :], out=y)\nout[t, :] = v"),
+        "case.py",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("keyword `out` of torch.add"), "{e}");
+}
+
+#[test]
+fn dot_t_is_a_transpose_of_a_value_of_known_rank_two() {
+    let a = parse(&script("v = x[t, :].T\nout[t, :] = v"));
+    let b = parse(&script("v = x[t, :].transpose(0, 1)\nout[t, :] = v"));
+    assert_eq!(a.without_spans(), b.without_spans());
+    for (body, fragment) in [
+        ("v = x[t, 0].T\nout[t, 0] = v", "rank-1"),
+        ("v = (x[t, :] + 1.0).T\nout[t, :] = v", "known statically"),
+    ] {
+        let e = parse_case(&script(body), "case.py").unwrap_err();
+        assert!(
+            e.to_string().contains("case.py:") && e.to_string().contains(fragment),
+            "{body}: {e}"
+        );
+    }
+}

@@ -170,6 +170,10 @@ pub(crate) enum ParamInit {
         slot: usize,
         value: i64,
     },
+    Float {
+        slot: usize,
+        value: f64,
+    },
 }
 
 /// A case compiled for evaluation: compile once with [`Plan::compile`], run any number of
@@ -343,7 +347,12 @@ impl Compiler<'_> {
                     });
                 }
                 (ParamKind::Int, Arg::Int(v)) => params.push(ParamInit::Int { slot, value: *v }),
-                (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => {
+                (ParamKind::Float, Arg::Float(v)) => {
+                    params.push(ParamInit::Float { slot, value: *v })
+                }
+                (ParamKind::Tensor, Arg::Int(_) | Arg::Float(_))
+                | (ParamKind::Int, Arg::Input(_) | Arg::Float(_))
+                | (ParamKind::Float, Arg::Input(_) | Arg::Int(_)) => {
                     return err(
                         K::InvalidInput,
                         param.span,

@@ -129,3 +129,74 @@ fn a_where_on_a_non_mask_and_mismatched_products_are_invalid() {
     let m = "out = torch.zeros([2, 2], dtype=torch.float32)\nfor g in hl.grid(1):\n    a = x[:, :]\n    out[:, :] = torch.matmul(a, a[0:1, :])\nreturn out";
     assert!(eval(&script("", "x: torch.Tensor", m, x, "x")).is_err());
 }
+
+#[test]
+fn float_functions_and_float_parameters() {
+    let body = |f: &str| {
+        format!("out = torch.empty_like(x)\nfor g in hl.grid(2):\n    out[g, :] = {f}\nreturn out")
+    };
+    let x = [1.0f32, -2.0, 3.0, -4.0, 0.5, 0.0, -0.25, 8.0];
+    type Case = (&'static str, fn(f64) -> f64);
+    let cases: [Case; 7] = [
+        ("torch.sigmoid(x[g, :])", |v| 1.0 / (1.0 + (-v).exp())),
+        ("torch.sin(x[g, :])", f64::sin),
+        ("x[g, :].cos()", f64::cos),
+        ("torch.tanh(x[g, :])", f64::tanh),
+        ("torch.exp2(x[g, :])", f64::exp2),
+        ("torch.log(torch.relu(x[g, :]) + 1.0)", |v| {
+            (v.max(0.0) + 1.0).ln()
+        }),
+        ("torch.sqrt(torch.relu(x[g, :]))", |v| v.max(0.0).sqrt()),
+    ];
+    for (f, want) in cases {
+        let got = run(&body(f), X);
+        for (v, &a) in got.iter().zip(&x) {
+            assert_eq!(*v, f64::from(want(f64::from(a)) as f32), "{f} of {a}");
+        }
+    }
+    // A float parameter is a Python float in device arithmetic, like a float literal.
+    let affine = "out = torch.empty_like(x)\nfor g in hl.grid(2):\n    out[g, :] = x[g, :] * s + b\nreturn out";
+    let got = values(
+        &eval_ok(&script(
+            "",
+            "x: torch.Tensor, s: int, b: float",
+            affine,
+            X,
+            "x, 3, 1.25",
+        )),
+        "out",
+    );
+    let want: Vec<f64> = x.iter().map(|&a| f64::from(a) * 3.0 + 1.25).collect();
+    assert_eq!(got, want);
+    // ... and in a branch condition.
+    let branch = "out = torch.empty_like(x)\nfor g in hl.grid(2):\n    if b == 1.0:\n        out[g, :] = x[g, :]\n    else:\n        out[g, :] = x[g, :] * 2.0\nreturn out";
+    for (arg, scale) in [("1.0", 1.0), ("0.5", 2.0)] {
+        let got = values(
+            &eval_ok(&script(
+                "",
+                "x: torch.Tensor, b: float",
+                branch,
+                X,
+                &format!("x, {arg}"),
+            )),
+            "out",
+        );
+        let want: Vec<f64> = x.iter().map(|&a| f64::from(a) * scale).collect();
+        assert_eq!(got, want, "b = {arg}");
+    }
+}
+
+#[test]
+fn addmm_accumulates_factors_into_a_bias_of_another_dtype() {
+    // Helion reads `acc = torch.addmm(acc, a, b)` with a float32 `acc` and bf16 factors as
+    // `hl.dot(a, b, acc=acc)`: float32 result (eager torch refuses the mixed dtypes).
+    let x = "x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.bfloat16)";
+    let body = "out = torch.zeros([2, 2], dtype=torch.float32)\nfor g in hl.grid(1):\n    acc = hl.zeros([2, 2], dtype=torch.float32)\n    a = x[:, :]\n    acc = torch.addmm(acc, a, a)\n    out[:, :] = acc\nreturn out";
+    assert_eq!(run(body, x), vec![7.0, 10.0, 15.0, 22.0]);
+    let bmm = "out = torch.zeros([1, 2, 2], dtype=torch.float32)\nfor g in hl.grid(1):\n    acc = hl.zeros([1, 2, 2], dtype=torch.float32)\n    a = x[:, :][None, :, :]\n    acc = torch.baddbmm(acc, a, a)\n    out[:, :, :] = acc\nreturn out";
+    assert_eq!(run(bmm, x), vec![7.0, 10.0, 15.0, 22.0]);
+    // Factors of two dtypes stay invalid.
+    let mixed = "out = torch.zeros([2, 2], dtype=torch.float32)\nfor g in hl.grid(1):\n    acc = hl.zeros([2, 2], dtype=torch.float32)\n    acc = torch.addmm(acc, x[:, :], acc)\n    out[:, :] = acc\nreturn out";
+    let e = eval(&script("", "x: torch.Tensor", mixed, x, "x")).unwrap_err();
+    assert!(e.to_string().contains("different dtypes"), "{e}");
+}

@@ -26,7 +26,7 @@ A tensor T is {"dtype":"float32|bfloat16|int32","shape":[..],"data":"<base64 of 
 little-endian bytes>"}. `source` is the kernel part of a case script (imports of torch, helion,
 helion.language as hl and one @helion.kernel function, no inputs, no call). `call.args` are the
 kernel's positional arguments: {"input":i} is inputs[i] as a contiguous torch CPU tensor,
-{"int":n} a Python int.
+{"int":n} a Python int; {"float":x} a Python float.
 
 Modes (settings are read by Helion when the @helion.kernel decorator runs, i.e. when the module
 is executed, and by the launcher at call time, so the worker sets them per request):
@@ -244,8 +244,13 @@ def parse_call(req, n_inputs):
             if not isinstance(n, int) or isinstance(n, bool):
                 raise BadRequest("call arg %r is not an int" % (a,))
             spec.append(("int", n))
+        elif isinstance(a, dict) and len(a) == 1 and "float" in a:
+            x = a["float"]
+            if not isinstance(x, (int, float)) or isinstance(x, bool):
+                raise BadRequest("call arg %r is not a float" % (a,))
+            spec.append(("float", float(x)))
         else:
-            raise BadRequest("bad call arg %r (expected {\"input\": i} or {\"int\": n})" % (a,))
+            raise BadRequest("bad call arg %r (expected {\"input\": i}, {\"int\": n} or {\"float\": x})" % (a,))
     return name, spec
 
 

@@ -353,7 +353,7 @@ impl RunRequest {
 }
 
 /// Which kernel of a Helion request's source to call, and its positional arguments.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KernelCall {
     /// The `@helion.kernel` function's name.
     pub kernel: String,
@@ -362,13 +362,15 @@ pub struct KernelCall {
 }
 
 /// One positional argument of a [`KernelCall`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CallArg {
     /// `inputs[i]` of the request, as a torch CPU tensor (`{"input": i}` on the wire).
     Input(usize),
     /// A Python int (`{"int": n}`).
     Int(i64),
+    /// A finite Python float (`{"float": x}`).
+    Float(f64),
 }
 
 /// What one engine did with one module: outputs, or a kernel error. Not a harness failure.

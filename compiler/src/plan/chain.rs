@@ -12,7 +12,8 @@ use lang::ir::hash::{FastMap, FastSet};
 use lang::ir::sym::{BlockId, Sym};
 use lang::ir::types::Ty;
 use lang::ir::{
-    AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, ReduceKind, StmtKind, TensorOp, ViewOp,
+    AtomicOp, BinOp, CmpOp, Expr, ExprKind, Index, NodeKey, ReduceKind, StmtKind, TensorOp,
+    UnaryFn, ViewOp,
 };
 
 /// The resident-Ref transform allowlist (spec §2.5), as named in messages.
@@ -610,6 +611,13 @@ fn op_target(op: &TensorOp) -> &'static str {
         TensorOp::Exp => "aten.exp.default",
         TensorOp::Relu => "aten.relu.default",
         TensorOp::Rsqrt => "aten.rsqrt.default",
+        TensorOp::Unary(UnaryFn::Sigmoid) => "aten.sigmoid.default",
+        TensorOp::Unary(UnaryFn::Sin) => "aten.sin.default",
+        TensorOp::Unary(UnaryFn::Cos) => "aten.cos.default",
+        TensorOp::Unary(UnaryFn::Tanh) => "aten.tanh.default",
+        TensorOp::Unary(UnaryFn::Exp2) => "aten.exp2.default",
+        TensorOp::Unary(UnaryFn::Log) => "aten.log.default",
+        TensorOp::Unary(UnaryFn::Sqrt) => "aten.sqrt.default",
         TensorOp::Maximum => "aten.maximum.default",
         TensorOp::Minimum => "aten.minimum.default",
         TensorOp::Mod => "aten.remainder.Tensor",

@@ -15,7 +15,7 @@ def k(x: torch.Tensor) -> torch.Tensor:
         acc = hl.zeros([2, 128], dtype=torch.float32)
         for outer in hl.tile(x.size(0)):
             x_block = x[outer, :, :]
-            acc = acc + x_block[1, :, :].sigmoid()
+            acc = acc + x_block[1, :, :].erf()
         out[request, :, :] = acc
     return out
 

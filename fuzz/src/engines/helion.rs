@@ -122,6 +122,7 @@ pub fn request(mode: Mode, job: &Job<'_>) -> Option<RunRequest> {
                 tensors += 1;
             }
             Arg::Int(v) => args.push(CallArg::Int(*v)),
+            Arg::Float(v) => args.push(CallArg::Float(*v)),
         }
     }
     if tensors != job.inputs.len() {

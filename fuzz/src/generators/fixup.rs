@@ -78,12 +78,16 @@ fn fix_module(case: &mut Case) {
         let ok = match (p.kind, &*a) {
             (ParamKind::Tensor, Arg::Input(n)) => case.inputs.iter().any(|i| &i.name == n),
             (ParamKind::Int, Arg::Int(v)) => (-(1 << 20)..=(1 << 20)).contains(v),
-            (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => false,
+            (ParamKind::Float, Arg::Float(v)) => v.is_finite(),
+            (ParamKind::Tensor, Arg::Int(_) | Arg::Float(_))
+            | (ParamKind::Int, Arg::Input(_) | Arg::Float(_))
+            | (ParamKind::Float, Arg::Input(_) | Arg::Int(_)) => false,
         };
         if !ok {
             *a = match (p.kind, &first_input) {
                 (ParamKind::Tensor, Some(n)) => Arg::Input(n.clone()),
                 (ParamKind::Tensor, None) | (ParamKind::Int, _) => Arg::Int(1),
+                (ParamKind::Float, _) => Arg::Float(1.0),
             };
         }
     }

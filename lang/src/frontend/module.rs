@@ -303,18 +303,20 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
         let from_call = match call.as_ref().and_then(|c| c.args.get(position)) {
             Some(Arg::Input(_)) => Some(ParamKind::Tensor),
             Some(Arg::Int(_)) => Some(ParamKind::Int),
+            Some(Arg::Float(_)) => Some(ParamKind::Float),
             None => None,
         };
         let kind = match (ann.as_ref().map(|a| a.as_deref()), from_call) {
             (Some(Some("torch.Tensor")), _) => ParamKind::Tensor,
             (Some(Some("int")), _) => ParamKind::Int,
+            (Some(Some("float")), _) => ParamKind::Float,
             (None, Some(kind)) => kind,
             _ => {
                 return Err(ctx.err(
                     &arg.def,
                     "parameter",
                     format!(
-                        "parameter `{}` must be annotated `torch.Tensor` or `int`, or unannotated and passed an input or an int literal",
+                        "parameter `{}` must be annotated `torch.Tensor`, `int` or `float`, or unannotated and passed an input, an int literal or a float literal",
                         arg.def.arg
                     ),
                 ));
@@ -965,13 +967,15 @@ fn parse_call(
         .iter()
         .map(|a| match a {
             ast::Expr::Name(n) => Ok(Arg::Input(n.id.to_string())),
-            _ => literal_int(a).map(Arg::Int).ok_or_else(|| {
-                ctx.err(
+            _ => match literal_number(a) {
+                Some((v, false)) => Ok(Arg::Int(v as i64)),
+                Some((v, true)) => Ok(Arg::Float(v)),
+                None => Err(ctx.err(
                     a,
                     "call",
-                    "kernel arguments are input names or int literals",
-                )
-            }),
+                    "kernel arguments are input names, int literals or finite float literals",
+                )),
+            },
         })
         .collect::<Result<_, _>>()?;
     Ok(Call {

@@ -348,7 +348,7 @@ impl Case {
             .iter()
             .filter_map(|a| match a {
                 super::Arg::Input(name) => self.inputs.iter().position(|i| &i.name == name),
-                super::Arg::Int(_) => None,
+                super::Arg::Int(_) | super::Arg::Float(_) => None,
             })
             .collect()
     }

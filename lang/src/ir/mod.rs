@@ -31,7 +31,7 @@ pub mod types;
 pub mod walk;
 
 pub use crate::tensor::DType;
-pub use ops::{ReduceKind, TensorOp};
+pub use ops::{ReduceKind, TensorOp, UnaryFn};
 use serde::{Deserialize, Serialize};
 
 /// The version of the case format this build reads and writes.
@@ -141,6 +141,9 @@ pub enum ParamKind {
     Tensor,
     /// `int` (a host scalar, static under `static_shapes=True`).
     Int,
+    /// `float` (a host scalar Helion passes to the kernel; in device arithmetic it is a Python
+    /// float, weakly typed like a float literal).
+    Float,
 }
 
 /// `helion.Config(...)`: the knobs that change the lowering (spec §1.1). Absent keys stay absent
@@ -298,6 +301,8 @@ pub enum Arg {
     Input(String),
     /// An int literal for an `int` parameter.
     Int(i64),
+    /// A finite float literal for a `float` parameter.
+    Float(f64),
 }
 
 /// A statement with its source position.

@@ -24,6 +24,9 @@ pub enum TensorOp {
     Relu,
     /// `torch.rsqrt(x)`: float result (ints promote to float32).
     Rsqrt,
+    /// A float elementwise function of one tensor ([`UnaryFn`]): `torch.sigmoid`, `torch.sin`,
+    /// ...; float result (ints promote to float32).
+    Unary(UnaryFn),
     /// `torch.maximum(a, b)`: NaN propagates.
     Maximum,
     /// `torch.minimum(a, b)`: NaN propagates.
@@ -61,6 +64,85 @@ pub enum TensorOp {
     /// `hl.dot(a, b)` or `hl.dot(a, b, acc)`: 2-D or 3-D; with `acc`, `acc + a @ b` in `acc`'s
     /// dtype.
     Dot,
+}
+
+/// The function of [`TensorOp::Unary`]: torch's float elementwise functions beside `exp` and
+/// `rsqrt` (which version 1 of the format spells as their own ops). One variant carries them
+/// all so that a new function is one line here and one in the reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnaryFn {
+    /// `torch.sigmoid`.
+    Sigmoid,
+    /// `torch.sin`.
+    Sin,
+    /// `torch.cos`.
+    Cos,
+    /// `torch.tanh`.
+    Tanh,
+    /// `torch.exp2`.
+    Exp2,
+    /// `torch.log`.
+    Log,
+    /// `torch.sqrt`.
+    Sqrt,
+}
+
+impl UnaryFn {
+    /// All functions.
+    pub const ALL: [UnaryFn; 7] = [
+        UnaryFn::Sigmoid,
+        UnaryFn::Sin,
+        UnaryFn::Cos,
+        UnaryFn::Tanh,
+        UnaryFn::Exp2,
+        UnaryFn::Log,
+        UnaryFn::Sqrt,
+    ];
+
+    /// The torch name (`sigmoid`, `sin`, ...): `torch.<name>(x)` and `x.<name>()`.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryFn::Sigmoid => "sigmoid",
+            UnaryFn::Sin => "sin",
+            UnaryFn::Cos => "cos",
+            UnaryFn::Tanh => "tanh",
+            UnaryFn::Exp2 => "exp2",
+            UnaryFn::Log => "log",
+            UnaryFn::Sqrt => "sqrt",
+        }
+    }
+
+    /// The construct name for messages and coverage (`torch.sigmoid`, ...).
+    pub fn construct(self) -> &'static str {
+        match self {
+            UnaryFn::Sigmoid => "torch.sigmoid",
+            UnaryFn::Sin => "torch.sin",
+            UnaryFn::Cos => "torch.cos",
+            UnaryFn::Tanh => "torch.tanh",
+            UnaryFn::Exp2 => "torch.exp2",
+            UnaryFn::Log => "torch.log",
+            UnaryFn::Sqrt => "torch.sqrt",
+        }
+    }
+
+    /// Parses the torch name.
+    pub fn from_name(name: &str) -> Option<UnaryFn> {
+        UnaryFn::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The function on one value, in f64 (the reference rounds the result to the dtype).
+    pub fn apply(self, v: f64) -> f64 {
+        match self {
+            UnaryFn::Sigmoid => 1.0 / (1.0 + (-v).exp()),
+            UnaryFn::Sin => v.sin(),
+            UnaryFn::Cos => v.cos(),
+            UnaryFn::Tanh => v.tanh(),
+            UnaryFn::Exp2 => v.exp2(),
+            UnaryFn::Log => v.ln(),
+            UnaryFn::Sqrt => v.sqrt(),
+        }
+    }
 }
 
 /// The reduction of [`TensorOp::Reduce`].
@@ -101,6 +183,7 @@ impl TensorOp {
             TensorOp::Exp
             | TensorOp::Relu
             | TensorOp::Rsqrt
+            | TensorOp::Unary(_)
             | TensorOp::Reduce { .. }
             | TensorOp::Transpose(..) => (1, 1),
             TensorOp::Maximum
@@ -122,6 +205,7 @@ impl TensorOp {
             TensorOp::Exp => "torch.exp",
             TensorOp::Relu => "torch.relu",
             TensorOp::Rsqrt => "torch.rsqrt",
+            TensorOp::Unary(f) => f.construct(),
             TensorOp::Maximum => "torch.maximum",
             TensorOp::Minimum => "torch.minimum",
             TensorOp::Mod => "%",
@@ -166,6 +250,7 @@ impl TensorOp {
             TensorOp::Reduce { kind, .. } => !matches!(kind, ReduceKind::Sum),
             TensorOp::Exp
             | TensorOp::Rsqrt
+            | TensorOp::Unary(_)
             | TensorOp::Matmul
             | TensorOp::Bmm
             | TensorOp::Addmm

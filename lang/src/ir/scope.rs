@@ -94,7 +94,10 @@ impl HostEnv {
                     env.ints.insert(param.name.clone(), *v);
                     env.runtime_ints.insert(param.name.clone());
                 }
-                (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => {}
+                (ParamKind::Tensor, Arg::Int(_))
+                | (ParamKind::Int, Arg::Input(_))
+                | (ParamKind::Float, _)
+                | (ParamKind::Tensor | ParamKind::Int, Arg::Float(_)) => {}
             }
         }
         let mut next_storage = storage_of_input.len();

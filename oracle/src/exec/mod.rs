@@ -162,6 +162,7 @@ impl Plan {
                     }));
                 }
                 ParamInit::Int { slot, value } => rt.slots[*slot] = Some(Value::Int(*value)),
+                ParamInit::Float { slot, value } => rt.slots[*slot] = Some(Value::Float(*value)),
             }
         }
         let outputs = match rt.block(&self.body)? {

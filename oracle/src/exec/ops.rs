@@ -149,7 +149,7 @@ impl Runtime<'_> {
         let mut args = args.into_iter();
         let mut next = || args.next().expect("arity checked");
         match op {
-            TensorOp::Exp | TensorOp::Rsqrt | TensorOp::Relu => {
+            TensorOp::Exp | TensorOp::Rsqrt | TensorOp::Relu | TensorOp::Unary(_) => {
                 let t = self.tensor_arg(next(), what, span)?;
                 let ty = match op {
                     TensorOp::Relu => t.ty,
@@ -157,12 +157,19 @@ impl Runtime<'_> {
                     _ => Ty::F32,
                 };
                 let r = round_to(ty);
+                let unary = match op {
+                    TensorOp::Unary(u) => Some(*u),
+                    _ => None,
+                };
                 let f: fn(f64) -> f64 = match op {
                     TensorOp::Exp => f64::exp,
                     TensorOp::Rsqrt => |v| 1.0 / v.sqrt(),
                     _ => |v| if v.is_nan() || v > 0.0 { v } else { 0.0 },
                 };
-                let data = t.data.mapv(|v| r(f(v)));
+                let data = match unary {
+                    Some(u) => t.data.mapv(|v| r(u.apply(v))),
+                    None => t.data.mapv(|v| r(f(v))),
+                };
                 self.done(DTensor::new(ty, data), span)
             }
             TensorOp::Maximum | TensorOp::Minimum => {
@@ -375,7 +382,11 @@ impl Runtime<'_> {
                 let bias = self.tensor_arg(next(), what, span)?;
                 let a = self.tensor_arg(next(), what, span)?;
                 let b = self.tensor_arg(next(), what, span)?;
-                if a.ty != b.ty || a.ty != bias.ty {
+                // A bias of another dtype than the factors is Helion's accumulator form
+                // (`acc = torch.addmm(acc, a_bf16, b_bf16)` with a float32 `acc`, read as
+                // `hl.dot(a, b, acc=acc)`; eager torch refuses it): the result has the bias's
+                // dtype, as `hl.dot` with `acc` (`lang::ir::types::ops`).
+                if a.ty != b.ty {
                     return err(
                         K::TypeError,
                         span,
@@ -390,7 +401,7 @@ impl Runtime<'_> {
                         format!("{what} takes {want}-D matrices"),
                     );
                 }
-                let ty = a.ty;
+                let ty = bias.ty;
                 let p = self.product(&a, &b, what, want == 3, span)?;
                 let pshape = p.shape().to_vec();
                 if broadcast_shapes(bias.shape(), &pshape, span)? != pshape {

@@ -128,7 +128,10 @@ pub(super) fn module_rules(case: &Case) -> Result<(), String> {
         let ok = match (p.kind, a) {
             (ParamKind::Tensor, Arg::Input(n)) => case.inputs.iter().any(|i| &i.name == n),
             (ParamKind::Int, Arg::Int(v)) => (-(1 << 20)..=(1 << 20)).contains(v),
-            (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => false,
+            (ParamKind::Float, Arg::Float(v)) => v.is_finite(),
+            (ParamKind::Tensor, Arg::Int(_) | Arg::Float(_))
+            | (ParamKind::Int, Arg::Input(_) | Arg::Float(_))
+            | (ParamKind::Float, Arg::Input(_) | Arg::Int(_)) => false,
         };
         if !ok {
             return Err(format!(

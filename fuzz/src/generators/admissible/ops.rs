@@ -48,7 +48,7 @@ impl ShapeRun<'_> {
         }
         let mut it = args.into_iter();
         match op {
-            TensorOp::Exp | TensorOp::Rsqrt | TensorOp::Relu => {
+            TensorOp::Exp | TensorOp::Rsqrt | TensorOp::Relu | TensorOp::Unary(_) => {
                 let t = tensor(it.next().expect("arity checked"), what)?;
                 let dtype = match op {
                     TensorOp::Relu => t.dtype,

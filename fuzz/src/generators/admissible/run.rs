@@ -47,6 +47,7 @@ impl<'c> ShapeRun<'c> {
         for (p, a) in case.kernel.params.iter().zip(&case.call.args) {
             let v = match a {
                 Arg::Int(v) => V::Int(*v),
+                Arg::Float(_) => V::Float,
                 Arg::Input(n) => {
                     let input = case
                         .inputs

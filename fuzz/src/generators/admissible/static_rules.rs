@@ -32,7 +32,8 @@ pub(super) fn frontend_rules(case: &Case) -> Result<(), Flaw> {
         .map(|p| {
             let kind = match p.kind {
                 ParamKind::Tensor => NameKind::HostTensor,
-                ParamKind::Int => NameKind::HostInt,
+                // A host scalar like an int parameter (never generated; seeds may carry one).
+                ParamKind::Int | ParamKind::Float => NameKind::HostInt,
             };
             (p.name.clone(), kind)
         })

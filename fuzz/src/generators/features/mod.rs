@@ -215,6 +215,8 @@ surface! {
     ParamTensor = "param-tensor",
     /// `ParamKind::Int`.
     ParamInt = "param-int",
+    /// `ParamKind::Float` (read from case scripts; not generated).
+    ParamFloat = "param-float",
     /// `pallas_loop_type` absent (fori_loop or emit_pipeline by default, D-1.5.1-10).
     ConfigLoopTypeAbsent = "config-loop-type-absent",
     /// `pallas_worklist_grouping` present.
@@ -519,6 +521,9 @@ pub enum OpTag {
     Baddbmm,
     /// `hl.dot`.
     Dot,
+    /// A float elementwise function (`torch.sigmoid`, `torch.sin`, ...; never generated: read
+    /// from case scripts).
+    Unary,
 }
 
 impl OpTag {
@@ -547,6 +552,7 @@ impl OpTag {
             TensorOp::Addmm => OpTag::Addmm,
             TensorOp::Baddbmm => OpTag::Baddbmm,
             TensorOp::Dot => OpTag::Dot,
+            TensorOp::Unary(_) => OpTag::Unary,
         }
     }
 }

@@ -163,6 +163,7 @@ impl<'c> Walker<'c> {
             out.insert(Feature::Surface(match p.kind {
                 ParamKind::Tensor => Surface::ParamTensor,
                 ParamKind::Int => Surface::ParamInt,
+                ParamKind::Float => Surface::ParamFloat,
             }));
         }
         for t in self.host.tensors.values() {

@@ -39,6 +39,59 @@ impl KernelParser<'_, '_> {
                 }
                 return Ok(value.kind);
             }
+            Some(f @ ("torch.add" | "torch.sub" | "torch.mul")) => {
+                // `torch.add(a, b, alpha=k)` is `a + b * k` in torch (and `torch.sub` is
+                // `a - b * k`): desugared to the IR's arithmetic, which the renderer writes.
+                self.require_device(c, f)?;
+                let [a, b] = c.args.as_slice() else {
+                    return Err(self.err(c, f, format!("{f} takes two operands")));
+                };
+                let mut alpha: Option<&ast::Expr> = None;
+                for kw in &c.keywords {
+                    match kw.arg.as_ref().map(|a| a.as_str()) {
+                        Some("alpha") if f != "torch.mul" && alpha.is_none() => {
+                            alpha = Some(&kw.value)
+                        }
+                        Some(name) => {
+                            return Err(self.err(
+                                kw,
+                                name,
+                                format!("keyword `{name}` of {f} is not part of a case script: it is not modelled, and dropping it would check another kernel than the file's"),
+                            ));
+                        }
+                        None => {
+                            return Err(self.err(
+                                kw,
+                                "**",
+                                "**kwargs are not part of a case script",
+                            ));
+                        }
+                    }
+                }
+                let lhs = self.expr(a)?;
+                let mut rhs = self.expr(b)?;
+                if let Some(k) = alpha {
+                    let span = rhs.span;
+                    rhs = Expr::new(
+                        ExprKind::Binary {
+                            op: crate::ir::BinOp::Mul,
+                            lhs: Box::new(rhs),
+                            rhs: Box::new(self.expr(k)?),
+                        },
+                        span,
+                    );
+                }
+                let op = match f {
+                    "torch.add" => crate::ir::BinOp::Add,
+                    "torch.sub" => crate::ir::BinOp::Sub,
+                    _ => crate::ir::BinOp::Mul,
+                };
+                return Ok(ExprKind::Binary {
+                    op,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                });
+            }
             Some("hl.register_block_size") => {
                 // Helion registers a config-driven block id here and reads its size from the
                 // config's `block_sizes` (the next entry in registration order). The config is
@@ -143,6 +196,26 @@ impl KernelParser<'_, '_> {
                     indices: self.index_list(idx)?,
                     explicit: true,
                 });
+            }
+            Some("torch.zeros_like") if self.depth > 0 => {
+                // Inside a device loop Helion makes a device block of the operand's shape:
+                // `hl.zeros(shape, dtype)`, with the shape read off a subscript of a host
+                // tensor (a tile is its dim, an int drops one, `:` is the tensor's size).
+                let f = "torch.zeros_like";
+                let [t] = c.args.as_slice() else {
+                    return Err(self.err(c, f, format!("{f} takes one tensor")));
+                };
+                let like = self.expr(t)?;
+                let shape = self.shape_of_load(&like).ok_or_else(|| {
+                    self.err(t, f, format!("{f} inside a device loop takes a subscript of a host tensor by tiles, ints, grid indices and `:` (its shape is then known): use hl.zeros([...]) otherwise"))
+                })?;
+                let dtype = match self.dtype_kw(c, f, false, true)? {
+                    Some(d) => d,
+                    None => self.known_of(&like).dtype.ok_or_else(|| {
+                        self.err(t, f, format!("the dtype of the operand of {f} is not known statically: pass dtype="))
+                    })?,
+                };
+                return Ok(ExprKind::Zeros { shape, dtype });
             }
             Some(f @ ("torch.empty" | "torch.zeros" | "torch.empty_like" | "torch.zeros_like")) => {
                 if self.depth > 0 {
@@ -439,7 +512,7 @@ impl KernelParser<'_, '_> {
             ast::Expr::Attribute(a) if a.attr.as_str() == "device" => match &*a.value {
                 ast::Expr::Name(n) => match self.names.get(n.id.as_str()) {
                     Some(NameKind::HostTensor) => Ok(()),
-                    Some(NameKind::HostInt | NameKind::Tile | NameKind::GridIndex | NameKind::Device) => Err(self.err(v, "device", format!("device= of {func} is the `.device` of a host tensor; `{}` is not one", n.id))),
+                    Some(NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex | NameKind::Device) => Err(self.err(v, "device", format!("device= of {func} is the `.device` of a host tensor; `{}` is not one", n.id))),
                     None => Err(self.err(&*a.value, "name", crate::frontend::wellformed::unbound(&n.id))),
                 },
                 other => Err(self.err(other, "device", format!("device= of {func} is the `.device` of a tensor name (`device=x.device`)"))),

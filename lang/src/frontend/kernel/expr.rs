@@ -184,6 +184,24 @@ impl KernelParser<'_, '_> {
             ast::Expr::Attribute(a) if a.attr.as_str() == "shape" => {
                 return Err(self.err(e, ".shape", "`.shape` is a list of sizes: index it (`x.shape[0]`), unpack it (`m, n = x.shape`) or pass it where a list of sizes is expected"));
             }
+            ast::Expr::Attribute(a) if a.attr.as_str() == "T" => {
+                // `x.T` is `x.transpose(0, 1)` on a 2-D tensor only (torch reverses every dim
+                // of another rank): the rank must be known statically.
+                self.require_device(e, ".T")?;
+                let value = self.expr(&a.value)?;
+                match self.rank_of_value(&value) {
+                    Some(2) => ExprKind::Op {
+                        op: TensorOp::Transpose(0, 1),
+                        args: vec![value],
+                    },
+                    Some(r) => {
+                        return Err(self.err(e, ".T", format!("`.T` of a rank-{r} value is not part of a case script (it reverses every dim): write `.permute(...)`")));
+                    }
+                    None => {
+                        return Err(self.err(e, ".T", "`.T` needs a value whose rank is known statically (a tensor name, or a subscript of one by tiles, ints, `:` and `None`): write `.transpose(0, 1)`"));
+                    }
+                }
+            }
             ast::Expr::Attribute(a) => {
                 let attr = a.attr.to_string();
                 match (&*a.value, TileAttr::from_name(&attr)) {

@@ -115,6 +115,7 @@ impl<'c, 's> KernelParser<'c, 's> {
                     match p.kind {
                         ParamKind::Tensor => NameKind::HostTensor,
                         ParamKind::Int => NameKind::HostInt,
+                        ParamKind::Float => NameKind::HostFloat,
                     },
                 )
             })
@@ -153,6 +154,104 @@ impl<'c, 's> KernelParser<'c, 's> {
         Ok(())
     }
 
+    /// The rank of a device value when it is known statically: [`statics::known`]'s, or that of
+    /// a subscript of a tensor of known rank whose indices each have a known rank (a tile
+    /// variable or `t.index` one dim, an int, a grid index or another tile attribute none,
+    /// `:` or a slice one, `None` one added).
+    fn rank_of_value(&self, e: &crate::ir::Expr) -> Option<usize> {
+        use crate::ir::{ExprKind, Index, TileAttr};
+        if let Some(r) = self.known_of(e).rank {
+            return Some(r);
+        }
+        let (base, indices) = match &e.kind {
+            ExprKind::Load {
+                tensor, indices, ..
+            } => (self.known.get(tensor)?.rank?, indices),
+            ExprKind::Subscript { value, indices } => (self.rank_of_value(value)?, indices),
+            _ => return None,
+        };
+        let mut consumed = 0;
+        let mut rank = 0;
+        for ix in indices {
+            let (c, r) = match ix {
+                Index::Full | Index::Slice { .. } => (1, 1),
+                Index::NewAxis => (0, 1),
+                Index::Int(_) => (1, 0),
+                Index::Expr(x) => match &x.kind {
+                    ExprKind::Name(n) => match self.names.get(n.as_str())? {
+                        NameKind::Tile => (1, 1),
+                        NameKind::GridIndex | NameKind::HostInt => (1, 0),
+                        NameKind::HostFloat | NameKind::HostTensor | NameKind::Device => {
+                            return None;
+                        }
+                    },
+                    ExprKind::Int(_) => (1, 0),
+                    ExprKind::TileAttr { attr, .. } => match attr {
+                        TileAttr::Index => (1, 1),
+                        TileAttr::Begin
+                        | TileAttr::End
+                        | TileAttr::Count
+                        | TileAttr::BlockSize
+                        | TileAttr::Id => (1, 0),
+                    },
+                    _ => return None,
+                },
+            };
+            consumed += c;
+            rank += r;
+        }
+        (consumed <= base).then_some(rank + base - consumed)
+    }
+
+    /// The shape of a subscript of a host tensor of known rank as `hl.zeros` dims, when each
+    /// index is a tile variable (its dim), an int or a grid index (no dim) or `:` (the
+    /// tensor's size); dims past the indices are the tensor's sizes.
+    fn shape_of_load(&self, e: &crate::ir::Expr) -> Option<Vec<crate::ir::Expr>> {
+        use crate::ir::{Expr, ExprKind, Index};
+        let ExprKind::Load {
+            tensor, indices, ..
+        } = &e.kind
+        else {
+            return None;
+        };
+        let rank = self.known.get(tensor)?.rank?;
+        let size = |dim: usize| {
+            Expr::new(
+                ExprKind::Size {
+                    value: Box::new(Expr::new(ExprKind::Name(tensor.clone()), e.span)),
+                    dim: dim as i64,
+                },
+                e.span,
+            )
+        };
+        let mut shape = Vec::new();
+        let mut dim = 0;
+        for ix in indices {
+            match ix {
+                Index::Full => shape.push(size(dim)),
+                Index::Int(_) => {}
+                Index::Expr(x) => match &x.kind {
+                    ExprKind::Name(n) => match self.names.get(n.as_str())? {
+                        NameKind::Tile => shape.push(x.clone()),
+                        NameKind::GridIndex | NameKind::HostInt => {}
+                        NameKind::HostFloat | NameKind::HostTensor | NameKind::Device => {
+                            return None;
+                        }
+                    },
+                    ExprKind::Int(_) => {}
+                    _ => return None,
+                },
+                Index::NewAxis | Index::Slice { .. } => return None,
+            }
+            dim += 1;
+        }
+        if dim > rank {
+            return None;
+        }
+        shape.extend((dim..rank).map(size));
+        Some(shape)
+    }
+
     /// The static facts about `e` ([`statics::known`]).
     fn known_of(&self, e: &crate::ir::Expr) -> Known {
         statics::known(e, &|n: &str| self.known.get(n).copied().unwrap_or_default())
@@ -162,6 +261,23 @@ impl<'c, 's> KernelParser<'c, 's> {
     /// `.dtype` of a tensor name whose dtype is known statically (`out.dtype`), which is
     /// desugared to its literal.
     fn dtype_arg(&self, e: &ast::Expr) -> Result<DType, FrontendError> {
+        // `torch.promote_types(a, b)` of two dtypes: torch's promotion, decided here since
+        // both are static (the dtype Helion traces is the same one).
+        if let ast::Expr::Call(c) = e
+            && dotted(&c.func).as_deref() == Some("torch.promote_types")
+        {
+            let ([a, b], []) = (c.args.as_slice(), c.keywords.as_slice()) else {
+                return Err(self.err(
+                    e,
+                    "torch.promote_types",
+                    "torch.promote_types takes two dtypes",
+                ));
+            };
+            return Ok(crate::ir::types::promote(
+                self.dtype_arg(a)?,
+                self.dtype_arg(b)?,
+            ));
+        }
         let ast::Expr::Attribute(a) = e else {
             return dtype_of(self.ctx, e);
         };
@@ -178,7 +294,9 @@ impl<'c, 's> KernelParser<'c, 's> {
         match self.names.get(n.id.as_str()) {
             None => return Err(self.err(&*a.value, "name", super::wellformed::unbound(&n.id))),
             Some(NameKind::HostTensor | NameKind::Device) => {}
-            Some(NameKind::HostInt | NameKind::Tile | NameKind::GridIndex) => {
+            Some(
+                NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex,
+            ) => {
                 return Err(self.err(
                     e,
                     ".dtype",
@@ -204,7 +322,9 @@ impl<'c, 's> KernelParser<'c, 's> {
         match self.names.get(n.id.as_str()) {
             None => return Err(self.err(e, "name", super::wellformed::unbound(&n.id))),
             Some(NameKind::HostTensor | NameKind::Device) => {}
-            Some(NameKind::HostInt | NameKind::Tile | NameKind::GridIndex) => {
+            Some(
+                NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex,
+            ) => {
                 return Err(self.err(e, construct, format!("`{}` is not a tensor", n.id)));
             }
         }

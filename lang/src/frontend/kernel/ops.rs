@@ -1,4 +1,5 @@
 //! The [`TensorOp`]s of a kernel body: `torch.exp`/`relu`/`rsqrt`/`maximum`/`minimum`/`where`,
+//! the float functions of [`UnaryFn`] (`torch.sigmoid`, `torch.sin`, ...),
 //! `torch.sum`/`amax`/`amin` (and the method forms `x.sum(...)`, `x.amax(...)`, `x.exp()`, ...)
 //! with `dim=` an int or a list and `keepdim=`, `x.transpose(d0, d1)` (`torch.transpose`),
 //! `torch.matmul`/`bmm`/`addmm`/`baddbmm`, `hl.dot(a, b[, acc])`, and the operators `%`, `&`, `|`
@@ -8,7 +9,7 @@
 use super::KernelParser;
 use crate::frontend::FrontendError;
 use crate::frontend::module::literal_int;
-use crate::ir::{Expr, ExprKind, ReduceKind, TensorOp};
+use crate::ir::{Expr, ExprKind, ReduceKind, TensorOp, UnaryFn};
 use rustpython_parser::ast;
 
 /// The op a `torch.`/`hl.` function names (reductions and transpose are read with their
@@ -26,7 +27,7 @@ fn function_op(f: &str) -> Option<TensorOp> {
         "torch.addmm" => TensorOp::Addmm,
         "torch.baddbmm" => TensorOp::Baddbmm,
         "hl.dot" => TensorOp::Dot,
-        _ => return None,
+        _ => TensorOp::Unary(f.strip_prefix("torch.").and_then(UnaryFn::from_name)?),
     })
 }
 
@@ -35,7 +36,7 @@ pub(super) fn is_op_method(method: &str) -> bool {
     matches!(
         method,
         "amax" | "amin" | "transpose" | "exp" | "relu" | "rsqrt"
-    )
+    ) || UnaryFn::from_name(method).is_some()
 }
 
 /// Whether `torch.<name>` / `hl.<name>` is an op call this module reads.
@@ -151,6 +152,9 @@ impl KernelParser<'_, '_> {
             "exp" => TensorOp::Exp,
             "relu" => TensorOp::Relu,
             "rsqrt" => TensorOp::Rsqrt,
+            other if UnaryFn::from_name(other).is_some() => {
+                TensorOp::Unary(UnaryFn::from_name(other).expect("matched"))
+            }
             other => {
                 return Err(self.err(
                     c,

@@ -25,6 +25,7 @@ impl Checker {
                     let kind = match p.kind {
                         ParamKind::Tensor => NameKind::HostTensor,
                         ParamKind::Int => NameKind::HostInt,
+                        ParamKind::Float => NameKind::HostFloat,
                     };
                     c.names.insert(p.name.clone(), kind);
                     Ok(())

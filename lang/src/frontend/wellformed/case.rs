@@ -68,7 +68,13 @@ impl Checker {
                             c.at(key("int"), |c| c.int(*v, span))?;
                             true
                         }
-                        (ParamKind::Tensor, Arg::Int(_)) | (ParamKind::Int, Arg::Input(_)) => false,
+                        // A float parameter passed an int literal is a float in Python too;
+                        // the renderer keeps the literal as written.
+                        (ParamKind::Float, Arg::Float(v)) => v.is_finite(),
+                        (ParamKind::Float, Arg::Int(_))
+                        | (ParamKind::Tensor | ParamKind::Int, Arg::Float(_))
+                        | (ParamKind::Tensor, Arg::Int(_))
+                        | (ParamKind::Int | ParamKind::Float, Arg::Input(_)) => false,
                     };
                     if ok {
                         return Ok(());
@@ -82,6 +88,7 @@ impl Checker {
                             match p.kind {
                                 ParamKind::Tensor => "a module-level input tensor",
                                 ParamKind::Int => "an int literal",
+                                ParamKind::Float => "a finite float literal",
                             }
                         ),
                     ))

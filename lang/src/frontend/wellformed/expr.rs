@@ -177,6 +177,7 @@ impl Checker {
                     TensorOp::Transpose(a, b) => c.ints("dims", &[*a, *b], span),
                     TensorOp::Reduce { dims: None, .. }
                     | TensorOp::Exp
+                    | TensorOp::Unary(_)
                     | TensorOp::Relu
                     | TensorOp::Rsqrt
                     | TensorOp::Maximum

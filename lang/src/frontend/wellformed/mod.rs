@@ -40,6 +40,8 @@ use rustpython_parser::{Mode, Tok, lexer};
 pub(crate) enum NameKind {
     HostTensor,
     HostInt,
+    /// A `float` parameter: a Python float in device arithmetic and conditions.
+    HostFloat,
     Tile,
     GridIndex,
     Device,

@@ -267,6 +267,11 @@ fn infer_sized(case: &Case, sizes: Option<&BlockSizes>) -> Result<Types, TypeErr
     for (name, v) in &host.ints {
         cx.env.insert(name, Ty::Int(Some(Affine::constant(*v))));
     }
+    for p in &case.kernel.params {
+        if p.kind == crate::ir::ParamKind::Float {
+            cx.env.insert(&p.name, Ty::Float);
+        }
+    }
     cx.body(&case.kernel.body)?;
     let exprs = std::mem::take(&mut cx.exprs);
     drop(cx);

@@ -67,7 +67,7 @@ impl Infer<'_> {
     pub(super) fn op(op: &TensorOp, args: &[&Ty], span: Span) -> Result<Ty, TypeError> {
         let what = op.construct();
         Ok(match (op, args) {
-            (TensorOp::Exp | TensorOp::Rsqrt, [x]) => {
+            (TensorOp::Exp | TensorOp::Rsqrt | TensorOp::Unary(_), [x]) => {
                 let (d, dims) = tensor(x, what, span)?;
                 let dtype = if d == DType::Int32 { DType::Float32 } else { d };
                 Ty::Tensor { dtype, dims }
@@ -225,7 +225,11 @@ impl Infer<'_> {
                 let (da, sa) = tensor(a, what, span)?;
                 let (db, sb) = tensor(b, what, span)?;
                 let (dc, sc) = tensor(bias, what, span)?;
-                if da != db || da != dc {
+                // Eager torch refuses a bias of another dtype than the factors; Helion reads
+                // `torch.addmm(acc, a, b)` in a kernel as `hl.dot(a, b, acc=acc)` (its matmul
+                // examples accumulate bf16 factors into a float32 `acc`): the result has the
+                // bias's dtype. The factors must agree in both.
+                if da != db {
                     return Err(err(span, format!("{what}: operands of different dtypes")));
                 }
                 let want = if matches!(op, TensorOp::Addmm) { 2 } else { 3 };
@@ -242,7 +246,7 @@ impl Infer<'_> {
                         format!("{what}: the bias does not broadcast to the product"),
                     ));
                 }
-                Ty::Tensor { dtype: da, dims }
+                Ty::Tensor { dtype: dc, dims }
             }
             (TensorOp::Dot, [a, b, rest @ ..]) => {
                 let (_, sa) = tensor(a, what, span)?;
@@ -275,6 +279,7 @@ impl Infer<'_> {
                 TensorOp::Exp
                 | TensorOp::Relu
                 | TensorOp::Rsqrt
+                | TensorOp::Unary(_)
                 | TensorOp::Maximum
                 | TensorOp::Minimum
                 | TensorOp::Mod

@@ -767,7 +767,11 @@ def parse_input_sets(req, tensors):
     return decoded
 
 
-def handle_run(req_id, req):
+def case_request(req_id, req, work):
+    """The frame of a request about one case kernel (run, default_config): the mode, source and
+    call checked, the case loaded fresh, `work(mode, case, tensors, kernel_name, arg_spec)`'s
+    response, or the error response of its failure; the case and the caches it filled dropped
+    afterwards, and the request's wall and CPU seconds added."""
     start = time.perf_counter()
     cpu_start = time.process_time()
     mode = req.get("mode")
@@ -776,18 +780,9 @@ def handle_run(req_id, req):
         worker_protocol.check_mode(mode, MODES)
         source, tensors = decode_kernel(req, decode_input)
         kernel_name, arg_spec = parse_call(req, len(tensors))
-        input_sets = parse_input_sets(req, tensors)
         reset_process_state(mode)
         case = Case(source)
-        mesh = jax.sharding.use_abstract_mesh(ABSTRACT_MESH) if mode == "helion-tpu-lower" else _NullContext()
-        with EnvVars(MODE_ENV[mode]), mesh:
-            body = run_case(case, mode, tensors, kernel_name, arg_spec, input_sets)
-        resp = ok_response(req_id, outputs=body["outputs"], cached=False)
-        if body.get("lowered"):
-            resp["lowered"] = True
-        if input_sets and "set_outputs" in body:
-            resp["set_outputs"] = body["set_outputs"]
-        resp["generated"] = body["generated"]
+        resp = work(mode, case, tensors, kernel_name, arg_spec)
     except CaseError as e:
         resp = case_error_response(req_id, e, case)
     except BadRequest as e:
@@ -807,20 +802,29 @@ def handle_run(req_id, req):
     return resp
 
 
+def handle_run(req_id, req):
+    def work(mode, case, tensors, kernel_name, arg_spec):
+        input_sets = parse_input_sets(req, tensors)
+        mesh = jax.sharding.use_abstract_mesh(ABSTRACT_MESH) if mode == "helion-tpu-lower" else _NullContext()
+        with EnvVars(MODE_ENV[mode]), mesh:
+            body = run_case(case, mode, tensors, kernel_name, arg_spec, input_sets)
+        resp = ok_response(req_id, outputs=body["outputs"], cached=False)
+        if body.get("lowered"):
+            resp["lowered"] = True
+        if input_sets and "set_outputs" in body:
+            resp["set_outputs"] = body["set_outputs"]
+        resp["generated"] = body["generated"]
+        return resp
+
+    return case_request(req_id, req, work)
+
+
 def handle_default_config(req_id, req):
     """Helion's default config for the kernel bound to the request's arguments: the config
     `autotune_effort="none"` runs (`BoundKernel.config_spec.default_config()`), in the mode's
     settings (the Pallas backend's config spec has Pallas keys). Nothing is compiled."""
-    start = time.perf_counter()
-    cpu_start = time.process_time()
-    mode = req.get("mode")
-    case = None
-    try:
-        worker_protocol.check_mode(mode, MODES)
-        source, tensors = decode_kernel(req, decode_input)
-        kernel_name, arg_spec = parse_call(req, len(tensors))
-        reset_process_state(mode)
-        case = Case(source)
+
+    def work(mode, case, tensors, kernel_name, arg_spec):
         with EnvVars(MODE_ENV[mode]):
             kernel = load_kernel(case, kernel_name)
             args = tuple(tensors[v] if kind == "input" else v for kind, v in arg_spec)
@@ -829,23 +833,9 @@ def handle_default_config(req_id, req):
             except BaseException as e:  # noqa: BLE001
                 raise CaseError(StageError("trace", e), None)
         # Config.to_json is Helion's own serialization (lists, ints, strings, bools, None).
-        resp = ok_response(req_id, outputs=[], config=json.loads(config.to_json()))
-    except CaseError as e:
-        resp = case_error_response(req_id, e, case)
-    except BadRequest as e:
-        resp = bad_request_response(req_id, e)
-    except Exception as e:  # noqa: BLE001  (a worker bug: report it and keep serving)
-        resp = worker_bug_response(req_id, e)
-    finally:
-        if case is not None:
-            try:
-                case.close()
-            except Exception:  # noqa: BLE001
-                traceback.print_exc()
-        reset_torch_caches()
-    resp["seconds"] = time.perf_counter() - start
-    resp["cpu_seconds"] = time.process_time() - cpu_start
-    return resp
+        return ok_response(req_id, outputs=[], config=json.loads(config.to_json()))
+
+    return case_request(req_id, req, work)
 
 
 def main():

@@ -269,12 +269,7 @@ impl Pool {
         request: &RunRequest,
         timeout: Duration,
     ) -> Result<RunResult, RunError> {
-        if request.mode.runtime() != self.config.runtime {
-            return Err(RunError::WrongRuntime {
-                mode: request.mode,
-                runtime: self.config.runtime,
-            });
-        }
+        self.check_runtime(request.mode)?;
         let mut lease = self.checkout();
         let slot = lease.slot.as_mut().expect("a lease holds its slot");
         match self.run_on(slot, request, timeout) {
@@ -372,12 +367,7 @@ impl Pool {
         &self,
         request: &RunRequest,
     ) -> Result<Result<HelionConfig, KernelError>, RunError> {
-        if request.mode.runtime() != self.config.runtime {
-            return Err(RunError::WrongRuntime {
-                mode: request.mode,
-                runtime: self.config.runtime,
-            });
-        }
+        self.check_runtime(request.mode)?;
         let mut lease = self.checkout();
         let slot = lease.slot.as_mut().expect("a lease holds its slot");
         let result = self
@@ -385,6 +375,17 @@ impl Pool {
             .default_config(request, self.config.timeout);
         Self::drop_if_unhealthy(slot);
         result
+    }
+
+    /// `Err` when `mode` belongs to another runtime than this pool's workers.
+    fn check_runtime(&self, mode: Mode) -> Result<(), RunError> {
+        if mode.runtime() == self.config.runtime {
+            return Ok(());
+        }
+        Err(RunError::WrongRuntime {
+            mode,
+            runtime: self.config.runtime,
+        })
     }
 
     /// Asks an idle worker to probe its environment.

@@ -24,7 +24,8 @@ import json
 import sys
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 from mutmut.mutation.file_mutation import MutationVisitor
 from mutmut.mutation.mutators import mutation_operators
 from mutmut.mutation.pragma_handling import IgnoredCode
@@ -126,8 +127,9 @@ def mutants_of(text, rel):
     messages = _MessageSpans()
     wrapper.visit(messages)
     positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    module = wrapper.module
     starts = _line_starts(text)
-    empty = cst.Module(body=[])
     ascii_text = text.isascii()
 
     def byte_offset(i):
@@ -143,12 +145,16 @@ def mutants_of(text, rel):
         start = starts[pos.start.line - 1] + pos.start.column
         end = starts[pos.end.line - 1] + pos.end.column
         original = text[start:end]
-        replacement = empty.code_for_node(m.mutated_node)
-        original_rendered = empty.code_for_node(node)
+        # Rendered at the indentation of its block, as the file has it: a node spanning lines
+        # rendered at column 0 loses the indentation of its continuation lines.
+        indent = _indent_tokens(node, parents, module)
+        replacement = _render(m.mutated_node, indent, module)
+        original_rendered = _render(node, indent, module)
         if original_rendered != original:
-            # The node owns whitespace its span does not show (a comparison target's operator,
-            # a call's trailing comma): splice its rendering where it sits, nearest the span;
-            # else render the whole module (slow: ~0.2 s for a 300-line file).
+            # The node owns text its span does not show (a comparison target's operator, a
+            # call's trailing comma, its parentheses): splice its rendering where it sits,
+            # nearest the span; else render the whole module (slow: ~0.3 s for view_ops.py,
+            # which once took 470 of these, 140 s, before rendering at the block's indentation).
             found = _nearest(text, original_rendered, start, end)
             if found is not None:
                 start, end, original = found, found + len(original_rendered), original_rendered
@@ -180,6 +186,27 @@ def mutants_of(text, rel):
             }
         )
     return out
+
+
+def _indent_tokens(node, parents, module):
+    """The indentation of the blocks enclosing `node`, outermost first, as libcst's code
+    generator keeps it (`CodegenState.indent_tokens`)."""
+    tokens = []
+    p = parents.get(node)
+    while p is not None:
+        if isinstance(p, cst.IndentedBlock):
+            tokens.append(module.default_indent if p.indent is None else p.indent)
+        p = parents.get(p)
+    tokens.reverse()
+    return tokens
+
+
+def _render(node, indent, module):
+    """`node`'s code as it reads inside blocks indented by `indent`."""
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state.indent_tokens.extend(indent)
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 def _operator_name(node, mutated, made_by):

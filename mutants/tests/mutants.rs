@@ -31,6 +31,15 @@ def describe(n):
 
     logging.getLogger(__name__).debug("n is %d", n)
     return n == "small"
+
+
+def in_window(n, lo, hi):
+    if n is not None:
+        return (
+            n >= lo
+            and n < hi
+        )
+    return False
 "#;
 
 /// A test of `calc` as a script: exit 0 when every assertion holds.
@@ -136,6 +145,20 @@ fn real_mutants_of_a_small_module_apply_and_most_are_killed() {
             .any(|m| m.operator.starts_with("swap_op:LessThan"))
     );
     assert!(all.iter().any(|m| m.operator == "swap_op:And->Or"));
+    // A node spanning lines inside an indented block is spliced where it sits, its
+    // indentation kept (libcst renders a node alone at column 0; mutmut's new operator node
+    // brings its own whitespace).
+    let window = all
+        .iter()
+        .find(|m| m.operator == "swap_op:And->Or" && m.original.contains("n >= lo"))
+        .unwrap_or_else(|| panic!("no And->Or mutant of in_window: {all:#?}"));
+    assert!(
+        window
+            .apply(CALC)
+            .unwrap()
+            .contains("        return (\n            n >= lo or n < hi\n        )\n"),
+        "{window:#?}"
+    );
     assert!(all.iter().any(|m| m.operator == "name:True->False"));
     // Mutants of the logged message are marked; a string compared with is code.
     let strings = |text: &str| -> Vec<bool> {

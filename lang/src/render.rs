@@ -415,6 +415,10 @@ pub(crate) fn postfix(e: &Expr) -> String {
 }
 
 fn float(v: f64) -> String {
+    if !v.is_finite() {
+        let name = crate::ir::float_json::non_finite_name(v);
+        return format!("float(\"{name}\")");
+    }
     // `{:?}` is Rust's shortest round-trip form ("1.0", "0.1", "1e-7"), which Python parses to
     // the same double.
     format!("{v:?}")

@@ -42,6 +42,18 @@ pub(crate) fn op(e: &Expr, op: &TensorOp, args: &[Expr]) -> String {
             s.push(')');
             s
         }
+        (TensorOp::Pad(pads), [x, fill]) => {
+            let pads: Vec<String> = pads.iter().map(|p| p.to_string()).collect();
+            let tuple = match pads.as_slice() {
+                [one] => format!("({one},)"),
+                _ => format!("({})", pads.join(", ")),
+            };
+            format!(
+                "torch.nn.functional.pad({}, {tuple}, value={})",
+                expr(x),
+                expr(fill)
+            )
+        }
         (TensorOp::Dot, [a, b, acc]) => {
             format!("hl.dot({}, {}, acc={})", expr(a), expr(b), expr(acc))
         }
@@ -66,7 +78,8 @@ pub(crate) fn op(e: &Expr, op: &TensorOp, args: &[Expr]) -> String {
             | TensorOp::Or
             | TensorOp::Cmp(_)
             | TensorOp::Transpose(..)
-            | TensorOp::Reduce { .. },
+            | TensorOp::Reduce { .. }
+            | TensorOp::Pad(_),
             _,
         ) => call(op.construct(), args),
     }

@@ -189,3 +189,93 @@ fn dot_t_is_a_transpose_of_a_value_of_known_rank_two() {
         );
     }
 }
+
+#[test]
+fn constant_pad_and_non_finite_floats_round_trip() {
+    for body in [
+        "v = torch.nn.functional.pad(x[t, :], (0, 8), value=float(\"-inf\"))\nout[t, :] = v[:, 0:16]",
+        "v = torch.nn.functional.pad(x[t, :], [1, 2, 0, 3])\nout[t, :] = v[0:8, 1:17]",
+        "v = torch.nn.functional.pad(x[t, :], (2,), \"constant\", 1.5)\nout[t, :] = v[:, 0:16]",
+        "v = hl.full([t, 16], float(\"inf\"), dtype=torch.float32)\nout[t, :] = torch.minimum(v, -float('inf') + x[t, :])",
+    ] {
+        let case = round_trips(body);
+        let json = serde_json::to_string(&case).unwrap();
+        let back: Case = serde_json::from_str(&json).unwrap();
+        // NaN != NaN: compare the JSON forms.
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+    }
+    // NaN is not equal to itself: its case is compared as rendered text and JSON.
+    let nan = parse(&script(
+        "v = hl.full([t, 16], float(\"nan\"), dtype=torch.float32)\nout[t, :] = v",
+    ));
+    let rendered = render_case(&nan);
+    assert!(rendered.contains("float(\"nan\")"), "{rendered}");
+    assert_eq!(
+        serde_json::to_string(&parse(&rendered).without_spans()).unwrap(),
+        serde_json::to_string(&nan.without_spans()).unwrap()
+    );
+    let case = round_trips(
+        "v = torch.nn.functional.pad(x[t, :], (0, 8), mode=\"constant\", value=None)\nout[t, :] = v[:, 0:16]",
+    );
+    let ExprKind::Op { op, args } = first_value(&case) else {
+        panic!("not an op")
+    };
+    assert_eq!(op, TensorOp::Pad(vec![0, 8]));
+    assert_eq!(args[1].kind, ExprKind::Int(0));
+    let rendered = render_case(&case);
+    assert!(
+        rendered.contains("torch.nn.functional.pad(x[t, :], (0, 8), value=0)"),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn pads_a_case_does_not_model_are_refused_where_written() {
+    for (body, needle) in [
+        (
+            "v = torch.nn.functional.pad(x[t, :], (0, 8), mode=\"reflect\")\nout[t, :] = v[:, 0:16]",
+            "only mode=\"constant\"",
+        ),
+        (
+            "v = torch.nn.functional.pad(x[t, :], (0, t.begin))\nout[t, :] = v[:, 0:16]",
+            "a tuple of int literals",
+        ),
+        (
+            "v = torch.nn.functional.pad(x[t, :], (0, -1))\nout[t, :] = v[:, 0:15]",
+            "negative pad",
+        ),
+        (
+            "v = hl.full([t, 16], float(x.size(0)), dtype=torch.float32)\nout[t, :] = v",
+            "one string literal",
+        ),
+        (
+            "v = hl.full([t, 16], float(\"big\"), dtype=torch.float32)\nout[t, :] = v",
+            "not a float Python reads",
+        ),
+        (
+            "v = hl.full([t, 16], 1e999, dtype=torch.float32)\nout[t, :] = v",
+            "overflows to inf",
+        ),
+    ] {
+        let e = parse_case(&script(body), "case.py").expect_err(body);
+        let msg = e.to_string();
+        assert!(msg.contains(needle), "{body}: {msg}");
+        assert!(msg.starts_with("case.py:10:"), "{msg}");
+    }
+    // What torch itself refuses when Helion traces the kernel is a type error (a `rejected`
+    // verdict), at the call.
+    for (body, needle) in [
+        (
+            "v = torch.nn.functional.pad(x[t, :], (0, 1, 0, 1, 0, 1))\nout[t, :] = v[0:8, 0:16]",
+            "6 pads for a tensor of rank 2",
+        ),
+        (
+            "v = torch.nn.functional.pad(x[t, :], (0, 8), value=x[t, 0])\nout[t, :] = v[:, 0:16]",
+            "the fill value is a Python number",
+        ),
+    ] {
+        let e = pallas_diff_lang::ir::types::infer(&parse(&script(body))).expect_err(body);
+        assert!(e.to_string().contains(needle), "{body}: {e}");
+        assert!(e.to_string().contains("10:13"), "{e}");
+    }
+}

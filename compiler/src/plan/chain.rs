@@ -648,6 +648,7 @@ fn op_target(op: &TensorOp) -> &'static str {
         TensorOp::Addmm => "aten.addmm.default",
         TensorOp::Baddbmm => "aten.baddbmm.default",
         TensorOp::Dot => "helion.language.matmul_ops.dot",
+        TensorOp::Pad(_) => "aten.constant_pad_nd.default",
     }
 }
 

@@ -20,6 +20,7 @@
 pub mod arith;
 pub mod blocks;
 pub mod dead;
+pub mod float_json;
 pub mod hash;
 pub mod inputs;
 pub mod live;
@@ -482,8 +483,9 @@ pub enum ExprKind {
     Name(String),
     /// An int literal (negative literals included).
     Int(i64),
-    /// A float literal.
-    Float(f64),
+    /// A float literal; non-finite ones are spelled `float("-inf")` (their JSON form is
+    /// [`float_json`]'s).
+    Float(#[serde(with = "float_json")] f64),
     /// `value.size(dim)`.
     Size {
         /// The sized tensor.

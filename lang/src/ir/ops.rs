@@ -3,7 +3,7 @@
 //! `torch.minimum`), `%`, comparisons used as values (boolean masks) and `&`/`|` on them,
 //! `torch.where`, the reductions `sum`/`amax`/`amin` over several dims (or all) with `keepdim`,
 //! `.transpose`, and the matrix products (`torch.matmul`, `torch.bmm`, `torch.addmm`,
-//! `torch.baddbmm`, `hl.dot`).
+//! `torch.baddbmm`, `hl.dot`), and `torch.nn.functional.pad` with a constant fill.
 //!
 //! They share one IR node, [`crate::ir::ExprKind::Op`], so the passes that only walk operands
 //! (scopes, liveness, the reducer) handle all of them at once, while every question about what
@@ -64,6 +64,10 @@ pub enum TensorOp {
     /// `hl.dot(a, b)` or `hl.dot(a, b, acc)`: 2-D or 3-D; with `acc`, `acc + a @ b` in `acc`'s
     /// dtype.
     Dot,
+    /// `torch.nn.functional.pad(x, pads, value=v)` (mode `"constant"`; `aten.constant_pad_nd`):
+    /// the operands are `x` and the fill `v` (a Python number); `pads` are `(before, after)`
+    /// pairs from the last dim backwards, non-negative int literals. Keeps `x`'s dtype.
+    Pad(Vec<i64>),
 }
 
 /// The function of [`TensorOp::Unary`]: torch's float elementwise functions beside `exp` and
@@ -193,7 +197,8 @@ impl TensorOp {
             | TensorOp::Or
             | TensorOp::Cmp(_)
             | TensorOp::Matmul
-            | TensorOp::Bmm => (2, 2),
+            | TensorOp::Bmm
+            | TensorOp::Pad(_) => (2, 2),
             TensorOp::Where | TensorOp::Addmm | TensorOp::Baddbmm => (3, 3),
             TensorOp::Dot => (2, 3),
         }
@@ -231,6 +236,7 @@ impl TensorOp {
             TensorOp::Addmm => "torch.addmm",
             TensorOp::Baddbmm => "torch.baddbmm",
             TensorOp::Dot => "hl.dot",
+            TensorOp::Pad(_) => "torch.nn.functional.pad",
         }
     }
 
@@ -246,7 +252,8 @@ impl TensorOp {
             | TensorOp::Or
             | TensorOp::Cmp(_)
             | TensorOp::Where
-            | TensorOp::Transpose(..) => true,
+            | TensorOp::Transpose(..)
+            | TensorOp::Pad(_) => true,
             TensorOp::Reduce { kind, .. } => !matches!(kind, ReduceKind::Sum),
             TensorOp::Exp
             | TensorOp::Rsqrt

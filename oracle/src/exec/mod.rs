@@ -211,7 +211,7 @@ fn cdiv_span(begin: i64, end: i64, block: i64) -> i64 {
 
 impl Runtime<'_> {
     fn charge(&mut self, n: usize, span: Span) -> Res<()> {
-        self.work += n as u64;
+        self.work = self.work.saturating_add(n as u64);
         if self.work > MAX_WORK {
             return err(
                 K::Budget,

@@ -325,6 +325,49 @@ impl Runtime<'_> {
                 let t = self.tensor_arg(next(), what, span)?;
                 self.reduce(&t, *kind, dims.as_deref(), *keepdim, span)
             }
+            TensorOp::Pad(pads) => {
+                let t = self.tensor_arg(next(), what, span)?;
+                // torch's constant_pad_nd fills with the value cast to the tensor's dtype.
+                let fill = match next() {
+                    Value::Int(i) => dense::cast_value(i as f64, Ty::I64, t.ty, span)?,
+                    Value::Float(f) => dense::cast_value(f, Ty::F32, t.ty, span)?,
+                    _ => {
+                        return err(
+                            K::TypeError,
+                            span,
+                            format!("{what}: the fill value is a Python number"),
+                        );
+                    }
+                };
+                let rank = t.shape().len();
+                if pads.len() % 2 != 0 || pads.len() / 2 > rank || pads.iter().any(|&p| p < 0) {
+                    return err(
+                        K::TypeError,
+                        span,
+                        format!("{what}: pads {pads:?} for a tensor of rank {rank}"),
+                    );
+                }
+                // `(before, after)` pairs from the last dim backwards.
+                let mut before = vec![0usize; rank];
+                let mut shape = t.shape().to_vec();
+                for (i, pair) in pads.chunks(2).enumerate() {
+                    let d = rank - 1 - i;
+                    before[d] = pair[0] as usize;
+                    shape[d] = shape[d]
+                        .saturating_add(pair[0] as usize)
+                        .saturating_add(pair[1] as usize);
+                }
+                // Charged before it is allocated: the pads are literals of any size.
+                let numel = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+                self.charge(numel.unwrap_or(usize::MAX), span)?;
+                let mut out = ArrayD::from_elem(IxDyn(&shape), fill);
+                out.slice_each_axis_mut(|ax| {
+                    let b = before[ax.axis.index()];
+                    ndarray::Slice::from(b..b + t.shape()[ax.axis.index()])
+                })
+                .assign(&t.data);
+                Ok(Value::Tensor(Rc::new(DTensor::new(t.ty, out))))
+            }
             TensorOp::Transpose(d0, d1) => {
                 let t = self.tensor_arg(next(), what, span)?;
                 let rank = t.shape().len();

@@ -119,6 +119,27 @@ impl ShapeRun<'_> {
                     .collect();
                 Ok(fresh(shape, t.dtype))
             }
+            TensorOp::Pad(pads) => {
+                let mut t = tensor(it.next().expect("arity checked"), what)?;
+                if pads.len() % 2 != 0 || pads.len() / 2 > t.shape.len() {
+                    return Err(format!(
+                        "{what}: {} pads for rank {}",
+                        pads.len(),
+                        t.shape.len()
+                    ));
+                }
+                let rank = t.shape.len();
+                for (i, pair) in pads.chunks(2).enumerate() {
+                    let grown = [pair[0], pair[1]]
+                        .iter()
+                        .try_fold(t.shape[rank - 1 - i], |s, &p| {
+                            usize::try_from(p).ok().and_then(|p| s.checked_add(p))
+                        })
+                        .ok_or_else(|| format!("{what}: pads {pads:?}"))?;
+                    t.shape[rank - 1 - i] = grown;
+                }
+                Ok(fresh(t.shape, t.dtype))
+            }
             TensorOp::Transpose(a, b) => {
                 let mut t = tensor(it.next().expect("arity checked"), what)?;
                 if !t.shape.is_empty() {

@@ -532,6 +532,8 @@ pub enum OpTag {
     /// A float elementwise function (`torch.sigmoid`, `torch.sin`, ...; never generated: read
     /// from case scripts).
     Unary,
+    /// `torch.nn.functional.pad` (never generated: read from case scripts).
+    Pad,
 }
 
 impl OpTag {
@@ -561,6 +563,7 @@ impl OpTag {
             TensorOp::Baddbmm => OpTag::Baddbmm,
             TensorOp::Dot => OpTag::Dot,
             TensorOp::Unary(_) => OpTag::Unary,
+            TensorOp::Pad(_) => OpTag::Pad,
         }
     }
 }

@@ -14,6 +14,7 @@ impl KernelParser<'_, '_> {
         let func = dotted(&c.func);
         match func.as_deref() {
             Some(f) if super::ops::is_op_function(f) => return self.op_call(c, f),
+            Some("float") => return Ok(ExprKind::Float(self.float_call(c)?)),
             Some("hl.specialize") => {
                 // Under `static_shapes=True` every size and int argument is already a
                 // compile-time constant when Helion traces the kernel: specializing one changes
@@ -538,5 +539,36 @@ impl KernelParser<'_, '_> {
             },
             _ => self.splice(args),
         }
+    }
+}
+
+impl KernelParser<'_, '_> {
+    /// `float("-inf")`, `float("nan")`, `float("1.5")`: Python's `float` of a string literal,
+    /// the spelling Helion kernels use for non-finite constants (an online softmax's running
+    /// max, a pad fill). A float of anything else is refused.
+    pub(super) fn float_call(&mut self, c: &ast::ExprCall) -> Result<f64, FrontendError> {
+        let text = match (c.args.as_slice(), c.keywords.is_empty()) {
+            ([ast::Expr::Constant(k)], true) => match &k.value {
+                ast::Constant::Str(s) => Some(s.as_str()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(text) = text else {
+            return Err(self.err(
+                c,
+                "float",
+                "`float(...)` of a case script takes one string literal (`float(\"-inf\")`)",
+            ));
+        };
+        crate::ir::float_json::parse_non_finite(text)
+            .or_else(|| text.trim().parse::<f64>().ok().filter(|v| v.is_finite()))
+            .ok_or_else(|| {
+                self.err(
+                    c,
+                    "float",
+                    format!("`float({text:?})` is not a float Python reads"),
+                )
+            })
     }
 }

@@ -108,6 +108,12 @@ impl KernelParser<'_, '_> {
             ast::Expr::UnaryOp(u) => match (u.op, literal_int(e), literal_number(e)) {
                 (ast::UnaryOp::USub, Some(v), _) => ExprKind::Int(v),
                 (ast::UnaryOp::USub, None, Some((v, true))) => ExprKind::Float(v),
+                (ast::UnaryOp::USub, None, None)
+                    if let ast::Expr::Call(c) = u.operand.as_ref()
+                        && crate::frontend::module::dotted(&c.func).as_deref() == Some("float") =>
+                {
+                    ExprKind::Float(-self.float_call(c)?)
+                }
                 _ => {
                     return Err(self.err(
                         e,

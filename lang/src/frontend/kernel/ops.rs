@@ -2,7 +2,8 @@
 //! the float functions of [`UnaryFn`] (`torch.sigmoid`, `torch.sin`, ...),
 //! `torch.sum`/`amax`/`amin` (and the method forms `x.sum(...)`, `x.amax(...)`, `x.exp()`, ...)
 //! with `dim=` an int or a list and `keepdim=`, `x.transpose(d0, d1)` (`torch.transpose`),
-//! `torch.matmul`/`bmm`/`addmm`/`baddbmm`, `hl.dot(a, b[, acc])`, and the operators `%`, `&`, `|`
+//! `torch.matmul`/`bmm`/`addmm`/`baddbmm`, `hl.dot(a, b[, acc])`, `torch.nn.functional.pad`
+//! with a constant fill, and the operators `%`, `&`, `|`
 //! and comparisons as values. Every keyword an op does not model is refused (a dropped keyword
 //! would check another kernel than the file's).
 
@@ -31,6 +32,10 @@ fn function_op(f: &str) -> Option<TensorOp> {
     })
 }
 
+/// `torch.nn.functional.pad` (the spelling of Helion's tests; `import torch.nn.functional as
+/// F` is not part of a case script).
+const PAD: &str = "torch.nn.functional.pad";
+
 /// Whether `.method` is one of the ops' method forms.
 pub(super) fn is_op_method(method: &str) -> bool {
     matches!(
@@ -44,7 +49,7 @@ pub(super) fn is_op_function(f: &str) -> bool {
     function_op(f).is_some()
         || matches!(
             f,
-            "torch.sum" | "torch.amax" | "torch.amin" | "torch.transpose"
+            "torch.sum" | "torch.amax" | "torch.amin" | "torch.transpose" | PAD
         )
 }
 
@@ -82,6 +87,9 @@ impl KernelParser<'_, '_> {
                 return Err(self.err(c, f, format!("{f} takes a tensor")));
             };
             return self.reduce(c, f, kind, x, rest);
+        }
+        if f == PAD {
+            return self.pad(c);
         }
         if f == "torch.transpose" {
             let [x, rest @ ..] = args.as_slice() else {
@@ -253,6 +261,95 @@ impl KernelParser<'_, '_> {
             },
             &[x],
         )
+    }
+
+    /// `torch.nn.functional.pad(x, pads, mode="constant", value=v)`: pads a tuple or list of
+    /// int literals; the fill a Python number (`float("-inf")` included), 0 when absent or
+    /// `None`. Another mode is refused.
+    fn pad(&mut self, c: &ast::ExprCall) -> Result<ExprKind, FrontendError> {
+        let mut pads: Option<&ast::Expr> = None;
+        let mut mode: Option<&ast::Expr> = None;
+        let mut value: Option<&ast::Expr> = None;
+        let mut positional = c.args.iter();
+        let Some(x) = positional.next() else {
+            return Err(self.err(c, PAD, format!("{PAD} takes a tensor and its pads")));
+        };
+        for (slot, a) in [&mut pads, &mut mode, &mut value]
+            .into_iter()
+            .zip(positional.by_ref())
+        {
+            *slot = Some(a);
+        }
+        if positional.next().is_some() {
+            return Err(self.err(c, PAD, format!("{PAD} takes (input, pad, mode, value)")));
+        }
+        for kw in &c.keywords {
+            let slot = match kw.arg.as_ref().map(|a| a.as_str()) {
+                Some("pad") => &mut pads,
+                Some("mode") => &mut mode,
+                Some("value") => &mut value,
+                Some(name) => {
+                    return Err(self.err(
+                        kw,
+                        name,
+                        format!("keyword `{name}` of {PAD} is not part of a case script: it is not modelled, and dropping it would check another kernel than the file's"),
+                    ));
+                }
+                None => return Err(self.err(kw, "**", "**kwargs are not part of a case script")),
+            };
+            if slot.replace(&kw.value).is_some() {
+                return Err(self.err(kw, PAD, format!("{PAD}: an argument given twice")));
+            }
+        }
+        let Some(pads) = pads else {
+            return Err(self.err(c, PAD, format!("{PAD} takes the pads")));
+        };
+        let pad_list = match pads {
+            ast::Expr::Tuple(t) => Some(&t.elts),
+            ast::Expr::List(l) => Some(&l.elts),
+            _ => None,
+        }
+        .and_then(|elts| elts.iter().map(literal_int).collect::<Option<Vec<i64>>>())
+        .ok_or_else(|| {
+            self.err(
+                pads,
+                PAD,
+                format!("the pads of {PAD} are a tuple of int literals"),
+            )
+        })?;
+        if pad_list.iter().any(|&p| p < 0) {
+            return Err(self.err(
+                pads,
+                PAD,
+                format!("{PAD}: a negative pad (cropping) is not part of a case script"),
+            ));
+        }
+        if let Some(m) = mode {
+            let constant = matches!(m, ast::Expr::Constant(k) if matches!(&k.value, ast::Constant::Str(s) if s == "constant"));
+            if !constant {
+                return Err(self.err(
+                    m,
+                    PAD,
+                    format!("{PAD}: only mode=\"constant\" is part of a case script"),
+                ));
+            }
+        }
+        let fill = match value {
+            None => Expr {
+                kind: ExprKind::Int(0),
+                span: self.ctx.span(c),
+            },
+            Some(ast::Expr::Constant(k)) if matches!(k.value, ast::Constant::None) => Expr {
+                kind: ExprKind::Int(0),
+                span: self.ctx.span(c),
+            },
+            Some(v) => self.expr(v)?,
+        };
+        let x = self.expr(x)?;
+        Ok(ExprKind::Op {
+            op: TensorOp::Pad(pad_list),
+            args: vec![x, fill],
+        })
     }
 
     fn transpose(

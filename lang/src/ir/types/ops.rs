@@ -1,5 +1,6 @@
 //! Trace-time types of [`TensorOp`]s: what Helion's fake tensors say for the elementwise
-//! functions, masks, `torch.where`, reductions, `.transpose` and the matrix products.
+//! functions, masks, `torch.where`, reductions, `.transpose`, the matrix products and
+//! `torch.nn.functional.pad`.
 //!
 //! Torch's rules, on the case dtypes: `exp`/`rsqrt` of an int tensor is float32; `relu`,
 //! `amax`, `amin` and `transpose` keep the dtype; `sum` keeps it too here, as `.sum(dim)` does
@@ -273,6 +274,44 @@ impl Infer<'_> {
                     _ => return Err(err(span, "hl.dot takes two matrices and an accumulator")),
                 }
             }
+            (TensorOp::Pad(pads), [x, fill]) => {
+                let (dtype, mut dims) = tensor(x, what, span)?;
+                if !matches!(fill, Ty::Int(_) | Ty::Float) {
+                    return Err(err(
+                        span,
+                        format!("{what}: the fill value is a Python number"),
+                    ));
+                }
+                if pads.len() % 2 != 0 || pads.len() / 2 > dims.len() {
+                    return Err(err(
+                        span,
+                        format!(
+                            "{what}: {} pads for a tensor of rank {} (pairs, at most two per dim)",
+                            pads.len(),
+                            dims.len()
+                        ),
+                    ));
+                }
+                if pads.iter().any(|&p| p < 0) {
+                    return Err(err(
+                        span,
+                        format!("{what}: a negative pad (cropping) is not part of a case script"),
+                    ));
+                }
+                // `(before, after)` pairs from the last dim backwards; a padded dim is a fixed
+                // size (Helion's symbol `u + k` equals no tile's).
+                for (i, pair) in pads.chunks(2).enumerate() {
+                    let d = dims.len() - 1 - i;
+                    let size = dims[d]
+                        .size
+                        .checked_add(pair[0])
+                        .and_then(|s| s.checked_add(pair[1]))
+                        .filter(|&s| s <= i64::from(i32::MAX))
+                        .ok_or_else(|| err(span, format!("{what}: a padded dim over 2^31")))?;
+                    dims[d] = Dim::fixed(size);
+                }
+                Ty::Tensor { dtype, dims }
+            }
             // A wrong operand count (the frontend and the well-formedness check refuse it; a
             // hand-edited JSON case may still carry one).
             (
@@ -293,7 +332,8 @@ impl Infer<'_> {
                 | TensorOp::Bmm
                 | TensorOp::Addmm
                 | TensorOp::Baddbmm
-                | TensorOp::Dot,
+                | TensorOp::Dot
+                | TensorOp::Pad(_),
                 _,
             ) => {
                 return Err(err(span, format!("{what} with {} operands", args.len())));

@@ -53,20 +53,7 @@ impl KernelParser<'_, '_> {
                         Some("alpha") if f != "torch.mul" && alpha.is_none() => {
                             alpha = Some(&kw.value)
                         }
-                        Some(name) => {
-                            return Err(self.err(
-                                kw,
-                                name,
-                                format!("keyword `{name}` of {f} is not part of a case script: it is not modelled, and dropping it would check another kernel than the file's"),
-                            ));
-                        }
-                        None => {
-                            return Err(self.err(
-                                kw,
-                                "**",
-                                "**kwargs are not part of a case script",
-                            ));
-                        }
+                        Some(_) | None => return Err(self.unmodelled_keyword(kw, f)),
                     }
                 }
                 let lhs = self.expr(a)?;
@@ -456,14 +443,20 @@ impl KernelParser<'_, '_> {
     pub(super) fn no_keywords(&self, c: &ast::ExprCall, func: &str) -> Result<(), FrontendError> {
         match c.keywords.first() {
             None => Ok(()),
-            Some(kw) => match kw.arg.as_ref().map(|a| a.as_str()) {
-                Some(name) => Err(self.err(
-                    kw,
-                    name,
-                    format!("keyword `{name}` of {func} is not part of a case script: it is not modelled, and dropping it would check another kernel than the file's"),
-                )),
-                None => Err(self.err(kw, "**", "**kwargs are not part of a case script")),
-            },
+            Some(kw) => Err(self.unmodelled_keyword(kw, func)),
+        }
+    }
+
+    /// The refusal of a keyword argument of `func` the subset does not model (or of a
+    /// `**kwargs`), at the keyword.
+    pub(super) fn unmodelled_keyword(&self, kw: &ast::Keyword, func: &str) -> FrontendError {
+        match kw.arg.as_ref().map(|a| a.as_str()) {
+            Some(name) => self.err(
+                kw,
+                name,
+                format!("keyword `{name}` of {func} is not part of a case script: it is not modelled, and dropping it would check another kernel than the file's"),
+            ),
+            None => self.err(kw, "**", "**kwargs are not part of a case script"),
         }
     }
 

@@ -102,16 +102,7 @@ impl KernelParser<'_, '_> {
         for kw in &c.keywords {
             match (kw.arg.as_ref().map(|a| a.as_str()), &op) {
                 (Some("acc"), TensorOp::Dot) if args.len() == 2 => args.push(&kw.value),
-                (Some(name), _) => {
-                    return Err(self.err(
-                        kw,
-                        name,
-                        format!("keyword `{name}` of {f} is not part of a case script: it is not modelled, and dropping it would check another kernel than the file's"),
-                    ));
-                }
-                (None, _) => {
-                    return Err(self.err(kw, "**", "**kwargs are not part of a case script"));
-                }
+                (Some(_) | None, _) => return Err(self.unmodelled_keyword(kw, f)),
             }
         }
         // `hl.dot(a, b, None)` is `hl.dot(a, b)`.
@@ -206,14 +197,7 @@ impl KernelParser<'_, '_> {
             match kw.arg.as_ref().map(|a| a.as_str()) {
                 Some("dim") if dim.is_none() => dim = Some(&kw.value),
                 Some("keepdim") if keepdim.is_none() => keepdim = Some(&kw.value),
-                Some(name) => {
-                    return Err(self.err(
-                        kw,
-                        name,
-                        format!("keyword `{name}` of {construct} is not part of a case script: it is not modelled, and dropping it would check another kernel than the file's"),
-                    ));
-                }
-                None => return Err(self.err(kw, "**", "**kwargs are not part of a case script")),
+                Some(_) | None => return Err(self.unmodelled_keyword(kw, construct)),
             }
         }
         let dims = match dim {
@@ -288,14 +272,7 @@ impl KernelParser<'_, '_> {
                 Some("pad") => &mut pads,
                 Some("mode") => &mut mode,
                 Some("value") => &mut value,
-                Some(name) => {
-                    return Err(self.err(
-                        kw,
-                        name,
-                        format!("keyword `{name}` of {PAD} is not part of a case script: it is not modelled, and dropping it would check another kernel than the file's"),
-                    ));
-                }
-                None => return Err(self.err(kw, "**", "**kwargs are not part of a case script")),
+                Some(_) | None => return Err(self.unmodelled_keyword(kw, PAD)),
             };
             if slot.replace(&kw.value).is_some() {
                 return Err(self.err(kw, PAD, format!("{PAD}: an argument given twice")));

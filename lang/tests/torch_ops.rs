@@ -32,6 +32,14 @@ fn first_value(case: &Case) -> ExprKind {
     value.kind.clone()
 }
 
+/// `body` in the loop is refused by the frontend with `needle`, at its line (10).
+fn refused_at_line_10(body: &str, needle: &str) {
+    let e = parse_case(&script(body), "case.py").expect_err(body);
+    let msg = e.to_string();
+    assert!(msg.contains(needle), "{body}: {msg}");
+    assert!(msg.starts_with("case.py:10:"), "{msg}");
+}
+
 fn round_trips(body: &str) -> Case {
     let case = parse(&script(body));
     let rendered = render_case(&case);
@@ -114,10 +122,7 @@ fn unmodelled_keywords_and_arguments_are_refused_where_written() {
             "keyword `extra_mask` of hl.load",
         ),
     ] {
-        let e = parse_case(&script(body), "case.py").expect_err(body);
-        let msg = e.to_string();
-        assert!(msg.contains(needle), "{msg}");
-        assert!(msg.starts_with("case.py:10:"), "{msg}");
+        refused_at_line_10(body, needle);
     }
     let host = "import torch\nimport helion\nimport helion.language as hl\n\n\n\
          @helion.kernel(backend=\"pallas\", static_shapes=True, config=helion.Config(block_sizes=[]))\n\
@@ -257,10 +262,7 @@ fn pads_a_case_does_not_model_are_refused_where_written() {
             "overflows to inf",
         ),
     ] {
-        let e = parse_case(&script(body), "case.py").expect_err(body);
-        let msg = e.to_string();
-        assert!(msg.contains(needle), "{body}: {msg}");
-        assert!(msg.starts_with("case.py:10:"), "{msg}");
+        refused_at_line_10(body, needle);
     }
     // What torch itself refuses when Helion traces the kernel is a type error (a `rejected`
     // verdict), at the call.

@@ -4,13 +4,15 @@
 //! `traced`, the names carried around a loop in `carry`.
 
 use super::loop_dim::LoopDim;
+use super::pad::{Bounds, LoopBounds};
 use super::stmt::assign;
 use super::{Env, LResult, Lowerer, Val, gap};
 use crate::verdict::{Rejection, Rule};
 use lang::ir::arith::ceil_div;
 use lang::ir::live::{Names, stmt_reads};
-use lang::ir::sym::{Affine, Sym};
-use lang::ir::{Loop, LoopType, Span};
+use lang::ir::sym::{Affine, BlockId, Sym};
+use lang::ir::types::Types;
+use lang::ir::{Case, Loop, LoopType, Span, Stmt, StmtKind};
 use lang::pallas::{self, CmpOp, Expr as P};
 
 type PStmt = pallas::Stmt;
@@ -184,7 +186,7 @@ impl Lowerer<'_> {
         lp: &Loop,
         k: usize,
         ld: &LoopDim,
-        lb: &super::pad::LoopBounds,
+        lb: &LoopBounds,
         var: &str,
         value_of_var: Val,
         static_bounds: bool,
@@ -211,28 +213,18 @@ impl Lowerer<'_> {
         }
         // Dynamic unroll (`_codegen_dynamic_unroll`): only an enclosing tile's end, from a
         // static begin or that tile's begin.
-        let reject = || {
-            Err(super::LowerError::Rejected(Rejection::new(
-                Rule::ConfigUnrollDynamicBounds,
-                span,
-                &[],
-            )))
+        let outer = match unroll_of(lb, ld.bid, false, |b| self.loops.contains_key(&b)) {
+            Unroll::Dynamic { outer } => outer,
+            Unroll::Static | Unroll::Refused => {
+                return Err(super::LowerError::Rejected(unroll_refused(span)));
+            }
         };
-        let Some(Sym::TileEnd(outer)) = lb.end.as_ref().and_then(Affine::as_sym) else {
-            return reject();
-        };
-        if !self.loops.contains_key(&outer) || outer == ld.bid {
-            return reject();
-        }
-        let trips = match (
-            lb.begin.as_ref().and_then(Affine::as_sym),
-            lb.static_begin(),
-        ) {
-            (Some(Sym::TileBegin(b)), _) if b == outer => {
+        let trips = match lb.static_begin() {
+            None => {
                 let obs = self.bounds.by_block.get(&outer).map_or(1, |o| o.bs);
                 ceil_div(obs, ld.bs).unwrap_or(0)
             }
-            (_, Some(s)) => match self.bounds.by_block.get(&outer).and_then(|o| o.end_hi) {
+            Some(s) => match self.bounds.by_block.get(&outer).and_then(|o| o.end_hi) {
                 Some(hi) => ceil_div(hi.saturating_sub(s).max(0), ld.bs).unwrap_or(0),
                 None => {
                     return gap(
@@ -241,7 +233,6 @@ impl Lowerer<'_> {
                     );
                 }
             },
-            _ => return reject(),
         };
         let i = self.fresh("_u");
         let mut body = Vec::new();
@@ -269,4 +260,117 @@ impl Lowerer<'_> {
         });
         Ok(())
     }
+}
+
+/// How Helion 1.5.1's `unroll` codegen takes a nested loop dim (`tracing_ops.py`, the Pallas
+/// `_for_loop`): static bounds are a Python `for`; a bound that is an enclosing tile's end
+/// (from a static begin or that tile's begin) is `_codegen_dynamic_unroll`; any other
+/// symbolic bound raises `InvalidConfig` (`config.unroll-dynamic-bounds`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unroll {
+    /// Static bounds.
+    Static,
+    /// Bounded by the end of the enclosing tile `outer`.
+    Dynamic { outer: BlockId },
+    /// Refused.
+    Refused,
+}
+
+/// The [`Unroll`] of the loop dim of block `bid` with bounds `lb`; `static_bounds` when both
+/// bounds are static ints (not a runtime `int` argument, D-1.5.1-14); `enclosing(b)` when the
+/// loop of block `b` was begun before this one (the lowering keeps every loop it has begun).
+fn unroll_of(
+    lb: &LoopBounds,
+    bid: BlockId,
+    static_bounds: bool,
+    enclosing: impl Fn(BlockId) -> bool,
+) -> Unroll {
+    if static_bounds {
+        return Unroll::Static;
+    }
+    let Some(Sym::TileEnd(outer)) = lb.end.as_ref().and_then(Affine::as_sym) else {
+        return Unroll::Refused;
+    };
+    if !enclosing(outer) || outer == bid {
+        return Unroll::Refused;
+    }
+    match (
+        lb.begin.as_ref().and_then(Affine::as_sym),
+        lb.static_begin(),
+    ) {
+        (Some(Sym::TileBegin(b)), _) if b == outer => Unroll::Dynamic { outer },
+        (_, Some(_)) => Unroll::Dynamic { outer },
+        _ => Unroll::Refused,
+    }
+}
+
+fn unroll_refused(span: Span) -> Rejection {
+    Rejection::new(Rule::ConfigUnrollDynamicBounds, span, &[])
+}
+
+/// The `config.unroll-dynamic-bounds` refusal of the first nested loop (program order) that
+/// `unroll` refuses, judged from the trace types alone; `None` under another loop type.
+///
+/// Helion raises it when its codegen reaches the loop, after emitting everything before it;
+/// the lowering raises it at the same point, but stops earlier at a construct the codegen does
+/// not model (a [`super::Gap`]), which Helion emits. So a gap is not the verdict until this
+/// finds no refused loop (campaign finding 0006: `torch.rsqrt` before `hl.tile(live - 3)`;
+/// Helion's `test_bmm_nonzero_k_begin`: a tile used as a value before `hl.tile(k_start, k_end)`
+/// over `int` arguments). The bounds are static when their trace types are constants, where
+/// the lowering reads its environment; the two differ only where the lowering stopped anyway.
+pub(super) fn unroll_refusal(case: &Case, types: &Types, bounds: &Bounds) -> Option<Rejection> {
+    if case.effective_loop_type() != LoopType::Unroll {
+        return None;
+    }
+    fn walk(
+        body: &[Stmt],
+        types: &Types,
+        bounds: &Bounds,
+        seen: &mut Vec<BlockId>,
+        nested: bool,
+    ) -> Option<Rejection> {
+        for s in body {
+            match &s.kind {
+                StmtKind::For(lp) => {
+                    let ids = types.blocks.loop_ids(lp);
+                    for (dim, &bid) in lp.dims.iter().zip(ids) {
+                        if nested && let Some(lb) = bounds.by_block.get(&bid) {
+                            let runtime = types.host.is_runtime(&dim.end)
+                                || dim.begin.as_ref().is_some_and(|b| types.host.is_runtime(b));
+                            let static_bounds = !runtime
+                                && lb.static_begin().is_some()
+                                && lb.static_end().is_some();
+                            if unroll_of(lb, bid, static_bounds, |b| seen.contains(&b))
+                                == Unroll::Refused
+                            {
+                                return Some(unroll_refused(s.span));
+                            }
+                        }
+                        seen.push(bid);
+                    }
+                    if let Some(r) = walk(&lp.body, types, bounds, seen, true) {
+                        return Some(r);
+                    }
+                }
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    if let Some(r) = walk(then_body, types, bounds, seen, nested)
+                        .or_else(|| walk(else_body, types, bounds, seen, nested))
+                    {
+                        return Some(r);
+                    }
+                }
+                StmtKind::Assign { .. }
+                | StmtKind::AugAssign { .. }
+                | StmtKind::Store { .. }
+                | StmtKind::Atomic { .. }
+                | StmtKind::Return(_) => {}
+            }
+        }
+        None
+    }
+    walk(&case.kernel.body, types, bounds, &mut Vec::new(), false)
 }

@@ -16,7 +16,10 @@
 //!   2 double-buffers with a primed copy and a prefetch per iteration; spec §1.4, §3.5
 //!   example 3);
 //! * the host side: which arrays are padded by how much (`pad`) and the `pl.pallas_call`
-//!   scaffolding (spec §3.1).
+//!   scaffolding (spec §3.1);
+//! * Helion's codegen-time refusal of a nested loop `unroll` cannot take (`loops`, spec
+//!   §1.4). Helion emits what this codegen does not model (a [`Gap`]) and goes on, so such a
+//!   refusal later in the kernel is still the verdict.
 //!
 //! # The emitted module
 //! One self-contained Python file (printed by [`lang::pallas::print_module`]):
@@ -150,12 +153,22 @@ pub fn lower(
             "pallas_worklist_grouping=2 (the grouped compact-worklist variant, spec §2.4)",
         );
     }
-    // A kept config key or setting the model does not honour (`lang::ir::settings`).
-    if let Some(what) = case.config.unmodelled() {
-        return gap(case.kernel.span, what);
+    let lowered = match case.config.unmodelled() {
+        // A kept config key or setting the model does not honour (`lang::ir::settings`).
+        Some(what) => gap(case.kernel.span, what),
+        None => Lowerer::new(case, types, plan, options).and_then(|mut l| l.module()),
+    };
+    match lowered {
+        // Helion emits what the codegen does not model and refuses a later loop `unroll`
+        // cannot take: the refusal is the verdict (`loops::unroll_refusal`).
+        Err(LowerError::Gap(g)) => {
+            match loops::unroll_refusal(case, types, &pad::Bounds::of(case, types)) {
+                Some(r) => Err(LowerError::Rejected(r)),
+                None => Err(LowerError::Gap(g)),
+            }
+        }
+        Ok(_) | Err(LowerError::Rejected(_)) => lowered,
     }
-    let mut l = Lowerer::new(case, types, plan, options)?;
-    l.module()
 }
 
 /// What an IR name denotes while lowering.
@@ -387,7 +400,7 @@ impl<'a> Lowerer<'a> {
                 .collect(),
         };
         l.collect_host_refs()?;
-        l.bounds = pad::Bounds::of(&l)?;
+        l.bounds = pad::Bounds::of(case, types);
         pad::apply(&mut l)?;
         l.dma = dma::DmaPlan::of(&l);
         block_spec::apply(&mut l);

@@ -93,12 +93,12 @@ impl Bounds {
     }
 
     /// Computes the bounds of every loop of the kernel, outermost first.
-    pub fn of(l: &Lowerer<'_>) -> LResult<Bounds> {
+    pub fn of(case: &lang::ir::Case, types: &lang::ir::types::Types) -> Bounds {
         let mut bounds = Bounds::default();
-        walk::each_stmt(&l.case.kernel.body, &mut |s| {
+        walk::each_stmt(&case.kernel.body, &mut |s| {
             let StmtKind::For(lp) = &s.kind else { return };
-            for (dim, &id) in lp.dims.iter().zip(l.types.blocks.loop_ids(lp)) {
-                let affine = |e: &Expr| match l.types.of(e) {
+            for (dim, &id) in lp.dims.iter().zip(types.blocks.loop_ids(lp)) {
+                let affine = |e: &Expr| match types.of(e) {
                     Ty::Int(a) => a.clone(),
                     Ty::GridIndex(b) => Some(Affine::sym(Sym::TileBegin(*b))),
                     Ty::HostTensor { .. }
@@ -115,7 +115,7 @@ impl Bounds {
                 let end = affine(&dim.end);
                 let bs = match lp.kind {
                     lang::ir::LoopKind::Grid => 1,
-                    lang::ir::LoopKind::Tile => l.types.block_size(id).max(1),
+                    lang::ir::LoopKind::Tile => types.block_size(id).max(1),
                 };
                 let begin_lo = begin.as_ref().and_then(|a| bounds.lo(a));
                 let end_hi = end.as_ref().and_then(|a| bounds.hi(a));
@@ -131,7 +131,7 @@ impl Bounds {
                 );
             }
         });
-        Ok(bounds)
+        bounds
     }
 }
 

@@ -1,6 +1,7 @@
 //! Verdicts where our model differed from Helion 1.5.1 in a 5,000-case Helion campaign
 //! (issue 39): a refusal by Helion's codegen after a construct our codegen does not model
-//! (finding 0006). Every case script here was run through helion==1.5.1 (`pallas-diff check
+//! (finding 0006), and the `-1` of a reshape that is one block's symbol, which a second
+//! reshape cannot make concrete (finding 0088). Every case script here was run through helion==1.5.1 (`pallas-diff check
 //! --engines oracle,helion-pallas`), and each assertion states its verdict by our rule id.
 
 use lang::frontend::parse_case;
@@ -111,5 +112,47 @@ fn unroll_refuses_a_later_loop_after_a_construct_the_codegen_does_not_model() {
     assert_eq!(
         gap_construct(&bmm("fori_loop")),
         "the tile `tm` used as a value"
+    );
+}
+
+#[test]
+fn a_reshape_minus_one_that_is_one_block_symbol_stays_that_symbol() {
+    // Finding 0088: the `-1` of `[u, 2, 16].reshape(-1, 2, 16)` is `u` itself, so its
+    // `.reshape(-1, 16)` has `2*u` rows, which Helion 1.5.1 cannot make concrete for a config:
+    // `view.no-concrete-shape` on line 13, as for `x_block.reshape(-1, 16)` directly.
+    let case = |view: &str, rows: usize| {
+        script(
+            "block_sizes=[], pallas_loop_type=\"fori_loop\"",
+            "x: torch.Tensor",
+            &format!(
+                "    out = torch.zeros([1, 16], dtype=torch.float32)\n\
+                 \x20   for request in hl.grid(1):\n\
+                 \x20       acc = hl.zeros([16], dtype=torch.float32)\n\
+                 \x20       for outer in hl.tile(x.size(0), block_size=4):\n\
+                 \x20           x_block = x[outer, :, :]\n\
+                 \x20           flat = {view}\n\
+                 \x20           for local in hl.tile({rows}, block_size=2):\n\
+                 \x20               acc = acc + flat[local.index, :].sum(dim=0)\n\
+                 \x20       out[request, :] = acc\n\
+                 \x20   return out"
+            ),
+            "x = torch.ones(8, 2, 16)",
+            "x",
+        )
+    };
+    for view in [
+        "x_block.reshape(-1, 2, 16).reshape(-1, 16)",
+        "x_block.reshape(-1, 16)",
+    ] {
+        let r = rejection(&case(view, 8));
+        assert_eq!(r.rule, Rule::ViewNoConcreteShape, "{view}: {r}");
+        assert_eq!(r.span.line, 13, "{view}: {r}");
+    }
+    // The first reshape alone keeps `u` rows, a concrete shape: it lowers.
+    let single = case("x_block.reshape(-1, 2, 16)[:, 0, :]", 4);
+    assert!(
+        matches!(compiled(&single), Compiled::Lowered(_)),
+        "{}",
+        pallas_diff_compiler::compile::verdict_line(&compiled(&single))
     );
 }

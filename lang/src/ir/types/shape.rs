@@ -58,8 +58,19 @@ impl Infer<'_> {
                     if known == 0 || numel % known != 0 {
                         return Err(err(span, "reshape's -1 cannot be inferred"));
                     }
-                    out[h] = Dim::fixed(numel / known);
-                    out[h].opaque = hole_is_opaque(dims, &out, h);
+                    let size = numel / known;
+                    out[h] = match hole_symbol(dims, &out, h) {
+                        Hole::Constant => Dim::fixed(size),
+                        // The block's symbol itself: a later view divides it out again
+                        // (campaign finding 0088: `[u, 2, 16].reshape(-1, 2, 16)` is
+                        // `[u, 2, 16]`, and its `.reshape(-1, 16)` is `[2*u, 16]`, which
+                        // Helion 1.5.1 refuses as having no concrete physical shape).
+                        Hole::Block(b) => Dim::tiled(size, b),
+                        Hole::Opaque => Dim {
+                            opaque: true,
+                            ..Dim::fixed(size)
+                        },
+                    };
                 }
                 if out.iter().map(|d| d.size).product::<i64>() != numel {
                     return Err(err(
@@ -240,13 +251,23 @@ impl Infer<'_> {
     }
 }
 
-/// Whether a `reshape`/`view` `-1` is a size Helion cannot make concrete ([`Dim::opaque`]):
-/// its symbolic value is the input's element count over the other sizes, so the input's
-/// block symbols that the other sizes do not cancel stay in it. It is concrete when none
-/// stays, or exactly one stays with no other factor (then it is that block's size).
-fn hole_is_opaque(input: &[Dim], out: &[Dim], hole: usize) -> bool {
+/// What Helion's symbolic size of a `reshape`/`view` `-1` is ([`hole_symbol`]).
+enum Hole {
+    /// A constant.
+    Constant,
+    /// Exactly one block's size symbol.
+    Block(BlockId),
+    /// A size Helion cannot make concrete ([`Dim::opaque`]).
+    Opaque,
+}
+
+/// The symbolic size of a `reshape`/`view` `-1`: the input's element count over the other
+/// sizes, so the input's block symbols that the other sizes do not cancel stay in it. It is
+/// concrete when none stays, or exactly one stays with no other factor (then it is that
+/// block's size).
+fn hole_symbol(input: &[Dim], out: &[Dim], hole: usize) -> Hole {
     if input.iter().any(|d| d.slice_of.is_some() || d.opaque) {
-        return true;
+        return Hole::Opaque;
     }
     let mut symbols: Vec<BlockId> = input.iter().filter_map(|d| d.block).collect();
     let mut fixed_in: i64 = input
@@ -262,7 +283,7 @@ fn hole_is_opaque(input: &[Dim], out: &[Dim], hole: usize) -> bool {
                     symbols.swap_remove(i);
                 }
                 // A symbol the input does not hold would divide the `-1`.
-                None => return true,
+                None => return Hole::Opaque,
             },
             None => fixed_out *= d.size,
         }
@@ -270,12 +291,14 @@ fn hole_is_opaque(input: &[Dim], out: &[Dim], hole: usize) -> bool {
     // The remaining constant factor, when it is an integer.
     if fixed_out != 0 && fixed_in % fixed_out == 0 {
         fixed_in /= fixed_out;
+    } else if symbols.is_empty() {
+        return Hole::Constant;
     } else {
-        return !symbols.is_empty();
+        return Hole::Opaque;
     }
-    match symbols.len() {
-        0 => false,
-        1 => fixed_in != 1,
-        _ => true,
+    match symbols[..] {
+        [] => Hole::Constant,
+        [b] if fixed_in == 1 => Hole::Block(b),
+        _ => Hole::Opaque,
     }
 }

@@ -1,9 +1,13 @@
 //! The compiler's entry point: a case in, a verdict and (when lowered) a Pallas module out.
 //!
 //! [`compile`] runs the stages in Helion's order — trace-time validation
-//! ([`crate::validate`]), tracing ([`lang::ir::types::infer`]), resident-Ref planning
+//! ([`crate::validate`]), tracing ([`lang::ir::types::infer_deferring`]), resident-Ref planning
 //! ([`crate::plan`]) and lowering ([`crate::lower`]) — and a rejection from any stage is the
-//! case's verdict. The module is printed as Python ([`lang::pallas`]) when first asked for
+//! case's verdict. A pointwise mismatch that Helion's tracing lets through is refused by its
+//! codegen ([`lang::ir::types::Types::deferred`]), so it is the lowering's to refuse, after
+//! planning and of the live kernel (Helion's codegen never sees a dead statement).
+//!
+//! The module is printed as Python ([`lang::pallas`]) when first asked for
 //! ([`Compiled::source`]): the in-process engines run the typed module, and printing was ~8% of
 //! a compile (perf, 2026-11-30). It never panics on a case that parses; a
 //! panic is a harness bug.
@@ -13,7 +17,7 @@
 //! caller that matches on it cannot mistake a gap's `Lowered` verdict for a module.
 
 use crate::decisions::Decisions;
-use crate::verdict::{Rejection, Rule, Verdict};
+use crate::verdict::{Rejection, Verdict};
 use lang::ir::Case;
 use lang::ir::blocks::BlockSizes;
 use lang::ir::scope::HostEnv;
@@ -163,7 +167,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
     // Trace once: validation reads the types (index tensors of the wrong rank) and the planner
     // needs them. Tracing twice was a third of a compile (perf, 2026-11-30: `infer` 21.7% of
     // the in-process campaign's samples, half of it under `validate`).
-    let traced = lang::ir::types::infer(case);
+    let traced = lang::ir::types::infer_deferring(case);
     // The trace's block sizes are `case.block_sizes` under `HostEnv::of(case)`: the same as
     // these, which a kernel that does not trace still reports.
     let untyped_block_sizes = || {
@@ -179,10 +183,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
     }
     let types = match traced {
         Ok(t) => t,
-        Err(e) => {
-            let r = Rejection::new(Rule::TraceTypeError, e.span, &[("message", &e.message)]);
-            return rejected(r, untyped_block_sizes());
-        }
+        Err(e) => return rejected(Rejection::of_trace(&e), untyped_block_sizes()),
     };
     let block_sizes = types.block_sizes.clone();
     if let Some(r) = crate::validate::host_access(case, &types) {
@@ -228,7 +229,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
 /// is dead, or when the live kernel does not trace (the whole kernel is planned then).
 pub fn live_kernel(case: &Case, block_sizes: &BlockSizes) -> Option<(Case, Types)> {
     let live = lang::ir::dead::without_dead(case)?;
-    let types = lang::ir::types::infer_with_block_sizes(&live, block_sizes).ok()?;
+    let types = lang::ir::types::infer_deferring_with_block_sizes(&live, block_sizes).ok()?;
     Some((live, types))
 }
 

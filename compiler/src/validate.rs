@@ -30,7 +30,7 @@ pub fn validate(case: &Case) -> Option<Rejection> {
 pub fn validate_with_faults(case: &Case, faults: FaultSet) -> Option<Rejection> {
     // Types, when the kernel traces at all, tell index tensors of the wrong rank; a kernel that
     // does not trace is refused later with the tracing error itself.
-    let types = lang::ir::types::infer(case).ok();
+    let types = lang::ir::types::infer_deferring(case).ok();
     validate_traced(case, types.as_ref(), faults)
 }
 

@@ -433,6 +433,12 @@ impl TryFrom<RejectionRecord> for Rejection {
 }
 
 impl Rejection {
+    /// The `trace.type-error` of a kernel that does not trace, or of a mismatch that Helion
+    /// refuses at codegen ([`lang::ir::types::Types::deferred`]).
+    pub fn of_trace(e: &lang::ir::types::TypeError) -> Rejection {
+        Rejection::new(Rule::TraceTypeError, e.span, &[("message", &e.message)])
+    }
+
     /// A rejection by `rule` at `span` with message arguments.
     pub fn new(rule: Rule, span: Span, args: &[(&str, &str)]) -> Rejection {
         Rejection {

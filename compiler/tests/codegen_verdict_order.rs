@@ -1,8 +1,10 @@
 //! Verdicts where our model differed from Helion 1.5.1 in a 5,000-case Helion campaign
 //! (issue 39): a refusal by Helion's codegen after a construct our codegen does not model
-//! (finding 0006), and the `-1` of a reshape that is one block's symbol, which a second
-//! reshape cannot make concrete (finding 0088). Every case script here was run through helion==1.5.1 (`pallas-diff check
-//! --engines oracle,helion-pallas`), and each assertion states its verdict by our rule id.
+//! (finding 0006); a pointwise mismatch that torch lets through while tracing, which only
+//! Helion's codegen refuses, after planning (finding 0047); and the `-1` of a reshape that is
+//! one block's symbol, which a second reshape cannot make concrete (finding 0088). Every case
+//! script here was run through helion==1.5.1 (`pallas-diff check --engines
+//! oracle,helion-pallas`), and each assertion states its verdict by our rule id.
 
 use lang::frontend::parse_case;
 use pallas_diff_compiler::compile::{CodegenOptions, Compiled, NotModelled, Refused, compile};
@@ -115,6 +117,111 @@ fn unroll_refuses_a_later_loop_after_a_construct_the_codegen_does_not_model() {
     );
 }
 
+/// S2 over a bf16 or f32 `[16, 128]` input, a config block of 4 for `outer` (line 11), with
+/// `inner` at 12 spaces from line 13.
+fn s2(loop_type: &str, dtype: &str, inner: &str) -> String {
+    script(
+        &format!("block_sizes=[4], pallas_loop_type=\"{loop_type}\""),
+        "x: torch.Tensor",
+        &format!(
+            "    out = torch.zeros([1, 128], dtype=torch.float32)\n\
+             \x20   for request in hl.grid(1):\n\
+             \x20       acc = hl.zeros([128], dtype=torch.float32)\n\
+             \x20       for outer in hl.tile(x.size(0)):\n\
+             \x20           x_block = x[outer, :]\n\
+             {inner}\n\
+             \x20       out[request, :] = acc\n\
+             \x20   return out"
+        ),
+        &format!("x = torch.ones(16, 128, dtype=torch.{dtype})"),
+        "x",
+    )
+}
+
+#[test]
+fn a_slice_mismatch_is_refused_by_codegen_after_planning() {
+    // Finding 0047: under config block 4 (a symbol `u` in [1, 16] over 16 rows) the sizes of
+    // `x_block[1:7]` and `x_block[0:6]` differ as symbols but agree at `u = 16`, so torch lets
+    // their product through while tracing and Helion's codegen refuses it (ShapeMismatch);
+    // planning runs first and refuses the bf16 selector on line 15.
+    let product = |a: &str, b: &str| {
+        format!(
+            "            acc = acc + (x_block[{a}, :].float() * x_block[{b}, :].float()).sum(dim=0)"
+        )
+    };
+    let selector = "            for local in hl.tile(4, block_size=1):\n\
+                    \x20               acc = acc + x_block[local.begin, :].float()";
+    let deferred = product("1:7", "0:6");
+    let r = rejection(&s2(
+        "fori_loop",
+        "bfloat16",
+        &format!("{deferred}\n{selector}"),
+    ));
+    assert_eq!(r.rule, Rule::SelectorUnaligned, "{r}");
+    assert_eq!(r.span.line, 15, "{r}");
+    // Helion's verdict is the planner's, as with a product of the same slice twice.
+    let same = product("1:7", "1:7");
+    assert_eq!(
+        rejection(&s2("fori_loop", "bfloat16", &format!("{same}\n{selector}"))),
+        r
+    );
+    // A kernel planning accepts is refused at the product (line 13), with the symbolic sizes.
+    let r = rejection(&s2("fori_loop", "float32", &deferred));
+    assert_eq!(r.rule, Rule::TraceTypeError, "{r}");
+    assert_eq!(r.span.line, 13, "{r}");
+    assert!(r.message.contains("Min(7, u1)"), "{r}");
+    // Sizes that differ at `u = 16` too (2 and 3) are refused by tracing, before planning
+    // (measured: "The size of tensor a (Max(1, Min(3, u2)) - 1) must match the size of
+    // tensor b (Max(0, Min(3, u2)))").
+    let traced = product("1:3", "0:3");
+    let r = rejection(&s2(
+        "fori_loop",
+        "bfloat16",
+        &format!("{traced}\n{selector}"),
+    ));
+    assert_eq!(r.rule, Rule::TraceTypeError, "{r}");
+    assert_eq!(r.span.line, 13, "{r}");
+}
+
+#[test]
+fn a_slice_mismatch_and_an_unroll_refusal_are_refused_in_program_order() {
+    // Both are codegen refusals: Helion's codegen raises whichever it reaches first.
+    let case = |body: &str| {
+        script(
+            "block_sizes=[8], pallas_loop_type=\"unroll\"",
+            "x: torch.Tensor",
+            &format!(
+                "    out = torch.zeros([16, 128], dtype=torch.float32)\n\
+                 \x20   for outer in hl.tile(x.size(0)):\n\
+                 \x20       x_block = x[outer, :]\n\
+                 \x20       live = outer.end - outer.begin\n\
+                 {body}\n\
+                 \x20   return out"
+            ),
+            "x = torch.ones(16, 128)",
+            "x",
+        )
+    };
+    let product = "(x_block[1:7, :] * x_block[0:6, :]).sum(dim=0)";
+    // The product inside the refused loop (line 12): the loop is reached first.
+    let inside = case(&format!(
+        "        for local in hl.tile(live - 1, block_size=1):\n\
+         \x20           out[outer.begin, :] = {product} + local.begin"
+    ));
+    let r = rejection(&inside);
+    assert_eq!(r.rule, Rule::ConfigUnrollDynamicBounds, "{r}");
+    assert_eq!(r.span.line, 12, "{r}");
+    // The product before it (line 12): the mismatch is reached first.
+    let before = case(&format!(
+        "        s = {product}\n\
+         \x20       for local in hl.tile(live - 1, block_size=1):\n\
+         \x20           out[outer.begin, :] = s + local.begin"
+    ));
+    let r = rejection(&before);
+    assert_eq!(r.rule, Rule::TraceTypeError, "{r}");
+    assert_eq!(r.span.line, 12, "{r}");
+}
+
 #[test]
 fn a_reshape_minus_one_that_is_one_block_symbol_stays_that_symbol() {
     // Finding 0088: the `-1` of `[u, 2, 16].reshape(-1, 2, 16)` is `u` itself, so its
@@ -155,4 +262,51 @@ fn a_reshape_minus_one_that_is_one_block_symbol_stays_that_symbol() {
         "{}",
         pallas_diff_compiler::compile::verdict_line(&compiled(&single))
     );
+}
+
+#[test]
+fn torch_refuses_while_tracing_the_sizes_that_differ_at_the_top_of_the_block_range() {
+    // Measured in helion==1.5.1 (S2 over 16 rows, so each block symbol ranges over [1, 16]):
+    // a `ShapeMismatch` of the codegen where the sizes agree at 16, a `TorchOpTracingError`
+    // where they do not.
+    let traced = |block: i64, expr: &str| {
+        let src = s2(
+            "fori_loop",
+            "float32",
+            &format!("            acc = acc + ({expr}).sum(dim=0)"),
+        )
+        .replace("block_sizes=[4]", &format!("block_sizes=[{block}]"));
+        let case = parse_case(&src, "k.py").unwrap_or_else(|e| panic!("{e}\n{src}"));
+        match lang::ir::types::infer_deferring(&case) {
+            Ok(t) => {
+                assert!(t.deferred.is_some(), "{expr}: broadcasts");
+                assert!(lang::ir::types::infer(&case).is_err(), "{expr}");
+                true
+            }
+            Err(_) => false,
+        }
+    };
+    for (block, expr) in [
+        (4, "x_block[1:7, :] * x_block[0:6, :]"),
+        (8, "x_block[1:7, :] * x_block[0:6, :]"),
+        (
+            8,
+            "x_block[0:4, :] + hl.zeros([4, 128], dtype=torch.float32)",
+        ),
+    ] {
+        assert!(traced(block, expr), "block {block}: {expr} does not trace");
+    }
+    for (block, expr) in [
+        (4, "x_block[1:3, :] * x_block[0:3, :]"),
+        (4, "x_block[0:2, :] * x_block"),
+        (8, "x_block[0:2, :] * x_block"),
+        (8, "x_block[1:3, :] * x_block"),
+        (
+            8,
+            "x_block[2:4, :] + hl.zeros([3, 128], dtype=torch.float32)",
+        ),
+        (8, "x_block + hl.zeros([4, 128], dtype=torch.float32)"),
+    ] {
+        assert!(!traced(block, expr), "block {block}: {expr} traces");
+    }
 }

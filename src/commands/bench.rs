@@ -164,7 +164,7 @@ fn round(
             let (us, case) = timed(|| generate_from_seed(seed, cfg));
             t[0] = Some(us);
             let (us, (traced, rejection)) = timed(|| {
-                let traced = lang::ir::types::infer(&case);
+                let traced = lang::ir::types::infer_deferring(&case);
                 let r = compiler::validate::validate_traced(
                     &case,
                     traced.as_ref().ok(),

@@ -316,8 +316,10 @@ fn unroll_refused(span: Span) -> Rejection {
 /// not model (a [`super::Gap`]), which Helion emits. So a gap is not the verdict until this
 /// finds no refused loop (campaign finding 0006: `torch.rsqrt` before `hl.tile(live - 3)`;
 /// Helion's `test_bmm_nonzero_k_begin`: a tile used as a value before `hl.tile(k_start, k_end)`
-/// over `int` arguments). The bounds are static when their trace types are constants, where
-/// the lowering reads its environment; the two differ only where the lowering stopped anyway.
+/// over `int` arguments). [`super::lower`] also orders it against a pointwise mismatch the
+/// codegen refuses ([`Types::deferred`]). The bounds are static when their trace types are
+/// constants, where the lowering reads its environment; the two differ only where the
+/// lowering stopped anyway.
 pub(super) fn unroll_refusal(case: &Case, types: &Types, bounds: &Bounds) -> Option<Rejection> {
     if case.effective_loop_type() != LoopType::Unroll {
         return None;

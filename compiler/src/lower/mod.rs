@@ -17,9 +17,10 @@
 //!   example 3);
 //! * the host side: which arrays are padded by how much (`pad`) and the `pl.pallas_call`
 //!   scaffolding (spec §3.1);
-//! * Helion's codegen-time refusal of a nested loop `unroll` cannot take (`loops`, spec
-//!   §1.4). Helion emits what this codegen does not model (a [`Gap`]) and goes on, so such a
-//!   refusal later in the kernel is still the verdict.
+//! * Helion's codegen-time refusals, first in program order: a nested loop `unroll` cannot
+//!   take (`loops`, spec §1.4) and a pointwise mismatch its tracing let through
+//!   ([`Types::deferred`]). Helion emits what this codegen does not model (a [`Gap`]) and
+//!   goes on, so such a refusal later in the kernel is still the verdict.
 //!
 //! # The emitted module
 //! One self-contained Python file (printed by [`lang::pallas::print_module`]):
@@ -145,6 +146,19 @@ pub fn lower(
     plan: &Plan,
     options: &CodegenOptions,
 ) -> Result<PallasModule, LowerError> {
+    let bounds = || pad::Bounds::of(case, types);
+    // A pointwise mismatch Helion's tracing let through (`Types::deferred`) is refused when its
+    // codegen reaches the operator, unless it refused an earlier loop `unroll` cannot take.
+    // Checked before anything the codegen does not model: Helion emits that and goes on.
+    if let Some(e) = &types.deferred {
+        let mismatch = Rejection::of_trace(e);
+        return Err(LowerError::Rejected(
+            match loops::unroll_refusal(case, types, &bounds()) {
+                Some(r) if r.span < mismatch.span => r,
+                Some(_) | None => mismatch,
+            },
+        ));
+    }
     // Helion 1.5.1 accepts `pallas_worklist_grouping=2` and lowers a grouped variant beside the
     // factor-1 one (spec §2.4); only factor 1 is modelled, so the case is a documented gap.
     if case.config.worklist_grouping == Some(2) {
@@ -161,12 +175,10 @@ pub fn lower(
     match lowered {
         // Helion emits what the codegen does not model and refuses a later loop `unroll`
         // cannot take: the refusal is the verdict (`loops::unroll_refusal`).
-        Err(LowerError::Gap(g)) => {
-            match loops::unroll_refusal(case, types, &pad::Bounds::of(case, types)) {
-                Some(r) => Err(LowerError::Rejected(r)),
-                None => Err(LowerError::Gap(g)),
-            }
-        }
+        Err(LowerError::Gap(g)) => match loops::unroll_refusal(case, types, &bounds()) {
+            Some(r) => Err(LowerError::Rejected(r)),
+            None => Err(LowerError::Gap(g)),
+        },
         Ok(_) | Err(LowerError::Rejected(_)) => lowered,
     }
 }

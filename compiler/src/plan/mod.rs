@@ -234,12 +234,17 @@ pub fn plan_with_faults(case: &Case, types: &Types, faults: FaultSet) -> Result<
     })
 }
 
-/// Runs Helion's tracing ([`lang::ir::types::infer`]) and then [`plan`]: a type error is a
-/// `trace.type-error` rejection (Helion's tracing itself raised).
+/// Runs Helion's tracing ([`lang::ir::types::infer_deferring`]) and then [`plan`]: a type
+/// error is a `trace.type-error` rejection (Helion's tracing itself raised), and so is a
+/// pointwise mismatch its codegen refuses ([`Types::deferred`]) when planning accepts the case.
 pub fn plan_case(case: &Case) -> Result<Plan, Rejection> {
-    let types = lang::ir::types::infer(case)
-        .map_err(|e| Rejection::new(Rule::TraceTypeError, e.span, &[("message", &e.message)]))?;
-    plan(case, &types)
+    let types = lang::ir::types::infer_deferring(case).map_err(|e| Rejection::of_trace(&e))?;
+    let plan = plan(case, &types)?;
+    // A mismatch Helion refuses at codegen comes after planning (`Types::deferred`).
+    match &types.deferred {
+        Some(e) => Err(Rejection::of_trace(e)),
+        None => Ok(plan),
+    }
 }
 
 /// The planner's working state for one case and config.

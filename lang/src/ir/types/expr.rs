@@ -3,7 +3,7 @@
 //! host allocations, and binary arithmetic with torch's dtype rules on tensors and affine
 //! arithmetic on ints. Every typed expression is recorded under its [`NodeKey`].
 
-use super::{Dim, Infer, Ty, TypeError, broadcast, err, promote, shape_repr};
+use super::{Dim, Infer, Pointwise, Ty, TypeError, err, promote, shape_repr};
 use crate::ir::sym::{Affine, BlockId, Sym};
 use crate::ir::{AllocShape, BinOp, DType, Expr, ExprKind, NodeKey, Span, TileAttr, ViewOp};
 use std::collections::hash_map::Entry;
@@ -78,7 +78,7 @@ impl Infer<'_> {
             ExprKind::Binary { op, lhs, rhs } => {
                 self.expr(lhs)?;
                 self.expr(rhs)?;
-                Self::binary(*op, self.typed(lhs), self.typed(rhs), e.span)?
+                self.binary(*op, self.typed(lhs), self.typed(rhs), e.span)?
             }
             ExprKind::Compare { lhs, rhs, .. } => {
                 self.expr(lhs)?;
@@ -234,7 +234,7 @@ impl Infer<'_> {
                     self.expr(a)?;
                 }
                 let tys: Vec<&Ty> = args.iter().map(|a| self.typed(a)).collect();
-                Self::op(op, &tys, e.span)?
+                self.op(op, &tys, e.span)?
             }
             ExprKind::Alloc { shape, dtype, .. } => {
                 match shape {
@@ -251,12 +251,15 @@ impl Infer<'_> {
         })
     }
 
-    pub(super) fn binary(op: BinOp, l: &Ty, r: &Ty, span: Span) -> Result<Ty, TypeError> {
+    /// An arithmetic operator on two operands. Two tensors whose shapes differ only in
+    /// symbolic sizes (literal slices of tiled dims) trace, as in Helion, and their mismatch
+    /// is deferred to codegen ([`Types::deferred`]).
+    pub(super) fn binary(&self, op: BinOp, l: &Ty, r: &Ty, span: Span) -> Result<Ty, TypeError> {
         let li = l.int_value();
         let ri = r.int_value();
         Ok(match (l, r) {
             (Ty::Tensor { dtype: a, dims: da }, Ty::Tensor { dtype: b, dims: db }) => {
-                let dims = broadcast(da, db).ok_or_else(|| {
+                let mismatch = || {
                     err(
                         span,
                         format!(
@@ -265,7 +268,16 @@ impl Infer<'_> {
                             shape_repr(db)
                         ),
                     )
-                })?;
+                };
+                let dims = match self.broadcast_pointwise(da, db) {
+                    Pointwise::Broadcast(dims) => dims,
+                    Pointwise::SymbolicMismatch(dims) => {
+                        // Only the first, in program order, is Helion's refusal.
+                        let _ = self.deferred.set(mismatch());
+                        dims
+                    }
+                    Pointwise::Mismatch => return Err(mismatch()),
+                };
                 let mut dtype = promote(*a, *b);
                 if op == BinOp::Div && dtype == DType::Int32 {
                     dtype = DType::Float32;

@@ -10,6 +10,11 @@
 //! Types depend on the config only through block sizes; [`infer`] uses the *effective* sizes
 //! (spec §1.1a).
 //!
+//! A pointwise operator on literal slices of tiled dims whose symbolic sizes differ traces in
+//! Helion and is refused only by its codegen: [`infer`] refuses it like any other type error,
+//! [`infer_deferring`] records it ([`Types::deferred`]) for the compiler to refuse in
+//! Helion's order.
+//!
 //! Inference is split by concern, one `impl Infer` per module: this module holds the types,
 //! the inference state and the shape rules shared by all (promotion, broadcasting); [`stmt`]
 //! types statements (bindings, stores and atomics, loops to a fixed point), [`expr`]
@@ -207,6 +212,13 @@ pub struct Types {
     pub block_sizes: BlockSizes,
     /// Host tensors and ints.
     pub host: HostEnv,
+    /// The first (program order) pointwise operator on two tensors whose sizes differ only at
+    /// literal slices of tiled dims: Helion 1.5.1 traces it (those sizes are symbolic, so
+    /// fake-tensor broadcasting cannot tell them apart) and its codegen refuses it
+    /// (`ShapeMismatch` from inductor lowering's `_check_block_broadcast_compatibility`),
+    /// after resident-Ref planning. Only [`infer_deferring`] and
+    /// [`infer_deferring_with_block_sizes`] return types that hold one.
+    pub deferred: Option<TypeError>,
 }
 
 impl Types {
@@ -221,9 +233,34 @@ impl Types {
     }
 }
 
-/// Infers the types of `case` under its config.
+/// Infers the types of `case` under its config: a kernel that does not trace or holds a
+/// deferred mismatch ([`Types::deferred`]) is an error.
 pub fn infer(case: &Case) -> Result<Types, TypeError> {
+    undeferred(infer_sized(case, None))
+}
+
+/// [`infer`], except that a mismatch Helion refuses only at codegen ([`Types::deferred`]) is
+/// kept in the types rather than returned: the compiler plans such a kernel first, as Helion
+/// does (campaign finding 0047: a not-aligned resident load refused before the mismatch).
+pub fn infer_deferring(case: &Case) -> Result<Types, TypeError> {
     infer_sized(case, None)
+}
+
+/// [`infer_with_block_sizes`], deferring as [`infer_deferring`] does.
+pub fn infer_deferring_with_block_sizes(
+    case: &Case,
+    block_sizes: &BlockSizes,
+) -> Result<Types, TypeError> {
+    infer_sized(case, Some(block_sizes))
+}
+
+fn undeferred(types: Result<Types, TypeError>) -> Result<Types, TypeError> {
+    match types {
+        Ok(Types {
+            deferred: Some(e), ..
+        }) => Err(e),
+        other => other,
+    }
 }
 
 /// Infers the types of `case` under block sizes decided on another version of it: the case
@@ -231,7 +268,7 @@ pub fn infer(case: &Case) -> Result<Types, TypeError> {
 /// the same block ids. Helion 1.5.1 registers block-size minimums while tracing, before dead
 /// nodes are removed (D-1.5.1-15), so a dead load can still raise a block (D-1.5.1-08).
 pub fn infer_with_block_sizes(case: &Case, block_sizes: &BlockSizes) -> Result<Types, TypeError> {
-    infer_sized(case, Some(block_sizes))
+    undeferred(infer_sized(case, Some(block_sizes)))
 }
 
 fn infer_sized(case: &Case, sizes: Option<&BlockSizes>) -> Result<Types, TypeError> {
@@ -253,6 +290,7 @@ fn infer_sized(case: &Case, sizes: Option<&BlockSizes>) -> Result<Types, TypeErr
         exprs: FastMap::with_capacity_and_hasher(256, Default::default()),
         loop_depth: 0,
         rebound: Vec::new(),
+        deferred: std::cell::OnceCell::new(),
     };
     for (name, t) in &host.tensors {
         cx.env.insert(
@@ -274,12 +312,14 @@ fn infer_sized(case: &Case, sizes: Option<&BlockSizes>) -> Result<Types, TypeErr
     }
     cx.body(&case.kernel.body)?;
     let exprs = std::mem::take(&mut cx.exprs);
+    let deferred = cx.deferred.take();
     drop(cx);
     Ok(Types {
         exprs,
         blocks,
         block_sizes,
         host,
+        deferred,
     })
 }
 
@@ -296,6 +336,9 @@ struct Infer<'a> {
     /// Inside loops, each binding replaced and what it replaced (`None`: the name was not
     /// bound), in order: what a loop's stability check compares (`stmt::for_loop`).
     rebound: Vec<(&'a str, Option<Ty>)>,
+    /// The first deferred mismatch ([`Types::deferred`]); set through `&self` because the
+    /// operator typing it borrows the recorded operand types.
+    deferred: std::cell::OnceCell<TypeError>,
 }
 
 fn err(span: Span, message: impl Into<String>) -> TypeError {
@@ -328,6 +371,60 @@ pub fn shape_repr(dims: &[Dim]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+/// How a pointwise operator's operands broadcast ([`Infer::broadcast_pointwise`]).
+enum Pointwise {
+    /// They broadcast to these dims.
+    Broadcast(Vec<Dim>),
+    /// They do not, but only at literal slices of tiled dims whose symbolic sizes torch's
+    /// fake-tensor broadcasting lets through; the left operand's size is kept at those dims.
+    SymbolicMismatch(Vec<Dim>),
+    /// They do not, and tracing refuses it.
+    Mismatch,
+}
+
+impl Infer<'_> {
+    /// [`broadcast`] of a pointwise operator's operands, telling a mismatch that only Helion's
+    /// codegen refuses from one its tracing refuses. Measured in helion==1.5.1 (S2, 16 rows):
+    /// torch's broadcasting raises at trace time (`TorchOpTracingError`, "The size of tensor
+    /// a (...) must match the size of tensor b") exactly when the two sizes differ with each
+    /// block symbol at the top of its range ([`Infer::symbol_top_size`]): under block 4,
+    /// `x_block[1:3] * x_block[0:3]` (2 and 3) and `x_block[0:2] * x_block` (2 and 16) raise
+    /// there, while `x_block[1:7] * x_block[0:6]` (6 and 6) traces and is a `ShapeMismatch`
+    /// of the codegen; under block 8, `x_block[0:4] + hl.zeros([4, 128])` traces and
+    /// `x_block[2:4] + hl.zeros([3, 128])` does not.
+    fn broadcast_pointwise(&self, a: &[Dim], b: &[Dim]) -> Pointwise {
+        if let Some(dims) = broadcast(a, b) {
+            return Pointwise::Broadcast(dims);
+        }
+        let n = a.len().max(b.len());
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let x = (i + a.len()).checked_sub(n).map(|k| a[k]);
+            let y = (i + b.len()).checked_sub(n).map(|k| b[k]);
+            match (x, y) {
+                (Some(x), Some(y)) if symbolic_mismatch(x, y) => {
+                    if self.symbol_top_size(x) != self.symbol_top_size(y) {
+                        return Pointwise::Mismatch;
+                    }
+                    out.push(x);
+                }
+                (Some(x), Some(y)) => match broadcast(&[x], &[y]) {
+                    Some(d) => out.extend(d),
+                    None => return Pointwise::Mismatch,
+                },
+                (Some(d), None) | (None, Some(d)) => out.push(d),
+                (None, None) => {}
+            }
+        }
+        Pointwise::SymbolicMismatch(out)
+    }
+}
+
+/// Two dims that differ in their literal slices of tiled dims, neither of which may be 1.
+fn symbolic_mismatch(x: Dim, y: Dim) -> bool {
+    x.slice_of != y.slice_of && !x.broadcasts_as_one() && !y.broadcasts_as_one()
+}
+
 /// Broadcasts two shapes (numpy rules); `None` when incompatible.
 pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
     let n = a.len().max(b.len());
@@ -341,11 +438,7 @@ pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
             // Helion compares symbolic sizes as sympy does: a literal slice of a tiled dim
             // equals only the same slice (measured: `x_block[1:7] * x_block[0:6]` is a
             // ShapeMismatch in 1.5.1), unless one side may be 1.
-            (Some(x), Some(y))
-                if x.slice_of != y.slice_of && !x.broadcasts_as_one() && !y.broadcasts_as_one() =>
-            {
-                return None;
-            }
+            (Some(x), Some(y)) if symbolic_mismatch(x, y) => return None,
             (Some(x), Some(y)) if x.size == y.size => Dim {
                 size: x.size,
                 block: x.block.or(y.block),

@@ -65,7 +65,7 @@ fn product(a: &[Dim], b: &[Dim], what: &str, span: Span) -> Result<Vec<Dim>, Typ
 }
 
 impl Infer<'_> {
-    pub(super) fn op(op: &TensorOp, args: &[&Ty], span: Span) -> Result<Ty, TypeError> {
+    pub(super) fn op(&self, op: &TensorOp, args: &[&Ty], span: Span) -> Result<Ty, TypeError> {
         let what = op.construct();
         Ok(match (op, args) {
             (TensorOp::Exp | TensorOp::Rsqrt | TensorOp::Unary(_), [x]) => {
@@ -87,7 +87,7 @@ impl Infer<'_> {
             }
             (TensorOp::Mod, [a, b]) => match (a, b) {
                 (Ty::Tensor { .. }, _) | (_, Ty::Tensor { .. }) => {
-                    Self::binary(crate::ir::BinOp::Mul, a, b, span)?
+                    self.binary(crate::ir::BinOp::Mul, a, b, span)?
                 }
                 (Ty::Float, _) | (_, Ty::Float) => Ty::Float,
                 _ => match (a.const_int(), b.const_int()) {
@@ -152,7 +152,7 @@ impl Infer<'_> {
                         format!("torch.where's condition is a mask, not {c:?}"),
                     ));
                 };
-                let v = Self::binary(crate::ir::BinOp::Mul, a, b, span);
+                let v = self.binary(crate::ir::BinOp::Mul, a, b, span);
                 match v {
                     Ok(Ty::Tensor { dtype, dims }) => Ty::Tensor {
                         dtype,

@@ -238,16 +238,31 @@ impl Infer<'_> {
     }
 
     fn slice_size_is_symbolic(&self, block: BlockId, a: i64, b: i64) -> bool {
-        // A fixed `block_size=` is a number, and a config block of 1 is specialized to 1
-        // (measured: both trace `x_block[0:5] * x_block[1:6]` in 1.5.1), so only a
-        // config-driven block above 1 is a symbol whose slices differ.
-        if !matches!(self.blocks.blocks[block].source, BlockSource::Config(_))
-            || self.sizes.effective[block] <= 1
-        {
+        if !self.block_is_symbol(block) {
             return false;
         }
         let size = |u: i64| a.max(b.min(u)) - a;
         size(1) != size(self.block_symbol_top(block))
+    }
+
+    /// Whether block `block`'s size is a symbol while tracing. A fixed `block_size=` is a
+    /// number, and a config block of 1 is specialized to 1 (measured: both trace
+    /// `x_block[0:5] * x_block[1:6]` in 1.5.1), so only a config-driven block above 1 is.
+    fn block_is_symbol(&self, block: BlockId) -> bool {
+        matches!(self.blocks.blocks[block].source, BlockSource::Config(_))
+            && self.sizes.effective[block] > 1
+    }
+
+    /// The size of dim `d` with every block symbol at the top of its range: a literal slice
+    /// `a:b` of a tiled dim `Max(a, Min(b, u)) - a`, a whole tiled dim `u` (for a symbol),
+    /// any other dim its size. Where two mismatching sizes agree so, torch's broadcasting
+    /// lets them through while tracing ([`Infer::broadcast_pointwise`]).
+    pub(super) fn symbol_top_size(&self, d: Dim) -> i64 {
+        match (d.slice_of, d.block) {
+            (Some((block, a, b)), _) => self.slice_size_at_most(block, a, b),
+            (None, Some(block)) if self.block_is_symbol(block) => self.block_symbol_top(block),
+            (None, Some(_) | None) => d.size,
+        }
     }
 }
 

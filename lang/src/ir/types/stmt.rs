@@ -68,7 +68,7 @@ impl<'a> Infer<'a> {
                 }
                 self.expr(value)?;
                 let old = &self.env[target.as_str()];
-                let ty = Self::binary(*op, old, self.typed(value), stmt.span)?;
+                let ty = self.binary(*op, old, self.typed(value), stmt.span)?;
                 self.bind(target, ty);
             }
             StmtKind::Store {

@@ -1,14 +1,20 @@
 //! What a case's run through a Helion engine shows, as far as a kill is concerned: the one
-//! classified outcome, the Helion engine's status (its kind and error class), and whether its
+//! classified outcome, the Helion engine's status (its kind and error class), whether its
 //! values matched the reference under the one tolerance policy ([`fuzz::compare`], via
-//! [`CaseReport::values_match`]). A mutant kills a case when any of these differs from the
-//! case's baseline on unmutated Helion; the generated module's hash is kept to tell likely
-//! equivalent mutants (Helion emitted the very same module for every covering case).
+//! [`CaseReport::values_match`]), and whether its refusal message is our rule's
+//! ([`CaseReport::helion_message_agreement`], what a campaign's summary counts). A mutant kills
+//! a case when any of these differs from the case's baseline on unmutated Helion; the
+//! generated module's hash is kept to tell likely equivalent mutants (Helion emitted the very
+//! same module for every covering case).
 
 use fuzz::check::CaseReport;
 use fuzz::engines::{EngineId, EngineStatus};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+/// The version of what an [`Observation`] holds: part of a baseline's cache key, so a baseline
+/// observed before a field was added is observed again rather than read with it missing.
+pub const OBSERVATION_VERSION: u32 = 2;
 
 /// One case's observation through one Helion engine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +28,14 @@ pub struct Observation {
     pub class: Option<String>,
     /// Whether its values matched the reference, when it produced values.
     pub values_match: Option<bool>,
+    /// Whether its refusal message is the one our rule's template gives, when it refused with
+    /// our rule's error class. A mutant that keeps Helion's error class and changes the cause
+    /// it reports (a planner failure recorded for the wrong node, the generic "requires a
+    /// resident Ref" in place of the blocking consumer) shows here, as it does in a campaign's
+    /// message agreement. Absent from results written before it was observed (a kill recorded
+    /// then stays a kill).
+    #[serde(default)]
+    pub message_agrees: Option<bool>,
     /// 16 hex digits of the sha256 of the module Helion generated, when it generated one.
     pub generated: Option<String>,
 }
@@ -43,6 +57,7 @@ impl Observation {
                 .iter()
                 .find(|(e, _)| *e == engine)
                 .map(|(_, ok)| *ok),
+            message_agrees: report.helion_message_agreement(),
             generated: run.and_then(|r| r.generated.as_deref()).map(sha16),
         }
     }
@@ -68,6 +83,13 @@ impl Observation {
                 show_values(self.values_match)
             ));
         }
+        if self.message_agrees != baseline.message_agrees {
+            return Some(format!(
+                "refusal message {} -> {}",
+                show_message(baseline.message_agrees),
+                show_message(self.message_agrees)
+            ));
+        }
         None
     }
 }
@@ -83,6 +105,14 @@ fn show_values(v: Option<bool>) -> &'static str {
     match v {
         Some(true) => "match",
         Some(false) => "differ",
+        None => "none",
+    }
+}
+
+fn show_message(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "our rule's",
+        Some(false) => "another",
         None => "none",
     }
 }
@@ -120,6 +150,7 @@ mod tests {
             status: status.into(),
             class: class.map(Into::into),
             values_match: v,
+            message_agrees: None,
             generated: Some("0".into()),
         }
     }
@@ -146,6 +177,18 @@ mod tests {
                 .kill_against(&base)
                 .unwrap(),
             "values match -> differ"
+        );
+        let refused = Observation {
+            message_agrees: Some(true),
+            ..obs("rejected", "refused", Some("BackendUnsupported"), None)
+        };
+        let reworded = Observation {
+            message_agrees: Some(false),
+            ..refused.clone()
+        };
+        assert_eq!(
+            reworded.kill_against(&refused).unwrap(),
+            "refusal message our rule's -> another"
         );
     }
 }

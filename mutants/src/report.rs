@@ -374,6 +374,7 @@ mod tests {
                         status: "ok".into(),
                         class: None,
                         values_match: Some(false),
+                        message_agrees: None,
                         generated: None,
                     },
                     seconds: 1.0,

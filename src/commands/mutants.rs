@@ -329,6 +329,7 @@ fn baseline_cached(server: &ForkServer, args: &Args, root: &Path) -> anyhow::Res
         planned.extend(suite::campaign_cases(args.seed, args.campaign_cases));
     }
     let key_text = serde_json::to_string(&(
+        mutants::observe::OBSERVATION_VERSION,
         args.engine,
         planned
             .iter()

@@ -595,6 +595,22 @@ pub fn render_input(input: &Input) -> String {
             format!("torch.full([{}], {}{dt})", dims(shape), float(*value))
         }
         Ctor::Arange { n } => format!("torch.arange({n}{dt})"),
+        Ctor::Range {
+            start,
+            end,
+            step: 1,
+        } => format!("torch.arange({start}, {end}{dt})"),
+        Ctor::Range { start, end, step } => format!("torch.arange({start}, {end}, {step}{dt})"),
+        Ctor::Eye { n, m } if n == m => format!("torch.eye({n}{dt})"),
+        Ctor::Eye { n, m } => format!("torch.eye({n}, {m}{dt})"),
+        Ctor::Randint { low, high, shape } => {
+            // The size is a tuple: `(4,)` for one dim, `()` for none.
+            let size = match shape.as_slice() {
+                [d] => format!("({d},)"),
+                _ => format!("({})", dims(shape)),
+            };
+            format!("torch.randint({low}, {high}, {size}{dt})")
+        }
         Ctor::Tensor {
             shape,
             values,
@@ -635,17 +651,19 @@ pub fn render_input(input: &Input) -> String {
 
 /// A copy of `case` whose inputs are spelled out exactly: random and poison constructors become
 /// `torch.arange(...).reshape(...)` where the values are `0..n`, else `torch.tensor([...])`.
-/// Inputs that are already exact (ones, zeros, full, arange, tensor) stay as written.
+/// Inputs that are already exact (ones, zeros, full, arange, eye, tensor) stay as written.
 pub fn spell_out_inputs(case: &Case) -> Result<Case, crate::ir::inputs::InputError> {
     let mut out = case.clone();
     let tensors = case.input_tensors()?;
     for (input, t) in out.inputs.iter_mut().zip(tensors) {
         match input.ctor {
-            Ctor::Randn { .. } | Ctor::Rand { .. } => {}
+            Ctor::Randn { .. } | Ctor::Rand { .. } | Ctor::Randint { .. } => {}
             Ctor::Ones { .. }
             | Ctor::Zeros { .. }
             | Ctor::Full { .. }
             | Ctor::Arange { .. }
+            | Ctor::Range { .. }
+            | Ctor::Eye { .. }
             | Ctor::Tensor { .. }
             | Ctor::Empty { .. } => continue,
         }

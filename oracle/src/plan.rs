@@ -335,6 +335,9 @@ impl Compiler<'_> {
                                 | Ctor::Zeros { .. }
                                 | Ctor::Full { .. }
                                 | Ctor::Arange { .. }
+                                | Ctor::Range { .. }
+                                | Ctor::Eye { .. }
+                                | Ctor::Randint { .. }
                                 | Ctor::Tensor { .. } => true,
                             },
                         });

@@ -146,9 +146,12 @@ pub fn cost(case: &Case) -> Cost {
         }
         input_complexity += i.chain.len()
             + match i.ctor {
-                Ctor::Randn { .. } | Ctor::Rand { .. } | Ctor::Empty { .. } => 3,
+                Ctor::Randn { .. }
+                | Ctor::Rand { .. }
+                | Ctor::Randint { .. }
+                | Ctor::Empty { .. } => 3,
                 Ctor::Tensor { .. } => 2,
-                Ctor::Arange { .. } => 1,
+                Ctor::Arange { .. } | Ctor::Range { .. } | Ctor::Eye { .. } => 1,
                 Ctor::Ones { .. } | Ctor::Zeros { .. } | Ctor::Full { .. } => 0,
             };
     }
@@ -732,8 +735,9 @@ fn ctor_shape_mut(ctor: &mut Ctor) -> Option<&mut Vec<usize>> {
         | Ctor::Ones { shape }
         | Ctor::Zeros { shape }
         | Ctor::Full { shape, .. }
+        | Ctor::Randint { shape, .. }
         | Ctor::Empty { shape } => Some(shape),
-        Ctor::Arange { .. } | Ctor::Tensor { .. } => None,
+        Ctor::Arange { .. } | Ctor::Range { .. } | Ctor::Eye { .. } | Ctor::Tensor { .. } => None,
     }
 }
 

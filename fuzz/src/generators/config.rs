@@ -229,6 +229,10 @@ define_gen_config! {
     /// default, so the default campaign's cases stay what they were (the `torch-ops` profile,
     /// `ci/gen-torch-ops.json`, turns it on).
     torch_ops: bool = false;
+    /// Inputs made as Helion's own tests make them: `torch.arange(start, end, step)`,
+    /// `torch.eye(n, m)` and `torch.randint(low, high, size)` (off by default: the default
+    /// campaign's draws stay the ones its measurements were taken on).
+    input_ctors: bool = false;
     /// How often an accumulated value goes through a torch op ([`GenConfig::torch_ops`]),
     /// percent.
     torch_op_percent: u8 = 30, in 0..=100;

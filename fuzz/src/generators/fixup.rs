@@ -127,6 +127,21 @@ fn fix_input(input: &mut Input) {
             *value = value.clamp(-1e6, 1e6).round();
         }
         Ctor::Arange { n } => *n = (*n).clamp(1, 1 << 16),
+        // Wellformed: int32 bounds, counting up, at most 2^16 values.
+        Ctor::Range { start, end, step } => {
+            *start = (*start).clamp(-(1 << 20), 1 << 20);
+            *step = (*step).clamp(1, 64);
+            *end = start.saturating_add(end.saturating_sub(*start).clamp(0, *step << 16));
+        }
+        Ctor::Eye { n, m } => {
+            *n = (*n).clamp(1, 256);
+            *m = (*m).clamp(1, 256);
+        }
+        Ctor::Randint { low, high, shape } => {
+            fix_shape(shape);
+            *low = (*low).clamp(-(1 << 20), 1 << 20);
+            *high = (*high).clamp(*low + 1, *low + (1 << 20));
+        }
         Ctor::Tensor {
             shape,
             values,

@@ -804,7 +804,7 @@ fn parse_input(
     let mut cur = value;
     loop {
         let ast::Expr::Call(call) = cur else {
-            return Err(ctx.err(cur, "input", format!("input `{name}` must be a torch constructor call (torch.randn, torch.rand, torch.ones, torch.zeros, torch.full, torch.arange, torch.tensor, torch.empty)")));
+            return Err(ctx.err(cur, "input", format!("input `{name}` must be a torch constructor call (torch.randn, torch.rand, torch.randint, torch.ones, torch.zeros, torch.full, torch.arange, torch.eye, torch.tensor, torch.empty)")));
         };
         if let ast::Expr::Attribute(attr) = &*call.func
             && dotted(&attr.value).as_deref() != Some("torch")
@@ -860,12 +860,46 @@ fn parse_input(
                 let (value, _) = literal_number(v).ok_or_else(|| ctx.err(v, "torch.full", "torch.full's value must be a number literal"))?;
                 Ctor::Full { shape: shape_args(ctx, std::slice::from_ref(shape), "torch.full")?, value }
             }
-            "torch.arange" => {
-                let [n] = call.args.as_slice() else {
-                    return Err(ctx.err(cur, "torch.arange", "torch.arange in a case script takes one length: torch.arange(n, dtype=...)"));
+            "torch.arange" => match call.args.as_slice() {
+                [n] => {
+                    let n = int_literal(ctx, n, "torch.arange")?;
+                    Ctor::Arange { n: usize::try_from(n).map_err(|_| ctx.err(cur, "torch.arange", "negative length"))? }
+                }
+                [start, end] | [start, end, _] => {
+                    let step = match call.args.get(2) {
+                        Some(s) => int_literal(ctx, s, "torch.arange")?,
+                        None => 1,
+                    };
+                    Ctor::Range {
+                        start: int_literal(ctx, start, "torch.arange")?,
+                        end: int_literal(ctx, end, "torch.arange")?,
+                        step,
+                    }
+                }
+                _ => return Err(ctx.err(cur, "torch.arange", "torch.arange in a case script takes int literals: torch.arange(n), torch.arange(start, end) or torch.arange(start, end, step), with dtype=")),
+            },
+            "torch.eye" => {
+                let dims = shape_args(ctx, &call.args, "torch.eye")?;
+                match dims.as_slice() {
+                    [n] => Ctor::Eye { n: *n, m: *n },
+                    [n, m] => Ctor::Eye { n: *n, m: *m },
+                    _ => return Err(ctx.err(cur, "torch.eye", "torch.eye takes one or two sizes: torch.eye(n) or torch.eye(n, m)")),
+                }
+            }
+            "torch.randint" => {
+                let (low, high, size) = match call.args.as_slice() {
+                    [high, size] => (0, int_literal(ctx, high, "torch.randint")?, size),
+                    [low, high, size] => (
+                        int_literal(ctx, low, "torch.randint")?,
+                        int_literal(ctx, high, "torch.randint")?,
+                        size,
+                    ),
+                    _ => return Err(ctx.err(cur, "torch.randint", "torch.randint takes torch.randint(high, size) or torch.randint(low, high, size), with a size tuple")),
                 };
-                let n = int_literal(ctx, n, "torch.arange")?;
-                Ctor::Arange { n: usize::try_from(n).map_err(|_| ctx.err(cur, "torch.arange", "negative length"))? }
+                if !matches!(size, ast::Expr::List(_) | ast::Expr::Tuple(_)) {
+                    return Err(ctx.err(size, "torch.randint", "torch.randint's size is a tuple or list of ints"));
+                }
+                Ctor::Randint { low, high, shape: shape_args(ctx, std::slice::from_ref(size), "torch.randint")? }
             }
             "torch.tensor" => {
                 let [lit] = call.args.as_slice() else {
@@ -877,7 +911,7 @@ fn parse_input(
                 nested_list(ctx, lit, 0, &mut shape, &mut values, &mut any_float)?;
                 Ctor::Tensor { shape, values, float_literals: any_float }
             }
-            other => return Err(ctx.err(cur, if other.is_empty() { "call" } else { other }, format!("`{other}` is not an input constructor of a case script (torch.randn, torch.rand, torch.ones, torch.zeros, torch.full, torch.arange, torch.tensor, torch.empty)"))),
+            other => return Err(ctx.err(cur, if other.is_empty() { "call" } else { other }, format!("`{other}` is not an input constructor of a case script (torch.randn, torch.rand, torch.randint, torch.ones, torch.zeros, torch.full, torch.arange, torch.eye, torch.tensor, torch.empty)"))),
         };
         return Ok(Input {
             name: name.to_string(),

@@ -70,6 +70,15 @@ impl SeededStream {
     }
 }
 
+/// The length of `torch.arange(start, end, step)`: 0 where `step` does not lead from `start`
+/// towards `end` (wellformed refuses those).
+pub fn range_len(start: i64, end: i64, step: i64) -> usize {
+    if step <= 0 || end <= start {
+        return 0;
+    }
+    usize::try_from(end.abs_diff(start).div_ceil(step.unsigned_abs())).unwrap_or(usize::MAX)
+}
+
 impl Ctor {
     /// The constructor's own shape (before any chain op).
     pub fn shape(&self) -> Vec<usize> {
@@ -80,8 +89,11 @@ impl Ctor {
             | Ctor::Zeros { shape }
             | Ctor::Full { shape, .. }
             | Ctor::Tensor { shape, .. }
-            | Ctor::Empty { shape } => shape.clone(),
+            | Ctor::Empty { shape }
+            | Ctor::Randint { shape, .. } => shape.clone(),
             Ctor::Arange { n } => vec![*n],
+            Ctor::Range { start, end, step } => vec![range_len(*start, *end, *step)],
+            Ctor::Eye { n, m } => vec![*n, *m],
         }
     }
 
@@ -94,8 +106,9 @@ impl Ctor {
             | Ctor::Ones { .. }
             | Ctor::Zeros { .. }
             | Ctor::Full { .. }
+            | Ctor::Eye { .. }
             | Ctor::Empty { .. } => Some(DType::Float32),
-            Ctor::Arange { .. } => None,
+            Ctor::Arange { .. } | Ctor::Range { .. } | Ctor::Randint { .. } => None,
             Ctor::Tensor { float_literals, .. } => float_literals.then_some(DType::Float32),
         }
     }
@@ -218,6 +231,23 @@ impl Input {
             Ctor::Zeros { .. } => vec![round(0.0); n],
             Ctor::Full { value, .. } => vec![round(*value); n],
             Ctor::Arange { .. } => (0..n).map(|i| i as f64).collect(),
+            Ctor::Range { start, step, .. } => {
+                // Saturating: a case that is not wellformed (bounds past int32) still gets values.
+                (0..n)
+                    .map(|i| start.saturating_add((i as i64).saturating_mul(*step)) as f64)
+                    .collect()
+            }
+            Ctor::Eye { m, .. } => (0..n)
+                .map(|i| if i / m == i % m { 1.0 } else { 0.0 })
+                .collect(),
+            Ctor::Randint { low, high, .. } => {
+                // `high - low` is at most 2^32 (wellformed: both are int32), so the modulo's
+                // bias is below 2^-31.
+                let width = high.abs_diff(*low).max(1);
+                (0..n)
+                    .map(|_| low.wrapping_add((stream.next_u64() % width) as i64) as f64)
+                    .collect()
+            }
             Ctor::Tensor { values, .. } => values.iter().map(|&v| round(v)).collect(),
             Ctor::Empty { .. } => vec![round(poison(ctor_dtype)); n],
         };
@@ -228,7 +258,10 @@ impl Input {
         let exact = match &self.ctor {
             Ctor::Randn { .. } | Ctor::Rand { .. } => ctor_dtype == DType::Float32,
             Ctor::Arange { .. } => matches!(ctor_dtype, DType::Float32 | DType::Int32),
-            Ctor::Ones { .. }
+            // Int32 bounds (wellformed) are exact in int32, not in float32 past 2^24.
+            Ctor::Range { .. } | Ctor::Randint { .. } => ctor_dtype == DType::Int32,
+            Ctor::Eye { .. }
+            | Ctor::Ones { .. }
             | Ctor::Zeros { .. }
             | Ctor::Full { .. }
             | Ctor::Tensor { .. }

@@ -252,6 +252,33 @@ pub enum Ctor {
         /// Length.
         n: usize,
     },
+    /// `torch.arange(start, end[, step])`: `start`, `start + step`, ... below `end`
+    /// (`step > 0`, `end >= start`).
+    Range {
+        /// First value.
+        start: i64,
+        /// Bound (excluded).
+        end: i64,
+        /// Step.
+        step: i64,
+    },
+    /// `torch.eye(n[, m])`: ones on the diagonal of an `n` x `m` matrix, zeros elsewhere.
+    Eye {
+        /// Rows.
+        n: usize,
+        /// Columns.
+        m: usize,
+    },
+    /// `torch.randint(low, high, size)`: uniform integers in `[low, high)` from
+    /// pallas-diff's seeded generator (as `torch.randn` is; `python case.py` draws torch's own).
+    Randint {
+        /// Lowest value.
+        low: i64,
+        /// Bound (excluded).
+        high: i64,
+        /// Shape.
+        shape: Vec<usize>,
+    },
     /// `torch.tensor([...])` from a nested list.
     Tensor {
         /// Shape of the nested list.

@@ -65,7 +65,12 @@ pub(super) fn module_rules(case: &Case) -> Result<(), String> {
                     ));
                 }
             }
-            Ctor::Ones { .. } | Ctor::Zeros { .. } | Ctor::Arange { .. } => {}
+            Ctor::Ones { .. }
+            | Ctor::Zeros { .. }
+            | Ctor::Arange { .. }
+            | Ctor::Range { .. }
+            | Ctor::Eye { .. }
+            | Ctor::Randint { .. } => {}
             Ctor::Full { value, .. } => {
                 if !value.is_finite() || (!ctor_dtype.is_float() && value.fract() != 0.0) {
                     return Err(format!(

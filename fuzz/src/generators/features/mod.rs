@@ -199,6 +199,12 @@ surface! {
     CtorFull = "ctor-full",
     /// `Ctor::Arange`.
     CtorArange = "ctor-arange",
+    /// `Ctor::Range`.
+    CtorRange = "ctor-range",
+    /// `Ctor::Eye`.
+    CtorEye = "ctor-eye",
+    /// `Ctor::Randint`.
+    CtorRandint = "ctor-randint",
     /// `Ctor::Tensor`.
     CtorTensor = "ctor-tensor",
     /// `Ctor::Empty`.

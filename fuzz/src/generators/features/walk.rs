@@ -179,15 +179,18 @@ impl<'c> Walker<'c> {
                 Ctor::Zeros { .. } => Surface::CtorZeros,
                 Ctor::Full { .. } => Surface::CtorFull,
                 Ctor::Arange { .. } => Surface::CtorArange,
+                Ctor::Range { .. } => Surface::CtorRange,
+                Ctor::Eye { .. } => Surface::CtorEye,
+                Ctor::Randint { .. } => Surface::CtorRandint,
                 Ctor::Tensor { .. } => Surface::CtorTensor,
                 Ctor::Empty { .. } => Surface::CtorEmpty,
             };
             out.insert(Feature::Surface(s));
             match &input.ctor {
-                Ctor::Randn { .. } | Ctor::Rand { .. } => {
+                Ctor::Randn { .. } | Ctor::Rand { .. } | Ctor::Randint { .. } => {
                     out.insert(Feature::RandomValues);
                 }
-                Ctor::Arange { .. } => {
+                Ctor::Arange { .. } | Ctor::Range { .. } => {
                     out.insert(Feature::ArangeValues);
                 }
                 Ctor::Tensor { values, .. } => {
@@ -199,8 +202,11 @@ impl<'c> Walker<'c> {
                         out.insert(Feature::PowerOfTwoRows);
                     }
                 }
-                Ctor::Ones { .. } | Ctor::Zeros { .. } | Ctor::Full { .. } | Ctor::Empty { .. } => {
-                }
+                Ctor::Ones { .. }
+                | Ctor::Zeros { .. }
+                | Ctor::Full { .. }
+                | Ctor::Eye { .. }
+                | Ctor::Empty { .. } => {}
             }
             for op in &input.chain {
                 out.insert(Feature::Surface(match op {

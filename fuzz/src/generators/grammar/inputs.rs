@@ -9,20 +9,30 @@ use lang::ir::{Ctor, DType, Input, InputOp, Span};
 /// The values of an `x` that is not one power of two per row. Random values (`torch.randn`, and
 /// `torch.rand` half as often) only for float dtypes, and only where no product of two reads is
 /// taken; int dtypes take `torch.arange` over every element in their place. Then `arange` over
-/// every element, `arange` per row spread over the row, ones, and a constant fill.
+/// every element, `arange` per row spread over the row, ones, and a constant fill. With
+/// [`crate::generators::GenConfig::input_ctors`], also the constructors of Helion's own tests:
+/// `torch.arange(start, end, step)` over every element, `torch.randint(-8, 8, size)` (exact in
+/// every dtype) and, for a 2-D `x`, `torch.eye(n, m)`. They come last with weights of their
+/// own, so with the knob off the draw is the one it was (the weights before them sum alike).
 const X_RANDN: u32 = 4;
 const X_RAND: u32 = 2;
 const X_ARANGE: u32 = 2;
 const X_ARANGE_ROWS: u32 = 2;
 const X_ONES: u32 = 1;
 const X_FULL: u32 = 1;
+const X_RANGE: u32 = 2;
+const X_EYE: u32 = 1;
+const X_RANDINT: u32 = 2;
 
 impl Gen<'_, '_> {
     /// The inputs (`x`, `y` when the case writes, `init` when `acc` starts from it) and the
     /// `torch.manual_seed` a random one needs.
     pub(super) fn choose_inputs(&mut self, plan: &Plan) -> Result<(Vec<Input>, Option<u64>)> {
         let mut inputs = vec![self.x_input()?];
-        let mut random = matches!(inputs[0].ctor, Ctor::Randn { .. } | Ctor::Rand { .. });
+        let mut random = matches!(
+            inputs[0].ctor,
+            Ctor::Randn { .. } | Ctor::Rand { .. } | Ctor::Randint { .. }
+        );
         if plan.writes {
             let y = self.y_input()?;
             random |= matches!(y.ctor, Ctor::Randn { .. } | Ctor::Rand { .. });
@@ -101,6 +111,9 @@ impl Gen<'_, '_> {
                     X_ARANGE_ROWS,
                     X_ONES,
                     X_FULL,
+                    when(self.cfg.input_ctors, X_RANGE),
+                    when(self.cfg.input_ctors && shape.len() == 2, X_EYE),
+                    when(self.cfg.input_ctors, X_RANDINT),
                 ])?,
             ) {
                 (true, 0) => input(Ctor::Randn { shape }, Some(dtype), vec![]),
@@ -120,6 +133,33 @@ impl Gen<'_, '_> {
                     Ctor::Arange { n: numel },
                     Some(dtype),
                     vec![InputOp::Reshape(full_shape)],
+                ),
+                (_, 6) => {
+                    let step = self.range(1, 2)? as i64;
+                    let start = -(numel as i64) / 2;
+                    let end = start + numel as i64 * step;
+                    input(
+                        Ctor::Range { start, end, step },
+                        Some(dtype),
+                        vec![InputOp::Reshape(full_shape)],
+                    )
+                }
+                (_, 7) => input(
+                    Ctor::Eye {
+                        n: shape[0],
+                        m: shape[1],
+                    },
+                    Some(dtype),
+                    vec![],
+                ),
+                (_, 8) => input(
+                    Ctor::Randint {
+                        low: -8,
+                        high: 8,
+                        shape,
+                    },
+                    Some(dtype),
+                    vec![],
                 ),
                 _ => input(Ctor::Full { shape, value: 3.0 }, Some(dtype), vec![]),
             },

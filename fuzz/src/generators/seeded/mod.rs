@@ -199,8 +199,9 @@ fn ctor_shape(ctor: &mut Ctor) -> Option<&mut Vec<usize>> {
         | Ctor::Ones { shape }
         | Ctor::Zeros { shape }
         | Ctor::Empty { shape }
-        | Ctor::Full { shape, .. } => Some(shape),
-        Ctor::Arange { .. } | Ctor::Tensor { .. } => None,
+        | Ctor::Full { shape, .. }
+        | Ctor::Randint { shape, .. } => Some(shape),
+        Ctor::Arange { .. } | Ctor::Range { .. } | Ctor::Eye { .. } | Ctor::Tensor { .. } => None,
     }
 }
 

@@ -5,7 +5,7 @@
 use super::{Checker, R, Seg, expr_too_deep, key};
 use crate::frontend::MAX_EXPR_DEPTH;
 use crate::ir::blocks::BlockTable;
-use crate::ir::{Arg, CASE_VERSION, Case, Ctor, Input, InputOp, ParamKind};
+use crate::ir::{Arg, CASE_VERSION, Case, Ctor, Input, InputOp, ParamKind, Span};
 
 impl Checker {
     pub(super) fn case(&mut self, case: &Case) -> R {
@@ -140,7 +140,28 @@ impl Checker {
             | Ctor::Ones { .. }
             | Ctor::Zeros { .. }
             | Ctor::Empty { .. }
+            | Ctor::Eye { .. }
             | Ctor::Arange { .. } => Ok(()),
+            Ctor::Range { start, end, step } => self.at(key("range"), |c| {
+                if *step <= 0 || end < start {
+                    return Err(c.fail(
+                        span,
+                        "torch.arange",
+                        format!("torch.arange({start}, {end}, {step}): a case script's range counts up (step > 0, end >= start)"),
+                    ));
+                }
+                int32_bounds(c, span, "torch.arange", &[*start, *end])
+            }),
+            Ctor::Randint { low, high, .. } => self.at(key("randint"), |c| {
+                if high <= low {
+                    return Err(c.fail(
+                        span,
+                        "torch.randint",
+                        format!("torch.randint({low}, {high}, ...): the range is empty (high <= low)"),
+                    ));
+                }
+                int32_bounds(c, span, "torch.randint", &[*low, *high])
+            }),
             Ctor::Full { value, .. } => self.at_path(&[key("full"), key("value")], |c| {
                 if !value.is_finite() {
                     return Err(c.fail(
@@ -274,5 +295,18 @@ impl Checker {
             });
         }
         Ok(())
+    }
+}
+
+/// Bounds of an int constructor must be int32 values: the case's int inputs are int32, and a
+/// bound past them would make values the dtype cannot hold.
+fn int32_bounds(c: &Checker, span: Option<Span>, construct: &str, bounds: &[i64]) -> R {
+    match bounds.iter().find(|&&b| i32::try_from(b).is_err()) {
+        Some(b) => Err(c.fail(
+            span,
+            construct,
+            format!("{construct}: bound {b} is not an int32 value"),
+        )),
+        None => Ok(()),
     }
 }

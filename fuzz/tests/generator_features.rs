@@ -5,7 +5,7 @@
 use lang::ir::{DType, LoopType};
 use pallas_diff_fuzz::generators::{
     AttrTag, Feature, GenConfig, IndexForm, NOT_GENERATED, Surface, ViewKind, features,
-    generate_from_seed,
+    generate_from_seed, validate_admissible,
 };
 use std::collections::BTreeSet;
 
@@ -349,4 +349,50 @@ fn features_read_with_the_compiles_block_sizes_are_the_cases_own() {
         assert_eq!(prepared.features(), features(&case), "seed {seed}");
     }
     assert!(lowered > 300, "{lowered} of 3000 lowered");
+}
+
+/// How many of `seeds` cases have each feature of `fs`.
+fn counts(cfg: &GenConfig, seeds: u64, fs: &[Feature]) -> Vec<usize> {
+    let mut n = vec![0; fs.len()];
+    for seed in 0..seeds {
+        let f = features(&generate_from_seed(seed, cfg));
+        for (i, want) in fs.iter().enumerate() {
+            n[i] += usize::from(f.contains(want));
+        }
+    }
+    n
+}
+
+#[test]
+fn boundary_shapes_put_tile_loops_at_a_block_boundary() {
+    let fs = [
+        Feature::ExtentOneAboveBlock,
+        Feature::ExtentOneBelowBlock,
+        Feature::SingleRowInput,
+        Feature::DividingExtent,
+    ];
+    let base = counts(&GenConfig::default(), 1000, &fs);
+    let cfg = GenConfig {
+        boundary_shape_percent: 100,
+        ..GenConfig::default()
+    };
+    let boundary = counts(&cfg, 1000, &fs);
+    // Measured at 1,000 seeds each: default [210, 170, 13, 743], at boundaries [449, 303, 258,
+    // 628]. A kind whose rows or block cannot be placed (a launch grid's whole blocks, a loop
+    // that starts past zero) falls back to the usual draw, so the rise is not 4x.
+    let (above, below, single) = (base[0], base[1], base[2]);
+    assert!(
+        boundary[0] >= 2 * above && boundary[1] * 2 >= 3 * below && boundary[2] >= 10 * single,
+        "default {base:?}, at boundaries {boundary:?}"
+    );
+    assert!(
+        boundary[3] > 500,
+        "a block dividing the extent is one of the boundaries: {boundary:?}"
+    );
+    for seed in 0..300 {
+        let case = generate_from_seed(seed, &cfg);
+        if let Err(flaws) = validate_admissible(&case) {
+            panic!("seed {seed}: {flaws:?}");
+        }
+    }
 }

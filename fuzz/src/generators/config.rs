@@ -244,6 +244,14 @@ define_gen_config! {
     nonzero_begin_percent: u8 = 25, in 0..=100;
     /// How often the outer block divides the loop extent, percent.
     dividing_extent_percent: u8 = 50, in 0..=100;
+    /// How often a case's shape sits at a tile boundary, percent: the outer tile loop's extent
+    /// one row below, at, or one above a multiple of its block (a last tile one row short of
+    /// full, no partial tile, a last tile of a single row), or `x` a single row. These are the
+    /// shapes that catch tile-mask and clamp bugs; otherwise the block is drawn as
+    /// [`GenConfig::dividing_extent_percent`] says and the remainder falls where it may. Off
+    /// by default, so the default campaign's draws stay the ones its measurements were taken
+    /// on (`ci/gen-helion-language.json` sets it).
+    boundary_shape_percent: u8 = 0, in 0..=100;
     /// How often a case writes the tensor it loads, percent.
     write_percent: u8 = 6, in 0..=100;
     /// Of those writes, how often through a host `view_as` alias, percent.

@@ -440,6 +440,15 @@ pub enum Feature {
     NonDividingExtent,
     /// A tile loop whose extent the block divides.
     DividingExtent,
+    /// A tile loop whose extent is one row past a multiple of its block (two rows or more):
+    /// its last tile holds a single row.
+    ExtentOneAboveBlock,
+    /// A tile loop whose extent is one row short of a multiple of its block (two rows or
+    /// more): its last tile is one row short of full. (Under a block of two, both this and
+    /// [`Feature::ExtentOneAboveBlock`].)
+    ExtentOneBelowBlock,
+    /// An input tensor with a single row (first dim 1).
+    SingleRowInput,
     /// `hl.tile(live)` with `live = t.end - t.begin`.
     LiveLoop,
     /// `hl.tile(live - k)`.

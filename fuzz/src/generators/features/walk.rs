@@ -44,6 +44,9 @@ impl Out {
             | Feature::NonZeroBegin
             | Feature::NonDividingExtent
             | Feature::DividingExtent
+            | Feature::ExtentOneAboveBlock
+            | Feature::ExtentOneBelowBlock
+            | Feature::SingleRowInput
             | Feature::LiveLoop
             | Feature::ShiftedLiveLoop
             | Feature::StaticInnerLoop
@@ -169,6 +172,9 @@ impl<'c> Walker<'c> {
         for t in self.host.tensors.values() {
             if matches!(t.origin, HostOrigin::Param { .. }) {
                 out.insert(Feature::DType(t.dtype));
+                if t.shape.first() == Some(&1) {
+                    out.insert(Feature::SingleRowInput);
+                }
             }
         }
         for input in &c.inputs {
@@ -387,11 +393,18 @@ impl<'c> Walker<'c> {
             (b, self.host.eval_int(end), self.effective.get(bid))
         {
             if block > 0 && e > b {
-                out.insert(if (e - b) % block == 0 {
+                let rem = (e - b) % block;
+                out.insert(if rem == 0 {
                     Feature::DividingExtent
                 } else {
                     Feature::NonDividingExtent
                 });
+                if block >= 2 && rem == 1 {
+                    out.insert(Feature::ExtentOneAboveBlock);
+                }
+                if block >= 2 && rem == block - 1 {
+                    out.insert(Feature::ExtentOneBelowBlock);
+                }
             }
             if depth >= 2 || (depth >= 1 && !self.tiles.is_empty()) {
                 out.insert(Feature::StaticInnerLoop);

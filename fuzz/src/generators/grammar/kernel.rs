@@ -56,6 +56,45 @@ impl OuterRange {
     }
 }
 
+/// Where a case's shape sits against its outer block
+/// ([`GenConfig::boundary_shape_percent`](super::GenConfig::boundary_shape_percent)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Boundary {
+    /// The loop's extent is one row short of a multiple of the block: the last tile is one
+    /// row short of full.
+    OneBelow,
+    /// The extent is a multiple of the block: no partial tile.
+    At,
+    /// The extent is one row past a multiple: the last tile holds a single row.
+    OneAbove,
+    /// `x` has a single row.
+    SingleRow,
+}
+
+impl Boundary {
+    /// Whether a block of `block` rows puts an extent of `extent` rows at this boundary.
+    fn fits(self, extent: usize, block: usize) -> bool {
+        match self {
+            Boundary::OneBelow => extent % block == block - 1,
+            Boundary::At => block <= extent && extent.is_multiple_of(block),
+            // A single row under a block of two rows or more: one tile, one live row.
+            Boundary::OneAbove | Boundary::SingleRow => extent % block == 1,
+        }
+    }
+
+    /// The rows of a 2-D `x` at this boundary under the smallest block its sublane alignment
+    /// allows (`minimum_block(rows, 8)`: the next power of two below 8 rows, else 8): 3 rows
+    /// under a block of 4, 7 and 15 under 8 are one short; 9 under 8 is one past.
+    fn rows_2d(self) -> &'static [usize] {
+        match self {
+            Boundary::OneBelow => &[3, 7, 15],
+            Boundary::At => &[2, 4, 8, 16],
+            Boundary::OneAbove => &[9],
+            Boundary::SingleRow => &[1],
+        }
+    }
+}
+
 /// The launch-grid blocks that leave no partial last block of `x`'s `rows`: divisors of `rows`
 /// of at least `min_block`, never 1 over an odd `rows`: a config-driven block of 1 is raised to
 /// 2 wherever a tile's `index` or a rank-1 tensor of its length exists (D-1.5.1-08), which
@@ -241,6 +280,32 @@ impl Gen<'_, '_> {
         } else {
             self.range(lo, hi)?
         };
+        self.boundary = self.choose_boundary()?;
+        match self.boundary {
+            Some(Boundary::SingleRow) => rows = 1,
+            // A 2-D `x`'s block is at least its sublane alignment (`minimum_block(rows, 8)`):
+            // the rows themselves put it at the boundary.
+            Some(kind) if rank == 2 => {
+                let near: Vec<usize> = kind
+                    .rows_2d()
+                    .iter()
+                    .copied()
+                    .filter(|r| (lo..=hi).contains(r))
+                    .collect();
+                if !near.is_empty() {
+                    rows = *self.u.choose(&near)?;
+                }
+            }
+            // Otherwise the rows become the nearest count (fewer first) that some block of 2 to
+            // 8 rows puts at the boundary: 12 rows have no block leaving one row over.
+            Some(kind) => {
+                let at = |r: &usize| (2..=8).any(|b| kind.fits(*r, b));
+                if let Some(r) = (lo..=rows).rev().find(at).or_else(|| (rows..=hi).find(at)) {
+                    rows = r;
+                }
+            }
+            None => {}
+        }
         if whole_grid_blocks && rank == 2 {
             rows = whole_block_rows(rows, lo, hi);
         }
@@ -258,6 +323,20 @@ impl Gen<'_, '_> {
         self.x_shape = shape;
         self.acc_shape = self.x_shape[(self.x_shape.len().max(3) - 2)..].to_vec();
         Ok(())
+    }
+
+    /// The tile boundary the case's shape sits at, if any
+    /// ([`GenConfig::boundary_shape_percent`](super::GenConfig::boundary_shape_percent)); a
+    /// single row only where the config's row range starts at one.
+    fn choose_boundary(&mut self) -> Result<Option<Boundary>> {
+        if !self.pct(self.cfg.boundary_shape_percent)? {
+            return Ok(None);
+        }
+        let mut kinds = vec![Boundary::OneBelow, Boundary::At, Boundary::OneAbove];
+        if self.cfg.min_rows <= 1 {
+            kinds.push(Boundary::SingleRow);
+        }
+        Ok(Some(*self.u.choose(&kinds)?))
     }
 
     /// Whether the case writes `y` into the tensor it loads, and whether through a host
@@ -624,17 +703,32 @@ impl Gen<'_, '_> {
     /// `min_block` (so the configured block is the effective one).
     fn outer_block(&mut self, extent: usize, min_block: usize) -> Result<usize> {
         if min_block > 1 {
-            let choices: Vec<usize> = [min_block, min_block * 2]
+            let mut choices: Vec<usize> = [min_block, min_block * 2]
                 .into_iter()
                 .filter(|&b| b <= 16)
                 .collect();
+            if let Some(kind) = self.boundary
+                && choices.iter().any(|&b| kind.fits(extent, b))
+            {
+                choices.retain(|&b| kind.fits(extent, b));
+            }
             return Ok(*self.u.choose(&choices)?);
         }
         let hi = extent.clamp(1, 8);
-        let dividing = self.pct(self.cfg.dividing_extent_percent)?;
-        let fits: Vec<usize> = (1..=hi)
-            .filter(|b| extent.is_multiple_of(*b) == dividing)
-            .collect();
+        // At a boundary, blocks of two rows or more (a block of one has no partial tile); up
+        // to 8 whatever the extent, so a one-row extent can sit under a wider block.
+        let at_boundary: Vec<usize> = match self.boundary {
+            Some(kind) => (2..=8).filter(|&b| kind.fits(extent, b)).collect(),
+            None => Vec::new(),
+        };
+        let fits: Vec<usize> = if at_boundary.is_empty() {
+            let dividing = self.pct(self.cfg.dividing_extent_percent)?;
+            (1..=hi)
+                .filter(|b| extent.is_multiple_of(*b) == dividing)
+                .collect()
+        } else {
+            at_boundary
+        };
         // Prefer blocks of two rows or more that leave at least two tiles, so partial and full
         // tiles both occur and runs inside a block have room.
         let several: Vec<usize> = fits

@@ -141,6 +141,9 @@ struct Gen<'u, 'a> {
     /// row, small ints, constants), so that no engine's result depends on whether it fuses
     /// `a * b + c` into one rounding (XLA contracts it to an FMA; eager PyTorch does not).
     exact_products: bool,
+    /// The tile boundary the case's shape sits at ([`kernel::Boundary`]), drawn with `x`'s
+    /// shape.
+    boundary: Option<kernel::Boundary>,
 }
 
 impl<'u, 'a> Gen<'u, 'a> {
@@ -161,6 +164,7 @@ impl<'u, 'a> Gen<'u, 'a> {
             scalar_names: Vec::new(),
             acc_is_view: false,
             exact_products: false,
+            boundary: None,
         }
     }
 

@@ -12,10 +12,12 @@
 pub mod mutant;
 pub mod observe;
 pub mod report;
+pub mod review;
 pub mod run;
 pub mod server;
 pub mod suite;
 
 pub use mutant::{Mutant, MutantError, SourceFile};
 pub use observe::Observation;
+pub use review::Review;
 pub use suite::{SuiteCase, SuiteId};

@@ -1,8 +1,10 @@
 //! What a mutants run writes: `mutants.json` (every mutant's result), the summary by file and
-//! by operator family (score = killed / covered, per suite and for their union; not covered,
-//! invalid, message/logging mutants and likely equivalent survivors counted apart), the
-//! survivors' diffs, JUnit, and the merge of shards' output directories.
+//! by operator family (score = killed / (covered − reviewed equivalent), per suite and for
+//! their union; not covered, invalid, message/logging mutants, likely equivalent survivors and
+//! those a [`Review`] shows equivalent counted apart), the survivors' diffs, JUnit, and the
+//! merge of shards' output directories.
 
+use crate::review::{Review, Verdict};
 use crate::run::{MutantResult, Status, stored};
 use crate::suite::SuiteId;
 use serde::{Deserialize, Serialize};
@@ -27,6 +29,9 @@ pub struct Counts {
     pub survived: usize,
     /// Survivors whose covering cases all generated the same module: likely equivalent.
     pub likely_equivalent: usize,
+    /// Survivors the review shows equivalent: left out of the score's denominator.
+    #[serde(default)]
+    pub reviewed_equivalent: usize,
     /// No case executes the line.
     pub not_covered: usize,
     /// Helion does not import.
@@ -40,7 +45,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, r: &MutantResult) {
+    fn add(&mut self, r: &MutantResult, review: &Review) {
         self.mutants += 1;
         if r.mutant.in_message {
             self.in_message += 1;
@@ -59,6 +64,9 @@ impl Counts {
                 if r.likely_equivalent() {
                     self.likely_equivalent += 1;
                 }
+                if review.excludes(r) {
+                    self.reviewed_equivalent += 1;
+                }
             }
             Status::NotCovered => self.not_covered += 1,
             Status::Invalid => self.invalid += 1,
@@ -73,12 +81,17 @@ impl Counts {
         }
     }
 
-    /// killed / covered, in percent (0 when nothing is covered).
+    /// Covered mutants that could be killed: covered, less the reviewed equivalent ones.
+    pub fn killable(&self) -> usize {
+        self.covered - self.reviewed_equivalent
+    }
+
+    /// killed / (covered − reviewed equivalent), in percent (0 when nothing is left).
     pub fn score(&self, killed: usize) -> f64 {
-        if self.covered == 0 {
+        if self.killable() == 0 {
             0.0
         } else {
-            100.0 * killed as f64 / self.covered as f64
+            100.0 * killed as f64 / self.killable() as f64
         }
     }
 }
@@ -92,20 +105,38 @@ pub struct Summary {
     pub by_file: BTreeMap<String, Counts>,
     /// By operator family.
     pub by_operator: BTreeMap<String, Counts>,
+    /// Review entries that disagree with the results: `id: killed anyway` (the review is
+    /// wrong) or `id: stale` (it names other code).
+    #[serde(default)]
+    pub review_conflicts: Vec<String>,
 }
 
 impl Summary {
-    /// The summary of `results`.
-    pub fn of(results: &[MutantResult]) -> Summary {
+    /// The summary of `results`, survivors reviewed equivalent by `review` left out of the
+    /// scores.
+    pub fn of(results: &[MutantResult], review: &Review) -> Summary {
         let mut s = Summary::default();
         for r in results {
-            s.total.add(r);
-            s.by_file.entry(r.mutant.file.clone()).or_default().add(r);
+            s.total.add(r, review);
+            s.by_file
+                .entry(r.mutant.file.clone())
+                .or_default()
+                .add(r, review);
             s.by_operator
                 .entry(r.mutant.family().to_owned())
                 .or_default()
-                .add(r);
+                .add(r, review);
         }
+        s.review_conflicts = review
+            .conflicts(results)
+            .into_iter()
+            .map(|(id, v)| match v {
+                Verdict::KilledAnyway(_) => format!("{id}: reviewed equivalent, yet killed"),
+                Verdict::Stale(_) | Verdict::Unreviewed | Verdict::Equivalent(_) => {
+                    format!("{id}: stale (the review names other text here)")
+                }
+            })
+            .collect();
         s
     }
 
@@ -113,7 +144,7 @@ impl Summary {
     pub fn render(&self) -> String {
         let mut out = String::new();
         let header = format!(
-            "{:<44} {:>5} {:>5} {:>7} {:>7} {:>7} {:>5} {:>5} {:>5} {:>4} {:>4} {:>6}\n",
+            "{:<44} {:>5} {:>5} {:>7} {:>7} {:>7} {:>5} {:>5} {:>5} {:>5} {:>4} {:>4} {:>6}\n",
             "",
             "all",
             "cov",
@@ -122,6 +153,7 @@ impl Summary {
             "union",
             "surv",
             "equiv",
+            "rev",
             "!cov",
             "inv",
             "msg",
@@ -129,7 +161,7 @@ impl Summary {
         );
         let row = |name: &str, c: &Counts| {
             format!(
-                "{:<44} {:>5} {:>5} {:>6.1}% {:>6.1}% {:>6.1}% {:>5} {:>5} {:>5} {:>4} {:>4} {:>6.1}\n",
+                "{:<44} {:>5} {:>5} {:>6.1}% {:>6.1}% {:>6.1}% {:>5} {:>5} {:>5} {:>5} {:>4} {:>4} {:>6.1}\n",
                 name,
                 c.mutants,
                 c.covered,
@@ -138,6 +170,7 @@ impl Summary {
                 c.score(c.killed),
                 c.survived,
                 c.likely_equivalent,
+                c.reviewed_equivalent,
                 c.not_covered,
                 c.invalid,
                 c.in_message,
@@ -148,7 +181,10 @@ impl Summary {
                 }
             )
         };
-        out.push_str("by file (score = killed / covered):\n");
+        out.push_str(
+            "by file (score = killed / (covered - rev); equiv: same module on every covering \
+             case; rev: reviewed equivalent, mutants/reviewed-equivalent.json):\n",
+        );
         out.push_str(&header);
         for (f, c) in &self.by_file {
             out.push_str(&row(f.strip_prefix("helion/_compiler/").unwrap_or(f), c));
@@ -158,6 +194,12 @@ impl Summary {
         out.push_str(&header);
         for (f, c) in &self.by_operator {
             out.push_str(&row(f, c));
+        }
+        if !self.review_conflicts.is_empty() {
+            let _ = writeln!(out, "\nthe review disagrees with this run:");
+            for c in &self.review_conflicts {
+                let _ = writeln!(out, "  {c}");
+            }
         }
         if self.total.errors > 0 {
             let _ = writeln!(
@@ -170,28 +212,46 @@ impl Summary {
     }
 }
 
-/// The survivors' diffs, likely equivalent ones last, and the lines no case covers.
-pub fn survivors(results: &[MutantResult]) -> String {
+/// Where a survivor is listed in `survivors.md`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SurvivorKind {
+    /// A blind spot, as far as anyone knows.
+    Plain,
+    /// Every covering case generated the same module.
+    LikelyEquivalent,
+    /// Reviewed equivalent.
+    Reviewed,
+}
+
+/// The survivors' diffs (likely equivalent ones after the rest, reviewed equivalent ones last
+/// with the review's reason), and the lines no case covers.
+pub fn survivors(results: &[MutantResult], review: &Review) -> String {
     let mut out = String::new();
-    for equivalent in [false, true] {
+    let kind = |r: &MutantResult| {
+        if review.excludes(r) {
+            SurvivorKind::Reviewed
+        } else if r.likely_equivalent() {
+            SurvivorKind::LikelyEquivalent
+        } else {
+            SurvivorKind::Plain
+        }
+    };
+    for (section, title) in [
+        (SurvivorKind::Plain, "survivors"),
+        (
+            SurvivorKind::LikelyEquivalent,
+            "survivors, likely equivalent (same generated module on every covering case)",
+        ),
+        (
+            SurvivorKind::Reviewed,
+            "survivors reviewed equivalent (left out of the score; the review's reason)",
+        ),
+    ] {
         let list: Vec<&MutantResult> = results
             .iter()
-            .filter(|r| {
-                r.status == Status::Survived
-                    && !r.mutant.in_message
-                    && r.likely_equivalent() == equivalent
-            })
+            .filter(|r| r.status == Status::Survived && !r.mutant.in_message && kind(r) == section)
             .collect();
-        let _ = writeln!(
-            out,
-            "## {} ({})\n",
-            if equivalent {
-                "survivors, likely equivalent (same generated module on every covering case)"
-            } else {
-                "survivors"
-            },
-            list.len()
-        );
+        let _ = writeln!(out, "## {title} ({})\n", list.len());
         for r in list {
             let cases: Vec<String> = r
                 .suites
@@ -206,9 +266,13 @@ pub fn survivors(results: &[MutantResult]) -> String {
                     )
                 })
                 .collect();
+            let reason = match review.verdict(r) {
+                Verdict::Equivalent(e) => format!("equivalent: {}\n", e.reason),
+                Verdict::Unreviewed | Verdict::KilledAnyway(_) | Verdict::Stale(_) => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "### {}\n{}\n```diff\n{}```\n",
+                "### {}\n{}\n{reason}```diff\n{}```\n",
                 r.id,
                 cases.join("; "),
                 r.diff
@@ -234,9 +298,9 @@ pub fn survivors(results: &[MutantResult]) -> String {
     out
 }
 
-/// JUnit: one test case per mutant (a survivor fails; not covered, invalid and message
-/// mutants are skipped with the reason).
-pub fn junit(results: &[MutantResult]) -> String {
+/// JUnit: one test case per mutant (a survivor fails; not covered, invalid, message and
+/// reviewed equivalent mutants are skipped with the reason).
+pub fn junit(results: &[MutantResult], review: &Review) -> String {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut report = Report::new("pallas-diff-mutants");
     let mut by_file: BTreeMap<&str, Vec<&MutantResult>> = BTreeMap::new();
@@ -248,6 +312,11 @@ pub fn junit(results: &[MutantResult]) -> String {
         for r in rs {
             let status = if r.mutant.in_message {
                 TestCaseStatus::skipped()
+            } else if let (Status::Survived, Verdict::Equivalent(e)) = (r.status, review.verdict(r))
+            {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(format!("equivalent: {}", e.reason));
+                s
             } else {
                 match r.status {
                     Status::Killed => TestCaseStatus::success(),
@@ -279,9 +348,13 @@ pub fn junit(results: &[MutantResult]) -> String {
 }
 
 /// Writes `mutants.json`, `summary.txt`/`summary.json`, `survivors.md` and `junit.xml` into
-/// `out`.
-pub fn write_all(out: &Path, results: &[MutantResult]) -> std::io::Result<Summary> {
-    let summary = Summary::of(results);
+/// `out`, survivors reviewed equivalent by `review` set apart.
+pub fn write_all(
+    out: &Path,
+    results: &[MutantResult],
+    review: &Review,
+) -> std::io::Result<Summary> {
+    let summary = Summary::of(results, review);
     let write = |name: &str, text: &str| crate::run::write_atomic(&out.join(name), text);
     write(
         "mutants.json",
@@ -292,8 +365,8 @@ pub fn write_all(out: &Path, results: &[MutantResult]) -> std::io::Result<Summar
         "summary.json",
         &serde_json::to_string_pretty(&summary).unwrap_or_default(),
     )?;
-    write("survivors.md", &survivors(results))?;
-    write("junit.xml", &junit(results))?;
+    write("survivors.md", &survivors(results, review))?;
+    write("junit.xml", &junit(results, review))?;
     Ok(summary)
 }
 
@@ -415,7 +488,7 @@ mod tests {
             result(5, Status::Invalid, None, false),
             result(6, Status::Survived, None, true),
         ];
-        let s = Summary::of(&results);
+        let s = Summary::of(&results, &Review::none());
         let t = &s.total;
         assert_eq!((t.mutants, t.covered, t.killed), (6, 3, 2));
         assert_eq!((t.killed_corpus, t.killed_campaign), (1, 1));
@@ -424,7 +497,7 @@ mod tests {
         assert!((t.score(t.killed) - 200.0 / 3.0).abs() < 1e-9);
         let text = s.render();
         assert!(text.contains("pallas/view_ops.py"), "{text}");
-        let surv = survivors(&results);
+        let surv = survivors(&results, &Review::none());
         assert!(
             surv.contains("view_ops.py:3:0:swap_op:Add->Subtract#0"),
             "{surv}"
@@ -433,11 +506,84 @@ mod tests {
             surv.contains("- helion/_compiler/pallas/view_ops.py: 4"),
             "{surv}"
         );
-        let xml = junit(&results);
+        let xml = junit(&results, &Review::none());
         assert!(
             xml.contains("survived") && xml.contains("testcase"),
             "{xml}"
         );
+    }
+
+    /// A review naming `results[i]` (its id and text) as equivalent, and one naming line 9
+    /// with other text.
+    fn review_of(results: &[MutantResult], lines: &[u32]) -> Review {
+        let mut equivalent: Vec<crate::review::Equivalent> = results
+            .iter()
+            .filter(|r| lines.contains(&r.mutant.line))
+            .map(|r| crate::review::Equivalent {
+                id: r.id.clone(),
+                original: r.mutant.original.clone(),
+                replacement: r.mutant.replacement.clone(),
+                reason: "the line's value is never read".into(),
+            })
+            .collect();
+        equivalent.push(crate::review::Equivalent {
+            id: "helion/_compiler/pallas/view_ops.py:9:0:swap_op:Add->Subtract#0".into(),
+            original: "*".into(),
+            replacement: "/".into(),
+            reason: "read in another build".into(),
+        });
+        Review {
+            helion: "1.5.1".into(),
+            equivalent,
+        }
+    }
+
+    #[test]
+    fn a_reviewed_equivalent_survivor_leaves_the_score_and_a_killed_one_is_a_conflict() {
+        let results = vec![
+            result(1, Status::Killed, Some(SuiteId::Corpus), false),
+            result(2, Status::Survived, None, false),
+            result(3, Status::Survived, None, false),
+            result(7, Status::Killed, Some(SuiteId::Campaign), false),
+            result(9, Status::Survived, None, false),
+        ];
+        let review = review_of(&results, &[3, 7]);
+        let s = Summary::of(&results, &review);
+        let t = &s.total;
+        // 5 covered, 1 reviewed equivalent survivor (3); 7 is killed whatever the review says;
+        // 9's entry names other text, so it is a plain survivor.
+        assert_eq!((t.covered, t.killed, t.survived), (5, 2, 3));
+        assert_eq!((t.reviewed_equivalent, t.killable()), (1, 4));
+        assert!((t.score(t.killed) - 50.0).abs() < 1e-9);
+        assert_eq!(s.review_conflicts.len(), 2, "{:?}", s.review_conflicts);
+        assert!(
+            s.review_conflicts[0].contains(":7:0:") && s.review_conflicts[0].contains("yet killed")
+        );
+        assert!(s.review_conflicts[1].contains(":9:0:") && s.review_conflicts[1].contains("stale"));
+        let text = s.render();
+        assert!(
+            text.contains("the review disagrees with this run"),
+            "{text}"
+        );
+        let surv = survivors(&results, &review);
+        let reviewed = surv
+            .split("## survivors reviewed equivalent")
+            .nth(1)
+            .expect("a reviewed section");
+        assert!(
+            reviewed.contains(":3:0:") && reviewed.contains("never read"),
+            "{surv}"
+        );
+        assert!(
+            !reviewed.contains(":2:0:") && !reviewed.contains(":9:0:"),
+            "{surv}"
+        );
+        let xml = junit(&results, &review);
+        assert!(xml.contains("equivalent: the line"), "{xml}");
+        assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+        // Without a review the same results score 2 of 5.
+        let plain = Summary::of(&results, &Review::none());
+        assert!((plain.total.score(plain.total.killed) - 40.0).abs() < 1e-9);
     }
 
     #[test]
@@ -446,8 +592,8 @@ mod tests {
         let b = tempfile::tempdir().unwrap();
         let one = result(1, Status::Killed, Some(SuiteId::Corpus), false);
         let two = result(2, Status::Survived, None, false);
-        write_all(a.path(), std::slice::from_ref(&one)).unwrap();
-        write_all(b.path(), &[two.clone(), one.clone()]).unwrap();
+        write_all(a.path(), std::slice::from_ref(&one), &Review::none()).unwrap();
+        write_all(b.path(), &[two.clone(), one.clone()], &Review::none()).unwrap();
         let merged = merge(&[a.path(), b.path()]).unwrap();
         assert_eq!(merged.len(), 2);
         assert!(merge(&[Path::new("/nonexistent-mutants-dir")]).is_err());

@@ -75,11 +75,32 @@ pub struct Args {
     /// Merge these output directories (shards) into --out instead of running.
     #[arg(long, num_args = 1..)]
     merge: Vec<PathBuf>,
+    /// The review of equivalent mutants whose survivors leave the score (JSON; default: the
+    /// review of the pinned Helion release, `mutants/reviewed-equivalent.json`, compiled in).
+    /// An entry whose text differs from the mutant at its id is reported stale, one that some
+    /// case kills is reported wrong.
+    #[arg(long, conflicts_with = "no_review")]
+    review: Option<PathBuf>,
+    /// Score every survivor, reviewed or not.
+    #[arg(long)]
+    no_review: bool,
+}
+
+/// The review `args` asks for.
+fn review(args: &Args) -> Result<mutants::Review, CliError> {
+    if args.no_review {
+        return Ok(mutants::Review::none());
+    }
+    match &args.review {
+        Some(path) => mutants::Review::load(path).map_err(|e| CliError::Input(e.into())),
+        None => Ok(mutants::Review::pinned()),
+    }
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
+    let review = review(&args)?;
     if !args.merge.is_empty() {
-        return merge(&args);
+        return merge(&args, &review);
     }
     if !matches!(args.engine.runtime(), tpu_runner::Runtime::Helion) {
         return Err(CliError::Input(anyhow!(
@@ -182,19 +203,20 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         .context("cannot write a mutant's result")
         .map_err(internal)?;
     drop(server);
-    finish(&args.out, &results, args.junit.as_deref())
+    finish(&args.out, &results, args.junit.as_deref(), &review)
 }
 
 fn finish(
     out: &Path,
     results: &[run::MutantResult],
     junit: Option<&Path>,
+    review: &mutants::Review,
 ) -> Result<Exit, CliError> {
-    let summary = mutants::report::write_all(out, results)
+    let summary = mutants::report::write_all(out, results, review)
         .with_context(|| format!("cannot write into {}", out.display()))
         .map_err(CliError::Internal)?;
     if let Some(path) = junit {
-        std::fs::write(path, mutants::report::junit(results))
+        std::fs::write(path, mutants::report::junit(results, review))
             .with_context(|| format!("cannot write {}", path.display()))
             .map_err(CliError::Internal)?;
     }
@@ -206,7 +228,7 @@ fn finish(
     Ok(Exit::Ok)
 }
 
-fn merge(args: &Args) -> Result<Exit, CliError> {
+fn merge(args: &Args, review: &mutants::Review) -> Result<Exit, CliError> {
     let dirs: Vec<&Path> = args.merge.iter().map(PathBuf::as_path).collect();
     let results = mutants::report::merge(&dirs)
         .context("cannot merge the mutants directories")
@@ -214,7 +236,7 @@ fn merge(args: &Args) -> Result<Exit, CliError> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))
         .map_err(CliError::Internal)?;
-    finish(&args.out, &results, args.junit.as_deref())
+    finish(&args.out, &results, args.junit.as_deref(), review)
 }
 
 /// The files to mutate: `--files`, or the default set.

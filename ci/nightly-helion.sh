@@ -15,6 +15,9 @@
 #   PALLAS_DIFF_HELION_VERSION  the pinned release (default: the pin in
 #                               tpu-runner/python/requirements-helion.txt)
 #   NIGHTLY_TIME                campaign length (default 1h)
+#   NIGHTLY_GEN_CONFIG          generator config (default ci/gen-helion-language.json: torch
+#                               ops, Helion's input constructors and boundary shapes on, which
+#                               only the reference and real Helion check)
 #   NIGHTLY_OUT                 findings directory (default findings-helion)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +32,7 @@ cargo test --release -p pallas-diff-fuzz --test helion_engines
 cargo test --release -p pallas-diff-tpu-runner --test helion_faults --test helion_builds
 status=0
 $bin --helion-build "$build" fuzz --time "${NIGHTLY_TIME:-1h}" --seed random \
+  --config "${NIGHTLY_GEN_CONFIG:-ci/gen-helion-language.json}" \
   --engines oracle,pallas-sim,helion-pallas,helion-eager,helion-tpu-lower \
   --out "$out" --json || status=$?
 if [ "$build" != pinned ] && [ -d "$out" ]; then

@@ -31,6 +31,42 @@ fn json_is_kebab_case_and_round_trips() {
     );
 }
 
+/// The generator configs the CI jobs pass with `--config` (`ci/*.json` that are not shard
+/// contracts) read as overrides: a renamed knob would otherwise stop a nightly job at its first
+/// line.
+#[test]
+fn the_ci_generator_configs_read() {
+    let ci = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ci");
+    let mut read = Vec::new();
+    for entry in std::fs::read_dir(&ci).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.starts_with("gen-") || name == "campaign-nightly.json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let o: GenConfigOverrides =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("ci/{name}: {e}"));
+        let _ = o.apply(GenConfig::default());
+        read.push(name);
+    }
+    read.sort();
+    assert_eq!(
+        read,
+        [
+            "campaign-nightly.json",
+            "gen-helion-language.json",
+            "gen-torch-ops.json"
+        ]
+    );
+    let language: GenConfigOverrides = serde_json::from_str(
+        &std::fs::read_to_string(ci.join("gen-helion-language.json")).unwrap(),
+    )
+    .unwrap();
+    let cfg = language.apply(GenConfig::default());
+    assert!(cfg.torch_ops && cfg.input_ctors && cfg.boundary_shape_percent > 0);
+}
+
 #[test]
 fn unknown_keys_are_refused() {
     let err = serde_json::from_str::<GenConfig>(r#"{"max-rowz": 8}"#).unwrap_err();

@@ -2,7 +2,9 @@
 //! (issue 39): a refusal by Helion's codegen after a construct our codegen does not model
 //! (finding 0006); a pointwise mismatch that torch lets through while tracing, which only
 //! Helion's codegen refuses, after planning (finding 0047); and the `-1` of a reshape that is
-//! one block's symbol, which a second reshape cannot make concrete (finding 0088). Every case
+//! one block's symbol, which a second reshape cannot make concrete (finding 0088); and
+//! `pallas_worklist_grouping=2`, a gap of our codegen, ahead of a loop `unroll` cannot take
+//! (finding 0005 of the `--seed 2033` campaign). Every case
 //! script here was run through helion==1.5.1 (`pallas-diff check --engines
 //! oracle,helion-pallas`), and each assertion states its verdict by our rule id.
 
@@ -115,6 +117,40 @@ fn unroll_refuses_a_later_loop_after_a_construct_the_codegen_does_not_model() {
         gap_construct(&bmm("fori_loop")),
         "the tile `tm` used as a value"
     );
+}
+
+#[test]
+fn worklist_grouping_two_does_not_hide_an_unroll_refusal() {
+    // The seed-2033 campaign's finding 0005, reduced: grouping 2 is a codegen gap of our model,
+    // and Helion 1.5.1 still refuses `unroll` over the `int` bound `n` (line 9) with
+    // `InvalidConfig` (measured: `check --engines oracle,helion-pallas`).
+    let k = |loop_type: &str, end: &str| {
+        script(
+            &format!(
+                "block_sizes=[1], pallas_loop_type=\"{loop_type}\", pallas_worklist_grouping=2"
+            ),
+            "init: torch.Tensor, n: int",
+            &format!(
+                "    out = torch.empty([0, 0, 0], dtype=torch.float32)\n\
+                 \x20   for request in hl.grid(0):\n\
+                 \x20       for outer in hl.tile(1, {end}):\n\
+                 \x20           pass\n\
+                 \x20   return out"
+            ),
+            "init = torch.ones(1, 1, 1)",
+            "init, 13",
+        )
+    };
+    let r = rejection(&k("unroll", "n"));
+    assert_eq!(r.rule, Rule::ConfigUnrollDynamicBounds, "{r}");
+    assert_eq!(r.span.line, 10, "{r}");
+    // Static bounds, or another loop type: the grouping gap stays.
+    for (loop_type, end) in [("unroll", "13"), ("fori_loop", "n")] {
+        assert!(
+            gap_construct(&k(loop_type, end)).starts_with("pallas_worklist_grouping=2"),
+            "{loop_type} {end}"
+        );
+    }
 }
 
 /// S2 over a bf16 or f32 `[16, 128]` input, a config block of 4 for `outer` (line 11), with

@@ -159,18 +159,21 @@ pub fn lower(
             },
         ));
     }
-    // Helion 1.5.1 accepts `pallas_worklist_grouping=2` and lowers a grouped variant beside the
-    // factor-1 one (spec §2.4); only factor 1 is modelled, so the case is a documented gap.
-    if case.config.worklist_grouping == Some(2) {
-        return gap(
+    let lowered = if case.config.worklist_grouping == Some(2) {
+        // Helion 1.5.1 accepts `pallas_worklist_grouping=2` and lowers a grouped variant beside
+        // the factor-1 one (spec §2.4); only factor 1 is modelled, so the case is a documented
+        // gap, unless a loop `unroll` cannot take is refused (a campaign finding: grouping 2
+        // under `unroll` over an `int` bound is Helion's `InvalidConfig`).
+        gap(
             case.kernel.span,
             "pallas_worklist_grouping=2 (the grouped compact-worklist variant, spec §2.4)",
-        );
-    }
-    let lowered = match case.config.unmodelled() {
-        // A kept config key or setting the model does not honour (`lang::ir::settings`).
-        Some(what) => gap(case.kernel.span, what),
-        None => Lowerer::new(case, types, plan, options).and_then(|mut l| l.module()),
+        )
+    } else {
+        match case.config.unmodelled() {
+            // A kept config key or setting the model does not honour (`lang::ir::settings`).
+            Some(what) => gap(case.kernel.span, what),
+            None => Lowerer::new(case, types, plan, options).and_then(|mut l| l.module()),
+        }
     };
     match lowered {
         // Helion emits what the codegen does not model and refuses a later loop `unroll`

@@ -153,6 +153,54 @@ fn worklist_grouping_two_does_not_hide_an_unroll_refusal() {
     }
 }
 
+#[test]
+fn a_view_that_keeps_a_literal_slice_of_a_tiled_dim_has_no_concrete_shape() {
+    // The seed-2033 campaign's finding 0010, reduced: `x_block[1:4]` is sized
+    // `Max(1, Min(4, u)) - 1`, which Helion's `_concrete_size` does not resolve, so the `None`
+    // view after it has no concrete physical shape once a narrowing subscript needs it as a
+    // resident transform; consumed by a sum, the view is no transform and the kernel lowers.
+    // Measured in helion==1.5.1 under a fixed block of 5 and a config block of 4 alike.
+    let k = |block: &str, config: &str, rows: usize, read: &str| {
+        script(
+            &format!("block_sizes=[{config}], pallas_loop_type=\"fori_loop\""),
+            "x: torch.Tensor",
+            &format!(
+                "    out = torch.empty([4, 1, 8], dtype=torch.float32)\n\
+                 \x20   for request in hl.grid(4):\n\
+                 \x20       acc = hl.zeros([1, 8], dtype=torch.float32)\n\
+                 \x20       for outer in hl.tile(x.size(0){block}):\n\
+                 \x20           x_block = x[outer, :, :]\n\
+                 \x20           acc = {read}\n\
+                 \x20       out[request, :, :] = acc\n\
+                 \x20   return out"
+            ),
+            &format!("x = torch.ones({rows}, 1, 8)"),
+            "x",
+        )
+    };
+    for (block, config, rows) in [(", block_size=5", "", 5), ("", "4", 8)] {
+        for read in [
+            "x_block[1:4, :, :][None, :, :, :][:, 0:2, :, :].float().sum(dim=1).squeeze(0)",
+            "x_block[1:4, :, :][None, :, :, :][:, :, None, :, :][:, :, 0:1, :, :].float()\
+             .sum(dim=1).squeeze(0).sum(dim=0)",
+        ] {
+            let r = rejection(&k(block, config, rows, read));
+            assert_eq!(r.rule, Rule::ViewNoConcreteShape, "{block} {read}: {r}");
+            assert_eq!(r.span.line, 13, "{r}");
+        }
+        let lowered = k(
+            block,
+            config,
+            rows,
+            "x_block[1:4, :, :][None, :, :, :].float().sum(dim=1).squeeze(0)",
+        );
+        assert!(
+            matches!(compiled(&lowered), Compiled::Lowered(_)),
+            "{block}: a view no subscript narrows stays a value"
+        );
+    }
+}
+
 /// S2 over a bf16 or f32 `[16, 128]` input, a config block of 4 for `outer` (line 11), with
 /// `inner` at 12 spaces from line 13.
 fn s2(loop_type: &str, dtype: &str, inner: &str) -> String {

@@ -487,7 +487,9 @@ impl<'a> Planner<'a, '_> {
         let Some(out_dims) = self.types.of(user).dims() else {
             return rej(Rule::ViewNoTensorMetadata);
         };
-        let opaque = out_dims.iter().any(|d| d.opaque);
+        // `_physical_shape` of the output: a symbolic product, or a literal slice of a tiled
+        // dim, is no concrete size (`Dim::opaque`, `Dim::sliced`).
+        let opaque = out_dims.iter().any(|d| d.opaque || d.sliced);
         let out: Vec<i64> = out_dims.iter().map(|d| d.size).collect();
         let mut result = Vec::with_capacity(variants.len());
         for v in variants {

@@ -55,6 +55,16 @@ pub struct Dim {
     /// narrowing subscript on it does not take the static-value fallback (D-1.5.1-01); the
     /// `-1` of `[u, 1, 128].reshape(-1, 128)` is `u` itself and stays concrete.
     pub opaque: bool,
+    /// A literal slice `a:b` of a tiled dim, whatever the block's source (config or a fixed
+    /// `block_size=`): Helion's size `Max(a, Min(b, u)) - a` is an expression of the block's
+    /// symbol, which `_concrete_size` does not resolve (it resolves the symbol itself), so a
+    /// resident view whose output keeps such a dim has "no concrete physical shape".
+    /// Measured with Helion 1.5.1 (seed-2033 finding 0010 and its variants): under a fixed
+    /// block of 5 and a config block of 4, `x_block[1:4][None][:, 0:2]` is refused so, while
+    /// `x_block[1:4][None]` consumed by a sum lowers (its view is no resident transform then).
+    /// Unlike [`Dim::slice_of`] it says nothing of broadcasting: a fixed block's slice traces
+    /// as a number.
+    pub sliced: bool,
 }
 
 impl Dim {
@@ -66,6 +76,7 @@ impl Dim {
             slice_of: None,
             at_most_one: false,
             opaque: false,
+            sliced: false,
         }
     }
 
@@ -77,6 +88,7 @@ impl Dim {
             slice_of: None,
             at_most_one: false,
             opaque: false,
+            sliced: false,
         }
     }
 
@@ -445,6 +457,7 @@ pub fn broadcast(a: &[Dim], b: &[Dim]) -> Option<Vec<Dim>> {
                 slice_of: x.slice_of,
                 at_most_one: x.at_most_one,
                 opaque: x.opaque && y.opaque,
+                sliced: x.sliced && y.sliced,
             },
             (Some(x), Some(y)) if x.size == 1 || x.broadcasts_as_one() => y,
             (Some(x), Some(y)) if y.size == 1 || y.broadcasts_as_one() => x,

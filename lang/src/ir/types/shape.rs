@@ -192,6 +192,7 @@ impl Infer<'_> {
                         (None | Some(_), _, _) => len,
                     };
                     let mut dim = Dim::fixed(((len + step - 1).div_euclid(step)).max(0));
+                    dim.sliced = dims[k].block.is_some();
                     if let (Some(b), Some(a), 1) = (dims[k].block, start, step)
                         && self.slice_size_is_symbolic(b, a, a + len)
                     {

@@ -159,7 +159,9 @@ fn a_view_that_keeps_a_literal_slice_of_a_tiled_dim_has_no_concrete_shape() {
     // `Max(1, Min(4, u)) - 1`, which Helion's `_concrete_size` does not resolve, so the `None`
     // view after it has no concrete physical shape once a narrowing subscript needs it as a
     // resident transform; consumed by a sum, the view is no transform and the kernel lowers.
-    // Measured in helion==1.5.1 under a fixed block of 5 and a config block of 4 alike.
+    // Measured in helion==1.5.1 under a fixed block of 5 and a config block of 4 alike; a
+    // census of 200,000 generated cases changed 41 verdicts, and the 11 among the first 60,000
+    // all now agree with Helion, message included (docs/measurements.md).
     let k = |block: &str, config: &str, rows: usize, read: &str| {
         script(
             &format!("block_sizes=[{config}], pallas_loop_type=\"fori_loop\""),
@@ -188,16 +190,20 @@ fn a_view_that_keeps_a_literal_slice_of_a_tiled_dim_has_no_concrete_shape() {
             assert_eq!(r.rule, Rule::ViewNoConcreteShape, "{block} {read}: {r}");
             assert_eq!(r.span.line, 13, "{r}");
         }
-        let lowered = k(
-            block,
-            config,
-            rows,
+        // A view no subscript narrows stays a value; a slice at most one row wide is a
+        // concrete size (`Max(1, Min(2, u)) - 1`), so its view plans.
+        for read in [
             "x_block[1:4, :, :][None, :, :, :].float().sum(dim=1).squeeze(0)",
-        );
-        assert!(
-            matches!(compiled(&lowered), Compiled::Lowered(_)),
-            "{block}: a view no subscript narrows stays a value"
-        );
+            "x_block[1:2, :, :][None, :, :, :][:, 0:1, :, :].float().sum(dim=1).squeeze(0)",
+        ] {
+            assert!(
+                matches!(
+                    compiled(&k(block, config, rows, read)),
+                    Compiled::Lowered(_)
+                ),
+                "{block} {read}"
+            );
+        }
     }
 }
 

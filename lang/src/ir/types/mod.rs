@@ -55,10 +55,14 @@ pub struct Dim {
     /// narrowing subscript on it does not take the static-value fallback (D-1.5.1-01); the
     /// `-1` of `[u, 1, 128].reshape(-1, 128)` is `u` itself and stays concrete.
     pub opaque: bool,
-    /// A literal slice `a:b` of a tiled dim, whatever the block's source (config or a fixed
-    /// `block_size=`): Helion's size `Max(a, Min(b, u)) - a` is an expression of the block's
-    /// symbol, which `_concrete_size` does not resolve (it resolves the symbol itself), so a
-    /// resident view whose output keeps such a dim has "no concrete physical shape".
+    /// A literal slice `a:b` of a tiled dim whose size `Max(a, Min(b, u)) - a` takes more
+    /// than one value over the block symbol's range and reaches 2, whatever the block's
+    /// source (config or a fixed `block_size=`): an expression of the symbol that
+    /// `_concrete_size` does not resolve (it resolves the symbol itself), so a resident view
+    /// whose output keeps such a dim has "no concrete physical shape". A tail `live - w : live`
+    /// is `w` wide, concrete; a slice at most one row wide plans as a view (measured in
+    /// 1.5.1: `x_block[1:2][None][:, :, 1:2]` lowers, `x_block[3:4][:, None].squeeze(1)` is
+    /// refused only for its later unaligned selector).
     /// Measured with Helion 1.5.1 (seed-2033 finding 0010 and its variants): under a fixed
     /// block of 5 and a config block of 4, `x_block[1:4][None][:, 0:2]` is refused so, while
     /// `x_block[1:4][None]` consumed by a sum lowers (its view is no resident transform then).

@@ -192,7 +192,10 @@ impl Infer<'_> {
                         (None | Some(_), _, _) => len,
                     };
                     let mut dim = Dim::fixed(((len + step - 1).div_euclid(step)).max(0));
-                    dim.sliced = dims[k].block.is_some();
+                    if let (Some(b), Some(a), 1) = (dims[k].block, start, step) {
+                        dim.sliced = self.slice_size_varies(b, a, a + len)
+                            && self.slice_size_at_most(b, a, a + len) > 1;
+                    }
                     if let (Some(b), Some(a), 1) = (dims[k].block, start, step)
                         && self.slice_size_is_symbolic(b, a, a + len)
                     {
@@ -239,9 +242,14 @@ impl Infer<'_> {
     }
 
     fn slice_size_is_symbolic(&self, block: BlockId, a: i64, b: i64) -> bool {
-        if !self.block_is_symbol(block) {
-            return false;
-        }
+        self.block_is_symbol(block) && self.slice_size_varies(block, a, b)
+    }
+
+    /// Whether the size `Max(a, Min(b, u)) - a` of slice `a:b` of block `block`'s dim takes
+    /// more than one value over the block symbol's range `[1, next_pow2(extent hint)]`, so
+    /// Helion cannot make it concrete for a resident view ([`Dim::sliced`], which also needs
+    /// it to reach 2: a slice at most one row wide plans as a view in 1.5.1, measured).
+    fn slice_size_varies(&self, block: BlockId, a: i64, b: i64) -> bool {
         let size = |u: i64| a.max(b.min(u)) - a;
         size(1) != size(self.block_symbol_top(block))
     }

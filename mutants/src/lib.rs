@@ -6,8 +6,10 @@
 //! ([`server`], `python/mutant_zygote.py`); the suites that try to kill them, each case with
 //! its baseline observation on unmutated Helion and the Helion lines it executes
 //! ([`suite`], coverage.py in the worker); the run of one mutant against the cases that cover
-//! it, cheapest first, to its first kill ([`run`]); and what a run writes and prints
-//! ([`report`]: `mutants.json`, the summary by file and operator, survivors' diffs, JUnit).
+//! it, cheapest first, to its first kill ([`run`]); the survivors shown equivalent by reading
+//! Helion, left out of the score ([`review`], `reviewed-equivalent.json`); and what a run
+//! writes and prints ([`report`]: `mutants.json`, the summary by file and operator, survivors'
+//! diffs, JUnit).
 
 pub mod mutant;
 pub mod observe;

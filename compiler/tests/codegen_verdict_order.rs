@@ -45,21 +45,34 @@ fn gap_construct(src: &str) -> String {
     }
 }
 
+/// A kernel body: `out = <alloc>` (line 8), `hl.grid(<grid>)` with `acc` of shape `acc`, a tile
+/// loop `hl.tile(<tile>)` (line 11) loading `x_block`, then `inner` (lines at 12 spaces, from
+/// line 13), and `acc` stored into `out[request]`.
+fn grid_over_tile(alloc: &str, grid: usize, acc: &str, tile: &str, inner: &str) -> String {
+    format!(
+        "    out = {alloc}\n\
+         \x20   for request in hl.grid({grid}):\n\
+         \x20       acc = hl.zeros({acc}, dtype=torch.float32)\n\
+         \x20       for outer in hl.tile({tile}):\n\
+         \x20           x_block = x[outer, :, :]\n\
+         {inner}\n\
+         \x20       out[request, :, :] = acc\n\
+         \x20   return out"
+    )
+}
+
 /// S3 (`x` is `[8, 2, 128]`, one grid step, an outer tile of 4) with `inner` at 12 spaces
 /// after the outer tile's line 11.
 fn s3(loop_type: &str, inner: &str) -> String {
     script(
         &format!("block_sizes=[], pallas_loop_type=\"{loop_type}\""),
         "x: torch.Tensor",
-        &format!(
-            "    out = torch.zeros([1, 2, 128], dtype=torch.float32)\n\
-             \x20   for request in hl.grid(1):\n\
-             \x20       acc = hl.zeros([2, 128], dtype=torch.float32)\n\
-             \x20       for outer in hl.tile(x.size(0), block_size=4):\n\
-             \x20           x_block = x[outer, :, :]\n\
-             {inner}\n\
-             \x20       out[request, :, :] = acc\n\
-             \x20   return out"
+        &grid_over_tile(
+            "torch.zeros([1, 2, 128], dtype=torch.float32)",
+            1,
+            "[2, 128]",
+            "x.size(0), block_size=4",
+            inner,
         ),
         "x = torch.ones(8, 2, 128)",
         "x",
@@ -166,15 +179,12 @@ fn a_view_that_keeps_a_literal_slice_of_a_tiled_dim_has_no_concrete_shape() {
         script(
             &format!("block_sizes=[{config}], pallas_loop_type=\"fori_loop\""),
             "x: torch.Tensor",
-            &format!(
-                "    out = torch.empty([4, 1, 8], dtype=torch.float32)\n\
-                 \x20   for request in hl.grid(4):\n\
-                 \x20       acc = hl.zeros([1, 8], dtype=torch.float32)\n\
-                 \x20       for outer in hl.tile(x.size(0){block}):\n\
-                 \x20           x_block = x[outer, :, :]\n\
-                 \x20           acc = {read}\n\
-                 \x20       out[request, :, :] = acc\n\
-                 \x20   return out"
+            &grid_over_tile(
+                "torch.empty([4, 1, 8], dtype=torch.float32)",
+                4,
+                "[1, 8]",
+                &format!("x.size(0){block}"),
+                &format!("            acc = {read}"),
             ),
             &format!("x = torch.ones({rows}, 1, 8)"),
             "x",

@@ -130,12 +130,7 @@ impl Summary {
         s.review_conflicts = review
             .conflicts(results)
             .into_iter()
-            .map(|(id, v)| match v {
-                Verdict::KilledAnyway(_) => format!("{id}: reviewed equivalent, yet killed"),
-                Verdict::Stale(_) | Verdict::Unreviewed | Verdict::Equivalent(_) => {
-                    format!("{id}: stale (the review names other text here)")
-                }
-            })
+            .map(|(id, c)| format!("{id}: {}", c.describe()))
             .collect();
         s
     }

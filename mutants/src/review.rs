@@ -89,6 +89,25 @@ pub enum Verdict<'r> {
     Stale(&'r Equivalent),
 }
 
+/// How a review entry disagrees with a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// Some case killed the mutant: the review is wrong.
+    KilledAnyway,
+    /// The id names a mutant with other text: an entry of another build.
+    Stale,
+}
+
+impl Conflict {
+    /// How the summary says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Conflict::KilledAnyway => "reviewed equivalent, yet killed",
+            Conflict::Stale => "stale (the review names other text here)",
+        }
+    }
+}
+
 impl Review {
     /// The review of the pinned Helion release.
     pub fn pinned() -> Review {
@@ -152,12 +171,18 @@ impl Review {
         r.status == Status::Survived && matches!(self.verdict(r), Verdict::Equivalent(_))
     }
 
-    /// The entries that disagree with `results`: killed anyway, or stale; by id.
-    pub fn conflicts<'r>(&'r self, results: &[MutantResult]) -> BTreeMap<String, Verdict<'r>> {
+    /// The entries that disagree with `results`, by mutant id.
+    pub fn conflicts(&self, results: &[MutantResult]) -> BTreeMap<String, Conflict> {
         results
             .iter()
-            .map(|r| (r.id.clone(), self.verdict(r)))
-            .filter(|(_, v)| matches!(v, Verdict::KilledAnyway(_) | Verdict::Stale(_)))
+            .filter_map(|r| {
+                let conflict = match self.verdict(r) {
+                    Verdict::KilledAnyway(_) => Conflict::KilledAnyway,
+                    Verdict::Stale(_) => Conflict::Stale,
+                    Verdict::Unreviewed | Verdict::Equivalent(_) => return None,
+                };
+                Some((r.id.clone(), conflict))
+            })
             .collect()
     }
 }

@@ -425,3 +425,51 @@ first_rows(x, 8)
         "Helion ran the kernel with n=8: {r:#?}"
     );
 }
+
+/// A `bool` argument reaches the Helion kernel as Python's `True`/`False` (the worker's
+/// `{"bool": b}`), and Helion branches on it as the reference does: the two values take
+/// different arms, so an argument lost on the way would differ from the reference on one.
+#[test]
+fn a_bool_parameter_reaches_helion_and_selects_the_branch() {
+    for arg in ["True", "False"] {
+        let script = format!(
+            r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[8]))
+def kernel(x: torch.Tensor, flag: bool):
+    out = torch.zeros_like(x)
+    for tm in hl.tile(x.size(0)):
+        v = x[tm, :]
+        if flag:
+            v = v * 2.0
+        else:
+            v = v - 1.0
+        out[tm, :] = v
+    return out
+
+
+torch.manual_seed(0)
+x = torch.randn(16, 128)
+kernel(x, {arg})
+"#
+        );
+        let Some(r) = check(&script, &["helion-pallas", "helion-eager"]) else {
+            return;
+        };
+        // Our model passes no bool scalar to its kernel: `unsupported`, the reference and
+        // Helion still compared.
+        assert_eq!(r.outcome, Outcome::Unsupported, "{arg}: {r:#?}");
+        for engine in ["helion-pallas", "helion-eager"] {
+            let id: engines::EngineId = engine.parse().unwrap();
+            assert!(status(&r, engine).outputs().is_some(), "{arg}: {r:#?}");
+            assert_eq!(
+                r.values_match.iter().find(|(e, _)| *e == id),
+                Some(&(id, true)),
+                "{engine}, flag {arg}: {r:#?}"
+            );
+        }
+    }
+}

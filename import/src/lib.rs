@@ -565,9 +565,12 @@ impl Importer<'_, '_> {
                     call_args.push(p.clone());
                 }
                 Val::Int(n) => call_args.push(n.to_string()),
+                // A float literal in its shortest round-trip spelling (`1.0`, `0.1`).
+                Val::Float(f) if f.is_finite() => call_args.push(format!("{f:?}")),
+                Val::Bool(b) => call_args.push(if b { "True" } else { "False" }.into()),
                 other => {
                     return Err(at_site(format!(
-                        "argument `{p}` is {}, not a tensor or an int (case scripts take those)",
+                        "argument `{p}` is {}, not a tensor, an int, a finite float or a bool (case scripts take those)",
                         kind(&other)
                     )));
                 }

@@ -208,3 +208,36 @@ fn blocks_left_to_helions_default_take_the_sizes_helion_gives() {
         got.skipped[0].reason
     );
 }
+
+#[test]
+fn float_and_bool_arguments_import_as_literals() {
+    let src = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True)
+def scaled(x: torch.Tensor, scale: float, flag: bool) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size(0), block_size=8):
+        v = x[tile, :] * scale
+        if flag:
+            v = v * 2.0
+        out[tile, :] = v
+    return out
+
+
+def test_scaled():
+    x = torch.randn(16, 128)
+    scaled(x, 0.5, True)
+"#;
+    let got = import_source(src, "scaled_tests.py", &ImportOptions::default()).unwrap();
+    assert_eq!(got.cases.len(), 1, "{:?}", got.skipped);
+    let script = &got.cases[0].script;
+    assert!(script.contains("scaled(x, 0.5, True)"), "{script}");
+    let case = lang::frontend::parse_case(script, "scaled.py").unwrap();
+    assert_eq!(
+        case.call.args[1..],
+        [lang::ir::Arg::Float(0.5), lang::ir::Arg::Bool(true)]
+    );
+}

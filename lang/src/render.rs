@@ -34,6 +34,7 @@ pub fn render_case(case: &Case) -> String {
         Arg::Input(n) => renamed(n),
         Arg::Int(v) => v.to_string(),
         Arg::Float(v) => float(*v),
+        Arg::Bool(b) => if *b { "True" } else { "False" }.to_string(),
     }));
     match &case.call.result {
         Some(r) => {
@@ -151,6 +152,7 @@ pub fn render_kernel(case: &Case) -> String {
                 crate::ir::ParamKind::Tensor => "torch.Tensor",
                 crate::ir::ParamKind::Int => "int",
                 crate::ir::ParamKind::Float => "float",
+                crate::ir::ParamKind::Bool => "bool",
             }
         )
     }));

@@ -896,6 +896,83 @@ fn float_parameters_take_float_literals_and_render_annotated() {
 }
 
 #[test]
+fn bool_parameters_are_if_conditions_and_render_annotated() {
+    let body = |cond: &str| {
+        format!(
+            "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        v = x[t, :]\n        if {cond}:\n            v = v * 2.0\n        out[t, :] = v\n    return out"
+        )
+    };
+    let annotated = script(
+        "x: torch.Tensor, flag: bool",
+        "block_sizes=[8]",
+        &body("flag"),
+        X,
+        "x, True",
+    );
+    // Unannotated, the parameter takes its kind from the `True` the call passes.
+    same_as(
+        &script("x, flag", "block_sizes=[8]", &body("flag"), X, "x, True"),
+        &annotated,
+    );
+    let case = parse(&annotated);
+    assert_eq!(
+        case.kernel.params[1].kind,
+        pallas_diff_lang::ir::ParamKind::Bool
+    );
+    assert_eq!(case.call.args[1], pallas_diff_lang::ir::Arg::Bool(true));
+    let rendered = render_case(&case);
+    assert!(
+        rendered.contains("flag: bool") && rendered.contains("k(x, True)"),
+        "{rendered}"
+    );
+    let off = parse(&script(
+        "x: torch.Tensor, flag: bool",
+        "block_sizes=[8]",
+        &body("flag"),
+        X,
+        "x, False",
+    ));
+    assert!(render_case(&off).contains("k(x, False)"));
+    // Anywhere but a whole condition it is refused at its position, as is an int for it and
+    // a bool for an int parameter.
+    for cond in ["flag == 1", "not flag"] {
+        let e = refuse(&script(
+            "x: torch.Tensor, flag: bool",
+            "block_sizes=[8]",
+            &body(cond),
+            X,
+            "x, True",
+        ));
+        assert!(e.to_string().contains("case.py:"), "{cond}: {e}");
+    }
+    let arith = "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :] + flag\n    return out";
+    let e = refuse(&script(
+        "x: torch.Tensor, flag: bool",
+        "block_sizes=[8]",
+        arith,
+        X,
+        "x, True",
+    ));
+    assert!(e.to_string().contains("whole `if` condition"), "{e}");
+    let e = refuse(&script(
+        "x: torch.Tensor, flag: bool",
+        "block_sizes=[8]",
+        &body("flag"),
+        X,
+        "x, 1",
+    ));
+    assert!(e.to_string().contains("`True` or `False`"), "{e}");
+    let e = refuse(&script(
+        "x: torch.Tensor, n: int",
+        "block_sizes=[8]",
+        &body("n >= 1"),
+        X,
+        "x, True",
+    ));
+    assert!(e.to_string().contains("an int literal"), "{e}");
+}
+
+#[test]
 fn zeros_like_of_a_subscript_in_a_device_loop_is_hl_zeros_of_its_shape() {
     let body = |z: &str| {
         format!(

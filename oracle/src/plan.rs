@@ -353,9 +353,16 @@ impl Compiler<'_> {
                 (ParamKind::Float, Arg::Float(v)) => {
                     params.push(ParamInit::Float { slot, value: *v })
                 }
-                (ParamKind::Tensor, Arg::Int(_) | Arg::Float(_))
-                | (ParamKind::Int, Arg::Input(_) | Arg::Float(_))
-                | (ParamKind::Float, Arg::Input(_) | Arg::Int(_)) => {
+                // Python's bool is an int (`True == 1`), and the language reads a bool
+                // parameter only as a condition, where its truth is the int's.
+                (ParamKind::Bool, Arg::Bool(b)) => params.push(ParamInit::Int {
+                    slot,
+                    value: i64::from(*b),
+                }),
+                (ParamKind::Tensor, Arg::Int(_) | Arg::Float(_) | Arg::Bool(_))
+                | (ParamKind::Int, Arg::Input(_) | Arg::Float(_) | Arg::Bool(_))
+                | (ParamKind::Float, Arg::Input(_) | Arg::Int(_) | Arg::Bool(_))
+                | (ParamKind::Bool, Arg::Input(_) | Arg::Int(_) | Arg::Float(_)) => {
                     return err(
                         K::InvalidInput,
                         param.span,

@@ -187,6 +187,29 @@ fn float_functions_and_float_parameters() {
 }
 
 #[test]
+fn a_bool_parameter_selects_the_branch() {
+    let x = [1.0f32, -2.0, 3.0, -4.0, 0.5, 0.0, -0.25, 8.0];
+    let branch = "out = torch.empty_like(x)\nfor g in hl.grid(2):\n    v = x[g, :]\n    if flag:\n        v = v * 2.0\n    else:\n        v = v - 1.0\n    out[g, :] = v\nreturn out";
+    for (arg, f) in [
+        ("True", (|a| a * 2.0) as fn(f64) -> f64),
+        ("False", |a| a - 1.0),
+    ] {
+        let got = values(
+            &eval_ok(&script(
+                "",
+                "x: torch.Tensor, flag: bool",
+                branch,
+                X,
+                &format!("x, {arg}"),
+            )),
+            "out",
+        );
+        let want: Vec<f64> = x.iter().map(|&a| f(f64::from(a))).collect();
+        assert_eq!(got, want, "flag = {arg}");
+    }
+}
+
+#[test]
 fn addmm_accumulates_factors_into_a_bias_of_another_dtype() {
     // Helion reads `acc = torch.addmm(acc, a, b)` with a float32 `acc` and bf16 factors as
     // `hl.dot(a, b, acc=acc)`: float32 result (eager torch refuses the mixed dtypes).

@@ -26,7 +26,7 @@ A tensor T is {"dtype":"float32|bfloat16|int32","shape":[..],"data":"<base64 of 
 little-endian bytes>"}. `source` is the kernel part of a case script (imports of torch, helion,
 helion.language as hl and one @helion.kernel function, no inputs, no call). `call.args` are the
 kernel's positional arguments: {"input":i} is inputs[i] as a contiguous torch CPU tensor,
-{"int":n} a Python int; {"float":x} a Python float.
+{"int":n} a Python int; {"float":x} a Python float; {"bool":b} a Python bool.
 
 Modes (settings are read by Helion when the @helion.kernel decorator runs, i.e. when the module
 is executed, and by the launcher at call time, so the worker sets them per request):
@@ -249,8 +249,13 @@ def parse_call(req, n_inputs):
             if not isinstance(x, (int, float)) or isinstance(x, bool):
                 raise BadRequest("call arg %r is not a float" % (a,))
             spec.append(("float", float(x)))
+        elif isinstance(a, dict) and len(a) == 1 and "bool" in a:
+            b = a["bool"]
+            if not isinstance(b, bool):
+                raise BadRequest("call arg %r is not a bool" % (a,))
+            spec.append(("bool", b))
         else:
-            raise BadRequest("bad call arg %r (expected {\"input\": i}, {\"int\": n} or {\"float\": x})" % (a,))
+            raise BadRequest("bad call arg %r (expected {\"input\": i}, {\"int\": n}, {\"float\": x} or {\"bool\": b})" % (a,))
     return name, spec
 
 

@@ -371,6 +371,8 @@ pub enum CallArg {
     Int(i64),
     /// A finite Python float (`{"float": x}`).
     Float(f64),
+    /// A Python bool (`{"bool": b}`).
+    Bool(bool),
 }
 
 /// What one engine did with one module: outputs, or a kernel error. Not a harness failure.

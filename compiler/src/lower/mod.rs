@@ -439,13 +439,14 @@ impl<'a> Lowerer<'a> {
         let host = &self.types.host;
         let mut tensor_params = 0;
         for p in &self.case.kernel.params {
-            // Our model passes no float scalar to the kernel (Helion does, as a scalar
-            // operand): a case with one is checked against the reference and Helion only.
-            if p.kind == ParamKind::Float {
-                return gap(p.span, "a float parameter");
-            }
-            if p.kind != ParamKind::Tensor {
-                continue;
+            // Our model passes no float or bool scalar to the kernel (Helion does, as a
+            // one-element operand): a case with one is checked against the reference and
+            // Helion only.
+            match p.kind {
+                ParamKind::Tensor => {}
+                ParamKind::Int => continue,
+                ParamKind::Float => return gap(p.span, "a float parameter"),
+                ParamKind::Bool => return gap(p.span, "a bool parameter"),
             }
             let Some(t) = host.tensors.get(&p.name) else {
                 return gap(

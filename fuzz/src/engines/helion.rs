@@ -123,6 +123,7 @@ pub fn request(mode: Mode, job: &Job<'_>) -> Option<RunRequest> {
             }
             Arg::Int(v) => args.push(CallArg::Int(*v)),
             Arg::Float(v) => args.push(CallArg::Float(*v)),
+            Arg::Bool(b) => args.push(CallArg::Bool(*b)),
         }
     }
     if tensors != job.inputs.len() {

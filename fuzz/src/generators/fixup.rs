@@ -79,15 +79,18 @@ fn fix_module(case: &mut Case) {
             (ParamKind::Tensor, Arg::Input(n)) => case.inputs.iter().any(|i| &i.name == n),
             (ParamKind::Int, Arg::Int(v)) => (-(1 << 20)..=(1 << 20)).contains(v),
             (ParamKind::Float, Arg::Float(v)) => v.is_finite(),
-            (ParamKind::Tensor, Arg::Int(_) | Arg::Float(_))
-            | (ParamKind::Int, Arg::Input(_) | Arg::Float(_))
-            | (ParamKind::Float, Arg::Input(_) | Arg::Int(_)) => false,
+            (ParamKind::Bool, Arg::Bool(_)) => true,
+            (ParamKind::Tensor, Arg::Int(_) | Arg::Float(_) | Arg::Bool(_))
+            | (ParamKind::Int, Arg::Input(_) | Arg::Float(_) | Arg::Bool(_))
+            | (ParamKind::Float, Arg::Input(_) | Arg::Int(_) | Arg::Bool(_))
+            | (ParamKind::Bool, Arg::Input(_) | Arg::Int(_) | Arg::Float(_)) => false,
         };
         if !ok {
             *a = match (p.kind, &first_input) {
                 (ParamKind::Tensor, Some(n)) => Arg::Input(n.clone()),
                 (ParamKind::Tensor, None) | (ParamKind::Int, _) => Arg::Int(1),
                 (ParamKind::Float, _) => Arg::Float(1.0),
+                (ParamKind::Bool, _) => Arg::Bool(true),
             };
         }
     }

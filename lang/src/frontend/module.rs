@@ -304,19 +304,21 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
             Some(Arg::Input(_)) => Some(ParamKind::Tensor),
             Some(Arg::Int(_)) => Some(ParamKind::Int),
             Some(Arg::Float(_)) => Some(ParamKind::Float),
+            Some(Arg::Bool(_)) => Some(ParamKind::Bool),
             None => None,
         };
         let kind = match (ann.as_ref().map(|a| a.as_deref()), from_call) {
             (Some(Some("torch.Tensor")), _) => ParamKind::Tensor,
             (Some(Some("int")), _) => ParamKind::Int,
             (Some(Some("float")), _) => ParamKind::Float,
+            (Some(Some("bool")), _) => ParamKind::Bool,
             (None, Some(kind)) => kind,
             _ => {
                 return Err(ctx.err(
                     &arg.def,
                     "parameter",
                     format!(
-                        "parameter `{}` must be annotated `torch.Tensor`, `int` or `float`, or unannotated and passed an input, an int literal or a float literal",
+                        "parameter `{}` must be annotated `torch.Tensor`, `int`, `float` or `bool`, or unannotated and passed an input, an int literal, a float literal, `True` or `False`",
                         arg.def.arg
                     ),
                 ));
@@ -1001,13 +1003,17 @@ fn parse_call(
         .iter()
         .map(|a| match a {
             ast::Expr::Name(n) => Ok(Arg::Input(n.id.to_string())),
+            ast::Expr::Constant(ast::ExprConstant {
+                value: ast::Constant::Bool(b),
+                ..
+            }) => Ok(Arg::Bool(*b)),
             _ => match literal_number(a) {
                 Some((v, false)) => Ok(Arg::Int(v as i64)),
                 Some((v, true)) => Ok(Arg::Float(v)),
                 None => Err(ctx.err(
                     a,
                     "call",
-                    "kernel arguments are input names, int literals or finite float literals",
+                    "kernel arguments are input names, int literals, finite float literals, `True` or `False`",
                 )),
             },
         })

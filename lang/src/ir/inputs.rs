@@ -381,7 +381,7 @@ impl Case {
             .iter()
             .filter_map(|a| match a {
                 super::Arg::Input(name) => self.inputs.iter().position(|i| &i.name == name),
-                super::Arg::Int(_) | super::Arg::Float(_) => None,
+                super::Arg::Int(_) | super::Arg::Float(_) | super::Arg::Bool(_) => None,
             })
             .collect()
     }

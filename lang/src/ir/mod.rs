@@ -145,6 +145,9 @@ pub enum ParamKind {
     /// `float` (a host scalar Helion passes to the kernel; in device arithmetic it is a Python
     /// float, weakly typed like a float literal).
     Float,
+    /// `bool` (a host scalar Helion passes to the kernel as a one-element operand and branches
+    /// on with `lax.cond`): a condition of `if`, on the host or on the device.
+    Bool,
 }
 
 /// `helion.Config(...)`: the knobs that change the lowering (spec §1.1). Absent keys stay absent
@@ -331,6 +334,8 @@ pub enum Arg {
     Int(i64),
     /// A finite float literal for a `float` parameter.
     Float(f64),
+    /// `True` or `False` for a `bool` parameter.
+    Bool(bool),
 }
 
 /// A statement with its source position.

@@ -96,8 +96,8 @@ impl HostEnv {
                 }
                 (ParamKind::Tensor, Arg::Int(_))
                 | (ParamKind::Int, Arg::Input(_))
-                | (ParamKind::Float, _)
-                | (ParamKind::Tensor | ParamKind::Int, Arg::Float(_)) => {}
+                | (ParamKind::Float | ParamKind::Bool, _)
+                | (ParamKind::Tensor | ParamKind::Int, Arg::Float(_) | Arg::Bool(_)) => {}
             }
         }
         let mut next_storage = storage_of_input.len();

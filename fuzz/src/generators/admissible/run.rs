@@ -48,6 +48,8 @@ impl<'c> ShapeRun<'c> {
             let v = match a {
                 Arg::Int(v) => V::Int(*v),
                 Arg::Float(_) => V::Float,
+                // Python's bool is an int; the language reads one only as a condition.
+                Arg::Bool(b) => V::Int(i64::from(*b)),
                 Arg::Input(n) => {
                     let input = case
                         .inputs

@@ -33,7 +33,7 @@ pub(super) fn frontend_rules(case: &Case) -> Result<(), Flaw> {
             let kind = match p.kind {
                 ParamKind::Tensor => NameKind::HostTensor,
                 // A host scalar like an int parameter (never generated; seeds may carry one).
-                ParamKind::Int | ParamKind::Float => NameKind::HostInt,
+                ParamKind::Int | ParamKind::Float | ParamKind::Bool => NameKind::HostInt,
             };
             (p.name.clone(), kind)
         })

@@ -223,6 +223,8 @@ surface! {
     ParamInt = "param-int",
     /// `ParamKind::Float` (read from case scripts; not generated).
     ParamFloat = "param-float",
+    /// `ParamKind::Bool` (read from case scripts; not generated).
+    ParamBool = "param-bool",
     /// `pallas_loop_type` absent (fori_loop or emit_pipeline by default, D-1.5.1-10).
     ConfigLoopTypeAbsent = "config-loop-type-absent",
     /// `pallas_worklist_grouping` present.
@@ -247,6 +249,11 @@ pub const NOT_GENERATED: &[(Surface, &str)] = &[
         "float scalar arguments come from case scripts as Helion's tests write them; our model \
          answers `unsupported` for them, and the grammar draws what the resident-Ref lowering \
          decides",
+    ),
+    (
+        Surface::ParamBool,
+        "bool scalar arguments come from case scripts as Helion's tests write them; our model \
+         answers `unsupported` for them, as for float scalars",
     ),
 ];
 

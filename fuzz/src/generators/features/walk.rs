@@ -167,6 +167,7 @@ impl<'c> Walker<'c> {
                 ParamKind::Tensor => Surface::ParamTensor,
                 ParamKind::Int => Surface::ParamInt,
                 ParamKind::Float => Surface::ParamFloat,
+                ParamKind::Bool => Surface::ParamBool,
             }));
         }
         for t in self.host.tensors.values() {

@@ -506,7 +506,7 @@ impl KernelParser<'_, '_> {
             ast::Expr::Attribute(a) if a.attr.as_str() == "device" => match &*a.value {
                 ast::Expr::Name(n) => match self.names.get(n.id.as_str()) {
                     Some(NameKind::HostTensor) => Ok(()),
-                    Some(NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex | NameKind::Device) => Err(self.err(v, "device", format!("device= of {func} is the `.device` of a host tensor; `{}` is not one", n.id))),
+                    Some(NameKind::HostInt | NameKind::HostFloat | NameKind::HostBool | NameKind::Tile | NameKind::GridIndex | NameKind::Device) => Err(self.err(v, "device", format!("device= of {func} is the `.device` of a host tensor; `{}` is not one", n.id))),
                     None => Err(self.err(&*a.value, "name", crate::frontend::wellformed::unbound(&n.id))),
                 },
                 other => Err(self.err(other, "device", format!("device= of {func} is the `.device` of a tensor name (`device=x.device`)"))),

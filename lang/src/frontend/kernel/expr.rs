@@ -74,8 +74,16 @@ impl KernelParser<'_, '_> {
                 return Err(self.err(e, "tile tuple", format!("`{}` is the tuple of a multi-dim hl.tile's tiles: index a tensor with it whole (`x[{}]`) or take one tile (`{}[0]`)", n.id, n.id, n.id)));
             }
             ast::Expr::Name(n) => {
-                if !self.names.contains_key(n.id.as_str()) {
-                    return Err(self.err(e, "name", unbound(&n.id)));
+                match self.names.get(n.id.as_str()) {
+                    None => return Err(self.err(e, "name", unbound(&n.id))),
+                    Some(NameKind::HostBool) if !compare_ok => {
+                        return Err(self.err(
+                            e,
+                            "bool parameter",
+                            super::super::wellformed::BOOL_PARAM_USE,
+                        ));
+                    }
+                    Some(_) => {}
                 }
                 ExprKind::Name(n.id.to_string())
             }

@@ -116,6 +116,7 @@ impl<'c, 's> KernelParser<'c, 's> {
                         ParamKind::Tensor => NameKind::HostTensor,
                         ParamKind::Int => NameKind::HostInt,
                         ParamKind::Float => NameKind::HostFloat,
+                        ParamKind::Bool => NameKind::HostBool,
                     },
                 )
             })
@@ -181,7 +182,10 @@ impl<'c, 's> KernelParser<'c, 's> {
                     ExprKind::Name(n) => match self.names.get(n.as_str())? {
                         NameKind::Tile => (1, 1),
                         NameKind::GridIndex | NameKind::HostInt => (1, 0),
-                        NameKind::HostFloat | NameKind::HostTensor | NameKind::Device => {
+                        NameKind::HostFloat
+                        | NameKind::HostBool
+                        | NameKind::HostTensor
+                        | NameKind::Device => {
                             return None;
                         }
                     },
@@ -234,7 +238,10 @@ impl<'c, 's> KernelParser<'c, 's> {
                     ExprKind::Name(n) => match self.names.get(n.as_str())? {
                         NameKind::Tile => shape.push(x.clone()),
                         NameKind::GridIndex | NameKind::HostInt => {}
-                        NameKind::HostFloat | NameKind::HostTensor | NameKind::Device => {
+                        NameKind::HostFloat
+                        | NameKind::HostBool
+                        | NameKind::HostTensor
+                        | NameKind::Device => {
                             return None;
                         }
                     },
@@ -295,7 +302,11 @@ impl<'c, 's> KernelParser<'c, 's> {
             None => return Err(self.err(&*a.value, "name", super::wellformed::unbound(&n.id))),
             Some(NameKind::HostTensor | NameKind::Device) => {}
             Some(
-                NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex,
+                NameKind::HostInt
+                | NameKind::HostFloat
+                | NameKind::HostBool
+                | NameKind::Tile
+                | NameKind::GridIndex,
             ) => {
                 return Err(self.err(
                     e,
@@ -323,7 +334,11 @@ impl<'c, 's> KernelParser<'c, 's> {
             None => return Err(self.err(e, "name", super::wellformed::unbound(&n.id))),
             Some(NameKind::HostTensor | NameKind::Device) => {}
             Some(
-                NameKind::HostInt | NameKind::HostFloat | NameKind::Tile | NameKind::GridIndex,
+                NameKind::HostInt
+                | NameKind::HostFloat
+                | NameKind::HostBool
+                | NameKind::Tile
+                | NameKind::GridIndex,
             ) => {
                 return Err(self.err(e, construct, format!("`{}` is not a tensor", n.id)));
             }

@@ -255,8 +255,12 @@ impl KernelParser<'_, '_> {
                 self.enter_block(stmt)?;
                 self.require_device(stmt, "if")?;
                 let cond = self.condition(&i.test)?;
-                if !matches!(cond.kind, ExprKind::Compare { .. }) {
-                    return Err(self.err(&*i.test, "if", "an `if` condition is one comparison of device scalars (e.g. `if live >= 3:`)"));
+                if !super::super::wellformed::is_condition(&cond, &self.names) {
+                    return Err(self.err(
+                        &*i.test,
+                        "if",
+                        super::super::wellformed::CONDITION_FORMS,
+                    ));
                 }
                 let then_body = self.parse_body(&i.body)?;
                 let else_body = self.parse_body(&i.orelse)?;

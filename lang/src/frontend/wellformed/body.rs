@@ -26,6 +26,7 @@ impl Checker {
                         ParamKind::Tensor => NameKind::HostTensor,
                         ParamKind::Int => NameKind::HostInt,
                         ParamKind::Float => NameKind::HostFloat,
+                        ParamKind::Bool => NameKind::HostBool,
                     };
                     c.names.insert(p.name.clone(), kind);
                     Ok(())
@@ -65,7 +66,9 @@ impl Checker {
             }),
             StmtKind::AugAssign { target, op, value } => c.at(key("aug-assign"), |c| {
                 if !c.names.contains_key(target) {
-                    return c.at(key("target"), |c| Err(c.fail(Some(span), "name", unbound(target))));
+                    return c.at(key("target"), |c| {
+                        Err(c.fail(Some(span), "name", unbound(target)))
+                    });
                 }
                 match op {
                     BinOp::Add | BinOp::Sub | BinOp::Mul => {}
@@ -87,7 +90,11 @@ impl Checker {
                 value,
                 explicit,
             } => c.at(key("store"), |c| {
-                let construct = if *explicit { "hl.store" } else { "subscript store" };
+                let construct = if *explicit {
+                    "hl.store"
+                } else {
+                    "subscript store"
+                };
                 c.require_device(span, construct)?;
                 c.host_tensor(tensor, span, construct, "writes")?;
                 c.at(key("indices"), |c| c.indices(indices, 1, span))?;
@@ -141,11 +148,14 @@ impl Checker {
                 c.enter_block(span)?;
                 c.require_device(span, "if")?;
                 c.at(key("cond"), |c| {
-                    c.expr(cond, 1)?;
-                    if !matches!(cond.kind, ExprKind::Compare { .. }) {
-                        return Err(c.fail(Some(cond.span), "if", "an `if` condition is one comparison of device scalars (e.g. `if live >= 3:`)"));
+                    if !super::is_condition(cond, &c.names) {
+                        return Err(c.fail(Some(cond.span), "if", super::CONDITION_FORMS));
                     }
-                    Ok(())
+                    match cond.kind {
+                        // A bool parameter by name: nothing below it to check.
+                        ExprKind::Name(_) => Ok(()),
+                        _ => c.expr(cond, 1),
+                    }
                 })?;
                 c.at(key("then_body"), |c| c.body(then_body))?;
                 c.at(key("else_body"), |c| c.body(else_body))?;

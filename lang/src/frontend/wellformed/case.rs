@@ -71,10 +71,14 @@ impl Checker {
                         // A float parameter passed an int literal is a float in Python too;
                         // the renderer keeps the literal as written.
                         (ParamKind::Float, Arg::Float(v)) => v.is_finite(),
+                        (ParamKind::Bool, Arg::Bool(_)) => true,
                         (ParamKind::Float, Arg::Int(_))
-                        | (ParamKind::Tensor | ParamKind::Int, Arg::Float(_))
-                        | (ParamKind::Tensor, Arg::Int(_))
-                        | (ParamKind::Int | ParamKind::Float, Arg::Input(_)) => false,
+                        | (ParamKind::Tensor | ParamKind::Int | ParamKind::Bool, Arg::Float(_))
+                        | (ParamKind::Tensor | ParamKind::Bool, Arg::Int(_))
+                        | (ParamKind::Tensor | ParamKind::Int | ParamKind::Float, Arg::Bool(_))
+                        | (ParamKind::Int | ParamKind::Float | ParamKind::Bool, Arg::Input(_)) => {
+                            false
+                        }
                     };
                     if ok {
                         return Ok(());
@@ -89,6 +93,7 @@ impl Checker {
                                 ParamKind::Tensor => "a module-level input tensor",
                                 ParamKind::Int => "an int literal",
                                 ParamKind::Float => "a finite float literal",
+                                ParamKind::Bool => "`True` or `False`",
                             }
                         ),
                     ))

@@ -62,10 +62,14 @@ impl Checker {
         let sub = depth + 1;
         self.at(key("kind"), |c| match &e.kind {
             ExprKind::Name(n) => c.at(key("name"), |c| {
-                if !c.names.contains_key(n) {
-                    return Err(c.fail(span, "name", unbound(n)));
+                match c.names.get(n) {
+                    None => Err(c.fail(span, "name", unbound(n))),
+                    // A whole `if` condition never gets here (`is_condition`).
+                    Some(NameKind::HostBool) => {
+                        Err(c.fail(span, "bool parameter", super::BOOL_PARAM_USE))
+                    }
+                    Some(_) => Ok(()),
                 }
-                Ok(())
             }),
             ExprKind::Int(v) => c.at(key("int"), |c| c.int(*v, span)),
             // Non-finite values are `float("-inf")` literals; an overflowing `1e999` is refused

@@ -34,6 +34,23 @@ use crate::ir::hash::FastMap;
 use crate::ir::{Case, ExprKind, Span};
 use rustpython_parser::{Mode, Tok, lexer};
 
+/// Where a `bool` parameter may appear, and the error elsewhere.
+pub(crate) const BOOL_PARAM_USE: &str =
+    "a `bool` parameter is read only as a whole `if` condition (`if flag:`)";
+
+/// The error of an `if` condition of another form than [`is_condition`]'s.
+pub(crate) const CONDITION_FORMS: &str = "an `if` condition is one comparison of device scalars (e.g. `if live >= 3:`) or a `bool` parameter (`if flag:`)";
+
+/// Whether `cond` is an `if` condition of the language: one comparison, or a `bool` parameter
+/// by name (Helion branches on it with `lax.cond`).
+pub(crate) fn is_condition(cond: &crate::ir::Expr, names: &FastMap<String, NameKind>) -> bool {
+    match &cond.kind {
+        ExprKind::Compare { .. } => true,
+        ExprKind::Name(n) => names.get(n) == Some(&NameKind::HostBool),
+        _ => false,
+    }
+}
+
 /// What a name denotes in the kernel body (Helion's `visit_Subscript` distinction between a
 /// host-tensor load and a device subscript rests on it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +59,8 @@ pub(crate) enum NameKind {
     HostInt,
     /// A `float` parameter: a Python float in device arithmetic and conditions.
     HostFloat,
+    /// A `bool` parameter: a condition of `if`, nothing else.
+    HostBool,
     Tile,
     GridIndex,
     Device,

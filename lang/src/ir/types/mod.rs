@@ -322,8 +322,14 @@ fn infer_sized(case: &Case, sizes: Option<&BlockSizes>) -> Result<Types, TypeErr
         cx.env.insert(name, Ty::Int(Some(Affine::constant(*v))));
     }
     for p in &case.kernel.params {
-        if p.kind == crate::ir::ParamKind::Float {
-            cx.env.insert(&p.name, Ty::Float);
+        match p.kind {
+            crate::ir::ParamKind::Float => {
+                cx.env.insert(&p.name, Ty::Float);
+            }
+            crate::ir::ParamKind::Bool => {
+                cx.env.insert(&p.name, Ty::Bool);
+            }
+            crate::ir::ParamKind::Tensor | crate::ir::ParamKind::Int => {}
         }
     }
     cx.body(&case.kernel.body)?;

@@ -7,7 +7,9 @@
 # --engines oracle,helion-pallas --json` on every imported case script, one at a time, each under
 # `timeout`. Prints a summary: files, kernels found and imported (parse rate), check outcomes by
 # class, how often the reference agrees with Helion where Helion runs the case without crashing,
-# and every disagreement. One failing kernel never stops the run.
+# and every disagreement, each case with the xfail/skip marks of the Helion test that calls it and
+# whether that call sits in an assertRaises (Helion's own word on it). One failing kernel never
+# stops the run.
 #
 # Usage: ci/helion-tests-parse-rate.sh HELION_TEST_DIR [PALLAS_DIFF_BIN] [OUT_DIR]
 #   HELION_TEST_DIR  a folder holding Helion's test files (its test/ folder, or them exported
@@ -21,13 +23,13 @@
 # Environment: CASE_TIMEOUT (seconds per check, default 300), ENGINES (default
 #   oracle,helion-pallas), RESUME=1 (keep the cases and the checks already done in OUT_DIR; a
 #   rerun after an interruption checks only the rest).
-# Costs about 7 s of CPU per case (Helion compiles each kernel, then runs 8 extra input sets);
-# run it under `nice` beside other work.
+# Costs about 10 s of CPU a case (Helion compiles each kernel, then runs 8 extra input sets): 153
+# cases took 28 minutes on 2 shared cores. Run it under `nice` beside other work.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [[ $# -lt 1 || $# -gt 3 || $1 == -h || $1 == --help ]]; then
-  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 src=$(cd "$1" && pwd)
@@ -116,8 +118,43 @@ def construct(reason):
     return re.sub(r"`[^`]*`", "`_`", r)
 
 
+def test_marks(path, line):
+    """The xfail/skip decorators of the test function around `line` of `path` (the test that
+    makes the call the case takes its inputs from): Helion's own word that it fails there."""
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        return ""
+    call = min(line, len(lines)) - 1
+    i = call
+    while i >= 0 and not re.match(r"\s*def test_\w*", lines[i]):
+        i -= 1
+    indent = lambda l: len(l) - len(l.lstrip())
+    raises = ""
+    # A call inside `with self.assertRaises...:` is one the test expects Helion to refuse.
+    for w in range(i + 1, call):
+        if not re.match(r"\s*with self\.assertRaises", lines[w]):
+            continue
+        j, text = w, lines[w].strip()
+        while not text.endswith(":") and j + 1 < call:
+            j += 1
+            text += " " + lines[j].strip()
+        if all(indent(l) > indent(lines[w]) for l in lines[j + 1:call + 1] if l.strip()):
+            raises = re.sub(r"^with self\.|:$", "", text)
+    block = []
+    i -= 1
+    # The decorators: up to the blank line (or the def, the class) before them.
+    while i >= 0 and lines[i].strip() and not re.match(r"\s*(def|class) ", lines[i]):
+        block.insert(0, re.sub(r"\s+#.*$", "", lines[i].strip()))
+        i -= 1
+    decorators = re.findall(r"@[\w.]+(?:\((?:[^()]|\([^()]*\))*\))?", " ".join(block))
+    marks = [d for d in decorators if re.search(r"xfail|skip|expectedFailure", d)]
+    return "; ".join(marks + ["expects a raise: " + raises] if raises else marks)
+
+
 files = sorted(glob.glob(os.path.join(out, "import", "*.json")))
 per_file, reasons, not_imported = [], collections.Counter(), []
+marks = {}
 found = imported = cases = no_call = 0
 for path in files:
     stem = os.path.basename(path)[:-5]
@@ -135,6 +172,10 @@ for path in files:
         reasons[c] += 1
         no_call += c.startswith("no call of")
         not_imported.append((stem, line, v["kernel"], v["reason"]))
+    for v in d.get("imported", []):
+        m = re.search(r":(\d+)$", v.get("inputs_from", ""))
+        if m:
+            marks[v["name"]] = test_marks(os.path.join(src, stem + ".py"), int(m.group(1)))
     found += len(kernels)
     imported += len(ok)
     cases += len(d.get("imported", []))
@@ -192,6 +233,9 @@ for o, k in collections.Counter(c["outcome"] for c in checks).most_common():
     w("%4d  %s\n" % (k, o))
 w("helion-pallas status: %s\n" % ", ".join(
     "%s %d" % kv for kv in collections.Counter(c["helion"] for c in checks).most_common()))
+crashes = [c for c in checks if c["outcome"] == "helion-crash"]
+w("helion-crash on a call Helion's test expects to raise (assertRaises): %d of %d\n" % (
+    sum("expects a raise" in marks.get(c["case"], "") for c in crashes), len(crashes)))
 
 ran = [c for c in checks if c["helion"] == "ok"]
 DISAGREE = {"mismatch", "helion-accepts-invalid", "invalid-case"}
@@ -204,18 +248,43 @@ w("Helion ran (helion-pallas ok): %d of %d cases; the reference agrees on %d = %
   % (len(ran), len(checks), agree, pct(agree, len(ran)), len(known)))
 for c in known:
     w("  known issue: %s: %s\n" % (c["case"], (c["d"] or {}).get("known_issue")))
-w("disagreements: %d\n" % len(disagree))
+
+
+def describe(c):
+    """What differs, in one line."""
+    d = c["d"] or {}
+    m = d.get("mismatch")
+    if not m:
+        ref = next((e for e in d.get("engines", []) if e.get("engine") == "oracle"), {})
+        return "the reference refuses the case (%s); Helion runs it" % (
+            (ref.get("detail") or "").splitlines() or [""])[0][:200]
+    s = m.get("input_set")
+    where = "extra input set %s (%s)" % (s.get("number"), s.get("flavor")) if s else \
+        "the case's own inputs"
+    first = (m.get("first") or [{}])[0]
+    return "%s: %s of `%s` %s differ (max abs err %s) on %s; first at %s: Helion %s, reference %s" % (
+        m.get("kind"), m.get("count"), m.get("output"), m.get("shape"), m.get("max_abs_err"),
+        where, first.get("index"), first.get("engine"), first.get("reference"))
+
+
+own = [c for c in disagree if not ((c["d"] or {}).get("mismatch") or {}).get("input_set")]
+marked = [c for c in disagree if marks.get(c["case"])]
+w("disagreements: %d (%d on the case's own inputs, %d only on extra input sets; %d where "
+  "Helion's test is itself marked xfail/skip)\n"
+  % (len(disagree), len(own), len(disagree) - len(own), len(marked)))
 for c in disagree:
-    m = (c["d"] or {}).get("mismatch")
-    w("  %s: %s %s\n" % (c["case"], c["outcome"], json.dumps(m)[:600] if m else ""))
+    w("  %s: %s: %s\n" % (c["case"], c["outcome"], describe(c)))
+    if marks.get(c["case"]):
+        w("    Helion's test is marked: %s\n" % marks[c["case"]])
 
 w("\n== Cases that are not agree (outcome, helion-pallas status, first detail line)\n")
 for c in checks:
     if c["outcome"] != "agree":
         detail = (c["detail"].splitlines() or [""])[0][:200]
         ki = (c["d"] or {}).get("known_issue")
-        w("  %s: %s%s; helion %s; %s\n" % (c["case"], c["outcome"], " (%s)" % ki if ki else "",
-                                          c["helion"], detail))
+        mk = marks.get(c["case"])
+        w("  %s: %s%s; helion %s; %s%s\n" % (c["case"], c["outcome"], " (%s)" % ki if ki else "",
+                                            c["helion"], detail, " [test: %s]" % mk if mk else ""))
 
 with open(os.path.join(out, "summary.json"), "w") as f:
     json.dump(dict(files=[p[0] for p in per_file], kernels_found=found, imported=imported,
@@ -223,8 +292,11 @@ with open(os.path.join(out, "summary.json"), "w") as f:
                    not_imported=not_imported,
                    outcomes=collections.Counter(c["outcome"] for c in checks),
                    helion_ran=len(ran), reference_agrees=agree,
-                   disagreements=[(c["case"], c["outcome"], (c["d"] or {}).get("mismatch"))
+                   disagreements=[dict(case=c["case"], outcome=c["outcome"], what=describe(c),
+                                       mismatch=(c["d"] or {}).get("mismatch"),
+                                       test_marks=marks.get(c["case"], ""))
                                   for c in disagree],
-                   checks=[{k: v for k, v in c.items() if k != "d"} for c in checks]),
+                   checks=[dict({k: v for k, v in c.items() if k != "d"}, test_marks=marks.get(c["case"], ""))
+                           for c in checks]),
               f, indent=1)
 EOF

@@ -20,7 +20,7 @@ if [ "${1:-}" = merge ]; then
   shift
   out="${@: -1}"
   dirs=("${@:1:$#-1}")
-  exec $bin mutants --merge "${dirs[@]}" --out "$out" --junit "$out/junit.xml"
+  exec $bin merge "${dirs[@]}" --out "$out"
 fi
 $bin provision --helion
 $bin probe --require-helion

@@ -122,3 +122,30 @@ fn shards_merge_by_signature_and_incompatible_ones_are_refused() {
         "{r:?}"
     );
 }
+
+/// The shards of a `pallas-diff mutants` run merge with the same command: their directories
+/// are recognised (and a mix of them with campaign findings refused, writing nothing).
+#[test]
+fn mutants_shards_merge_with_the_same_command() {
+    let t = scratch("mutants-shards");
+    for shard in ["s0", "s1"] {
+        let dir = t.join(shard);
+        std::fs::create_dir_all(&dir).unwrap();
+        mutants::report::write_all(&dir, &[], &mutants::Review::none()).unwrap();
+    }
+    let r = run_in(&t, &["merge", "s0", "s1", "--out", "m"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("mutants.json, summary.txt"), "{r:?}");
+    for file in ["mutants.json", "summary.txt", "survivors.md", "junit.xml"] {
+        assert!(t.join("m").join(file).is_file(), "{file}: {r:?}");
+    }
+    std::fs::create_dir(t.join("findings")).unwrap();
+    let r = run_in(&t, &["merge", "s0", "findings", "--out", "m2"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("merge campaigns' findings and mutants' shards apart"),
+        "{r:?}"
+    );
+    assert!(!t.join("m2").exists(), "a refused merge writes nothing");
+}

@@ -3,7 +3,8 @@
 //! reproducer kept, every source shard recorded; atomic and idempotent), and their campaign
 //! records (`stats.json`) with them; a shard without one is warned about on stderr. Where
 //! `$GITHUB_STEP_SUMMARY` is set, the merge's page is appended to it. The inputs are read on
-//! `--jobs` threads.
+//! `--jobs` threads. The output directories of a sharded `mutants` run merge here too
+//! ([`super::mutants::merge_dirs`], scored with the pinned review of equivalent mutants).
 
 use super::{CliError, Exit};
 use anyhow::Context;
@@ -13,7 +14,8 @@ use std::path::PathBuf;
 /// Arguments of `merge`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Findings directories: shards (`pallas-diff fuzz --out`) or earlier merges.
+    /// Findings directories: shards (`pallas-diff fuzz --out`) or earlier merges; or the
+    /// output directories of a sharded `pallas-diff mutants` run (all of one kind).
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
     /// The merged findings directory (new, or an earlier merge, which then takes part).
@@ -28,6 +30,21 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
+    let mutants_dirs = args
+        .dirs
+        .iter()
+        .filter(|d| super::mutants::is_output_dir(d))
+        .count();
+    if mutants_dirs == args.dirs.len() {
+        return super::mutants::merge_dirs(&args.dirs, &args.out, None, &mutants::Review::pinned());
+    }
+    if mutants_dirs > 0 {
+        return Err(CliError::Input(anyhow::anyhow!(
+            "{} of the {} directories are `mutants` output and the rest are not: merge campaigns' findings and mutants' shards apart",
+            mutants_dirs,
+            args.dirs.len()
+        )));
+    }
     let pool = super::thread_pool(args.jobs.unwrap_or_else(super::cores), "merge")?;
     let merged = pool.install(|| merge_campaign(&args.dirs, &args.out));
     let campaign = merged.map_err(|e| match e {

@@ -175,7 +175,8 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Reduce(reduce::Args),
     /// Merge the findings directories of a sharded campaign by signature (contracts checked,
-    /// counts summed, the smallest reproducer kept, every shard recorded; atomic, idempotent).
+    /// counts summed, the smallest reproducer kept, every shard recorded; atomic, idempotent),
+    /// or the output directories of a sharded `mutants` run by mutant id.
     #[command(after_help = EXIT_CODES)]
     Merge(merge::Args),
     /// Mutation analysis of real Helion: single-site mutants of its Pallas backend, run against

@@ -229,14 +229,31 @@ fn finish(
 }
 
 fn merge(args: &Args, review: &mutants::Review) -> Result<Exit, CliError> {
-    let dirs: Vec<&Path> = args.merge.iter().map(PathBuf::as_path).collect();
+    merge_dirs(&args.merge, &args.out, args.junit.as_deref(), review)
+}
+
+/// Whether `dir` is the output directory of a `mutants` run (its enumeration, or its results),
+/// not a campaign's findings: `pallas-diff merge` takes both.
+pub fn is_output_dir(dir: &Path) -> bool {
+    dir.join("enumerated.json").is_file() || dir.join("mutants.json").is_file()
+}
+
+/// The shards' output directories `dirs` merged into `out` (each mutant's first result, by
+/// id), scored with `review`; the summary, survivors and JUnit written as a run writes them.
+pub fn merge_dirs(
+    dirs: &[PathBuf],
+    out: &Path,
+    junit: Option<&Path>,
+    review: &mutants::Review,
+) -> Result<Exit, CliError> {
+    let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
     let results = mutants::report::merge(&dirs)
         .context("cannot merge the mutants directories")
         .map_err(CliError::Input)?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create {}", out.display()))
         .map_err(CliError::Internal)?;
-    finish(&args.out, &results, args.junit.as_deref(), review)
+    finish(out, &results, junit, review)
 }
 
 /// The files to mutate: `--files`, or the default set.

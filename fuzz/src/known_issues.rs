@@ -223,6 +223,31 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         )),
     },
     KnownIssue {
+        id: "helion-eager-dot-out-dtype-cpu",
+        engines: &[EngineId::Worker(Mode::HelionEager)],
+        summary: "Helion 1.5.1's eager mode (`HELION_INTERPRET=1`) runs `hl.dot` (and \
+                  `torch.matmul`/`addmm`/`bmm`, which it reads as `hl.dot`) as `torch.mm(a, b, \
+                  out_dtype=...)` or `torch.bmm(..., out_dtype=...)` \
+                  (`helion/language/matmul_ops.py` line 998), whose `out_dtype` overloads \
+                  (`aten::mm.dtype`, `aten::bmm.dtype`) torch 2.15 has for CUDA only: \
+                  `NotImplementedError: Could not run 'aten::mm.dtype' with arguments from the \
+                  'CPU' backend`. An environment limit of eager mode on a CPU, not a lowering \
+                  bug; helion-pallas runs the same kernels.",
+        tracked: "docs/helion-findings.md#hldot-in-eager-mode-on-a-cpu (not filed upstream yet)",
+        matches: |s| {
+            raised(s).is_some_and(|(m, tb)| {
+                m.contains("Could not run 'aten::")
+                    && m.contains(".dtype' with arguments from the 'CPU' backend")
+                    && tb.contains("helion/language/matmul_ops.py")
+            })
+        },
+        diverges: |_| false,
+        likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-eager-dot-out-dtype-cpu.py"
+        )),
+    },
+    KnownIssue {
         id: MASK_BY_MULTIPLICATION,
         engines: &[EngineId::Worker(Mode::HelionPallas)],
         summary: "Helion 1.5.1 masks a partial tile's load by multiplying it by the mask \
@@ -383,6 +408,23 @@ mod tests {
         );
         let unpipelined = raised(unpack, "jax/_src/numpy/ufunc_api.py", "__call__");
         assert!(known_issue(id("helion-pallas"), &unpipelined).is_none());
+        // Eager mode's `out_dtype` matmul on a CPU: only under Helion's matmul, only eager.
+        let mm = "Could not run 'aten::mm.dtype' with arguments from the 'CPU' backend. This could be because the operator doesn't exist for this backend";
+        let eager_dot = EngineStatus::KernelError {
+            stage: tpu_runner::Stage::Run,
+            kind: "NotImplementedError".into(),
+            message: mm.into(),
+            traceback: format!(
+                "Traceback (most recent call last):\n  File \"/v/lib/python3.11/site-packages/helion/language/matmul_ops.py\", line 998, in _\n    x\n  File \"/v/lib/python3.11/site-packages/torch/utils/_device.py\", line 122, in __torch_function__\n    x\nNotImplementedError: {mm}"
+            ),
+        };
+        assert_eq!(
+            known_issue(id("helion-eager"), &eager_dot).map(|k| k.id),
+            Some("helion-eager-dot-out-dtype-cpu")
+        );
+        assert!(known_issue(id("helion-pallas"), &eager_dot).is_none());
+        let elsewhere = raised(mm, "torch/utils/_device.py", "__torch_function__");
+        assert!(known_issue(id("helion-eager"), &elsewhere).is_none());
         for k in KNOWN_ISSUES {
             assert!(!k.engines.is_empty() && !k.tracked.is_empty(), "{}", k.id);
         }

@@ -5,7 +5,8 @@
 //! parser (after the frontend's depth scan, so no file overflows a stack) and never executed.
 //! For each kernel it writes a case script with
 //! - the kernel as written (its `def` and body, dedented; a docstring blanked, line numbers
-//!   kept), under `@helion.kernel(backend="pallas", static_shapes=True, config=...)`;
+//!   kept), under `@helion.kernel(backend="pallas", static_shapes=True, config=...)`, and
+//!   `from helion._testing import DEVICE` when the kernel names `DEVICE` (`device=DEVICE`);
 //! - a config: the decorator's `config=` (or the first of its `configs=`), else the keywords a
 //!   call passes (`code_and_output(k, args, block_sizes=[...])`, `block_size=` read as
 //!   `block_sizes`), else `block_sizes=[]` where the kernel has no config-driven block (Helion's
@@ -252,6 +253,9 @@ struct Draft<'d> {
     inputs: Vec<String>,
     call_args: Vec<String>,
     body: &'d str,
+    /// The kernel names `DEVICE` (Helion's tests allocate with `device=DEVICE`): the script
+    /// imports it as the tests do, the one form of it the frontend accepts.
+    uses_device: bool,
 }
 
 /// How far a call got before it failed (its reason is the kernel's when it got furthest).
@@ -595,6 +599,7 @@ impl Importer<'_, '_> {
             inputs,
             call_args,
             body,
+            uses_device: names_device(&k.def.body),
         };
         let (config, config_from) = match chosen {
             Chosen::Given(config, from) => (config, from),
@@ -686,10 +691,11 @@ impl Importer<'_, '_> {
         for n in &draft.notes {
             script.push_str(&format!("# {n}\n"));
         }
-        script.push_str(
-            "import torch\nimport helion\nimport helion.language as hl\n\n\n@helion.kernel(\n    \
-             backend=\"pallas\",\n    static_shapes=True,\n",
-        );
+        script.push_str("import torch\nimport helion\nimport helion.language as hl\n");
+        if draft.uses_device {
+            script.push_str("from helion._testing import DEVICE\n");
+        }
+        script.push_str("\n\n@helion.kernel(\n    backend=\"pallas\",\n    static_shapes=True,\n");
         script.push_str(&format!("    config={config},\n)\n"));
         let kernel_first_line = script.lines().count() as u32 + 1;
         script.push_str(body);
@@ -878,6 +884,28 @@ fn config_driven_tiles(body: &[ast::Stmt]) -> usize {
         t.visit_stmt(s.clone());
     }
     t.0
+}
+
+/// Whether a kernel body reads the name `DEVICE` (`from helion._testing import DEVICE` in the
+/// user's file, so the case script must import it too or the frontend refuses it).
+fn names_device(body: &[ast::Stmt]) -> bool {
+    use rustpython_ast::Visitor;
+    #[derive(Default)]
+    struct Device(bool);
+    impl Visitor for Device {
+        fn visit_expr_name(&mut self, node: ast::ExprName) {
+            self.0 |= node.id.as_str() == "DEVICE";
+        }
+        // The visitor stops at keywords by default; `device=DEVICE` is one.
+        fn visit_keyword(&mut self, node: ast::Keyword) {
+            self.visit_expr(node.value);
+        }
+    }
+    let mut v = Device::default();
+    for s in body {
+        v.visit_stmt(s.clone());
+    }
+    v.0
 }
 
 fn kind(v: &Val) -> &'static str {

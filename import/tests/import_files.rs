@@ -241,3 +241,53 @@ def test_scaled():
         [lang::ir::Arg::Float(0.5), lang::ir::Arg::Bool(true)]
     );
 }
+
+#[test]
+fn a_kernel_allocating_on_device_imports_device_as_the_tests_do() {
+    let src = r#"import torch
+import helion
+import helion.language as hl
+from helion._testing import DEVICE
+
+
+class TestHalves:
+    def test_first_half(self):
+        @helion.kernel(backend="pallas", static_shapes=True, config=helion.Config())
+        def first_half(x: torch.Tensor) -> torch.Tensor:
+            (n,) = x.size()
+            out = torch.empty(n // 2, device=DEVICE, dtype=torch.float32)
+            for i in hl.grid(n // 2):
+                out[i] = x[i] + 1.0
+            return out
+
+        x = torch.randn(64, device=DEVICE, dtype=torch.float32)
+        first_half(x)
+
+    def test_copy(self):
+        @helion.kernel(backend="pallas", static_shapes=True, config=helion.Config())
+        def copy(x: torch.Tensor) -> torch.Tensor:
+            out = torch.zeros_like(x)
+            for t in hl.tile(x.size(0), block_size=8):
+                out[t] = x[t]
+            return out
+
+        copy(torch.randn(16, device=DEVICE))
+"#;
+    let got = import_source(src, "device_tests.py", &ImportOptions::default()).unwrap();
+    assert_eq!(got.cases.len(), 2, "{:?}", got.skipped);
+    // The kernel that names `DEVICE` gets its import (the frontend refuses `device=DEVICE`
+    // without it); the one that does not, none.
+    let half = &got.cases[0].script;
+    assert!(
+        half.contains("import helion.language as hl\nfrom helion._testing import DEVICE\n"),
+        "{half}"
+    );
+    assert!(
+        half.contains("x = torch.randn(64, dtype=torch.float32)"),
+        "{half}"
+    );
+    assert!(!got.cases[1].script.contains("DEVICE"));
+    for c in &got.cases {
+        lang::frontend::parse_case(&c.script, &c.name).unwrap();
+    }
+}

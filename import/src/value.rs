@@ -1,9 +1,10 @@
 //! Static evaluation of the host expressions a kernel's call passes: ints and their arithmetic,
 //! dtypes, sequences, and the tensor constructors of PyTorch that make inputs (`torch.randn`,
-//! `torch.zeros`, `torch.randint`, `torch.arange`, `torch.tensor`, `*_like`, `.to(dtype)`,
-//! `.reshape`, ...). Names resolve to their last binding before the use in the enclosing scopes,
-//! a function's parameter to the argument the first call of that function passes. Nothing is
-//! executed: an expression outside this reading is a reason, not a guess.
+//! `torch.zeros`, `torch.randint`, `torch.arange` with a start, end and step of either sign,
+//! `torch.tensor`, `*_like`, `.to(dtype)`, `.reshape`, ...). Names resolve to their last
+//! binding before the use in the enclosing scopes, a function's parameter to the argument the
+//! first call of that function passes. Nothing is executed: an expression outside this reading
+//! is a reason, not a guess.
 
 use crate::scan::{Module, ScopeKind};
 use rustpython_parser::ast::{self, Ranged};
@@ -81,6 +82,16 @@ pub enum Fill {
     Full(f64),
     /// `torch.arange(n)`, reshaped.
     Arange,
+    /// `torch.arange(start, end, step)` (1-D; `step` non-zero and leading towards `end`, as
+    /// torch requires): spelled as the file writes it, a case-script range.
+    Range {
+        /// First value.
+        start: i64,
+        /// Bound (excluded).
+        end: i64,
+        /// Step, of either sign.
+        step: i64,
+    },
     /// Row-major values (`torch.tensor`, and ints in a range: `torch.randint`, `torch.randperm`,
     /// whose draws pallas-diff makes itself, deterministically).
     Values(Vec<f64>),
@@ -393,18 +404,48 @@ impl Eval<'_> {
                         };
                         Ok(tensor(shape, dtype_kw(default)?, Fill::Full(v)))
                     }
-                    "arange" => {
-                        let [n] = c.args.as_slice() else {
-                            return Err(format!(
-                                "{}: only `torch.arange(n)` is read (no start, end or step)",
-                                self.here(e)
-                            ));
-                        };
-                        let Val::Int(n) = self.eval(n, at, d)? else {
-                            return Err(format!("{}: `torch.arange` of a non-int", self.here(e)));
-                        };
-                        Ok(tensor(vec![n], dtype_kw(Dtype::Int64)?, Fill::Arange))
-                    }
+                    "arange" => match c.args.as_slice() {
+                        [n] => {
+                            let Val::Int(n) = self.eval(n, at, d)? else {
+                                return Err(format!(
+                                    "{}: `torch.arange` of a non-int",
+                                    self.here(e)
+                                ));
+                            };
+                            Ok(tensor(vec![n], dtype_kw(Dtype::Int64)?, Fill::Arange))
+                        }
+                        [start, end] | [start, end, _] => {
+                            let (start, end) = (self.int(start, at, d)?, self.int(end, at, d)?);
+                            let step = match c.args.get(2) {
+                                Some(s) => self.int(s, at, d)?,
+                                None => 1,
+                            };
+                            // torch's own refusals: the file's call would raise, so there is
+                            // no input to take.
+                            if step == 0 {
+                                return Err(format!(
+                                    "{}: `torch.arange` with step 0 (torch raises)",
+                                    self.here(e)
+                                ));
+                            }
+                            if (step > 0 && end < start) || (step < 0 && end > start) {
+                                return Err(format!(
+                                    "{}: `torch.arange({start}, {end}, {step})`: the step leads away from the end (torch raises)",
+                                    self.here(e)
+                                ));
+                            }
+                            let n = lang::ir::inputs::range_len(start, end, step);
+                            Ok(tensor(
+                                vec![i64::try_from(n).unwrap_or(i64::MAX)],
+                                dtype_kw(Dtype::Int64)?,
+                                Fill::Range { start, end, step },
+                            ))
+                        }
+                        _ => Err(format!(
+                            "{}: `torch.arange` takes (n), (start, end) or (start, end, step)",
+                            self.here(e)
+                        )),
+                    },
                     "randint" => {
                         let (lo, hi, shape) = match c.args.as_slice() {
                             [hi, shape] => (None, hi, shape),
@@ -766,6 +807,14 @@ impl TensorVal {
                 number(*v, self.dtype)
             ),
             Fill::Arange => reshape(format!("torch.arange({n}, dtype={dt})")),
+            Fill::Range {
+                start,
+                end,
+                step: 1,
+            } => reshape(format!("torch.arange({start}, {end}, dtype={dt})")),
+            Fill::Range { start, end, step } => {
+                reshape(format!("torch.arange({start}, {end}, {step}, dtype={dt})"))
+            }
             Fill::Values(values) => {
                 if values.len() > 4096 {
                     return Err(format!(

@@ -291,3 +291,72 @@ class TestHalves:
         lang::frontend::parse_case(&c.script, &c.name).unwrap();
     }
 }
+
+#[test]
+fn arange_with_start_end_and_a_negative_step_imports_as_torch_counts() {
+    let src = r#"import torch
+import helion
+import helion.language as hl
+from helion._testing import DEVICE
+
+
+@helion.kernel(backend="pallas", static_shapes=True)
+def shift(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size(0)):
+        out[tile] = x[tile] + idx[tile].to(torch.float32)
+    return out
+
+
+def test_reversed():
+    x = torch.randn(16, device=DEVICE, dtype=torch.float32)
+    idx = torch.arange(15, -1, -1, device=DEVICE, dtype=torch.int32)
+    code_and_output(shift, (x, idx), block_sizes=[8])
+
+
+def test_offset():
+    x = torch.randn(4, device=DEVICE)
+    code_and_output(shift, (x, torch.arange(2, 6)), block_sizes=[4])
+
+
+def test_zero_step():
+    x = torch.randn(4, device=DEVICE)
+    shift(x, torch.arange(0, 4, 0))
+"#;
+    let got = import_source(src, "arange_tests.py", &ImportOptions::default()).unwrap();
+    assert_eq!(got.cases.len(), 2, "{:?}", got.skipped);
+    let reversed = &got.cases[0].script;
+    assert!(
+        reversed.contains("idx = torch.arange(15, -1, -1, dtype=torch.int32)"),
+        "{reversed}"
+    );
+    // The frontend reads it as torch counts: 15 down to 0.
+    let case = lang::frontend::parse_case(reversed, "reversed.py").unwrap();
+    let idx = case.input_tensors().unwrap().remove(1);
+    assert_eq!(idx.shape, vec![16]);
+    assert_eq!(idx.values, (0..16).rev().map(f64::from).collect::<Vec<_>>());
+    // No step is step 1; int64 (torch's default) is narrowed and said so.
+    let offset = &got.cases[1].script;
+    assert!(
+        offset.contains("idx = torch.arange(2, 6, dtype=torch.int32)"),
+        "{offset}"
+    );
+    assert!(offset.contains("int64 in the file, int32 here"));
+    lang::frontend::parse_case(offset, "offset.py").unwrap();
+    // A zero step makes torch raise: the third call gives no case, the kernel still imports.
+    assert!(got.skipped.is_empty(), "{:?}", got.skipped);
+    // Alone, that call is the kernel's reason.
+    let only_zero = src
+        .split("\n\ndef test_reversed")
+        .next()
+        .unwrap()
+        .to_string()
+        + "\n\nshift(torch.randn(4), torch.arange(0, 4, 0))\n";
+    let got = import_source(&only_zero, "zero.py", &ImportOptions::default()).unwrap();
+    assert!(got.cases.is_empty());
+    assert!(
+        got.skipped[0].reason.contains("step 0 (torch raises)"),
+        "{}",
+        got.skipped[0].reason
+    );
+}

@@ -61,6 +61,18 @@ fn arange_with_a_start_counts_from_it() {
     assert_eq!(values(&c), (vec![6], vec![3.0, 4.0, 5.0, 6.0, 7.0, 8.0]));
     let c = round_trips("torch.arange(-4, 5, 3, dtype=torch.float32)");
     assert_eq!(values(&c), (vec![3], vec![-4.0, -1.0, 2.0]));
+    // A negative step counts down, strictly before `end`, as torch: Helion's tests reverse an
+    // index with `torch.arange(n - 1, -1, -1)`.
+    let c = round_trips("torch.arange(7, -1, -1, dtype=torch.int32)");
+    assert_eq!(
+        values(&c),
+        (vec![8], vec![7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0])
+    );
+    let c = round_trips("torch.arange(5, -4, -3, dtype=torch.float32)");
+    assert_eq!(values(&c), (vec![3], vec![5.0, 2.0, -1.0]));
+    // `end == start` is empty for either sign.
+    let c = round_trips("torch.arange(3, 3, -2, dtype=torch.int32)");
+    assert_eq!(values(&c), (vec![0], vec![]));
     // torch.arange(n) stays the one-length constructor.
     let c = round_trips("torch.arange(4, dtype=torch.int32)");
     assert!(matches!(c.inputs[0].ctor, Ctor::Arange { n: 4 }));
@@ -111,8 +123,23 @@ fn randint_draws_every_value_of_its_range_and_only_those() {
 
 #[test]
 fn what_torch_refuses_or_a_case_cannot_hold_is_refused_at_the_input() {
-    refused("torch.arange(5, 2, dtype=torch.int32)", "counts up");
-    refused("torch.arange(0, 4, 0, dtype=torch.int32)", "counts up");
+    // torch's own refusals: a step leading away from `end`, a zero step.
+    refused(
+        "torch.arange(5, 2, dtype=torch.int32)",
+        "inconsistent with step sign",
+    );
+    refused(
+        "torch.arange(2, 5, -1, dtype=torch.int32)",
+        "inconsistent with step sign",
+    );
+    refused(
+        "torch.arange(0, 4, 0, dtype=torch.int32)",
+        "step must be nonzero",
+    );
+    refused(
+        "torch.arange(4, 4, 0, dtype=torch.int32)",
+        "step must be nonzero",
+    );
     refused(
         "torch.arange(0, 4, 1, 2, dtype=torch.int32)",
         "torch.arange",

@@ -130,7 +130,8 @@ fn fix_input(input: &mut Input) {
             *value = value.clamp(-1e6, 1e6).round();
         }
         Ctor::Arange { n } => *n = (*n).clamp(1, 1 << 16),
-        // Wellformed: int32 bounds, counting up, at most 2^16 values.
+        // Wellformed: int32 bounds, at most 2^16 values; counting up (a negative step is
+        // wellformed too, the generator just does not draw one).
         Ctor::Range { start, end, step } => {
             *start = (*start).clamp(-(1 << 20), 1 << 20);
             *step = (*step).clamp(1, 64);

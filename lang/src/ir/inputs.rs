@@ -70,10 +70,12 @@ impl SeededStream {
     }
 }
 
-/// The length of `torch.arange(start, end, step)`: 0 where `step` does not lead from `start`
-/// towards `end` (wellformed refuses those).
+/// The length of `torch.arange(start, end, step)`, `ceil((end - start) / step)` as torch
+/// computes it for either sign of `step`; 0 where `step` is 0 or does not lead from `start`
+/// towards `end` (torch raises there, and wellformed refuses those).
 pub fn range_len(start: i64, end: i64, step: i64) -> usize {
-    if step <= 0 || end <= start {
+    let towards_end = (step > 0 && end > start) || (step < 0 && end < start);
+    if !towards_end {
         return 0;
     }
     usize::try_from(end.abs_diff(start).div_ceil(step.unsigned_abs())).unwrap_or(usize::MAX)

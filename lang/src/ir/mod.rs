@@ -255,8 +255,9 @@ pub enum Ctor {
         /// Length.
         n: usize,
     },
-    /// `torch.arange(start, end[, step])`: `start`, `start + step`, ... below `end`
-    /// (`step > 0`, `end >= start`).
+    /// `torch.arange(start, end[, step])`: `start`, `start + step`, ... strictly before `end`,
+    /// as torch: counting up (`step > 0`, `end >= start`) or down (`step < 0`, `end <= start`:
+    /// `torch.arange(127, -1, -1)` is 127, ..., 0); `step != 0`.
     Range {
         /// First value.
         start: i64,

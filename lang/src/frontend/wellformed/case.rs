@@ -148,11 +148,16 @@ impl Checker {
             | Ctor::Eye { .. }
             | Ctor::Arange { .. } => Ok(()),
             Ctor::Range { start, end, step } => self.at(key("range"), |c| {
-                if *step <= 0 || end < start {
+                // torch's own refusals, with its words: a zero step, and a step whose sign leads
+                // away from `end` (an empty range, `end == start`, is valid for either sign).
+                if *step == 0 {
+                    return Err(c.fail(span, "torch.arange", format!("torch.arange({start}, {end}, {step}): step must be nonzero")));
+                }
+                if (*step > 0 && end < start) || (*step < 0 && end > start) {
                     return Err(c.fail(
                         span,
                         "torch.arange",
-                        format!("torch.arange({start}, {end}, {step}): a case script's range counts up (step > 0, end >= start)"),
+                        format!("torch.arange({start}, {end}, {step}): upper bound and larger bound inconsistent with step sign (a range counts up with step > 0 to end >= start, down with step < 0 to end <= start)"),
                     ));
                 }
                 int32_bounds(c, span, "torch.arange", &[*start, *end])

@@ -282,6 +282,7 @@ impl Importer<'_, '_> {
         Eval {
             module: self.module,
             lines: self.lines,
+            notes: Default::default(),
         }
     }
 
@@ -583,6 +584,14 @@ impl Importer<'_, '_> {
         let chosen = self
             .config(k, site, &ev)
             .map_err(|(l, r)| (Stage::Config, l.unwrap_or(def_line), r))?;
+        // How the values were read (a loop's or a `@parametrize`'s first value), before what
+        // the inputs' spelling says.
+        let mut notes = {
+            let mut read = ev.take_notes();
+            read.append(&mut notes);
+            read
+        };
+        notes.dedup();
         let inputs_from = match (site, from_user) {
             (Some(_), false) => format!("the call at {}:{site_line}", self.path),
             (Some(_), true) => {

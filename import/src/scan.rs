@@ -1,6 +1,7 @@
 //! The module's structure as the importer needs it: its scopes (module, functions, classes),
-//! the names each binds (with the expression and where), the calls each makes, and the
-//! `@helion.kernel` functions. Read from the parsed AST only; nothing is executed.
+//! the names each binds (with the expression and where), the calls each makes, the values a
+//! test's `@parametrize` decorators give its parameters, and the `@helion.kernel` functions.
+//! Read from the parsed AST only; nothing is executed.
 
 use rustpython_ast::Visitor;
 use rustpython_parser::ast::{self, Ranged};
@@ -10,8 +11,13 @@ use rustpython_parser::ast::{self, Ranged};
 pub(crate) enum ScopeKind {
     /// The module.
     Module,
-    /// A function (its name and its positional parameters, in order).
-    Function { name: String, params: Vec<String> },
+    /// A function (its name, its positional parameters in order, and the values its
+    /// `@parametrize` decorators give them).
+    Function {
+        name: String,
+        params: Vec<String>,
+        parametrize: Vec<Parametrized>,
+    },
     /// A class body: its names are not visible to its methods.
     Class,
 }
@@ -23,6 +29,85 @@ pub(crate) struct Binding {
     pub value: ast::Expr,
     /// Where the binding statement starts (byte offset).
     pub at: u32,
+    /// The `for` statement (byte offset) whose first iteration this binding stands for: a
+    /// loop runs the kernel once per value and the case takes the first, which its header
+    /// says.
+    pub first_of_loop: Option<u32>,
+}
+
+/// One `@parametrize("a, b", [(a0, b0), ...])` decorator of a test function (torch's
+/// `common_utils.parametrize`, `pytest.mark.parametrize`): the test runs once per entry; the
+/// importer takes the first, which the case's header says.
+#[derive(Clone, Debug)]
+pub(crate) struct Parametrized {
+    /// The parameter names, in the decorator's order.
+    pub names: Vec<String>,
+    /// The values: a sequence of entries, each a tuple when there are several names.
+    pub values: ast::Expr,
+    /// Where the decorator starts (byte offset), read in the scope of the `def`.
+    pub at: u32,
+}
+
+/// The `@parametrize(...)` decorators of a function, those whose names and values it can read
+/// (`argnames` a string of comma-separated names or a list of strings; `argvalues` the second
+/// argument or the keyword).
+fn parametrized(decorators: &[ast::Expr]) -> Vec<Parametrized> {
+    let mut out = Vec::new();
+    for d in decorators {
+        let ast::Expr::Call(c) = d else { continue };
+        let is_parametrize = match c.func.as_ref() {
+            ast::Expr::Name(n) => n.id.as_str() == "parametrize",
+            ast::Expr::Attribute(a) => a.attr.as_str() == "parametrize",
+            _ => false,
+        };
+        if !is_parametrize {
+            continue;
+        }
+        let kw = |name: &str| {
+            c.keywords
+                .iter()
+                .find(|k| k.arg.as_deref() == Some(name))
+                .map(|k| &k.value)
+        };
+        let (Some(names), Some(values)) = (
+            c.args
+                .first()
+                .or_else(|| kw("arg_str"))
+                .or_else(|| kw("argnames")),
+            c.args
+                .get(1)
+                .or_else(|| kw("arg_values"))
+                .or_else(|| kw("argvalues")),
+        ) else {
+            continue;
+        };
+        let string = |e: &ast::Expr| match e {
+            ast::Expr::Constant(ast::ExprConstant {
+                value: ast::Constant::Str(s),
+                ..
+            }) => Some(s.clone()),
+            _ => None,
+        };
+        let names: Option<Vec<String>> = match names {
+            ast::Expr::List(ast::ExprList { elts, .. })
+            | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => elts.iter().map(string).collect(),
+            other => string(other).map(|s| {
+                s.split(',')
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            }),
+        };
+        let Some(names) = names.filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        out.push(Parametrized {
+            names,
+            values: values.clone(),
+            at: u32::from(d.start()),
+        });
+    }
+    out
 }
 
 /// One scope.
@@ -132,6 +217,7 @@ fn walk_stmt(m: &mut Module, scope: usize, stmt: &ast::Stmt) {
                 &f.name,
                 &ast::Expr::Constant(none_at(f.range)),
                 at,
+                None,
             );
             let inner = open(
                 m,
@@ -139,6 +225,7 @@ fn walk_stmt(m: &mut Module, scope: usize, stmt: &ast::Stmt) {
                 ScopeKind::Function {
                     name: f.name.to_string(),
                     params,
+                    parametrize: parametrized(&f.decorator_list),
                 },
             );
             walk_calls_only(m, inner, &f.body);
@@ -158,13 +245,16 @@ fn walk_stmt(m: &mut Module, scope: usize, stmt: &ast::Stmt) {
             }
         }
         ast::Stmt::For(f) => {
-            // A loop over a literal list binds its first element: the shapes the file runs
-            // first (`for n in [7, 128]:`).
-            if let ast::Expr::List(ast::ExprList { elts, .. })
-            | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) = f.iter.as_ref()
-                && let Some(first) = elts.first()
-            {
-                bind_target(m, scope, &f.target, first, at);
+            // A loop binds its first element: the shapes the file runs first (`for n in
+            // [7, 128]:`, `for loop_type, counts in cases:`), read as `iter[0]` where the
+            // sequence is not a literal (the evaluator reads it if it knows the sequence).
+            let first = match f.iter.as_ref() {
+                ast::Expr::List(ast::ExprList { elts, .. })
+                | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => elts.first().cloned(),
+                other => Some(index(other, 0)),
+            };
+            if let Some(first) = first {
+                bind_target_with(m, scope, &f.target, &first, at, Some(at));
             }
             walk_nested(m, scope, &f.body);
             walk_nested(m, scope, &f.orelse);
@@ -237,19 +327,54 @@ fn none_at(range: rustpython_parser::text_size::TextRange) -> ast::ExprConstant 
     }
 }
 
-fn bind(m: &mut Module, scope: usize, name: &str, value: &ast::Expr, at: u32) {
+fn bind(
+    m: &mut Module,
+    scope: usize,
+    name: &str,
+    value: &ast::Expr,
+    at: u32,
+    first_of_loop: Option<u32>,
+) {
     m.scopes[scope].bindings.push(Binding {
         name: name.to_string(),
         value: value.clone(),
         at,
+        first_of_loop,
     });
+}
+
+/// `value[i]`, a synthetic subscript spanning `value`.
+pub(crate) fn index(value: &ast::Expr, i: u32) -> ast::Expr {
+    ast::Expr::Subscript(ast::ExprSubscript {
+        range: value.range(),
+        value: Box::new(value.clone()),
+        slice: Box::new(ast::Expr::Constant(ast::ExprConstant {
+            range: value.range(),
+            value: ast::Constant::Int(i.into()),
+            kind: None,
+        })),
+        ctx: ast::ExprContext::Load,
+    })
 }
 
 /// `a = e`, and `a, b = e1, e2` element by element (a tuple target with any other value binds
 /// each name to `value[i]`, which the evaluator reads when `value` is a sequence it knows).
 fn bind_target(m: &mut Module, scope: usize, target: &ast::Expr, value: &ast::Expr, at: u32) {
+    bind_target_with(m, scope, target, value, at, None);
+}
+
+/// [`bind_target`], the bindings standing for the first iteration of the loop at
+/// `first_of_loop` when there is one.
+fn bind_target_with(
+    m: &mut Module,
+    scope: usize,
+    target: &ast::Expr,
+    value: &ast::Expr,
+    at: u32,
+    first_of_loop: Option<u32>,
+) {
     match target {
-        ast::Expr::Name(n) => bind(m, scope, n.id.as_str(), value, at),
+        ast::Expr::Name(n) => bind(m, scope, n.id.as_str(), value, at, first_of_loop),
         ast::Expr::Tuple(ast::ExprTuple { elts, .. })
         | ast::Expr::List(ast::ExprList { elts, .. }) => {
             if let ast::Expr::Tuple(ast::ExprTuple { elts: values, .. })
@@ -257,22 +382,12 @@ fn bind_target(m: &mut Module, scope: usize, target: &ast::Expr, value: &ast::Ex
                 && values.len() == elts.len()
             {
                 for (t, v) in elts.iter().zip(values) {
-                    bind_target(m, scope, t, v, at);
+                    bind_target_with(m, scope, t, v, at, first_of_loop);
                 }
                 return;
             }
             for (i, t) in elts.iter().enumerate() {
-                let index = ast::Expr::Subscript(ast::ExprSubscript {
-                    range: value.range(),
-                    value: Box::new(value.clone()),
-                    slice: Box::new(ast::Expr::Constant(ast::ExprConstant {
-                        range: value.range(),
-                        value: ast::Constant::Int((i as u32).into()),
-                        kind: None,
-                    })),
-                    ctx: ast::ExprContext::Load,
-                });
-                bind_target(m, scope, t, &index, at);
+                bind_target_with(m, scope, t, &index(value, i as u32), at, first_of_loop);
             }
         }
         // Attributes, subscripts and starred targets bind nothing the importer reads.

@@ -2,9 +2,10 @@
 //! dtypes, sequences, and the tensor constructors of PyTorch that make inputs (`torch.randn`,
 //! `torch.zeros`, `torch.randint`, `torch.arange` with a start, end and step of either sign,
 //! `torch.tensor`, `*_like`, `.to(dtype)`, `.reshape`, ...). Names resolve to their last
-//! binding before the use in the enclosing scopes, a function's parameter to the argument the
-//! first call of that function passes. Nothing is executed: an expression outside this reading
-//! is a reason, not a guess.
+//! binding before the use in the enclosing scopes (a loop variable to the loop's first value),
+//! a function's parameter to the argument the first call of that function passes, else to the
+//! first value of its `@parametrize`; those first values are noted for the case's header.
+//! Nothing is executed: an expression outside this reading is a reason, not a guess.
 
 use crate::scan::{Module, ScopeKind};
 use rustpython_parser::ast::{self, Ranged};
@@ -138,11 +139,23 @@ pub(crate) struct At {
     pub offset: u32,
 }
 
+/// A function whose parameter is read: its scope's kind, unpacked, and the scope its `def`
+/// (and its decorators) are in.
+struct Function<'f> {
+    name: &'f str,
+    params: &'f [String],
+    parametrize: &'f [crate::scan::Parametrized],
+    parent: usize,
+}
+
 /// The static evaluator over one module.
 pub(crate) struct Eval<'m> {
     pub module: &'m Module,
     /// Line starts, for reasons naming a line.
     pub lines: &'m crate::Lines,
+    /// What a reader of the case must know about the values read: a loop's or a
+    /// `@parametrize`'s first value taken for all (each once, in the order read).
+    pub notes: std::cell::RefCell<Vec<String>>,
 }
 
 type R<T> = Result<T, String>;
@@ -157,6 +170,18 @@ fn int_of(c: &ast::Constant) -> Option<i64> {
 impl Eval<'_> {
     fn here(&self, e: &impl Ranged) -> String {
         format!("line {}", self.lines.line_of(u32::from(e.start())))
+    }
+
+    fn note(&self, note: String) {
+        let mut notes = self.notes.borrow_mut();
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+
+    /// The notes gathered so far, leaving none.
+    pub fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.borrow_mut())
     }
 
     /// The value of `e` read at `at`.
@@ -275,19 +300,36 @@ impl Eval<'_> {
                         .flatten()
                 });
                 if let Some(b) = found {
-                    return self.eval(
+                    let v = self.eval(
                         &b.value,
                         At {
                             scope: s,
                             offset: b.at,
                         },
                         d,
-                    );
+                    )?;
+                    if let Some(loop_at) = b.first_of_loop {
+                        self.note(format!(
+                            "`{name}`: the first value of the loop at line {} (the file runs one per value)",
+                            self.lines.line_of(loop_at)
+                        ));
+                    }
+                    return Ok(v);
                 }
-                if let ScopeKind::Function { name: f, params } = &sc.kind
+                if let ScopeKind::Function {
+                    name: f,
+                    params,
+                    parametrize,
+                } = &sc.kind
                     && let Some(i) = params.iter().position(|p| p == name)
                 {
-                    return self.parameter(f, i, name, e, d);
+                    let function = Function {
+                        name: f,
+                        params,
+                        parametrize,
+                        parent: sc.parent.unwrap_or(0),
+                    };
+                    return self.parameter(&function, i, name, e, d);
                 }
             }
             first = false;
@@ -299,15 +341,39 @@ impl Eval<'_> {
         ))
     }
 
-    /// Parameter `i` (`name`) of function `f`: the argument of the first call of `f` in the
-    /// module that passes it.
-    fn parameter(&self, f: &str, i: usize, name: &str, e: &ast::Expr, d: usize) -> R<Val> {
+    /// Parameter `i` (`name`) of `func`: the argument of the first call
+    /// of it in the module that passes it (`f(...)`, or `self.f(...)` for a method, whose
+    /// `self` the call does not pass), else the first value its `@parametrize` gives.
+    fn parameter(
+        &self,
+        func: &Function<'_>,
+        i: usize,
+        name: &str,
+        e: &ast::Expr,
+        d: usize,
+    ) -> R<Val> {
+        let Function {
+            name: f,
+            params,
+            parametrize,
+            parent,
+        } = *func;
+        let is_method = params.first().is_some_and(|p| p == "self" || p == "cls");
         for (s, scope) in self.module.scopes.iter().enumerate() {
             for call in &scope.calls {
-                if !matches!(call.func.as_ref(), ast::Expr::Name(n) if n.id.as_str() == f) {
-                    continue;
-                }
-                let arg = call.args.get(i).or_else(|| {
+                let index = match call.func.as_ref() {
+                    ast::Expr::Name(n) if n.id.as_str() == f => Some(i),
+                    ast::Expr::Attribute(a)
+                        if is_method
+                            && a.attr.as_str() == f
+                            && matches!(a.value.as_ref(), ast::Expr::Name(n) if matches!(n.id.as_str(), "self" | "cls")) =>
+                    {
+                        i.checked_sub(1)
+                    }
+                    _ => None,
+                };
+                let Some(index) = index else { continue };
+                let arg = call.args.get(index).or_else(|| {
                     call.keywords
                         .iter()
                         .find(|k| k.arg.as_deref() == Some(name))
@@ -321,6 +387,28 @@ impl Eval<'_> {
                     return self.eval(arg, at, d);
                 }
             }
+        }
+        for p in parametrize {
+            let Some(j) = p.names.iter().position(|n| n == name) else {
+                continue;
+            };
+            // The first entry; with several names, its `j`th element.
+            let first = crate::scan::index(&p.values, 0);
+            let value = if p.names.len() == 1 {
+                first
+            } else {
+                crate::scan::index(&first, j as u32)
+            };
+            let at = At {
+                scope: parent,
+                offset: p.at,
+            };
+            let v = self.eval(&value, at, d)?;
+            self.note(format!(
+                "`{name}` of `{f}`: the first of its @parametrize values (line {}; the file runs each)",
+                self.lines.line_of(p.at)
+            ));
+            return Ok(v);
         }
         Err(format!(
             "{}: parameter `{name}` of `{f}` is never passed by a call in the file",

@@ -360,3 +360,97 @@ def test_zero_step():
         got.skipped[0].reason
     );
 }
+
+#[test]
+fn parametrized_tests_and_loops_take_their_first_value_and_say_so() {
+    let src = r#"import torch
+import helion
+import helion.language as hl
+from helion._testing import DEVICE, TestCase, code_and_output
+from torch.testing._internal.common_utils import parametrize
+
+
+@helion.kernel(backend="pallas", static_shapes=True)
+def add_one(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size(0)):
+        out[tile] = x[tile] + 1.0
+    return out
+
+
+class TestAddOne(TestCase):
+    @parametrize("dtype", [torch.bfloat16, torch.float32])
+    def test_dtypes(self, dtype: torch.dtype) -> None:
+        @helion.kernel(backend="pallas", static_shapes=True)
+        def scale(x: torch.Tensor) -> torch.Tensor:
+            out = torch.empty_like(x)
+            for tile in hl.tile(x.size(0)):
+                out[tile] = x[tile] * 2.0
+            return out
+
+        code_and_output(scale, (torch.randn(32, dtype=dtype, device=DEVICE),), block_sizes=[16])
+
+    @parametrize("rows, block", [(24, 8), (64, 32)])
+    def test_rows(self, rows: int, block: int) -> None:
+        code_and_output(add_one, (torch.randn(rows, device=DEVICE),), block_sizes=[block])
+
+    def _check(self, loop_type: str) -> None:
+        cases = (("fori_loop", 40), ("emit_pipeline", 8))
+        for lt, n in cases:
+            code_and_output(
+                add_one,
+                (torch.randn(n, device=DEVICE),),
+                block_sizes=[8],
+                pallas_loop_type=loop_type,
+            )
+
+    def test_fori(self) -> None:
+        self._check("fori_loop")
+"#;
+    let got = import_source(src, "param_tests.py", &ImportOptions::default()).unwrap();
+    assert!(got.skipped.is_empty(), "{:?}", got.skipped);
+    let script = |kernel: &str, i: usize| {
+        &got.cases
+            .iter()
+            .filter(|c| c.kernel == kernel)
+            .nth(i)
+            .unwrap_or_else(|| panic!("{kernel} #{i}: {:?}", got.cases))
+            .script
+    };
+    // `@parametrize("dtype", ...)`: the first dtype, said in the header.
+    let scale = script("scale", 0);
+    assert!(
+        scale.contains("x = torch.randn(32, dtype=torch.bfloat16)"),
+        "{scale}"
+    );
+    assert!(
+        scale.contains("# `dtype` of `test_dtypes`: the first of its @parametrize values (line 17"),
+        "{scale}"
+    );
+    // Several names: the first entry's elements, each by its position.
+    let rows = script("add_one", 0);
+    assert!(
+        rows.contains("x = torch.randn(24, dtype=torch.float32)"),
+        "{rows}"
+    );
+    assert!(rows.contains("block_sizes=[8]"), "{rows}");
+    assert!(rows.contains("`rows` of `test_rows`") && rows.contains("`block` of `test_rows`"));
+    // A method's parameter through `self._check(...)`; a loop over a tuple bound to a name
+    // takes its first entry.
+    let looped = script("add_one", 1);
+    assert!(
+        looped.contains("x = torch.randn(40, dtype=torch.float32)"),
+        "{looped}"
+    );
+    assert!(
+        looped.contains("pallas_loop_type=\"fori_loop\""),
+        "{looped}"
+    );
+    assert!(
+        looped.contains("# `n`: the first value of the loop at line 34"),
+        "{looped}"
+    );
+    for c in &got.cases {
+        lang::frontend::parse_case(&c.script, &c.name).unwrap();
+    }
+}

@@ -1,11 +1,13 @@
 //! Static evaluation of the host expressions a kernel's call passes: ints and their arithmetic,
 //! dtypes, sequences, and the tensor constructors of PyTorch that make inputs (`torch.randn`,
 //! `torch.zeros`, `torch.randint`, `torch.arange` with a start, end and step of either sign,
-//! `torch.tensor`, `*_like`, `.to(dtype)`, `.reshape`, ...). Names resolve to their last
-//! binding before the use in the enclosing scopes (a loop variable to the loop's first value),
-//! a function's parameter to the argument the first call of that function passes, else to the
-//! first value of its `@parametrize`; those first values are noted for the case's header.
-//! Nothing is executed: an expression outside this reading is a reason, not a guess.
+//! `torch.tensor`, `*_like`, `.to(dtype)`, `.reshape`, `t[:, None]`, `.expand`, ...), int
+//! arithmetic on int tensors whose values the file fixes, and `a if cond else b`. Names
+//! resolve to their last binding before the use in the enclosing scopes (a loop variable to
+//! the loop's first value), a function's parameter to the argument the first call of that
+//! function passes, else to the first value of its `@parametrize`; those first values are
+//! noted for the case's header. Nothing is executed: an expression outside this reading is a
+//! reason, not a guess.
 
 use crate::scan::{Module, ScopeKind};
 use rustpython_parser::ast::{self, Ranged};
@@ -222,6 +224,14 @@ impl Eval<'_> {
             }
             ast::Expr::BinOp(b) => {
                 let (l, r) = (self.eval(&b.left, at, d)?, self.eval(&b.right, at, d)?);
+                if let Val::Tensor(t) = &l {
+                    return tensor_arith(&b.op, t, &r).map_err(|why| {
+                        format!(
+                            "{}: host arithmetic on a tensor the importer does not read ({why})",
+                            self.here(e)
+                        )
+                    });
+                }
                 arith(&b.op, &l, &r).ok_or_else(|| {
                     format!(
                         "{}: host arithmetic the importer does not read",
@@ -232,6 +242,13 @@ impl Eval<'_> {
             ast::Expr::Attribute(a) => self.attribute(a, e, at, d),
             ast::Expr::Subscript(s) => {
                 let base = self.eval(&s.value, at, d)?;
+                if let Val::Tensor(t) = &base
+                    && let Some(shape) = unsqueezed(&t.shape, &s.slice)
+                {
+                    // `t[:, None]`: every element, in order, with unit dims added: the same
+                    // values under another shape, which a case spells as a reshape.
+                    return Ok(Val::Tensor(TensorVal { shape, ..t.clone() }));
+                }
                 let index = self.eval(&s.slice, at, d)?;
                 match (base, index) {
                     (Val::Seq(v), Val::Int(i)) => {
@@ -252,6 +269,23 @@ impl Eval<'_> {
                 }
             }
             ast::Expr::Call(c) => self.call(c, at, d),
+            // `a if cond else b`, as a test picks a config per loop value.
+            ast::Expr::IfExp(i) => {
+                let test = self.eval(&i.test, at, d)?;
+                let truth = truthy(&test).ok_or_else(|| {
+                    format!("{}: a condition the importer does not read", self.here(e))
+                })?;
+                self.eval(if truth { &i.body } else { &i.orelse }, at, d)
+            }
+            ast::Expr::Compare(c) => {
+                let ([op], [right]) = (c.ops.as_slice(), c.comparators.as_slice()) else {
+                    return Err(format!("{}: a chained comparison", self.here(e)));
+                };
+                let (l, r) = (self.eval(&c.left, at, d)?, self.eval(right, at, d)?);
+                compare(op, &l, &r).map(Val::Bool).ok_or_else(|| {
+                    format!("{}: a comparison the importer does not read", self.here(e))
+                })
+            }
             _ => Err(format!(
                 "{}: an expression the importer does not read",
                 self.here(e)
@@ -749,6 +783,33 @@ impl Eval<'_> {
                 _ => Err(format!("{}: `.size` takes at most one dim", self.here(e))),
             },
             "numel" => Ok(Val::Int(t.shape.iter().product())),
+            // A broadcast view; every element is one of the source's, so the input is the
+            // broadcast values themselves (`.contiguous()` after it is what tests write).
+            "expand" => {
+                let sizes = self.shape_args(&c.args, at, d, e)?;
+                let shape = broadcast_shape(&t.shape, &sizes).ok_or_else(|| {
+                    format!("{}: `.expand` to an incompatible shape", self.here(e))
+                })?;
+                let fill = match &t.fill {
+                    Fill::Ones | Fill::Zeros | Fill::Full(_) => t.fill.clone(),
+                    _ if shape.iter().product::<i64>() > MAX_COMPUTED_VALUES => {
+                        return Err(format!(
+                            "{}: `.expand` to more than {MAX_COMPUTED_VALUES} values",
+                            self.here(e)
+                        ));
+                    }
+                    _ => {
+                        let values = known_values(&t).ok_or_else(|| {
+                            format!(
+                                "{}: `.expand` of values the importer does not know (random, uninitialised, or past {MAX_COMPUTED_VALUES}): a case spells values, not a view of them",
+                                self.here(e)
+                            )
+                        })?;
+                        Fill::Values(broadcast_values(&t.shape, &values, &shape))
+                    }
+                };
+                Ok(Val::Tensor(TensorVal { shape, fill, ..t }))
+            }
             _ => Err(format!(
                 "{}: `.{m}()` of a tensor is not an input the importer spells",
                 self.here(e)
@@ -792,6 +853,46 @@ impl Eval<'_> {
     }
 }
 
+/// The shape `.expand(sizes)` gives a tensor of `shape` (torch's rules: new leading dims, `-1`
+/// keeps a dim, a dim of 1 stretches), or `None` where torch raises.
+fn broadcast_shape(shape: &[i64], sizes: &[i64]) -> Option<Vec<i64>> {
+    let lead = sizes.len().checked_sub(shape.len())?;
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| match i.checked_sub(lead).map(|j| shape[j]) {
+            None if s >= 0 => Some(s),
+            None => None,
+            Some(dim) if s == -1 || s == dim => Some(dim),
+            Some(1) if s >= 0 => Some(s),
+            Some(_) => None,
+        })
+        .collect()
+}
+
+/// The row-major values of `values` (of `shape`) broadcast to `to`.
+fn broadcast_values(shape: &[i64], values: &[f64], to: &[i64]) -> Vec<f64> {
+    let lead = to.len() - shape.len();
+    // The source's strides, 0 where a dim is broadcast.
+    let mut strides = vec![0i64; to.len()];
+    let mut acc = 1i64;
+    for j in (0..shape.len()).rev() {
+        strides[lead + j] = if shape[j] == 1 { 0 } else { acc };
+        acc *= shape[j];
+    }
+    let n: i64 = to.iter().product();
+    (0..n)
+        .map(|flat| {
+            let (mut rest, mut at) = (flat, 0i64);
+            for k in (0..to.len()).rev() {
+                at += (rest % to[k]) * strides[k];
+                rest /= to[k];
+            }
+            values[at as usize]
+        })
+        .collect()
+}
+
 fn tensor(shape: Vec<i64>, dtype: Dtype, fill: Fill) -> Val {
     Val::Tensor(TensorVal { shape, dtype, fill })
 }
@@ -827,6 +928,153 @@ fn arith(op: &ast::Operator, l: &Val, r: &Val) -> Option<Val> {
             }))
         }
     }
+}
+
+/// Python's truth of a host value (`None` for values whose truth the importer does not know).
+fn truthy(v: &Val) -> Option<bool> {
+    Some(match v {
+        Val::Bool(b) => *b,
+        Val::Int(i) => *i != 0,
+        Val::Float(f) => *f != 0.0,
+        Val::Str(s) => !s.is_empty(),
+        Val::None => false,
+        Val::Seq(items) => !items.is_empty(),
+        // A tensor's truth is its one element's, a dtype's and a device's always true: not
+        // how a test picks a value.
+        Val::Dtype(_) | Val::Device | Val::Tensor(_) => return None,
+    })
+}
+
+/// `l op r` for numbers, strings, bools and `None` (`==`, `!=`, `is`, `is not` on any two of
+/// them; orderings on numbers).
+fn compare(op: &ast::CmpOp, l: &Val, r: &Val) -> Option<bool> {
+    let num = |v: &Val| match v {
+        Val::Int(i) => Some(*i as f64),
+        Val::Float(f) => Some(*f),
+        Val::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    };
+    let equal = || -> Option<bool> {
+        match (l, r) {
+            (Val::Str(a), Val::Str(b)) => Some(a == b),
+            (Val::None, Val::None) => Some(true),
+            (Val::None, Val::Int(_) | Val::Float(_) | Val::Bool(_) | Val::Str(_))
+            | (Val::Int(_) | Val::Float(_) | Val::Bool(_) | Val::Str(_), Val::None) => Some(false),
+            (Val::Str(_), Val::Int(_) | Val::Float(_) | Val::Bool(_))
+            | (Val::Int(_) | Val::Float(_) | Val::Bool(_), Val::Str(_)) => Some(false),
+            (Val::Dtype(a), Val::Dtype(b)) => Some(a == b),
+            _ => Some(num(l)? == num(r)?),
+        }
+    };
+    match op {
+        ast::CmpOp::Eq => equal(),
+        ast::CmpOp::NotEq => equal().map(|e| !e),
+        // Identity of the values a test compares so (`None`, bools, small ints, interned
+        // strings) is their equality.
+        ast::CmpOp::Is => equal(),
+        ast::CmpOp::IsNot => equal().map(|e| !e),
+        ast::CmpOp::Lt => Some(num(l)? < num(r)?),
+        ast::CmpOp::LtE => Some(num(l)? <= num(r)?),
+        ast::CmpOp::Gt => Some(num(l)? > num(r)?),
+        ast::CmpOp::GtE => Some(num(l)? >= num(r)?),
+        ast::CmpOp::In | ast::CmpOp::NotIn => None,
+    }
+}
+
+/// The shape of `t[index]` when `index` only adds unit dims (`t[:, None]`, `t[None]`,
+/// `t[None, :, None]`): full slices `:` over leading dims (the rest implied) and `None`s.
+fn unsqueezed(shape: &[i64], index: &ast::Expr) -> Option<Vec<i64>> {
+    let entries: Vec<&ast::Expr> = match index {
+        ast::Expr::Tuple(t) => t.elts.iter().collect(),
+        other => vec![other],
+    };
+    let mut out = Vec::new();
+    let mut dims = shape.iter();
+    for entry in entries {
+        match entry {
+            ast::Expr::Slice(s) if s.lower.is_none() && s.upper.is_none() && s.step.is_none() => {
+                out.push(*dims.next()?);
+            }
+            ast::Expr::Constant(c) if matches!(c.value, ast::Constant::None) => out.push(1),
+            _ => return None,
+        }
+    }
+    out.extend(dims);
+    Some(out)
+}
+
+/// Most values the importer computes for a tensor (a case spells at most 4096 literal values;
+/// past this bound the work would be spent on an input that cannot be written).
+const MAX_COMPUTED_VALUES: i64 = 1 << 16;
+
+/// The values of a tensor whose values the file fixes (an arange, a range, literal values, a
+/// constant fill); `None` for random draws and `torch.empty`, and past
+/// [`MAX_COMPUTED_VALUES`].
+fn known_values(t: &TensorVal) -> Option<Vec<f64>> {
+    let n = t.shape.iter().product::<i64>();
+    if n > MAX_COMPUTED_VALUES {
+        return None;
+    }
+    let n = usize::try_from(n).ok()?;
+    Some(match &t.fill {
+        Fill::Arange => (0..n).map(|i| i as f64).collect(),
+        Fill::Range { start, step, .. } => {
+            (0..n as i64).map(|i| (start + i * step) as f64).collect()
+        }
+        Fill::Values(v) => v.clone(),
+        Fill::Ones => vec![1.0; n],
+        Fill::Zeros => vec![0.0; n],
+        Fill::Full(v) => vec![*v; n],
+        Fill::Randn | Fill::Rand | Fill::Empty => return None,
+    })
+}
+
+/// Python's (and torch's) floor modulo and floor division of ints: the remainder takes the
+/// divisor's sign. `None` for a zero divisor (torch raises on an int tensor).
+fn floor_div_mod(a: i64, b: i64) -> Option<(i64, i64)> {
+    let r = a.checked_rem(b)?;
+    let r = if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    };
+    Some(((a - r) / b, r))
+}
+
+/// `t op k` for an int tensor whose values the file fixes and an int `k` (`torch.arange(n) %
+/// 53`, `idx * 2 + 1`): its values computed as torch does, the dtype kept. Float tensors and
+/// random values are left out: their arithmetic rounds in the tensor's dtype, and a case cannot
+/// spell arithmetic on pallas-diff's own draws.
+fn tensor_arith(op: &ast::Operator, t: &TensorVal, k: &Val) -> Result<Val, String> {
+    let Val::Int(k) = *k else {
+        return Err("a tensor combined with something other than an int".into());
+    };
+    if !t.dtype.is_int() {
+        return Err("arithmetic on a float tensor".into());
+    }
+    let values = known_values(t).ok_or(
+        "arithmetic on values the importer does not know: random, uninitialised or too many",
+    )?;
+    let f = |a: i64| -> Option<i64> {
+        match op {
+            ast::Operator::Add => a.checked_add(k),
+            ast::Operator::Sub => a.checked_sub(k),
+            ast::Operator::Mult => a.checked_mul(k),
+            ast::Operator::FloorDiv => floor_div_mod(a, k).map(|(q, _)| q),
+            ast::Operator::Mod => floor_div_mod(a, k).map(|(_, r)| r),
+            _ => None,
+        }
+    };
+    let values = values
+        .iter()
+        .map(|&v| f(v as i64).map(|x| x as f64))
+        .collect::<Option<Vec<_>>>()
+        .ok_or("an operator other than + - * // %, or a zero divisor")?;
+    Ok(Val::Tensor(TensorVal {
+        shape: t.shape.clone(),
+        dtype: t.dtype,
+        fill: Fill::Values(values),
+    }))
 }
 
 /// A nested list of numbers: its shape, row-major values and whether any was a float.

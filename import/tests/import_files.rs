@@ -454,3 +454,96 @@ class TestAddOne(TestCase):
         lang::frontend::parse_case(&c.script, &c.name).unwrap();
     }
 }
+
+#[test]
+fn host_arithmetic_on_fixed_values_broadcast_views_and_conditional_configs_import() {
+    let src = r#"import torch
+import helion
+import helion.language as hl
+from helion._testing import DEVICE, code_and_output
+
+
+@helion.kernel(backend="pallas", static_shapes=True)
+def plus(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size(0), block_size=2):
+        out[tile, :] = x[tile, :] + y[tile, :]
+    return out
+
+
+def test_mod():
+    x = (torch.arange(2 * 4) % 3).reshape(2, 4).to(torch.float32)
+    y = (torch.arange(-3, 5) // 2).reshape(2, 4).to(DEVICE)
+    plus(x, y)
+
+
+def test_broadcast():
+    rows = torch.tensor([1.0, 2.0], device=DEVICE)
+    x = rows[:, None].expand(2, 3).contiguous()
+    y = torch.ones(2, 1).expand(-1, 3)
+    plus(x, y)
+
+
+def test_conditional_config():
+    x = torch.randn(4, 4, device=DEVICE)
+    for loop_type in ("fori_loop", "emit_pipeline"):
+        counts = [2] if loop_type == "fori_loop" else None
+        code_and_output(
+            plus, (x, x), pallas_loop_type=loop_type, pallas_load_buffer_count=counts
+        )
+
+
+def test_random_is_not_computed():
+    x = torch.rand(4, 4) + 0.1
+    plus(x, x)
+"#;
+    let got = import_source(src, "arith_tests.py", &ImportOptions::default()).unwrap();
+    let scripts: Vec<&str> = got.cases.iter().map(|c| c.script.as_str()).collect();
+    assert_eq!(scripts.len(), 3, "{:?}", got.skipped);
+    // `% 3` and `// 2` as torch computes them on ints (floor: the remainder takes the
+    // divisor's sign), then the file's reshape and dtype.
+    assert!(
+        scripts[0].contains(
+            "x = torch.tensor([0.0, 1.0, 2.0, 0.0, 1.0, 2.0, 0.0, 1.0], dtype=torch.float32).reshape(2, 4)"
+        ),
+        "{}",
+        scripts[0]
+    );
+    assert!(
+        scripts[0].contains(
+            "y = torch.tensor([-2, -1, -1, 0, 0, 1, 1, 2], dtype=torch.int32).reshape(2, 4)"
+        ),
+        "{}",
+        scripts[0]
+    );
+    // `[:, None]` adds a unit dim; `.expand` broadcasts the values (a constant stays one).
+    assert!(
+        scripts[1].contains(
+            "x = torch.tensor([1.0, 1.0, 1.0, 2.0, 2.0, 2.0], dtype=torch.float32).reshape(2, 3)"
+        ),
+        "{}",
+        scripts[1]
+    );
+    assert!(scripts[1].contains("y = torch.ones(2, 3, dtype=torch.float32)"));
+    // `a if loop_type == "fori_loop" else b` under the loop's first value.
+    assert!(
+        scripts[2].contains("pallas_loop_type=\"fori_loop\", pallas_load_buffer_count=[2]"),
+        "{}",
+        scripts[2]
+    );
+    for c in &got.cases {
+        lang::frontend::parse_case(&c.script, &c.name).unwrap();
+    }
+    // Arithmetic on random values is not computed (a case cannot spell it): the call is
+    // refused, naming why, while the kernel imports from the other calls.
+    let random = src.split("\n\ndef test_mod").next().unwrap().to_string()
+        + "\n\nx = torch.rand(4, 4) + 0.1\nplus(x, x)\n";
+    let got = import_source(&random, "random.py", &ImportOptions::default()).unwrap();
+    assert!(
+        got.skipped[0]
+            .reason
+            .contains("host arithmetic on a tensor the importer does not read"),
+        "{:?}",
+        got.skipped
+    );
+}

@@ -118,6 +118,10 @@ pub(crate) struct Scope {
     pub bindings: Vec<Binding>,
     /// The calls made directly in this scope (not in nested functions or classes).
     pub calls: Vec<ast::ExprCall>,
+    /// Names changed in place here, and where (byte offset of the statement): `x[i] = v`,
+    /// `x += v`, `x.attr = v`, `x.fill_(v)` (a torch in-place method, ending in `_`). A value
+    /// read through its binding would miss the change.
+    pub mutations: Vec<(String, u32)>,
 }
 
 /// One `@helion.kernel` function.
@@ -162,6 +166,7 @@ pub(crate) fn scan(suite: &[ast::Stmt]) -> Module {
         kind: ScopeKind::Module,
         bindings: Vec::new(),
         calls: Vec::new(),
+        mutations: Vec::new(),
     });
     walk_body(&mut m, 0, suite);
     m
@@ -237,6 +242,19 @@ fn walk_stmt(m: &mut Module, scope: usize, stmt: &ast::Stmt) {
         ast::Stmt::Assign(a) => {
             for target in &a.targets {
                 bind_target(m, scope, target, &a.value, at);
+                mutate_target(m, scope, target, at, false);
+            }
+        }
+        ast::Stmt::AugAssign(a) => mutate_target(m, scope, &a.target, at, true),
+        ast::Stmt::Expr(e) => {
+            // `x.fill_(0)`, `x.copy_(y)`: torch's in-place methods end in `_`.
+            if let ast::Expr::Call(c) = e.value.as_ref()
+                && let ast::Expr::Attribute(a) = c.func.as_ref()
+                && a.attr.as_str().ends_with('_')
+                && !a.attr.as_str().starts_with('_')
+                && let Some(name) = base_name(&a.value)
+            {
+                m.scopes[scope].mutations.push((name, at));
             }
         }
         ast::Stmt::AnnAssign(a) => {
@@ -279,7 +297,6 @@ fn walk_stmt(m: &mut Module, scope: usize, stmt: &ast::Stmt) {
         | ast::Stmt::Return(_)
         | ast::Stmt::Delete(_)
         | ast::Stmt::TypeAlias(_)
-        | ast::Stmt::AugAssign(_)
         | ast::Stmt::AsyncFor(_)
         | ast::Stmt::AsyncWith(_)
         | ast::Stmt::Match(_)
@@ -290,7 +307,6 @@ fn walk_stmt(m: &mut Module, scope: usize, stmt: &ast::Stmt) {
         | ast::Stmt::ImportFrom(_)
         | ast::Stmt::Global(_)
         | ast::Stmt::Nonlocal(_)
-        | ast::Stmt::Expr(_)
         | ast::Stmt::Pass(_)
         | ast::Stmt::Break(_)
         | ast::Stmt::Continue(_) => {}
@@ -315,6 +331,7 @@ fn open(m: &mut Module, parent: usize, kind: ScopeKind) -> usize {
         kind,
         bindings: Vec::new(),
         calls: Vec::new(),
+        mutations: Vec::new(),
     });
     m.scopes.len() - 1
 }
@@ -355,6 +372,45 @@ pub(crate) fn index(value: &ast::Expr, i: u32) -> ast::Expr {
         })),
         ctx: ast::ExprContext::Load,
     })
+}
+
+/// The name under a chain of subscripts and attributes (`x` of `x[0].a[1]`).
+fn base_name(e: &ast::Expr) -> Option<String> {
+    let mut cur = e;
+    loop {
+        match cur {
+            ast::Expr::Name(n) => return Some(n.id.to_string()),
+            ast::Expr::Subscript(s) => cur = &s.value,
+            ast::Expr::Attribute(a) => cur = &a.value,
+            _ => return None,
+        }
+    }
+}
+
+/// Records the in-place change a target makes (`x[i] = v`, `x.a = v`, and `x += v` where
+/// `augmented`); a plain name target of `=` rebinds instead, and tuple targets recurse.
+fn mutate_target(m: &mut Module, scope: usize, target: &ast::Expr, at: u32, augmented: bool) {
+    match target {
+        ast::Expr::Subscript(_) | ast::Expr::Attribute(_) => {
+            if let Some(name) = base_name(target) {
+                m.scopes[scope].mutations.push((name, at));
+            }
+        }
+        ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+        | ast::Expr::List(ast::ExprList { elts, .. }) => {
+            for t in elts {
+                mutate_target(m, scope, t, at, augmented);
+            }
+        }
+        ast::Expr::Starred(s) => mutate_target(m, scope, &s.value, at, augmented),
+        // A name is rebound by `=` (a binding); by `+=` it is changed, as torch changes a
+        // tensor in place.
+        ast::Expr::Name(n) if augmented => {
+            m.scopes[scope].mutations.push((n.id.to_string(), at));
+        }
+        ast::Expr::Name(_) => {}
+        _ => {}
+    }
 }
 
 /// `a = e`, and `a, b = e1, e2` element by element (a tuple target with any other value binds

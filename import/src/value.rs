@@ -334,6 +334,19 @@ impl Eval<'_> {
                         .flatten()
                 });
                 if let Some(b) = found {
+                    // A change in place between the binding and the use (`idx[:, 0] = 0`,
+                    // `x += 1`) is not followed: the value would be another than the file's.
+                    if let Some((_, m)) = sc
+                        .mutations
+                        .iter()
+                        .find(|(n, m)| n == name && *m > b.at && (!first || *m < at.offset))
+                    {
+                        return Err(format!(
+                            "{}: `{name}` is changed in place at line {} after its binding, which the importer does not follow",
+                            self.here(e),
+                            self.lines.line_of(*m)
+                        ));
+                    }
                     let v = self.eval(
                         &b.value,
                         At {

@@ -547,3 +547,65 @@ def test_random_is_not_computed():
         got.skipped
     );
 }
+
+#[test]
+fn an_input_changed_in_place_after_its_binding_is_a_reason_not_a_silent_other_value() {
+    let src = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True)
+def plus_one(idx: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(idx)
+    for tile in hl.tile(idx.size(0), block_size=4):
+        out[tile] = idx[tile] + 1
+    return out
+
+
+def test_edited():
+    idx = torch.arange(8, dtype=torch.int32)
+    idx[0] = 7
+    plus_one(idx)
+
+
+def test_added():
+    idx = torch.arange(8, dtype=torch.int32)
+    idx += 1
+    plus_one(idx)
+
+
+def test_filled():
+    idx = torch.arange(8, dtype=torch.int32)
+    idx.fill_(3)
+    plus_one(idx)
+
+
+def test_changed_after_the_call():
+    idx = torch.arange(4, dtype=torch.int32)
+    plus_one(idx)
+    idx[0] = 7
+"#;
+    let got = import_source(src, "inplace_tests.py", &ImportOptions::default()).unwrap();
+    // Only the call before any change imports.
+    assert_eq!(got.cases.len(), 1, "{:?}", got.skipped);
+    assert!(
+        got.cases[0]
+            .script
+            .contains("idx = torch.arange(4, dtype=torch.int32)")
+    );
+    // Each change alone, on the line after the binding (line 14), refuses the call.
+    for edit in ["idx[0] = 7", "idx += 1", "idx.fill_(3)"] {
+        let alone = src.split("\n\ndef test_").next().unwrap().to_string()
+            + &format!("\n\nidx = torch.arange(8, dtype=torch.int32)\n{edit}\nplus_one(idx)\n");
+        let got = import_source(&alone, "alone.py", &ImportOptions::default()).unwrap();
+        assert!(got.cases.is_empty(), "{edit}");
+        assert!(
+            got.skipped[0]
+                .reason
+                .contains("`idx` is changed in place at line 15 after its binding"),
+            "{edit}: {}",
+            got.skipped[0].reason
+        );
+    }
+}

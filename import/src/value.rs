@@ -95,9 +95,14 @@ pub enum Fill {
         /// Step, of either sign.
         step: i64,
     },
-    /// Row-major values (`torch.tensor`, and ints in a range: `torch.randint`, `torch.randperm`,
-    /// whose draws pallas-diff makes itself, deterministically).
+    /// Row-major values the file fixes (`torch.tensor`, and what the importer computes from
+    /// fixed values).
     Values(Vec<f64>),
+    /// Row-major ints in a range that the file draws (`torch.randint`, `torch.randperm`) and
+    /// pallas-diff draws itself, deterministically: spelled as literal values like
+    /// [`Fill::Values`], never computed with (a host size read off them would be another
+    /// than the file's).
+    Drawn(Vec<f64>),
 }
 
 /// A tensor the file builds.
@@ -257,6 +262,29 @@ impl Eval<'_> {
                             .ok()
                             .and_then(|i| v.get(i).cloned())
                             .ok_or_else(|| format!("{}: index out of range", self.here(e)))
+                    }
+                    // `cu[-1]` of a tensor whose values the file fixes: the row it selects, for
+                    // host sizes such as `int(cu[-1].item())`.
+                    (Val::Tensor(t), Val::Int(i)) if !t.shape.is_empty() => {
+                        let rows = t.shape[0];
+                        let i = if i < 0 { i + rows } else { i };
+                        if !(0..rows).contains(&i) {
+                            return Err(format!("{}: index out of range", self.here(e)));
+                        }
+                        let values = known_values(&t).ok_or_else(|| {
+                            format!(
+                                "{}: a subscript of a tensor whose values the importer does not know (a view of an input is not a case-script input)",
+                                self.here(e)
+                            )
+                        })?;
+                        let row = usize::try_from(t.shape[1..].iter().product::<i64>())
+                            .map_err(|_| format!("{}: a negative dimension", self.here(e)))?;
+                        let start = i as usize * row;
+                        Ok(Val::Tensor(TensorVal {
+                            shape: t.shape[1..].to_vec(),
+                            dtype: t.dtype,
+                            fill: Fill::Values(values[start..start + row].to_vec()),
+                        }))
                     }
                     (Val::Tensor(_), _) => Err(format!(
                         "{}: a subscript of a tensor (a view of an input) is not a case-script input",
@@ -610,7 +638,7 @@ impl Eval<'_> {
                         let values = (0..n)
                             .map(|i| (lo + (i * 7 + 3) % (hi - lo)) as f64)
                             .collect();
-                        Ok(tensor(shape, dtype_kw(Dtype::Int64)?, Fill::Values(values)))
+                        Ok(tensor(shape, dtype_kw(Dtype::Int64)?, Fill::Drawn(values)))
                     }
                     "randperm" => {
                         let [n] = c.args.as_slice() else {
@@ -630,7 +658,7 @@ impl Eval<'_> {
                         Ok(tensor(
                             vec![n],
                             dtype_kw(Dtype::Int64)?,
-                            Fill::Values(values),
+                            Fill::Drawn(values),
                         ))
                     }
                     "tensor" => {
@@ -796,6 +824,20 @@ impl Eval<'_> {
                 _ => Err(format!("{}: `.size` takes at most one dim", self.here(e))),
             },
             "numel" => Ok(Val::Int(t.shape.iter().product())),
+            // The one value of a tensor the file fixes, as a host number.
+            "item" => {
+                let values = known_values(&t).filter(|v| v.len() == 1).ok_or_else(|| {
+                    format!(
+                        "{}: `.item()` of a tensor that is not one value the importer knows",
+                        self.here(e)
+                    )
+                })?;
+                Ok(if t.dtype.is_int() {
+                    Val::Int(values[0] as i64)
+                } else {
+                    Val::Float(values[0])
+                })
+            }
             // A broadcast view; every element is one of the source's, so the input is the
             // broadcast values themselves (`.contiguous()` after it is what tests write).
             "expand" => {
@@ -1038,7 +1080,7 @@ fn known_values(t: &TensorVal) -> Option<Vec<f64>> {
         Fill::Ones => vec![1.0; n],
         Fill::Zeros => vec![0.0; n],
         Fill::Full(v) => vec![*v; n],
-        Fill::Randn | Fill::Rand | Fill::Empty => return None,
+        Fill::Randn | Fill::Rand | Fill::Empty | Fill::Drawn(_) => return None,
     })
 }
 
@@ -1164,7 +1206,7 @@ impl TensorVal {
             Fill::Range { start, end, step } => {
                 reshape(format!("torch.arange({start}, {end}, {step}, dtype={dt})"))
             }
-            Fill::Values(values) => {
+            Fill::Values(values) | Fill::Drawn(values) => {
                 if values.len() > 4096 {
                     return Err(format!(
                         "`{name}`: {} literal values (at most 4096 are spelled)",

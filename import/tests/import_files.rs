@@ -609,3 +609,53 @@ def test_changed_after_the_call():
         );
     }
 }
+
+#[test]
+fn a_size_read_off_fixed_offsets_with_item_imports() {
+    let src = r#"import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel(backend="pallas", static_shapes=True, config=helion.Config(block_sizes=[8]))
+def ragged_copy(x: torch.Tensor, cu: torch.Tensor) -> torch.Tensor:
+    out = torch.zeros_like(x)
+    for s in hl.grid(cu.size(0) - 1):
+        for tile in hl.tile(cu[s], cu[s + 1]):
+            out[tile, :] = x[tile, :]
+    return out
+
+
+def test_ragged():
+    cu = torch.tensor([0, 3, 11], dtype=torch.int32)
+    total = int(cu[-1].item())
+    ragged_copy(torch.randn(total, 128), cu)
+
+
+def test_random_item():
+    n = torch.randint(1, 9, (1,))
+    ragged_copy(torch.randn(int(n[0].item()), 128), torch.tensor([0, 4], dtype=torch.int32))
+"#;
+    let got = import_source(src, "item_tests.py", &ImportOptions::default()).unwrap();
+    // `cu[-1]` is the last offset, `.item()` its value: 11 rows.
+    assert_eq!(got.cases.len(), 1, "{:?}", got.skipped);
+    let script = &got.cases[0].script;
+    assert!(
+        script.contains("= torch.randn(11, 128, dtype=torch.float32)"),
+        "{script}"
+    );
+    lang::frontend::parse_case(script, "ragged.py").unwrap();
+    // A size read off a `torch.randint` draw would be pallas-diff's draw, not the file's:
+    // refused (alone, that call is the kernel's reason).
+    let alone = src.split("\n\ndef test_ragged").next().unwrap().to_string()
+        + "\n\nn = torch.randint(1, 9, (1,))\nragged_copy(torch.randn(int(n[0].item()), 128), torch.tensor([0, 4], dtype=torch.int32))\n";
+    let got = import_source(&alone, "drawn.py", &ImportOptions::default()).unwrap();
+    assert!(got.cases.is_empty());
+    assert!(
+        got.skipped[0]
+            .reason
+            .contains("values the importer does not know"),
+        "{}",
+        got.skipped[0].reason
+    );
+}

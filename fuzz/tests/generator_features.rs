@@ -4,7 +4,7 @@
 
 use lang::ir::{DType, LoopType};
 use pallas_diff_fuzz::generators::{
-    AttrTag, Feature, GenConfig, IndexForm, NOT_GENERATED, Surface, ViewKind, features,
+    AttrTag, Feature, GenConfig, IndexForm, NOT_GENERATED, OpTag, Surface, ViewKind, features,
     generate_from_seed, validate_admissible,
 };
 use std::collections::BTreeSet;
@@ -389,6 +389,30 @@ fn boundary_shapes_put_tile_loops_at_a_block_boundary() {
         boundary[3] > 500,
         "a block dividing the extent is one of the boundaries: {boundary:?}"
     );
+    for seed in 0..300 {
+        let case = generate_from_seed(seed, &cfg);
+        if let Err(flaws) = validate_admissible(&case) {
+            panic!("seed {seed}: {flaws:?}");
+        }
+    }
+}
+
+#[test]
+fn torch_ops_feed_narrowed_reads_to_hl_dot_on_matrix_accumulators() {
+    let cfg = GenConfig {
+        torch_ops: true,
+        torch_op_percent: 100,
+        ..GenConfig::default()
+    };
+    let fs = [
+        Feature::TorchOp(OpTag::Dot),
+        Feature::TorchOp(OpTag::Transpose),
+    ];
+    let n = counts(&cfg, 1000, &fs);
+    // Measured at 1,000 seeds: a few dozen with `hl.dot` (only 2-D accumulators draw it), each
+    // with the transpose of its Gram product; none by default.
+    assert!(n[0] >= 20 && n[1] >= n[0], "{n:?}");
+    assert_eq!(counts(&GenConfig::default(), 300, &fs), vec![0, 0]);
     for seed in 0..300 {
         let case = generate_from_seed(seed, &cfg);
         if let Err(flaws) = validate_admissible(&case) {

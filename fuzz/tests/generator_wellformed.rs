@@ -83,3 +83,28 @@ fn the_reference_refuses_under_ten_percent() {
         swarm.len()
     );
 }
+
+/// A kernel that writes its tensor arguments and returns nothing (a decode step updating its
+/// state cache in place) is an admissible seed: its outputs are what it wrote. One that returns
+/// nothing and writes no argument has no outputs, and is not.
+#[test]
+fn a_kernel_that_writes_its_arguments_and_returns_nothing_is_admissible() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../corpus/seeds/real-style/causal_conv1d_state_update.py"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let case = lang::frontend::parse_case(&text, "causal_conv1d_state_update.py").unwrap();
+    assert!(!case.kernel.written_params().is_empty());
+    pallas_diff_fuzz::generators::validate_admissible(&case).unwrap();
+    let unwritten = text
+        .replace("        conv_state[tb, 0:2, :] = window[:, 1:3, :]\n", "")
+        .replace("        conv_state[tb, 2:3, :] = token\n", "")
+        .replace(
+            "        x[tb, :, :] = acc.to(x.dtype)\n",
+            "        acc = acc\n",
+        );
+    let case = lang::frontend::parse_case(&unwritten, "unwritten.py").unwrap();
+    assert!(case.kernel.written_params().is_empty(), "{unwritten}");
+    assert!(pallas_diff_fuzz::generators::validate_admissible(&case).is_err());
+}

@@ -1073,9 +1073,7 @@ fn known_values(t: &TensorVal) -> Option<Vec<f64>> {
     let n = usize::try_from(n).ok()?;
     Some(match &t.fill {
         Fill::Arange => (0..n).map(|i| i as f64).collect(),
-        Fill::Range { start, step, .. } => {
-            (0..n as i64).map(|i| (start + i * step) as f64).collect()
-        }
+        Fill::Range { start, step, .. } => lang::ir::inputs::range_values(*start, *step, n),
         Fill::Values(v) => v.clone(),
         Fill::Ones => vec![1.0; n],
         Fill::Zeros => vec![0.0; n],

@@ -81,6 +81,14 @@ pub fn range_len(start: i64, end: i64, step: i64) -> usize {
     usize::try_from(end.abs_diff(start).div_ceil(step.unsigned_abs())).unwrap_or(usize::MAX)
 }
 
+/// The first `n` values of `torch.arange(start, end, step)`: `start`, `start + step`, ...
+/// Saturating, so a range that is not wellformed (bounds past int32) still gets values.
+pub fn range_values(start: i64, step: i64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| start.saturating_add((i as i64).saturating_mul(step)) as f64)
+        .collect()
+}
+
 impl Ctor {
     /// The constructor's own shape (before any chain op).
     pub fn shape(&self) -> Vec<usize> {
@@ -233,12 +241,7 @@ impl Input {
             Ctor::Zeros { .. } => vec![round(0.0); n],
             Ctor::Full { value, .. } => vec![round(*value); n],
             Ctor::Arange { .. } => (0..n).map(|i| i as f64).collect(),
-            Ctor::Range { start, step, .. } => {
-                // Saturating: a case that is not wellformed (bounds past int32) still gets values.
-                (0..n)
-                    .map(|i| start.saturating_add((i as i64).saturating_mul(*step)) as f64)
-                    .collect()
-            }
+            Ctor::Range { start, step, .. } => range_values(*start, *step, n),
             Ctor::Eye { m, .. } => (0..n)
                 .map(|i| if i / m == i % m { 1.0 } else { 0.0 })
                 .collect(),

@@ -148,4 +148,7 @@ fn mutants_shards_merge_with_the_same_command() {
         "{r:?}"
     );
     assert!(!t.join("m2").exists(), "a refused merge writes nothing");
+    let r = run_in(&t, &["merge", "s0", "typo", "--out", "m2"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("typo: no such directory"), "{r:?}");
 }

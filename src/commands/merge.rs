@@ -30,6 +30,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Exit, CliError> {
+    // Before telling the two kinds apart, so a typo is named as one (as `merge_campaign` does).
+    if let Some(missing) = args.dirs.iter().find(|d| !d.exists()) {
+        return Err(CliError::Input(anyhow::anyhow!(
+            "{}: no such directory",
+            missing.display()
+        )));
+    }
     let mutants_dirs = args
         .dirs
         .iter()

@@ -410,3 +410,50 @@ fn torch_refuses_while_tracing_the_sizes_that_differ_at_the_top_of_the_block_ran
         assert!(!traced(block, expr), "block {block}: {expr} traces");
     }
 }
+
+/// Python's `min(...)` in an inner loop's bound. Helion 1.5.1 traces it to `torch.sym_min`
+/// and lowers the loop under every loop type (checked: `hl.tile(outer.begin, min(x.size(0) -
+/// 1, outer.end), block_size=2)` over 14 rows, `--engines oracle,helion-pallas`, lowered under
+/// `unroll`, `fori_loop` and `emit_pipeline`); the model plans no such bound, so it is a gap,
+/// never the `unroll` refusal of a symbolic bound.
+#[test]
+fn min_in_a_loop_bound_is_a_gap_under_every_loop_type_not_an_unroll_refusal() {
+    let with_end = |loop_type: &str, end: &str| {
+        script(
+            &format!("block_sizes=[], pallas_loop_type=\"{loop_type}\""),
+            "x: torch.Tensor",
+            &format!(
+                "    out = torch.zeros_like(x)\n\
+                 \x20   for outer in hl.tile(x.size(0), block_size=4):\n\
+                 \x20       for inner in hl.tile(outer.begin, {end}, block_size=2):\n\
+                 \x20           out[inner, :] = x[inner, :] + 1.0\n\
+                 \x20   return out"
+            ),
+            "x = torch.randn(14, 128)",
+            "x",
+        )
+    };
+    for loop_type in ["unroll", "fori_loop", "emit_pipeline"] {
+        let src = with_end(loop_type, "min(x.size(0) - 1, outer.end)");
+        assert_eq!(
+            gap_construct(&src),
+            "`min(...)`/`max(...)` in a loop bound",
+            "{loop_type}"
+        );
+        // The same loop bounded by the tile's end alone is the model's to lower.
+        assert!(
+            matches!(
+                compiled(&with_end(loop_type, "outer.end")),
+                Compiled::Lowered(_)
+            ),
+            "{loop_type}"
+        );
+    }
+    // A bound the model cannot read beside the `min` is still `unroll`'s refusal: the `min`
+    // only leaves its own loop undecided.
+    let refused = with_end("unroll", "min(x.size(0) - 1, outer.end)").replace(
+        "            out[inner, :] = x[inner, :] + 1.0",
+        "            out[inner, :] = x[inner, :] + 1.0\n        for again in hl.tile(outer.begin, x.size(0) - outer.begin, block_size=2):\n            out[again, :] = x[again, :]",
+    );
+    assert_eq!(rejection(&refused).rule, Rule::ConfigUnrollDynamicBounds);
+}

@@ -54,6 +54,8 @@ pub(crate) fn op(e: &Expr, op: &TensorOp, args: &[Expr]) -> String {
                 expr(fill)
             )
         }
+        (TensorOp::IntMin, _) => call("min", args),
+        (TensorOp::IntMax, _) => call("max", args),
         (TensorOp::Dot, [a, b, acc]) => {
             format!("hl.dot({}, {}, acc={})", expr(a), expr(b), expr(acc))
         }

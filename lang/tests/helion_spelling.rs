@@ -1030,3 +1030,49 @@ fn zeros_like_of_a_subscript_in_a_device_loop_is_hl_zeros_of_its_shape() {
         "{e}"
     );
 }
+
+#[test]
+fn min_and_max_of_two_ints_bound_a_data_dependent_loop() {
+    // Helion's causal kernels: `hl.tile(0, min(n, tile.end))`, `hl.tile(max(s, t.begin - 4), e)`.
+    let src = script(
+        "x: torch.Tensor",
+        "block_sizes=[8, 8]",
+        "    out = torch.zeros_like(x)\n    for t in hl.tile(x.size(0)):\n        for u in hl.tile(max(0, t.begin - 4), min(x.size(0) - 1, t.end)):\n            out[u, :] = x[u, :]\n    return out",
+        X,
+        "x",
+    );
+    let case = parse(&src);
+    let StmtKind::For(outer) = &case.kernel.body[1].kind else {
+        panic!("{:?}", case.kernel.body[1])
+    };
+    let StmtKind::For(inner) = &outer.body[0].kind else {
+        panic!("{:?}", outer.body[0])
+    };
+    let op_of = |e: &pallas_diff_lang::ir::Expr| match &e.kind {
+        ExprKind::Op { op, args } => (op.clone(), args.len()),
+        other => panic!("{other:?}"),
+    };
+    let dim = &inner.dims[0];
+    assert_eq!(op_of(dim.begin.as_ref().unwrap()), (TensorOp::IntMax, 2));
+    assert_eq!(op_of(&dim.end), (TensorOp::IntMin, 2));
+    let rendered = render_case(&case);
+    assert!(
+        rendered.contains("hl.tile(max(0, t.begin - 4), min(x.size(0) - 1, t.end))"),
+        "{rendered}"
+    );
+    assert_eq!(parse(&rendered).without_spans(), case.without_spans());
+    // Of more than two operands, with a keyword, or of an iterable it is another function.
+    for bad in [
+        "min(x.size(0) - 1, t.end, 64)",
+        "min(x.size(0) - 1, t.end, default=0)",
+        "min([x.size(0) - 1, t.end])",
+    ] {
+        let e = refuse(&src.replace("min(x.size(0) - 1, t.end)", bad));
+        assert_eq!(e.span.line, 10, "{bad}: {e}");
+        assert!(e.span.col >= 47, "{bad}: {e}");
+        assert!(
+            e.to_string().contains("of min") || e.construct.starts_with("min"),
+            "{bad}: {e}"
+        );
+    }
+}

@@ -223,3 +223,21 @@ fn addmm_accumulates_factors_into_a_bias_of_another_dtype() {
     let e = eval(&script("", "x: torch.Tensor", mixed, x, "x")).unwrap_err();
     assert!(e.to_string().contains("different dtypes"), "{e}");
 }
+
+#[test]
+fn min_and_max_of_ints_bound_loops_by_value() {
+    // Row r sums columns 0..=r of a 4 x 4 block (a causal prefix sum, Helion's
+    // `hl.tile(0, min(x.size(1), tile_q.end))`), then `max` keeps the loop from starting below
+    // one: column 0 is never added.
+    let x = "x = torch.tensor([[1.0, 2.0, 4.0, 8.0], [16.0, 32.0, 64.0, 128.0], [1.0, 1.0, 1.0, 1.0], [2.0, 2.0, 2.0, 2.0]])";
+    let body = |lo: &str| {
+        format!(
+            "out = torch.zeros([4], dtype=torch.float32)\nfor tq in hl.tile(4, block_size=1):\n    acc = hl.zeros([1], dtype=torch.float32)\n    for tk in hl.tile({lo}, min(x.size(1), tq.end), block_size=1):\n        acc = acc + x[tq, tk].sum(dim=1)\n    out[tq] = acc\nreturn out"
+        )
+    };
+    assert_eq!(run(&body("0"), x), vec![1.0, 48.0, 3.0, 8.0]);
+    assert_eq!(
+        run(&body("max(1, tq.begin - 1)"), x),
+        vec![0.0, 32.0, 2.0, 4.0]
+    );
+}

@@ -94,6 +94,9 @@ impl Lowerer<'_> {
         let Some(lb) = self.bounds.by_block.get(&bid).cloned() else {
             return gap(span, "a loop without bounds");
         };
+        if let Some(e) = min_max_bound(dim) {
+            return gap(e.span, "`min(...)`/`max(...)` in a loop bound");
+        }
         let grid_kind = Self::is_grid(lp.kind);
         let bs = lb.bs;
         // Begin and end, bound to names unless trivial.
@@ -276,6 +279,31 @@ enum Unroll {
     Refused,
 }
 
+/// The Python `min(...)`/`max(...)` in a bound of `dim`, if any
+/// (`hl.tile(start, min(end, tile.end))`). Helion 1.5.1 traces it to `torch.sym_min` and takes
+/// the loop under every loop type (measured: `hl.tile(0, min(x.size(1), tile_q.end))` under
+/// `unroll` runs its `_dynamic_unroll_body`); the model plans no such bound, so the loop is a
+/// [`super::Gap`], never a refusal.
+pub(super) fn min_max_bound(dim: &lang::ir::LoopDim) -> Option<&lang::ir::Expr> {
+    let mut found = None;
+    for b in dim.begin.iter().chain(std::iter::once(&dim.end)) {
+        lang::ir::walk::each_expr(b, &mut |e| {
+            if found.is_none()
+                && matches!(
+                    &e.kind,
+                    lang::ir::ExprKind::Op {
+                        op: lang::ir::TensorOp::IntMin | lang::ir::TensorOp::IntMax,
+                        ..
+                    }
+                )
+            {
+                found = Some(e);
+            }
+        });
+    }
+    found
+}
+
 /// The [`Unroll`] of the loop dim of block `bid` with bounds `lb`; `static_bounds` when both
 /// bounds are static ints (not a runtime `int` argument, D-1.5.1-14); `enclosing(b)` when the
 /// loop of block `b` was begun before this one (the lowering keeps every loop it has begun).
@@ -336,7 +364,10 @@ pub(super) fn unroll_refusal(case: &Case, types: &Types, bounds: &Bounds) -> Opt
                 StmtKind::For(lp) => {
                     let ids = types.blocks.loop_ids(lp);
                     for (dim, &bid) in lp.dims.iter().zip(ids) {
-                        if nested && let Some(lb) = bounds.by_block.get(&bid) {
+                        if nested
+                            && min_max_bound(dim).is_none()
+                            && let Some(lb) = bounds.by_block.get(&bid)
+                        {
                             let runtime = types.host.is_runtime(&dim.end)
                                 || dim.begin.as_ref().is_some_and(|b| types.host.is_runtime(b));
                             let static_bounds = !runtime

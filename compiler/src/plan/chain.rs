@@ -622,6 +622,9 @@ fn op_target(op: &TensorOp) -> &'static str {
         TensorOp::Unary(UnaryFn::Sqrt) => "aten.sqrt.default",
         TensorOp::Maximum => "aten.maximum.default",
         TensorOp::Minimum => "aten.minimum.default",
+        // Python's `min`/`max` of SymInts traces to `torch.sym_min`/`sym_max`.
+        TensorOp::IntMin => "torch.sym_min",
+        TensorOp::IntMax => "torch.sym_max",
         TensorOp::Mod => "aten.remainder.Tensor",
         TensorOp::And => "aten.bitwise_and.Tensor",
         TensorOp::Or => "aten.bitwise_or.Tensor",

@@ -31,6 +31,13 @@ pub enum TensorOp {
     Maximum,
     /// `torch.minimum(a, b)`: NaN propagates.
     Minimum,
+    /// Python's builtin `min(a, b)` of two scalar ints (host sizes, tile attributes, grid
+    /// indices, 0-d int values loaded from a tensor): the bound of a data-dependent loop as
+    /// Helion's kernels write it, `hl.tile(start, min(end, tile.end))`.
+    IntMin,
+    /// Python's builtin `max(a, b)` of two scalar ints, as [`TensorOp::IntMin`]:
+    /// `hl.tile(max(start, tile.begin - 16), end)`.
+    IntMax,
     /// `a % b`: Python's and torch's `remainder` (the sign of the divisor).
     Mod,
     /// `a & b`: logical on masks, bitwise on ints.
@@ -192,6 +199,8 @@ impl TensorOp {
             | TensorOp::Transpose(..) => (1, 1),
             TensorOp::Maximum
             | TensorOp::Minimum
+            | TensorOp::IntMin
+            | TensorOp::IntMax
             | TensorOp::Mod
             | TensorOp::And
             | TensorOp::Or
@@ -213,6 +222,8 @@ impl TensorOp {
             TensorOp::Unary(f) => f.construct(),
             TensorOp::Maximum => "torch.maximum",
             TensorOp::Minimum => "torch.minimum",
+            TensorOp::IntMin => "min(...)",
+            TensorOp::IntMax => "max(...)",
             TensorOp::Mod => "%",
             TensorOp::And => "&",
             TensorOp::Or => "|",
@@ -247,6 +258,8 @@ impl TensorOp {
             TensorOp::Relu
             | TensorOp::Maximum
             | TensorOp::Minimum
+            | TensorOp::IntMin
+            | TensorOp::IntMax
             | TensorOp::Mod
             | TensorOp::And
             | TensorOp::Or

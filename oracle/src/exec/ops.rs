@@ -189,6 +189,17 @@ impl Runtime<'_> {
                 })?;
                 self.done(DTensor::new(c, data), span)
             }
+            TensorOp::IntMin | TensorOp::IntMax => {
+                // Python's `min`/`max` of ints; a one-element int tensor counts by its value
+                // (`__index__`), as where Helion reads it: a loop's bound.
+                let a = self.int_of(next(), what, span)?;
+                let b = self.int_of(next(), what, span)?;
+                Ok(Value::Int(if matches!(op, TensorOp::IntMin) {
+                    a.min(b)
+                } else {
+                    a.max(b)
+                }))
+            }
             TensorOp::Mod | TensorOp::And | TensorOp::Or => {
                 let (a, b) = (next(), next());
                 if let (Value::Int(x), Value::Int(y)) = (&a, &b) {

@@ -67,6 +67,19 @@ impl ShapeRun<'_> {
                     promote(a.dtype, b.dtype),
                 ))
             }
+            TensorOp::IntMin | TensorOp::IntMax => {
+                match (
+                    it.next().expect("arity checked"),
+                    it.next().expect("arity checked"),
+                ) {
+                    (V::Int(a), V::Int(b)) => Ok(V::Int(if matches!(op, TensorOp::IntMin) {
+                        a.min(b)
+                    } else {
+                        a.max(b)
+                    })),
+                    (a, b) => Err(format!("{what} of {} and {}", a.what(), b.what())),
+                }
+            }
             TensorOp::Mod | TensorOp::And | TensorOp::Or | TensorOp::Cmp(_) | TensorOp::Where => {
                 let vs: Vec<V> = it.by_ref().take(lo).collect();
                 let mut shape = Vec::new();

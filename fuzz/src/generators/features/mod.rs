@@ -556,6 +556,9 @@ pub enum OpTag {
     Unary,
     /// `torch.nn.functional.pad` (never generated: read from case scripts).
     Pad,
+    /// Python's `min`/`max` of ints in a loop bound (never generated: read from case
+    /// scripts).
+    IntMinMax,
 }
 
 impl OpTag {
@@ -586,6 +589,7 @@ impl OpTag {
             TensorOp::Dot => OpTag::Dot,
             TensorOp::Unary(_) => OpTag::Unary,
             TensorOp::Pad(_) => OpTag::Pad,
+            TensorOp::IntMin | TensorOp::IntMax => OpTag::IntMinMax,
         }
     }
 }

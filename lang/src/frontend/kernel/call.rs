@@ -40,6 +40,28 @@ impl KernelParser<'_, '_> {
                 }
                 return Ok(value.kind);
             }
+            Some(f @ ("min" | "max")) => {
+                // Python's `min(a, b)`/`max(a, b)` of scalar ints: a data-dependent loop's
+                // bound (`hl.tile(start, min(end, tile.end))`). Of more operands, an iterable
+                // or keywords, it is another function.
+                self.no_keywords(c, f)?;
+                let [a, b] = c.args.as_slice() else {
+                    return Err(self.err(
+                        c,
+                        &format!("{f}(...)"),
+                        format!("`{f}` of a case script takes two scalar ints"),
+                    ));
+                };
+                let op = if f == "min" {
+                    crate::ir::TensorOp::IntMin
+                } else {
+                    crate::ir::TensorOp::IntMax
+                };
+                return Ok(ExprKind::Op {
+                    op,
+                    args: vec![self.expr(a)?, self.expr(b)?],
+                });
+            }
             Some(f @ ("torch.add" | "torch.sub" | "torch.mul")) => {
                 // `torch.add(a, b, alpha=k)` is `a + b * k` in torch (and `torch.sub` is
                 // `a - b * k`): desugared to the IR's arithmetic, which the renderer writes.

@@ -164,7 +164,11 @@ impl Checker {
             }),
             ExprKind::Op { op, args } => c.at(key("op"), |c| {
                 let construct = op.construct();
-                c.require_device(e.span, construct)?;
+                // Python's `min`/`max` of ints is host arithmetic as much as device code (an
+                // outer loop's bound); every other op computes on device values.
+                if !matches!(op, TensorOp::IntMin | TensorOp::IntMax) {
+                    c.require_device(e.span, construct)?;
+                }
                 let (lo, hi) = op.arity();
                 if !(lo..=hi).contains(&args.len()) {
                     return Err(c.fail(
@@ -184,6 +188,8 @@ impl Checker {
                     | TensorOp::Rsqrt
                     | TensorOp::Maximum
                     | TensorOp::Minimum
+                    | TensorOp::IntMin
+                    | TensorOp::IntMax
                     | TensorOp::Mod
                     | TensorOp::And
                     | TensorOp::Or

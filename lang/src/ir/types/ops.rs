@@ -85,6 +85,37 @@ impl Infer<'_> {
                     dims: bcast(&sa, &sb, span)?,
                 }
             }
+            (TensorOp::IntMin | TensorOp::IntMax, [a, b]) => {
+                let scalar_int = |t: &Ty| match t {
+                    Ty::Int(_) | Ty::GridIndex(_) => Some(false),
+                    Ty::Tensor {
+                        dtype: DType::Int32,
+                        dims,
+                    } if dims.is_empty() => Some(true),
+                    _ => None,
+                };
+                let (Some(ta), Some(tb)) = (scalar_int(a), scalar_int(b)) else {
+                    return Err(err(
+                        span,
+                        format!("`{what}` takes two scalar ints, not {a:?} and {b:?}"),
+                    ));
+                };
+                match (a.const_int(), b.const_int()) {
+                    (Some(x), Some(y)) => Ty::Int(Some(crate::ir::sym::Affine::constant(
+                        if matches!(op, TensorOp::IntMin) {
+                            x.min(y)
+                        } else {
+                            x.max(y)
+                        },
+                    ))),
+                    // A value loaded from an int tensor stays a device scalar, as in Helion.
+                    _ if ta || tb => Ty::Tensor {
+                        dtype: DType::Int32,
+                        dims: Vec::new(),
+                    },
+                    _ => Ty::Int(None),
+                }
+            }
             (TensorOp::Mod, [a, b]) => match (a, b) {
                 (Ty::Tensor { .. }, _) | (_, Ty::Tensor { .. }) => {
                     self.binary(crate::ir::BinOp::Mul, a, b, span)?
@@ -321,6 +352,8 @@ impl Infer<'_> {
                 | TensorOp::Unary(_)
                 | TensorOp::Maximum
                 | TensorOp::Minimum
+                | TensorOp::IntMin
+                | TensorOp::IntMax
                 | TensorOp::Mod
                 | TensorOp::And
                 | TensorOp::Or

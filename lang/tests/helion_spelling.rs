@@ -1076,3 +1076,53 @@ fn min_and_max_of_two_ints_bound_a_data_dependent_loop() {
         );
     }
 }
+
+#[test]
+fn broadcast_tensors_of_one_shape_rebinds_each_tensor_to_itself() {
+    let body = |first: &str| {
+        format!(
+            "    {first}\n    out = torch.empty_like(x)\n    for t in hl.tile(out.size()):\n        out[t] = x[t] + y[t]\n    return out"
+        )
+    };
+    let two = |y: &str| format!("{X}\n{y}");
+    let same = "y = torch.randn(16, 256, dtype=torch.bfloat16)";
+    let helion = script(
+        "x: torch.Tensor, y: torch.Tensor",
+        "block_sizes=[8, 128]",
+        &body("x, y = torch.broadcast_tensors(x, y)"),
+        &two(same),
+        "x, y",
+    );
+    let canonical = script(
+        "x: torch.Tensor, y: torch.Tensor",
+        "block_sizes=[8, 128]",
+        &body("pass").replace("    pass\n", ""),
+        &two(same),
+        "x, y",
+    );
+    same_as(&helion, &canonical);
+    // Of other shapes torch makes broadcast views of the inputs: refused at the statement,
+    // naming both shapes.
+    let e = refuse(&helion.replace(same, "y = torch.randn(1, 256, dtype=torch.bfloat16)"));
+    assert_eq!(
+        (e.span.line, e.construct.as_str()),
+        (8, "torch.broadcast_tensors"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("[16, 256]") && e.message.contains("[1, 256]"),
+        "{e}"
+    );
+    // Other targets than its operands, or a keyword: refused at the call.
+    for bad in [
+        "a, b = torch.broadcast_tensors(x, y)",
+        "y, x = torch.broadcast_tensors(x, y)",
+    ] {
+        let e = refuse(&helion.replace("x, y = torch.broadcast_tensors(x, y)", bad));
+        assert_eq!(
+            (e.span.line, e.construct.as_str()),
+            (8, "torch.broadcast_tensors"),
+            "{bad}: {e}"
+        );
+    }
+}

@@ -437,6 +437,24 @@ fn check_asserts(
         let mut prefix = case.clone();
         prefix.kernel.body.truncate(a.at);
         let env = crate::ir::scope::HostEnv::of(&prefix);
+        let shapes: Vec<(&String, Option<&Vec<usize>>)> = a
+            .same_shape
+            .iter()
+            .map(|n| (n, env.tensors.get(n).map(|t| &t.shape)))
+            .collect();
+        if let Some(((n0, s0), (n, s))) = shapes
+            .first()
+            .and_then(|first| shapes.iter().find(|x| x.1 != first.1).map(|x| (first, x)))
+        {
+            return Err(FrontendError {
+                path: ctx.path.clone(),
+                span: a.span,
+                construct: "torch.broadcast_tensors".into(),
+                message: format!(
+                    "torch.broadcast_tensors of tensors of other shapes (`{n0}` {s0:?}, `{n}` {s:?}) makes broadcast views of inputs, which a case script does not model"
+                ),
+            });
+        }
         for c in &a.comparisons {
             let crate::ir::ExprKind::Compare { op, lhs, rhs } = &c.kind else {
                 unreachable!("assert terms are comparisons")

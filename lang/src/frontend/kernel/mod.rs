@@ -78,6 +78,11 @@ pub(crate) struct HostAssert {
     pub at: usize,
     /// The comparisons that must all hold.
     pub comparisons: Vec<crate::ir::Expr>,
+    /// Host tensors that must have one shape: `x, y = torch.broadcast_tensors(x, y)` of
+    /// tensors of one shape rebinds each to itself (torch returns the tensors' own views),
+    /// so it reads as nothing; of other shapes it makes broadcast views of inputs, which a
+    /// case script does not model, and is refused at the statement.
+    pub same_shape: Vec<String>,
 }
 
 /// `torch.float32` / `torch.bfloat16` / `torch.int32`.

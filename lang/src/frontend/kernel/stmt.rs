@@ -114,6 +114,11 @@ impl KernelParser<'_, '_> {
                 )),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let ast::Expr::Call(c) = value
+            && dotted(&c.func).as_deref() == Some("torch.broadcast_tensors")
+        {
+            return self.broadcast_in_place(stmt, c, &names);
+        }
         let values: Vec<Expr> = match self.size_list(value)? {
             Some(sizes) => sizes,
             None => match value {
@@ -163,6 +168,49 @@ impl KernelParser<'_, '_> {
             let kind = self.bind(node, &name, value)?;
             out.push(Stmt::new(kind, span));
         }
+        Ok(())
+    }
+
+    /// `x, y = torch.broadcast_tensors(x, y)` on the host: each name rebinds to its own
+    /// broadcast, which is the tensor itself when the shapes agree ([`HostAssert::same_shape`],
+    /// decided on the inputs). Any other form (other targets, a device value) is refused.
+    fn broadcast_in_place(
+        &mut self,
+        stmt: &ast::Stmt,
+        c: &ast::ExprCall,
+        names: &[String],
+    ) -> Result<(), FrontendError> {
+        const F: &str = "torch.broadcast_tensors";
+        if self.depth > 0 {
+            return Err(self.err(
+                c,
+                F,
+                format!("{F} inside a device loop is not part of a case script"),
+            ));
+        }
+        self.no_keywords(c, F)?;
+        let operands = c
+            .args
+            .iter()
+            .map(|a| match a {
+                ast::Expr::Name(n) => Some(n.id.to_string()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>();
+        if operands.as_deref() != Some(names) {
+            return Err(self.err(c, F, format!("{F} of a case script rebinds its operands in place (`x, y = {F}(x, y)`), each a host tensor")));
+        }
+        for n in names {
+            if self.names.get(n.as_str()) != Some(&NameKind::HostTensor) {
+                return Err(self.err(c, F, format!("{F} of `{n}`, not a host tensor")));
+            }
+        }
+        self.asserts.push(HostAssert {
+            span: self.ctx.span(stmt),
+            at: self.root_len,
+            comparisons: Vec::new(),
+            same_shape: names.to_vec(),
+        });
         Ok(())
     }
 
@@ -281,6 +329,7 @@ impl KernelParser<'_, '_> {
                     span,
                     at: self.root_len,
                     comparisons,
+                    same_shape: Vec::new(),
                 });
                 return Ok(None);
             }

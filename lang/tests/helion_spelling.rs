@@ -1126,3 +1126,34 @@ fn broadcast_tensors_of_one_shape_rebinds_each_tensor_to_itself() {
         );
     }
 }
+
+#[test]
+fn argmin_and_argmax_take_one_dim_and_give_an_int() {
+    let src = |f: &str| {
+        script(
+            "x: torch.Tensor",
+            "block_sizes=[8]",
+            &format!(
+                "    out = torch.empty([x.size(0)], dtype=torch.int32)\n    for t in hl.tile(x.size(0)):\n        out[t] = {f}.to(torch.int32)\n    return out"
+            ),
+            X,
+            "x",
+        )
+    };
+    same_as(
+        &src("x[t, :].argmin(dim=-1)"),
+        &src("torch.argmin(x[t, :], dim=-1)"),
+    );
+    let rendered = render_case(&parse(&src("x[t, :].argmax(1, keepdim=True)[:, 0]")));
+    assert!(
+        rendered.contains("torch.argmax(x[t, :], dim=1, keepdim=True)"),
+        "{rendered}"
+    );
+    let e = refuse(&src("torch.argmin(x[t, :], dim=[0, 1])"));
+    assert_eq!(
+        (e.span.line, e.construct.as_str()),
+        (10, "torch.argmin"),
+        "{e}"
+    );
+    assert!(e.message.contains("one int dim"), "{e}");
+}

@@ -241,3 +241,30 @@ fn min_and_max_of_ints_bound_loops_by_value() {
         vec![0.0, 32.0, 2.0, 4.0]
     );
 }
+
+#[test]
+fn argmin_and_argmax_take_the_first_extreme_and_a_nan_wins() {
+    // Row 1 holds NaN where its square root is taken of -1.
+    let x = "x = torch.tensor([[3.0, 1.0, 1.0, 2.0], [5.0, -1.0, 9.0, -1.0]])";
+    let body = |f: &str| {
+        format!(
+            "out = torch.zeros([2], dtype=torch.int32)\nfor g in hl.grid(2):\n    out[g] = {f}.to(torch.int32)\nreturn out"
+        )
+    };
+    let out = |body: String| {
+        values(
+            &eval_ok(&script("", "x: torch.Tensor", &body, x, "x")),
+            "out",
+        )
+    };
+    assert_eq!(
+        out(body("torch.argmin(torch.sqrt(x[g, :]), dim=-1)")),
+        vec![1.0, 1.0]
+    );
+    assert_eq!(out(body("torch.sqrt(x[g, :]).argmax(0)")), vec![0.0, 1.0]);
+    assert_eq!(out(body("x[g, :].argmax(0)")), vec![0.0, 2.0]);
+    // No dim: the index into the flattened block (2 of [3, 1, 5, -1]); keepdim keeps a unit
+    // dim (argmin of row 0 is 1).
+    let flat = "out = torch.zeros([2], dtype=torch.int32)\nfor g in hl.grid(2):\n    out[g] = torch.argmax(x[:, 0:2]).to(torch.int32) + torch.argmin(x[0:1, :], dim=1, keepdim=True).sum()\nreturn out";
+    assert_eq!(out(flat.to_string()), vec![3.0, 3.0]);
+}

@@ -647,6 +647,14 @@ fn op_target(op: &TensorOp) -> &'static str {
             kind: ReduceKind::Amin,
             ..
         } => "aten.amin.default",
+        TensorOp::Reduce {
+            kind: ReduceKind::Argmax,
+            ..
+        } => "aten.argmax.default",
+        TensorOp::Reduce {
+            kind: ReduceKind::Argmin,
+            ..
+        } => "aten.argmin.default",
         TensorOp::Transpose(..) => "aten.transpose.int",
         TensorOp::Matmul => "aten.mm.default",
         TensorOp::Bmm => "aten.bmm.default",

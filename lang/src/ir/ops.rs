@@ -166,19 +166,38 @@ pub enum ReduceKind {
     Amax,
     /// `amin`.
     Amin,
+    /// `argmax`: the index of the first largest value along one dim (or of the flattened
+    /// tensor); a NaN counts as the largest. torch's result is int64, which this IR types as
+    /// int32 (the reference computes int64).
+    Argmax,
+    /// `argmin`: as [`ReduceKind::Argmax`], the first smallest (a NaN counts as the smallest).
+    Argmin,
 }
 
 impl ReduceKind {
     /// All reductions.
-    pub const ALL: [ReduceKind; 3] = [ReduceKind::Sum, ReduceKind::Amax, ReduceKind::Amin];
+    pub const ALL: [ReduceKind; 5] = [
+        ReduceKind::Sum,
+        ReduceKind::Amax,
+        ReduceKind::Amin,
+        ReduceKind::Argmax,
+        ReduceKind::Argmin,
+    ];
 
-    /// The torch name (`sum`, `amax`, `amin`).
+    /// The torch name (`sum`, `amax`, `amin`, `argmax`, `argmin`).
     pub fn name(self) -> &'static str {
         match self {
             ReduceKind::Sum => "sum",
             ReduceKind::Amax => "amax",
             ReduceKind::Amin => "amin",
+            ReduceKind::Argmax => "argmax",
+            ReduceKind::Argmin => "argmin",
         }
+    }
+
+    /// Whether the reduction is an index (`argmax`/`argmin`): one dim or none, an int result.
+    pub fn is_index(self) -> bool {
+        matches!(self, ReduceKind::Argmax | ReduceKind::Argmin)
     }
 
     /// Parses the torch name.
@@ -241,6 +260,14 @@ impl TensorOp {
                 kind: ReduceKind::Amin,
                 ..
             } => "torch.amin",
+            TensorOp::Reduce {
+                kind: ReduceKind::Argmax,
+                ..
+            } => "torch.argmax",
+            TensorOp::Reduce {
+                kind: ReduceKind::Argmin,
+                ..
+            } => "torch.argmin",
             TensorOp::Transpose(..) => ".transpose",
             TensorOp::Matmul => "torch.matmul",
             TensorOp::Bmm => "torch.bmm",

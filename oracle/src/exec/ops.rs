@@ -586,6 +586,9 @@ impl Runtime<'_> {
             }
         }
         self.charge(t.numel(), span)?;
+        if kind.is_index() {
+            return self.arg_reduce(t, kind, dims.is_some().then_some(&reduced), keepdim, span);
+        }
         let mut ty = t.ty;
         let mut data = t.data.clone();
         if rank == 0 && kind == ReduceKind::Sum && !ty.is_float() {
@@ -597,6 +600,9 @@ impl Runtime<'_> {
                     let (t2, d2) = crate::sum::sum_dim(ty, &data, d);
                     ty = t2;
                     data = d2;
+                }
+                ReduceKind::Argmax | ReduceKind::Argmin => {
+                    unreachable!("index reductions return above")
                 }
                 ReduceKind::Amax | ReduceKind::Amin => {
                     if data.shape()[d] == 0 {
@@ -647,5 +653,69 @@ impl Runtime<'_> {
                 .expect("same element count");
         }
         self.done(DTensor::new(ty, dense::standard(data.view())), span)
+    }
+
+    /// `argmax`/`argmin` (torch's): the index of the first extreme value along the one
+    /// reduced dim, or of the row-major flattened tensor when `reduced` is `None`; a NaN is
+    /// the extreme (its first occurrence wins). int64, as torch returns.
+    fn arg_reduce(
+        &mut self,
+        t: &DTensor,
+        kind: ReduceKind,
+        reduced: Option<&[bool]>,
+        keepdim: bool,
+        span: Span,
+    ) -> Res<Value> {
+        let what = kind.name();
+        let max = kind == ReduceKind::Argmax;
+        let first_extreme = |lane: &mut dyn Iterator<Item = f64>| {
+            let mut best: Option<(usize, f64)> = None;
+            for (i, v) in lane.enumerate() {
+                best = match best {
+                    None => Some((i, v)),
+                    Some((_, b)) if b.is_nan() => best,
+                    Some(_) if v.is_nan() => Some((i, v)),
+                    Some((_, b)) if (if max { v > b } else { v < b }) => Some((i, v)),
+                    keep => keep,
+                };
+            }
+            best.map(|(i, _)| i as f64)
+        };
+        let empty = || {
+            err(
+                K::InvalidArgument,
+                span,
+                format!("{what}: an empty reduction has no index"),
+            )
+        };
+        let rank = t.shape().len();
+        let dim = reduced.and_then(|r| r.iter().position(|&x| x));
+        let data = match dim {
+            // Every dim of a 0-d tensor, or no dim given: the flattened tensor.
+            None => {
+                let Some(i) = first_extreme(&mut t.data.iter().copied()) else {
+                    return empty();
+                };
+                let shape = if keepdim { vec![1; rank] } else { Vec::new() };
+                dense::from_shape_vec(&shape, vec![i])
+            }
+            Some(d) => {
+                if t.shape()[d] == 0 {
+                    return empty();
+                }
+                let mut data = t.data.map_axis(Axis(d), |lane| {
+                    first_extreme(&mut lane.iter().copied()).expect("non-empty")
+                });
+                if keepdim {
+                    let mut shape = t.shape().to_vec();
+                    shape[d] = 1;
+                    data = data
+                        .into_shape_with_order(IxDyn(&shape))
+                        .expect("same element count");
+                }
+                dense::standard(data.view())
+            }
+        };
+        self.done(DTensor::new(Ty::I64, data), span)
     }
 }

@@ -111,7 +111,11 @@ impl ShapeRun<'_> {
                 }
                 Ok(fresh(shape, dtype))
             }
-            TensorOp::Reduce { dims, keepdim, .. } => {
+            TensorOp::Reduce {
+                kind,
+                dims,
+                keepdim,
+            } => {
                 let t = tensor(it.next().expect("arity checked"), what)?;
                 let rank = t.shape.len();
                 let mut reduced = vec![dims.is_none(); rank];
@@ -130,7 +134,12 @@ impl ShapeRun<'_> {
                         (true, false) => None,
                     })
                     .collect();
-                Ok(fresh(shape, t.dtype))
+                let dtype = if kind.is_index() {
+                    DType::Int32
+                } else {
+                    t.dtype
+                };
+                Ok(fresh(shape, dtype))
             }
             TensorOp::Pad(pads) => {
                 let mut t = tensor(it.next().expect("arity checked"), what)?;

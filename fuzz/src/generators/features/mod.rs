@@ -556,6 +556,8 @@ pub enum OpTag {
     Unary,
     /// `torch.nn.functional.pad` (never generated: read from case scripts).
     Pad,
+    /// `torch.argmax`/`torch.argmin` (never generated: read from case scripts).
+    ArgReduce,
     /// Python's `min`/`max` of ints in a loop bound (never generated: read from case
     /// scripts).
     IntMinMax,
@@ -580,6 +582,7 @@ impl OpTag {
                 ReduceKind::Sum => OpTag::Sum,
                 ReduceKind::Amax => OpTag::Amax,
                 ReduceKind::Amin => OpTag::Amin,
+                ReduceKind::Argmax | ReduceKind::Argmin => OpTag::ArgReduce,
             },
             TensorOp::Transpose(..) => OpTag::Transpose,
             TensorOp::Matmul => OpTag::Matmul,

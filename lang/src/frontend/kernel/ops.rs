@@ -40,7 +40,7 @@ const PAD: &str = "torch.nn.functional.pad";
 pub(super) fn is_op_method(method: &str) -> bool {
     matches!(
         method,
-        "amax" | "amin" | "transpose" | "exp" | "relu" | "rsqrt"
+        "amax" | "amin" | "argmax" | "argmin" | "transpose" | "exp" | "relu" | "rsqrt"
     ) || UnaryFn::from_name(method).is_some()
 }
 
@@ -49,7 +49,13 @@ pub(super) fn is_op_function(f: &str) -> bool {
     function_op(f).is_some()
         || matches!(
             f,
-            "torch.sum" | "torch.amax" | "torch.amin" | "torch.transpose" | PAD
+            "torch.sum"
+                | "torch.amax"
+                | "torch.amin"
+                | "torch.argmax"
+                | "torch.argmin"
+                | "torch.transpose"
+                | PAD
         )
 }
 
@@ -222,6 +228,16 @@ impl KernelParser<'_, '_> {
                 self.err(d, construct, format!("{construct} takes int literal dims"))
             })?]),
         };
+        if kind.is_index()
+            && let Some(ds) = &dims
+            && ds.len() != 1
+        {
+            return Err(self.err(
+                dim.unwrap_or(x),
+                construct,
+                format!("{construct} takes one int dim or none"),
+            ));
+        }
         let keepdim = match keepdim {
             None => false,
             Some(ast::Expr::Constant(k)) => match k.value {

@@ -198,8 +198,17 @@ impl Infer<'_> {
                     }
                 }
             }
-            (TensorOp::Reduce { dims, keepdim, .. }, [x]) => {
+            (
+                TensorOp::Reduce {
+                    kind,
+                    dims,
+                    keepdim,
+                },
+                [x],
+            ) => {
                 let (dtype, shape) = tensor(x, what, span)?;
+                // torch's int64 index has no case dtype: int32, as `sum` of ints keeps it.
+                let dtype = if kind.is_index() { DType::Int32 } else { dtype };
                 let rank = shape.len();
                 let mut reduced = vec![false; rank];
                 match dims {

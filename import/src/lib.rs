@@ -279,11 +279,7 @@ impl Importer<'_, '_> {
     }
 
     fn eval(&self) -> Eval<'_> {
-        Eval {
-            module: self.module,
-            lines: self.lines,
-            notes: Default::default(),
-        }
+        Eval::new(self.module, self.lines)
     }
 
     fn kernel(&self, k: &KernelDef, out: &mut Imported) {

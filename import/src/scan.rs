@@ -11,12 +11,14 @@ use rustpython_parser::ast::{self, Ranged};
 pub(crate) enum ScopeKind {
     /// The module.
     Module,
-    /// A function (its name, its positional parameters in order, and the values its
-    /// `@parametrize` decorators give them).
+    /// A function (its name, its positional parameters in order, the values its
+    /// `@parametrize` decorators give them, and its `def`, which the evaluator reads when the
+    /// host code calls it as a helper).
     Function {
         name: String,
         params: Vec<String>,
         parametrize: Vec<Parametrized>,
+        def: Box<ast::StmtFunctionDef>,
     },
     /// A class body: its names are not visible to its methods.
     Class,
@@ -33,6 +35,8 @@ pub(crate) struct Binding {
     /// loop runs the kernel once per value and the case takes the first, which its header
     /// says.
     pub first_of_loop: Option<u32>,
+    /// For a `def`, the function's own scope: a call of the name is a call of that function.
+    pub def_scope: Option<usize>,
 }
 
 /// One `@parametrize("a, b", [(a0, b0), ...])` decorator of a test function (torch's
@@ -216,6 +220,16 @@ fn walk_stmt(m: &mut Module, scope: usize, stmt: &ast::Stmt) {
                     scope,
                 });
             }
+            let inner = open(
+                m,
+                scope,
+                ScopeKind::Function {
+                    name: f.name.to_string(),
+                    params,
+                    parametrize: parametrized(&f.decorator_list),
+                    def: Box::new(f.clone()),
+                },
+            );
             bind(
                 m,
                 scope,
@@ -224,15 +238,9 @@ fn walk_stmt(m: &mut Module, scope: usize, stmt: &ast::Stmt) {
                 at,
                 None,
             );
-            let inner = open(
-                m,
-                scope,
-                ScopeKind::Function {
-                    name: f.name.to_string(),
-                    params,
-                    parametrize: parametrized(&f.decorator_list),
-                },
-            );
+            if let Some(b) = m.scopes[scope].bindings.last_mut() {
+                b.def_scope = Some(inner);
+            }
             walk_calls_only(m, inner, &f.body);
         }
         ast::Stmt::ClassDef(c) => {
@@ -357,6 +365,7 @@ fn bind(
         value: value.clone(),
         at,
         first_of_loop,
+        def_scope: None,
     });
 }
 
@@ -375,7 +384,7 @@ pub(crate) fn index(value: &ast::Expr, i: u32) -> ast::Expr {
 }
 
 /// The name under a chain of subscripts and attributes (`x` of `x[0].a[1]`).
-fn base_name(e: &ast::Expr) -> Option<String> {
+pub(crate) fn base_name(e: &ast::Expr) -> Option<String> {
     let mut cur = e;
     loop {
         match cur {

@@ -155,6 +155,14 @@ struct Function<'f> {
     parent: usize,
 }
 
+/// One call of a helper function under evaluation: the helper's scope and the values this
+/// call gives its parameters (positional, keyword or default). A parameter of a helper resolves
+/// through the innermost frame of its scope, so each call reads its own arguments.
+struct Frame {
+    scope: usize,
+    params: Vec<(String, Val)>,
+}
+
 /// The static evaluator over one module.
 pub(crate) struct Eval<'m> {
     pub module: &'m Module,
@@ -163,6 +171,8 @@ pub(crate) struct Eval<'m> {
     /// What a reader of the case must know about the values read: a loop's or a
     /// `@parametrize`'s first value taken for all (each once, in the order read).
     pub notes: std::cell::RefCell<Vec<String>>,
+    /// The helper calls being evaluated, innermost last.
+    frames: std::cell::RefCell<Vec<Frame>>,
 }
 
 type R<T> = Result<T, String>;
@@ -174,7 +184,17 @@ fn int_of(c: &ast::Constant) -> Option<i64> {
     }
 }
 
-impl Eval<'_> {
+impl<'m> Eval<'m> {
+    /// An evaluator over `module` with no notes and no helper call under way.
+    pub fn new(module: &'m Module, lines: &'m crate::Lines) -> Self {
+        Eval {
+            module,
+            lines,
+            notes: Default::default(),
+            frames: Default::default(),
+        }
+    }
+
     fn here(&self, e: &impl Ranged) -> String {
         format!("line {}", self.lines.line_of(u32::from(e.start())))
     }
@@ -391,10 +411,15 @@ impl Eval<'_> {
                     }
                     return Ok(v);
                 }
+                // A parameter of a helper under evaluation: this call's argument.
+                if let Some(v) = self.frame_value(s, name) {
+                    return Ok(v);
+                }
                 if let ScopeKind::Function {
                     name: f,
                     params,
                     parametrize,
+                    ..
                 } = &sc.kind
                     && let Some(i) = params.iter().position(|p| p == name)
                 {
@@ -414,6 +439,275 @@ impl Eval<'_> {
             "{}: `{name}` is not bound to a value the importer reads",
             self.here(e)
         ))
+    }
+
+    /// The value the innermost call of the helper of scope `scope` gives its parameter `name`.
+    fn frame_value(&self, scope: usize, name: &str) -> Option<Val> {
+        let frames = self.frames.borrow();
+        let frame = frames.iter().rev().find(|f| f.scope == scope)?;
+        frame
+            .params
+            .iter()
+            .find(|(p, _)| p == name)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// The scope of the function a call of `name` at `at` reaches: the `def` that is the name's
+    /// last binding before the use in the scope or an enclosing one (class scopes skipped, as
+    /// for [`Eval::lookup`]); `None` where the name is bound to anything else or not at all.
+    fn function_at(&self, name: &str, at: At) -> Option<usize> {
+        let mut scope = Some(at.scope);
+        let mut first = true;
+        while let Some(s) = scope {
+            let sc = &self.module.scopes[s];
+            let skip = matches!(sc.kind, ScopeKind::Class) && !first;
+            if !skip {
+                let before = sc
+                    .bindings
+                    .iter()
+                    .rev()
+                    .find(|b| b.name == name && (!first || b.at < at.offset));
+                let found = before.or_else(|| {
+                    matches!(sc.kind, ScopeKind::Module)
+                        .then(|| sc.bindings.iter().rev().find(|b| b.name == name))
+                        .flatten()
+                });
+                if let Some(b) = found {
+                    return b.def_scope;
+                }
+                if self.frame_value(s, name).is_some()
+                    || matches!(&sc.kind, ScopeKind::Function { params, .. } if params.iter().any(|p| p == name))
+                {
+                    return None;
+                }
+            }
+            first = false;
+            scope = sc.parent;
+        }
+        None
+    }
+
+    /// A call of the function of scope `fs`, a helper of the file: its body read with its
+    /// parameters bound to this call's arguments (a frame), its `return` value the call's.
+    fn helper(&self, fs: usize, c: &ast::ExprCall, e: &ast::Expr, at: At, d: usize) -> R<Val> {
+        let ScopeKind::Function { name, def, .. } = &self.module.scopes[fs].kind else {
+            unreachable!("a def binding names a function scope");
+        };
+        if def
+            .decorator_list
+            .iter()
+            .any(crate::scan::is_kernel_decorator)
+        {
+            return Err(format!(
+                "{}: a call of kernel `{name}`: its output is not an input the importer spells",
+                self.here(e)
+            ));
+        }
+        if !def.decorator_list.is_empty() {
+            return Err(format!(
+                "{}: a call of `{name}`, a decorated function, which the importer does not evaluate",
+                self.here(e)
+            ));
+        }
+        let ret = self.straight_line(name, def)?;
+        let params = self.arguments(fs, name, def, c, e, at, d)?;
+        let Some(ret) = ret else {
+            return Ok(Val::None);
+        };
+        self.frames.borrow_mut().push(Frame { scope: fs, params });
+        let body_at = At {
+            scope: fs,
+            offset: u32::from(ret.start()),
+        };
+        let v = self.eval(ret, body_at, d);
+        self.frames.borrow_mut().pop();
+        v
+    }
+
+    /// The `return` expression of a straight-line helper (assignments, a docstring,
+    /// `torch.manual_seed(...)`, then `return EXPR`), or why the importer does not read it:
+    /// a branch, a loop or a change in place would make its value another than the bindings
+    /// say.
+    fn straight_line<'d>(
+        &self,
+        name: &str,
+        def: &'d ast::StmtFunctionDef,
+    ) -> R<Option<&'d ast::Expr>> {
+        let not_followed = |stmt: &ast::Stmt, what: &str| {
+            format!(
+                "{}: helper `{name}` has {what}, which the importer does not follow (it reads a helper made of assignments and one final `return`)",
+                self.here(stmt)
+            )
+        };
+        let in_place = |stmt: &ast::Stmt, target: &ast::Expr| {
+            format!(
+                "{}: helper `{name}` changes `{}` in place, which the importer does not follow",
+                self.here(stmt),
+                crate::scan::base_name(target).unwrap_or_else(|| "a value".into())
+            )
+        };
+        fn check_target(t: &ast::Expr) -> Result<(), &ast::Expr> {
+            match t {
+                ast::Expr::Name(_) => Ok(()),
+                ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+                | ast::Expr::List(ast::ExprList { elts, .. }) => {
+                    elts.iter().try_for_each(check_target)
+                }
+                other => Err(other),
+            }
+        }
+        let assigned = |stmt: &ast::Stmt, target: &ast::Expr| -> R<()> {
+            check_target(target).map_err(|bad| match bad {
+                ast::Expr::Subscript(_) | ast::Expr::Attribute(_) => in_place(stmt, bad),
+                _ => not_followed(stmt, "a starred assignment"),
+            })
+        };
+        if def.args.vararg.is_some() || def.args.kwarg.is_some() {
+            return Err(format!(
+                "{}: helper `{name}` takes `*args`/`**kwargs`, which the importer does not bind",
+                self.here(def)
+            ));
+        }
+        let n = def.body.len();
+        for (i, stmt) in def.body.iter().enumerate() {
+            match stmt {
+                ast::Stmt::Expr(x) => match x.value.as_ref() {
+                    ast::Expr::Constant(ast::ExprConstant {
+                        value: ast::Constant::Str(_),
+                        ..
+                    }) => {}
+                    ast::Expr::Call(call) => match call.func.as_ref() {
+                        ast::Expr::Attribute(a)
+                            if a.attr.as_str() == "manual_seed"
+                                && matches!(a.value.as_ref(), ast::Expr::Name(t) if t.id.as_str() == "torch") =>
+                            {}
+                        ast::Expr::Attribute(a)
+                            if a.attr.as_str().ends_with('_')
+                                && !a.attr.as_str().starts_with('_') =>
+                        {
+                            return Err(in_place(stmt, &a.value));
+                        }
+                        _ => return Err(not_followed(stmt, "a call statement")),
+                    },
+                    _ => return Err(not_followed(stmt, "an expression statement")),
+                },
+                ast::Stmt::Pass(_) => {}
+                ast::Stmt::Assign(a) => {
+                    for t in &a.targets {
+                        assigned(stmt, t)?;
+                    }
+                }
+                ast::Stmt::AnnAssign(a) if a.value.is_some() => assigned(stmt, &a.target)?,
+                ast::Stmt::AugAssign(a) => return Err(in_place(stmt, &a.target)),
+                ast::Stmt::Return(r) if i + 1 == n => return Ok(r.value.as_deref()),
+                ast::Stmt::Return(_) => return Err(not_followed(stmt, "code after a `return`")),
+                ast::Stmt::For(_) | ast::Stmt::AsyncFor(_) => {
+                    return Err(not_followed(stmt, "a `for` loop"));
+                }
+                ast::Stmt::While(_) => return Err(not_followed(stmt, "a `while` loop")),
+                ast::Stmt::If(_) | ast::Stmt::Match(_) => {
+                    return Err(not_followed(stmt, "a branch"));
+                }
+                ast::Stmt::FunctionDef(_)
+                | ast::Stmt::AsyncFunctionDef(_)
+                | ast::Stmt::ClassDef(_) => {
+                    return Err(not_followed(stmt, "a nested definition"));
+                }
+                _ => return Err(not_followed(stmt, "a statement")),
+            }
+        }
+        Err(format!(
+            "{}: helper `{name}` does not end in `return`, so it gives no value the importer reads",
+            self.here(def)
+        ))
+    }
+
+    /// The values a call gives a helper's parameters: its positional arguments (a `*seq`
+    /// expanded) and keywords read where the call is, the defaults the rest take read where
+    /// the `def` is.
+    #[allow(clippy::too_many_arguments)]
+    fn arguments(
+        &self,
+        fs: usize,
+        name: &str,
+        def: &ast::StmtFunctionDef,
+        c: &ast::ExprCall,
+        e: &ast::Expr,
+        at: At,
+        d: usize,
+    ) -> R<Vec<(String, Val)>> {
+        let positional = def.args.posonlyargs.len() + def.args.args.len();
+        let all: Vec<&ast::ArgWithDefault> = def
+            .args
+            .posonlyargs
+            .iter()
+            .chain(&def.args.args)
+            .chain(&def.args.kwonlyargs)
+            .collect();
+        let mut given: Vec<Option<Val>> = vec![None; all.len()];
+        let Val::Seq(passed) = self.seq(&c.args, at, d)? else {
+            unreachable!("seq returns a sequence");
+        };
+        if passed.len() > positional {
+            return Err(format!(
+                "{}: the call passes {} arguments, helper `{name}` takes {positional}",
+                self.here(e),
+                passed.len()
+            ));
+        }
+        for (slot, v) in given.iter_mut().zip(passed) {
+            *slot = Some(v);
+        }
+        let posonly = def.args.posonlyargs.len();
+        for kw in &c.keywords {
+            let Some(key) = kw.arg.as_deref() else {
+                return Err(format!(
+                    "{}: `**` in a call of helper `{name}`, which the importer does not bind",
+                    self.here(e)
+                ));
+            };
+            let i = all
+                .iter()
+                .enumerate()
+                .skip(posonly)
+                .find(|(_, p)| p.def.arg.as_str() == key)
+                .map(|(i, _)| i)
+                .ok_or_else(|| {
+                    format!(
+                        "{}: helper `{name}` has no parameter `{key}` (Python raises)",
+                        self.here(e)
+                    )
+                })?;
+            if given[i].is_some() {
+                return Err(format!(
+                    "{}: helper `{name}` is given `{key}` twice (Python raises)",
+                    self.here(e)
+                ));
+            }
+            given[i] = Some(self.eval(&kw.value, at, d)?);
+        }
+        // Defaults are read where the `def` is, as Python reads them when it runs the `def`.
+        let def_at = At {
+            scope: self.module.scopes[fs].parent.unwrap_or(0),
+            offset: u32::from(def.start()),
+        };
+        all.iter()
+            .zip(given)
+            .map(|(p, v)| {
+                let pname = p.def.arg.to_string();
+                let v = match (v, &p.default) {
+                    (Some(v), _) => v,
+                    (None, Some(default)) => self.eval(default, def_at, d)?,
+                    (None, None) => {
+                        return Err(format!(
+                            "{}: no argument for parameter `{pname}` of helper `{name}` (Python raises)",
+                            self.here(e)
+                        ));
+                    }
+                };
+                Ok((pname, v))
+            })
+            .collect()
     }
 
     /// Parameter `i` (`name`) of `func`: the argument of the first call
@@ -715,13 +1009,55 @@ impl Eval<'_> {
                     _ => Err(format!("{}: `{}()` takes one sequence", self.here(e), n.id)),
                 }
             }
-            ast::Expr::Name(n) if n.id.as_str() == "int" => match c.args.as_slice() {
-                [x] => match self.eval(x, at, d)? {
-                    Val::Int(i) => Ok(Val::Int(i)),
-                    Val::Float(f) => Ok(Val::Int(f as i64)),
-                    _ => Err(format!("{}: `int()` of a non-number", self.here(e))),
-                },
-                _ => Err(format!("{}: `int()` takes one number", self.here(e))),
+            ast::Expr::Name(n)
+                if matches!(n.id.as_str(), "int" | "float")
+                    && self.function_at(n.id.as_str(), at).is_none() =>
+            {
+                let f = n.id.as_str();
+                let [x] = c.args.as_slice() else {
+                    return Err(format!("{}: `{f}()` takes one number", self.here(e)));
+                };
+                let v = match self.eval(x, at, d)? {
+                    Val::Int(i) => i as f64,
+                    Val::Float(v) => v,
+                    Val::Bool(b) => f64::from(u8::from(b)),
+                    // `int(qo[-1])`: the one value of a tensor the file fixes.
+                    Val::Tensor(t) => self.one_value(&t, e, &format!("`{f}()`"))?,
+                    _ => return Err(format!("{}: `{f}()` of a non-number", self.here(e))),
+                };
+                Ok(if f == "int" {
+                    if !v.is_finite() {
+                        return Err(format!("{}: `int()` of a non-finite float", self.here(e)));
+                    }
+                    Val::Int(v.trunc() as i64)
+                } else {
+                    Val::Float(v)
+                })
+            }
+            ast::Expr::Name(n)
+                if n.id.as_str() == "len" && self.function_at("len", at).is_none() =>
+            {
+                let [x] = c.args.as_slice() else {
+                    return Err(format!("{}: `len()` takes one argument", self.here(e)));
+                };
+                match self.eval(x, at, d)? {
+                    Val::Seq(v) => Ok(Val::Int(v.len() as i64)),
+                    Val::Str(s) => Ok(Val::Int(s.chars().count() as i64)),
+                    Val::Tensor(t) if !t.shape.is_empty() => Ok(Val::Int(t.shape[0])),
+                    _ => Err(format!(
+                        "{}: `len()` of something without a length",
+                        self.here(e)
+                    )),
+                }
+            }
+            // A helper of the file, read with this call's arguments.
+            ast::Expr::Name(n) => match self.function_at(n.id.as_str(), at) {
+                Some(fs) => self.helper(fs, c, e, at, d),
+                None => Err(format!(
+                    "{}: a call of `{}`, which the importer does not evaluate",
+                    self.here(e),
+                    n.id
+                )),
             },
             _ => Err(format!(
                 "{}: a call the importer does not evaluate",
@@ -870,6 +1206,19 @@ impl Eval<'_> {
                 self.here(e)
             )),
         }
+    }
+
+    /// The one value of a tensor whose values the file fixes (`int(qo[-1])`, `.item()`).
+    fn one_value(&self, t: &TensorVal, e: &ast::Expr, what: &str) -> R<f64> {
+        known_values(t)
+            .filter(|v| v.len() == 1)
+            .map(|v| v[0])
+            .ok_or_else(|| {
+                format!(
+                    "{}: {what} of a tensor that is not one value the importer knows",
+                    self.here(e)
+                )
+            })
     }
 
     fn int(&self, e: &ast::Expr, at: At, d: usize) -> R<i64> {

@@ -2,12 +2,20 @@
 //! dtypes, sequences, and the tensor constructors of PyTorch that make inputs (`torch.randn`,
 //! `torch.zeros`, `torch.randint`, `torch.arange` with a start, end and step of either sign,
 //! `torch.tensor`, `*_like`, `.to(dtype)`, `.reshape`, `t[:, None]`, `.expand`, ...), int
-//! arithmetic on int tensors whose values the file fixes, and `a if cond else b`. Names
-//! resolve to their last binding before the use in the enclosing scopes (a loop variable to
-//! the loop's first value), a function's parameter to the argument the first call of that
+//! arithmetic on int tensors whose values the file fixes, `torch.cat` (any dim, torch's dtype
+//! promotion) and `torch.cumsum`/`.cumsum` (1-D, int) of tensors whose values are known,
+//! `int()`/`float()`/`.item()` of a one-value tensor, `len()`, and `a if cond else b`.
+//!
+//! Names resolve to their last binding before the use in the enclosing scopes (a loop variable
+//! to the loop's first value), a function's parameter to the argument the first call of that
 //! function passes, else to the first value of its `@parametrize`; those first values are
-//! noted for the case's header. Nothing is executed: an expression outside this reading is a
-//! reason, not a guess.
+//! noted for the case's header. A call of a function the file defines (a helper, visible from
+//! the call as Python sees it) whose body is straight-line (assignments, a docstring,
+//! `torch.manual_seed`, one final `return`) is evaluated with its parameters bound to *this*
+//! call's arguments, keywords and defaults (a frame, consulted before the first-call rule), so
+//! `_offsets([10, 23])` and `_offsets([20])` differ; a helper with a loop, a branch, an
+//! in-place change or another statement is a reason naming it and the line. Nothing is
+//! executed: an expression outside this reading is a reason, not a guess.
 
 use crate::scan::{Module, ScopeKind};
 use rustpython_parser::ast::{self, Ranged};
@@ -100,8 +108,9 @@ pub enum Fill {
     Values(Vec<f64>),
     /// Row-major ints in a range that the file draws (`torch.randint`, `torch.randperm`) and
     /// pallas-diff draws itself, deterministically: spelled as literal values like
-    /// [`Fill::Values`], never computed with (a host size read off them would be another
-    /// than the file's).
+    /// [`Fill::Values`]. Not read as host values (`int(t[0])`: a size read off them would be
+    /// another than the file's), but `torch.cat` and `torch.cumsum` compute with them (jagged
+    /// offsets summed from drawn lengths), into [`Fill::Values`] the case's header notes.
     Drawn(Vec<f64>),
 }
 
@@ -992,6 +1001,69 @@ impl<'m> Eval<'m> {
                         };
                         Ok(tensor(t.shape, dtype_kw(t.dtype)?, fill))
                     }
+                    "cat" | "concat" | "concatenate" => {
+                        let (list, dim) = match c.args.as_slice() {
+                            [list] => (list, kw("dim").map(|k| &k.value)),
+                            [list, dim] => (list, Some(dim)),
+                            _ => {
+                                return Err(format!(
+                                    "{}: `torch.{f}` takes (tensors, dim)",
+                                    self.here(e)
+                                ));
+                            }
+                        };
+                        let dim = match dim {
+                            Some(dim) => self.int(dim, at, d)?,
+                            None => 0,
+                        };
+                        let Val::Seq(items) = self.eval(list, at, d)? else {
+                            return Err(format!(
+                                "{}: `torch.{f}` of something other than a list of tensors",
+                                self.here(e)
+                            ));
+                        };
+                        let tensors = items
+                            .into_iter()
+                            .map(|v| match v {
+                                Val::Tensor(t) => Some(t),
+                                _ => None,
+                            })
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| {
+                                format!(
+                                    "{}: `torch.{f}` of something other than tensors",
+                                    self.here(e)
+                                )
+                            })?;
+                        self.cat(&tensors, dim, e)
+                    }
+                    "cumsum" => {
+                        let (t, dim) = match c.args.as_slice() {
+                            [t] => (t, kw("dim").map(|k| &k.value)),
+                            [t, dim] => (t, Some(dim)),
+                            _ => {
+                                return Err(format!(
+                                    "{}: `torch.cumsum` takes (tensor, dim)",
+                                    self.here(e)
+                                ));
+                            }
+                        };
+                        let Val::Tensor(t) = self.eval(t, at, d)? else {
+                            return Err(format!(
+                                "{}: `torch.cumsum` of a non-tensor",
+                                self.here(e)
+                            ));
+                        };
+                        let dim = dim.ok_or_else(|| {
+                            format!(
+                                "{}: `torch.cumsum` without a dim (torch raises)",
+                                self.here(e)
+                            )
+                        })?;
+                        let dim = self.int(dim, at, d)?;
+                        let dtype = kw("dtype").map(|_| dtype_kw(Dtype::Int64)).transpose()?;
+                        self.cumsum(t, dim, dtype, e)
+                    }
                     "Size" => match c.args.as_slice() {
                         [x] => self.eval(x, at, d),
                         _ => Err(format!("{}: `torch.Size` takes one list", self.here(e))),
@@ -1162,17 +1234,34 @@ impl<'m> Eval<'m> {
             "numel" => Ok(Val::Int(t.shape.iter().product())),
             // The one value of a tensor the file fixes, as a host number.
             "item" => {
-                let values = known_values(&t).filter(|v| v.len() == 1).ok_or_else(|| {
-                    format!(
-                        "{}: `.item()` of a tensor that is not one value the importer knows",
-                        self.here(e)
-                    )
-                })?;
+                let v = self.one_value(&t, e, "`.item()`")?;
                 Ok(if t.dtype.is_int() {
-                    Val::Int(values[0] as i64)
+                    Val::Int(v as i64)
                 } else {
-                    Val::Float(values[0])
+                    Val::Float(v)
                 })
+            }
+            // `t.cumsum(0)`, `t.cumsum(dim=0)`.
+            "cumsum" => {
+                let kw = |name: &str| c.keywords.iter().find(|k| k.arg.as_deref() == Some(name));
+                let dim = c.args.first().or_else(|| kw("dim").map(|k| &k.value));
+                let dim = dim.ok_or_else(|| {
+                    format!("{}: `.cumsum()` without a dim (torch raises)", self.here(e))
+                })?;
+                let dim = self.int(dim, at, d)?;
+                let dtype = match kw("dtype") {
+                    None => None,
+                    Some(k) => match self.eval(&k.value, at, d)? {
+                        Val::Dtype(t) => Some(t),
+                        _ => {
+                            return Err(format!(
+                                "{}: `dtype=` is not a dtype",
+                                self.here(&k.value)
+                            ));
+                        }
+                    },
+                };
+                self.cumsum(t, dim, dtype, e)
             }
             // A broadcast view; every element is one of the source's, so the input is the
             // broadcast values themselves (`.contiguous()` after it is what tests write).
@@ -1219,6 +1308,127 @@ impl<'m> Eval<'m> {
                     self.here(e)
                 )
             })
+    }
+
+    /// The values `what` (at `e`) computes with: those the file fixes, or pallas-diff's own
+    /// draw for a random `torch.randint`/`torch.randperm`, which the case's header notes (the
+    /// computed values are fixed, spelled as literals, but not the file's).
+    fn computed_values(&self, t: &TensorVal, e: &ast::Expr, what: &str) -> R<Vec<f64>> {
+        if let Some(values) = known_values(t) {
+            return Ok(values);
+        }
+        match &t.fill {
+            Fill::Drawn(values) if values.len() as i64 <= MAX_COMPUTED_VALUES => {
+                self.note(format!(
+                    "{}: {what} computes with pallas-diff's own draw in place of the file's random ints; the values, and sizes read off them, are the case's own",
+                    self.here(e)
+                ));
+                Ok(values.clone())
+            }
+            _ => Err(format!(
+                "{}: {what} of values the importer does not know (random floats, uninitialised, or past {MAX_COMPUTED_VALUES})",
+                self.here(e)
+            )),
+        }
+    }
+
+    /// `torch.cat(tensors, dim)` of tensors whose values are known: the same shape but along
+    /// `dim`, the dtype torch promotes them to, the values concatenated row-major.
+    fn cat(&self, tensors: &[TensorVal], dim: i64, e: &ast::Expr) -> R<Val> {
+        let Some(first) = tensors.first() else {
+            return Err(format!(
+                "{}: `torch.cat` of no tensors (torch raises)",
+                self.here(e)
+            ));
+        };
+        let rank = first.shape.len();
+        if rank == 0 {
+            return Err(format!(
+                "{}: `torch.cat` of 0-d tensors (torch raises)",
+                self.here(e)
+            ));
+        }
+        let k = if dim < 0 { dim + rank as i64 } else { dim };
+        let k = usize::try_from(k)
+            .ok()
+            .filter(|&k| k < rank)
+            .ok_or_else(|| format!("{}: `torch.cat` dim {dim} out of range", self.here(e)))?;
+        let mut shape = first.shape.clone();
+        shape[k] = 0;
+        let mut dtype = first.dtype;
+        for t in tensors {
+            let same =
+                t.shape.len() == rank && (0..rank).all(|j| j == k || t.shape[j] == first.shape[j]);
+            if !same {
+                return Err(format!(
+                    "{}: `torch.cat` of shapes {:?} and {:?}, which differ off dim {k} (torch raises)",
+                    self.here(e),
+                    first.shape,
+                    t.shape
+                ));
+            }
+            shape[k] += t.shape[k];
+            dtype = promote(dtype, t.dtype).ok_or_else(|| {
+                format!(
+                    "{}: `torch.cat` of dtypes {dtype:?} and {:?}, whose promotion the importer does not read",
+                    self.here(e),
+                    t.dtype
+                )
+            })?;
+        }
+        if shape.iter().product::<i64>() > MAX_COMPUTED_VALUES {
+            return Err(format!(
+                "{}: `torch.cat` to more than {MAX_COMPUTED_VALUES} values",
+                self.here(e)
+            ));
+        }
+        let values = tensors
+            .iter()
+            .map(|t| self.computed_values(t, e, "`torch.cat`"))
+            .collect::<R<Vec<_>>>()?;
+        // Row-major: for each index of the dims before `k`, each tensor's block in turn.
+        let outer = usize::try_from(first.shape[..k].iter().product::<i64>()).unwrap_or(0);
+        let inner = usize::try_from(first.shape[k + 1..].iter().product::<i64>()).unwrap_or(0);
+        let mut out = Vec::new();
+        for o in 0..outer {
+            for (t, v) in tensors.iter().zip(&values) {
+                let block = usize::try_from(t.shape[k]).unwrap_or(0) * inner;
+                out.extend_from_slice(&v[o * block..(o + 1) * block]);
+            }
+        }
+        Ok(tensor(shape, dtype, Fill::Values(out)))
+    }
+
+    /// `torch.cumsum(t, dim)` of a 1-D int tensor whose values are known: the running sums,
+    /// int64 as torch gives for any int input (or `dtype=`).
+    fn cumsum(&self, t: TensorVal, dim: i64, dtype: Option<Dtype>, e: &ast::Expr) -> R<Val> {
+        if t.shape.len() != 1 || !matches!(dim, 0 | -1) {
+            return Err(format!(
+                "{}: `cumsum` of a tensor of shape {:?} over dim {dim} (the importer reads a 1-D tensor's)",
+                self.here(e),
+                t.shape
+            ));
+        }
+        if !t.dtype.is_int() && t.dtype != Dtype::Other("bool") {
+            return Err(format!(
+                "{}: `cumsum` of a float tensor (its sums round in its dtype, which the importer does not compute)",
+                self.here(e)
+            ));
+        }
+        let values = self.computed_values(&t, e, "`cumsum`")?;
+        let mut sum = 0i64;
+        let mut out = Vec::with_capacity(values.len());
+        for v in values {
+            sum = sum
+                .checked_add(v as i64)
+                .ok_or_else(|| format!("{}: `cumsum` overflows", self.here(e)))?;
+            out.push(sum as f64);
+        }
+        Ok(tensor(
+            t.shape,
+            dtype.unwrap_or(Dtype::Int64),
+            Fill::Values(out),
+        ))
     }
 
     fn int(&self, e: &ast::Expr, at: At, d: usize) -> R<i64> {
@@ -1295,6 +1505,22 @@ fn broadcast_values(shape: &[i64], values: &[f64], to: &[i64]) -> Vec<f64> {
             values[at as usize]
         })
         .collect()
+}
+
+/// The dtype `torch.cat` gives two dtypes (torch's promotion among those the importer reads:
+/// the wider int, a float over an int, float32 over bfloat16); `None` for any other pair.
+fn promote(a: Dtype, b: Dtype) -> Option<Dtype> {
+    use Dtype::*;
+    let float = |t: Dtype| matches!(t, Float32 | Bfloat16);
+    let int = |t: Dtype| t.is_int() || t == Other("bool");
+    Some(match (a, b) {
+        _ if a == b => a,
+        (Int32, Int64) | (Int64, Int32) => Int64,
+        (Other("bool"), i) | (i, Other("bool")) if i.is_int() => i,
+        (Float32, Bfloat16) | (Bfloat16, Float32) => Float32,
+        (f, i) | (i, f) if float(f) && int(i) => f,
+        _ => return None,
+    })
 }
 
 fn tensor(shape: Vec<i64>, dtype: Dtype, fill: Fill) -> Val {
@@ -1411,9 +1637,9 @@ fn unsqueezed(shape: &[i64], index: &ast::Expr) -> Option<Vec<i64>> {
 /// past this bound the work would be spent on an input that cannot be written).
 const MAX_COMPUTED_VALUES: i64 = 1 << 16;
 
-/// The values of a tensor whose values the file fixes (an arange, a range, literal values, a
-/// constant fill); `None` for random draws and `torch.empty`, and past
-/// [`MAX_COMPUTED_VALUES`].
+/// The values of a tensor whose values the file fixes (an arange, a range, literal values
+/// and what the importer computed from them, a constant fill: `torch.zeros`, `torch.ones`,
+/// `torch.full`); `None` for random draws and `torch.empty`, and past [`MAX_COMPUTED_VALUES`].
 fn known_values(t: &TensorVal) -> Option<Vec<f64>> {
     let n = t.shape.iter().product::<i64>();
     if n > MAX_COMPUTED_VALUES {

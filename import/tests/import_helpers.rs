@@ -62,6 +62,57 @@ fn inputs(script: &str) -> Vec<&str> {
     tail.lines().collect()
 }
 
+const OFFSETS: &str = r#"
+
+def _offsets(lengths):
+    """Row offsets of sequences of the given lengths."""
+    lengths = torch.tensor(lengths, dtype=torch.int32)
+    return torch.cat(
+        [torch.zeros(1, dtype=torch.int32), torch.cumsum(lengths, 0).to(torch.int32)]
+    )
+"#;
+
+#[test]
+fn two_calls_of_one_helper_read_each_its_own_arguments() {
+    let tail = format!(
+        "{OFFSETS}
+
+def test_two():
+    cu = _offsets([10, 23])
+    total = int(cu[-1])
+    ragged_copy(torch.randn(total, 128), cu)
+
+
+def test_one():
+    cu = _offsets([20])
+    ragged_copy(torch.randn(int(cu[-1].item()), 128), cu)
+"
+    );
+    let got = import(&tail);
+    assert!(
+        got.skipped.iter().all(|s| s.reason.starts_with("no call")),
+        "{:?}",
+        got.skipped
+    );
+    assert_eq!(got.cases.len(), 2);
+    assert_eq!(
+        inputs(&got.cases[0].script),
+        [
+            "x = torch.randn(33, 128, dtype=torch.float32)",
+            "cu = torch.tensor([0, 10, 33], dtype=torch.int32)",
+            "ragged_copy(x, cu)",
+        ]
+    );
+    assert_eq!(
+        inputs(&got.cases[1].script),
+        [
+            "x = torch.randn(20, 128, dtype=torch.float32)",
+            "cu = torch.tensor([0, 20], dtype=torch.int32)",
+            "ragged_copy(x, cu)",
+        ]
+    );
+}
+
 #[test]
 fn a_helper_takes_defaults_keywords_and_returns_a_tuple() {
     let tail = r#"
@@ -175,5 +226,107 @@ def test_inputs():
         reason(&got, "scaled").contains("a call of `make`, which the importer does not evaluate"),
         "{}",
         reason(&got, "scaled")
+    );
+}
+
+#[test]
+fn cat_and_cumsum_compute_the_values_torch_does() {
+    // Along dim 1 of 2-D tensors, int32 and int64 promoted to int64; a cumsum's int64.
+    let tail = r#"
+
+def test_cat():
+    left = torch.arange(4, dtype=torch.int32).reshape(2, 2)
+    right = torch.tensor([[7], [9]])
+    plus_one(torch.cat([left, right], dim=1))
+
+
+def test_cat_dim_positional():
+    a = torch.full((1, 3), 5, dtype=torch.int32)
+    b = torch.ones(2, 3, dtype=torch.int32)
+    plus_one(torch.cat((a, b, a), 0))
+
+
+def test_cumsum():
+    c = torch.tensor([1, 2, 3, -4], dtype=torch.int32).cumsum(dim=0)
+    plus_one(c[:, None])
+"#;
+    let got = import(tail);
+    assert!(
+        got.skipped.iter().all(|s| s.reason.starts_with("no call")),
+        "{:?}",
+        got.skipped
+    );
+    let first = inputs(&got.cases[0].script);
+    assert_eq!(
+        first[0],
+        "idx = torch.tensor([0, 1, 7, 2, 3, 9], dtype=torch.int32).reshape(2, 3)"
+    );
+    assert!(got.cases[0].script.contains("int64 in the file"));
+    assert_eq!(
+        inputs(&got.cases[1].script)[0],
+        "idx = torch.tensor([5, 5, 5, 1, 1, 1, 1, 1, 1, 5, 5, 5], dtype=torch.int32).reshape(4, 3)"
+    );
+    // The int32 input's sums are int64, as torch gives.
+    let third = &got.cases[2].script;
+    assert_eq!(
+        inputs(third)[0],
+        "idx = torch.tensor([1, 3, 6, 2], dtype=torch.int32).reshape(4, 1)"
+    );
+    assert!(third.contains("int64 in the file"), "{third}");
+    // Shapes that differ off the dim, and a float cumsum, are reasons.
+    let got = import(
+        "\n\nplus_one(torch.cat([torch.zeros(2, 3, dtype=torch.int32), torch.zeros(2, 4, dtype=torch.int32)]))\n",
+    );
+    assert!(
+        reason(&got, "plus_one").contains("which differ off dim 0"),
+        "{}",
+        reason(&got, "plus_one")
+    );
+    let got = import("\n\nscaled(torch.ones(4, 2).cumsum(0), 1.0)\n");
+    assert!(
+        reason(&got, "scaled").contains("`cumsum` of a tensor of shape [4, 2]"),
+        "{}",
+        reason(&got, "scaled")
+    );
+    let got = import("\n\nplus_one(torch.cumsum(torch.ones(4), 0)[:, None])\n");
+    assert!(
+        reason(&got, "plus_one").contains("`cumsum` of a float tensor"),
+        "{}",
+        reason(&got, "plus_one")
+    );
+}
+
+#[test]
+fn offsets_summed_from_a_random_draw_are_the_cases_own_and_say_so() {
+    // `torch.randint` is drawn by pallas-diff (`lo + (7i + 3) mod (hi - lo)`: 4, 11, 18); the
+    // offsets and the size read off them follow that draw.
+    let tail = r#"
+
+def test_drawn():
+    lengths = torch.randint(1, 65, (3,), dtype=torch.int32)
+    cu = torch.cat([torch.zeros(1, dtype=torch.int32), torch.cumsum(lengths, dim=0).to(torch.int32)])
+    n = int(cu[-1])
+    ragged_copy(torch.randn(n, 128), cu)
+"#;
+    let got = import(tail);
+    assert!(
+        got.skipped.iter().all(|s| s.reason.starts_with("no call")),
+        "{:?}",
+        got.skipped
+    );
+    let script = &got.cases[0].script;
+    assert_eq!(
+        inputs(script)[..2],
+        [
+            "x = torch.randn(33, 128, dtype=torch.float32)",
+            "cu = torch.tensor([0, 4, 15, 33], dtype=torch.int32)",
+        ]
+    );
+    assert!(
+        script.contains(&format!(
+            "# line {}: `cumsum` computes with pallas-diff's own draw",
+            line_of(tail, "cu = torch.cat")
+        )),
+        "{script}"
     );
 }

@@ -9,7 +9,8 @@
 //!   `from helion._testing import DEVICE` when the kernel names `DEVICE` (`device=DEVICE`);
 //! - a config: the decorator's `config=` (or the first of its `configs=`), else the keywords a
 //!   call passes (`code_and_output(k, args, block_sizes=[...])`, `block_size=` read as
-//!   `block_sizes`), else `block_sizes=[]` where the kernel has no config-driven block (Helion's
+//!   `block_sizes`, a `**config` spread from the `helion.Config(...)` or `dict(...)` it
+//!   evaluates to), else `block_sizes=[]` where the kernel has no config-driven block (Helion's
 //!   default then has nothing to choose), else the user's `--config`, else Helion's own
 //!   default block sizes, asked of real Helion through [`HelionDefaults`] when the caller has
 //!   the Helion environment (`BoundKernel.config_spec.default_config()`, what
@@ -461,10 +462,9 @@ impl Importer<'_, '_> {
                     continue;
                 }
                 let (args_expr, config) = match (callee, call.args.first()) {
-                    ("code_and_output", Some(f)) if is_k(f) => (
-                        call.args.get(1),
-                        call.keywords.iter().filter(|kw| kw.arg.is_some()).collect(),
-                    ),
+                    ("code_and_output", Some(f)) if is_k(f) => {
+                        (call.args.get(1), call.keywords.iter().collect())
+                    }
                     ("run_example", Some(f)) if is_k(f) => (
                         call.args.get(2).or_else(|| {
                             call.keywords
@@ -810,29 +810,43 @@ impl Importer<'_, '_> {
     }
 
     /// The `k=v` entries of a `helion.Config` from keywords, each value evaluated
-    /// (`block_size=` read as `block_sizes`).
+    /// (`block_size=` read as `block_sizes`); a `**config` spreads the keys of the
+    /// `helion.Config(...)` or `dict(...)` it evaluates to (`**_worklist_config([16])`, a helper
+    /// of the file).
     fn config_keys<'k>(
         &self,
         keywords: impl Iterator<Item = &'k ast::Keyword>,
         at: At,
         ev: &Eval<'_>,
     ) -> Result<Vec<String>, (Option<u32>, String)> {
-        let mut parts = Vec::new();
+        let mut entries: Vec<(String, Val, u32)> = Vec::new();
         for kw in keywords {
-            let Some(key) = kw.arg.as_deref() else {
-                return Err((Some(self.line(kw)), "`**` in a config".into()));
-            };
-            let v = ev
-                .eval(&kw.value, at, 0)
-                .map_err(|r| (Some(self.line(kw)), r))?;
-            let (key, v) = match (key, v) {
+            let line = self.line(kw);
+            let v = ev.eval(&kw.value, at, 0).map_err(|r| (Some(line), r))?;
+            match (kw.arg.as_deref(), v) {
+                (Some(key), v) => entries.push((key.to_string(), v, line)),
+                (None, Val::Map(map)) => {
+                    entries.extend(map.into_iter().map(|(k, v)| (k, v, line)));
+                }
+                (None, _) => {
+                    return Err((
+                        Some(line),
+                        "`**` of something other than a `helion.Config(...)` or dict the importer reads"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        let mut parts = Vec::new();
+        for (key, v, line) in entries {
+            let (key, v) = match (key.as_str(), v) {
                 ("block_size", Val::Int(b)) => ("block_sizes", Val::Seq(vec![Val::Int(b)])),
                 ("block_size", v) => ("block_sizes", v),
-                (k, v) => (k, v),
+                (_, v) => (key.as_str(), v),
             };
             let spelled = python(&v).ok_or_else(|| {
                 (
-                    Some(self.line(kw)),
+                    Some(line),
                     format!("config key `{key}`: a value the importer does not spell"),
                 )
             })?;
@@ -924,6 +938,7 @@ fn kind(v: &Val) -> &'static str {
         Val::Device => "a device",
         Val::Seq(_) => "a tuple or list",
         Val::Tensor(_) => "a tensor",
+        Val::Map(_) => "a config or dict",
     }
 }
 
@@ -943,6 +958,6 @@ fn python(v: &Val) -> Option<String> {
                 .collect::<Option<Vec<_>>>()?
                 .join(", ")
         ),
-        Val::Dtype(_) | Val::Device | Val::Tensor(_) => return None,
+        Val::Dtype(_) | Val::Device | Val::Tensor(_) | Val::Map(_) => return None,
     })
 }

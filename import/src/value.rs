@@ -146,6 +146,9 @@ pub enum Val {
     Seq(Vec<Val>),
     /// A tensor.
     Tensor(TensorVal),
+    /// A `helion.Config(...)` or `dict(...)`: its keys and values in order, which a call's
+    /// `**config` passes as keywords.
+    Map(Vec<(String, Val)>),
 }
 
 /// Where an expression is read: its scope and the byte offset of the use.
@@ -1074,7 +1077,19 @@ impl<'m> Eval<'m> {
                     )),
                 }
             }
+            // `helion.Config(k=v, **other)`: a config a helper builds for a call's `**`.
+            ast::Expr::Attribute(a)
+                if a.attr.as_str() == "Config"
+                    && matches!(a.value.as_ref(), ast::Expr::Name(n) if n.id.as_str() == "helion") =>
+            {
+                self.mapping(c, e, at, d)
+            }
             ast::Expr::Attribute(a) => self.method(a, c, e, at, d),
+            ast::Expr::Name(n)
+                if n.id.as_str() == "dict" && self.function_at("dict", at).is_none() =>
+            {
+                self.mapping(c, e, at, d)
+            }
             ast::Expr::Name(n) if matches!(n.id.as_str(), "tuple" | "list") => {
                 match c.args.as_slice() {
                     [x] => self.eval(x, at, d),
@@ -1295,6 +1310,36 @@ impl<'m> Eval<'m> {
                 self.here(e)
             )),
         }
+    }
+
+    /// The keys of `helion.Config(...)`/`dict(...)` given as keywords, a `**` of another such
+    /// value spread in place (a later key replaces an earlier one).
+    fn mapping(&self, c: &ast::ExprCall, e: &ast::Expr, at: At, d: usize) -> R<Val> {
+        if !c.args.is_empty() {
+            return Err(format!(
+                "{}: a config or dict built from positional arguments, which the importer does not read",
+                self.here(e)
+            ));
+        }
+        let mut out: Vec<(String, Val)> = Vec::new();
+        let mut set = |k: String, v: Val| match out.iter_mut().find(|(key, _)| *key == k) {
+            Some(entry) => entry.1 = v,
+            None => out.push((k, v)),
+        };
+        for kw in &c.keywords {
+            let v = self.eval(&kw.value, at, d)?;
+            match (kw.arg.as_deref(), v) {
+                (Some(k), v) => set(k.to_string(), v),
+                (None, Val::Map(entries)) => entries.into_iter().for_each(|(k, v)| set(k, v)),
+                (None, _) => {
+                    return Err(format!(
+                        "{}: `**` of something other than a config or dict the importer reads",
+                        self.here(&kw.value)
+                    ));
+                }
+            }
+        }
+        Ok(Val::Map(out))
     }
 
     /// The one value of a tensor whose values the file fixes (`int(qo[-1])`, `.item()`).
@@ -1571,7 +1616,7 @@ fn truthy(v: &Val) -> Option<bool> {
         Val::Seq(items) => !items.is_empty(),
         // A tensor's truth is its one element's, a dtype's and a device's always true: not
         // how a test picks a value.
-        Val::Dtype(_) | Val::Device | Val::Tensor(_) => return None,
+        Val::Dtype(_) | Val::Device | Val::Tensor(_) | Val::Map(_) => return None,
     })
 }
 

@@ -330,3 +330,66 @@ def test_drawn():
         "{script}"
     );
 }
+
+#[test]
+fn a_config_a_helper_builds_is_the_calls_config_through_double_star() {
+    let tail = r#"
+from helion._testing import code_and_output
+
+
+@helion.kernel(backend="pallas", static_shapes=True)
+def copy_rows(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size(0)):
+        out[tile, :] = x[tile, :]
+    return out
+
+
+def _config(block_sizes, *, loop_type="unroll", grouping=1):
+    return helion.Config(
+        block_sizes=block_sizes,
+        pallas_loop_type=loop_type,
+        pallas_worklist_grouping=grouping,
+    )
+
+
+def test_config():
+    code_and_output(copy_rows, (torch.randn(24, 128),), **_config([16], loop_type="fori_loop"))
+
+
+def test_dict():
+    x = torch.randn(8, 128)
+    code_and_output(scaled, (x, 1.0), **dict(pallas_loop_type="emit_pipeline"))
+"#;
+    let got = import(tail);
+    assert!(
+        got.skipped.iter().all(|s| s.reason.starts_with("no call")),
+        "{:?}",
+        got.skipped
+    );
+    let copy = got.cases.iter().find(|c| c.kernel == "copy_rows").unwrap();
+    assert!(
+        copy.script.contains(
+            "config=helion.Config(block_sizes=[16], pallas_loop_type=\"fori_loop\", pallas_worklist_grouping=1)"
+        ),
+        "{}",
+        copy.script
+    );
+    let scaled = got.cases.iter().find(|c| c.kernel == "scaled").unwrap();
+    assert!(
+        scaled
+            .script
+            .contains("config=helion.Config(block_sizes=[], pallas_loop_type=\"emit_pipeline\")"),
+        "{}",
+        scaled.script
+    );
+    // A `**` of something else is the call's reason, not a config silently dropped.
+    let got = import(
+        "\n\nfrom helion._testing import code_and_output\ncode_and_output(scaled, (torch.randn(8, 128), 1.0), **CONFIGS[0])\n",
+    );
+    assert!(
+        reason(&got, "scaled").contains("`CONFIGS` is not bound"),
+        "{}",
+        reason(&got, "scaled")
+    );
+}

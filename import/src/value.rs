@@ -4,7 +4,8 @@
 //! `torch.tensor`, `*_like`, `.to(dtype)`, `.reshape`, `t[:, None]`, `.expand`, ...), int
 //! arithmetic on int tensors whose values the file fixes, `torch.cat` (any dim, torch's dtype
 //! promotion) and `torch.cumsum`/`.cumsum` (1-D, int) of tensors whose values are known,
-//! `int()`/`float()`/`.item()` of a one-value tensor, `len()`, and `a if cond else b`.
+//! `int()`/`float()`/`.item()` of a one-value tensor, `len()`, `helion.Config(...)` and
+//! `dict(...)` of keywords (what a call's `**config` spreads), and `a if cond else b`.
 //!
 //! Names resolve to their last binding before the use in the enclosing scopes (a loop variable
 //! to the loop's first value), a function's parameter to the argument the first call of that

@@ -22,7 +22,7 @@ pub(crate) fn bin_op(op: BinOp) -> pallas::BinOp {
     }
 }
 
-fn cmp_op(op: CmpOp) -> pallas::CmpOp {
+pub(crate) fn cmp_op(op: CmpOp) -> pallas::CmpOp {
     match op {
         CmpOp::Ge => pallas::CmpOp::Ge,
         CmpOp::Gt => pallas::CmpOp::Gt,
@@ -244,9 +244,7 @@ impl Lowerer<'_> {
                 .into()
             }
             ExprKind::Alloc { .. } => return gap(e.span, "an allocation on device"),
-            // The resident-Ref codegen lowers subscripts, views and arithmetic; the torch ops
-            // are checked against the reference and real Helion, not by our engines.
-            ExprKind::Op { op, .. } => return gap(e.span, op.construct()),
+            ExprKind::Op { op, args } => self.lower_op(e, op, args, env, out)?,
         })
     }
 

@@ -66,6 +66,7 @@ mod expr;
 mod loop_dim;
 mod loops;
 mod memory;
+mod ops;
 mod pad;
 mod stmt;
 mod subscript;

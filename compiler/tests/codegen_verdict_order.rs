@@ -457,3 +457,36 @@ fn min_in_a_loop_bound_is_a_gap_under_every_loop_type_not_an_unroll_refusal() {
     );
     assert_eq!(rejection(&refused).rule, Rule::ConfigUnrollDynamicBounds);
 }
+
+/// Empty tensors and empty launch grids: Helion 1.5.1 lowers them and then cannot run them
+/// (known issues `helion-empty-launch-grid`, `helion-empty-operand-dma-slice`, measured with
+/// `--engines oracle,helion-pallas`), nor can our JAX engines (no zero-size VMEM Ref): a gap,
+/// so the reference and Helion's eager mode check them.
+#[test]
+fn an_empty_tensor_or_launch_grid_is_a_gap() {
+    let body = "    out = torch.zeros_like(x)\n\
+                \x20   for t in hl.tile(END):\n\
+                \x20       out[t, :] = x[t, :] + 1.0\n\
+                \x20   return out";
+    let case = |end: &str, rows: usize| {
+        script(
+            "block_sizes=[8]",
+            "x: torch.Tensor",
+            &body.replace("END", end),
+            &format!("x = torch.randn({rows}, 128)"),
+            "x",
+        )
+    };
+    assert_eq!(
+        gap_construct(&case("x.size(0)", 0)),
+        "a tensor with an empty dim"
+    );
+    assert_eq!(
+        gap_construct(&case("0", 16)),
+        "a launch grid with an empty dim"
+    );
+    assert!(matches!(
+        compiled(&case("x.size(0)", 16)),
+        Compiled::Lowered(_)
+    ));
+}

@@ -85,6 +85,14 @@ fn refused_with(status: &EngineStatus, class: &str, message: &str) -> bool {
     matches!(status, EngineStatus::Refused { class: c, message: m, .. } if c == class && m.contains(message))
 }
 
+/// Whether a JAX slicing message's `operand shape (a, b, ...)` has a zero dim.
+fn operand_shape_has_empty_dim(message: &str) -> bool {
+    message
+        .split_once("operand shape (")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .is_some_and(|(dims, _)| dims.split(',').any(|d| d.trim() == "0"))
+}
+
 /// The engines that run Helion's Pallas backend (its eager mode does not).
 const HELION_BACKEND: &[EngineId] = &[
     EngineId::Worker(Mode::HelionPallas),
@@ -157,6 +165,52 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         likely_in: |_| false,
         reproducer: Some(include_str!(
             "../known-issues/helion-dma-tail-tile-traced-shape.py"
+        )),
+    },
+    KnownIssue {
+        id: "helion-empty-launch-grid",
+        engines: HELION_BACKEND,
+        summary: "A launch-grid loop over an empty dim (`hl.tile(x.size(0))` of a tensor with no \
+                  rows) makes Helion 1.5.1's launcher call `pltpu.emit_pipeline` with `grid=(0,)`, \
+                  which refuses it under every loop type: `ValueError: All elements in the grid \
+                  must be strictly positive`. Torch (and the reference, and Helion's eager mode) \
+                  return the empty output; the check is in the TPU pipeline, not interpret \
+                  mode's. Our model does not lower such a case either (a gap).",
+        tracked: "docs/helion-findings.md#an-empty-launch-grid (not filed upstream yet)",
+        matches: |s| {
+            raised_in(
+                s,
+                "jax/_src/pallas/mosaic/pipeline.py:emit_pipeline",
+                "All elements in the grid must be strictly positive",
+            )
+        },
+        diverges: |_| false,
+        likely_in: |_| false,
+        reproducer: Some(include_str!("../known-issues/helion-empty-launch-grid.py")),
+    },
+    KnownIssue {
+        id: "helion-empty-operand-dma-slice",
+        engines: HELION_BACKEND,
+        summary: "A tile loop over a tensor with no rows (`hl.tile(x.size(0))` inside `hl.grid`, \
+                  `x` of shape (0, 128)) runs no tile, but the DMA Helion 1.5.1 emits for the loop \
+                  body slices a full block of the empty operand when it is traced: `TypeError: \
+                  slice slice_sizes must be less than or equal to operand shape, got slice_sizes \
+                  (8, 128) for operand shape (0, 128)`, raised through the DMA's `start`. Torch, \
+                  the reference and Helion's eager mode return the loop's identity. Matched only \
+                  for an operand with an empty dim: the same message over a non-empty operand \
+                  is a real out-of-range slice.",
+        tracked: "docs/helion-findings.md#an-empty-launch-grid (not filed upstream yet)",
+        matches: |s| {
+            raised_in(
+                s,
+                "jax/_src/pallas/mosaic/primitives.py:start",
+                "slice_sizes must be less than or equal to operand shape",
+            ) && raised(s).is_some_and(|(m, _)| operand_shape_has_empty_dim(m))
+        },
+        diverges: |_| false,
+        likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-empty-operand-dma-slice.py"
         )),
     },
     KnownIssue {
@@ -361,6 +415,42 @@ mod tests {
             traceback: format!(
                 "Traceback (most recent call last):\n  File \"/v/lib/python3.11/site-packages/{file}\", line 1, in {function}\n    x\nTypeError: {message}"
             ),
+        }
+    }
+
+    #[test]
+    fn an_empty_grid_or_operand_is_a_known_issue_and_a_real_out_of_range_slice_is_not() {
+        let grid = raised(
+            "All elements in the grid must be strictly positive, but got grid=(0,)",
+            "jax/_src/pallas/mosaic/pipeline.py",
+            "emit_pipeline",
+        );
+        assert_eq!(
+            known_issue(id("helion-pallas"), &grid).map(|k| k.id),
+            Some("helion-empty-launch-grid")
+        );
+        let slice = |shape: &str| {
+            raised(
+                &format!(
+                    "slice slice_sizes must be less than or equal to operand shape, got slice_sizes (8, 128) for operand shape {shape}."
+                ),
+                "jax/_src/pallas/mosaic/primitives.py",
+                "start",
+            )
+        };
+        for empty in ["(0, 128)", "(4, 0)", "(2, 0, 128)"] {
+            assert_eq!(
+                known_issue(id("helion-pallas"), &slice(empty)).map(|k| k.id),
+                Some("helion-empty-operand-dma-slice"),
+                "{empty}"
+            );
+        }
+        // A block slice past a non-empty operand (a tail slice over 14 rows) is a finding.
+        for full in ["(14, 128)", "(10, 128)"] {
+            assert!(
+                known_issue(id("helion-pallas"), &slice(full)).is_none(),
+                "{full}"
+            );
         }
     }
 

@@ -45,6 +45,13 @@ impl Lowerer<'_> {
             } else {
                 0
             };
+            if trips == 0 {
+                // Mosaic has no empty launch (`pltpu.emit_pipeline` refuses `grid=(0,)`, and a
+                // zero-size VMEM Ref is an invalid memref type), so neither our JAX engines nor
+                // Helion 1.5.1 (known issue `helion-empty-launch-grid`) run it: the reference
+                // and Helion's eager mode check such a case.
+                return gap(span, "a launch grid with an empty dim");
+            }
             grid.push(trips);
             let ld = LoopDim::new(
                 bid,

@@ -265,6 +265,14 @@ pub fn classify(
                 stage: tpu_runner::Stage::Lower,
                 ..
             } => Some(Outcome::LoweringError),
+            // Raising at run time on a case the reference calls invalid (an index out of
+            // range, an empty tensor read) is what torch does: the case, not Helion, is at fault
+            // (campaign draws never get here, they are drawn again; `check` of a hand-written
+            // or emptied case does).
+            EngineStatus::KernelError {
+                stage: tpu_runner::Stage::Run,
+                ..
+            } if invalid_kind.is_some() => None,
             EngineStatus::KernelError { .. } => Some(Outcome::HelionCrash),
             EngineStatus::Outputs(_)
             | EngineStatus::Lowered
@@ -582,6 +590,35 @@ mod tests {
             |_| None,
         );
         assert_eq!(c.outcome, Outcome::InvalidCase);
+    }
+
+    #[test]
+    fn a_helion_run_error_on_an_invalid_case_is_the_invalid_case_not_a_crash() {
+        let invalid = run(
+            "oracle",
+            EngineStatus::Invalid {
+                kind: oracle::EvalErrorKind::IndexOutOfRange,
+                span: lang::ir::Span::default(),
+                message: "index 0 is out of bounds for dimension 0 with size 0".into(),
+            },
+        );
+        let raised = |stage| EngineStatus::KernelError {
+            stage,
+            kind: "IndexError".into(),
+            message: "index 0 is out of bounds for dimension 0 with size 0".into(),
+            traceback: String::new(),
+        };
+        let compiler = CompilerResult::Rejected(ErrorClass::BackendUnsupported);
+        let eager = run("helion-eager", raised(tpu_runner::Stage::Run));
+        let c = classify(compiler, &invalid, &[eager.clone()], differ, |_| None);
+        assert_eq!(c.outcome, Outcome::InvalidCase);
+        // On a valid case the same error is a Helion crash; a lowering error stays one too.
+        let valid = run("oracle", outputs(1.0));
+        let c = classify(compiler, &valid, &[eager], differ, |_| None);
+        assert_eq!(c.outcome, Outcome::HelionCrash);
+        let lowering = run("helion-pallas", raised(tpu_runner::Stage::Lower));
+        let c = classify(compiler, &invalid, &[lowering], differ, |_| None);
+        assert_eq!(c.outcome, Outcome::LoweringError);
     }
 
     #[test]

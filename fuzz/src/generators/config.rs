@@ -246,7 +246,8 @@ define_gen_config! {
     dividing_extent_percent: u8 = 50, in 0..=100;
     /// How often a case's shape sits at a tile boundary, percent: the outer tile loop's extent
     /// one row below, at, or one above a multiple of its block (a last tile one row short of
-    /// full, no partial tile, a last tile of a single row), or `x` a single row. These are the
+    /// full, no partial tile, a last tile of a single row), or `x` a single row or none (every
+    /// loop over its rows runs no tile; where a loop is bounded by a literal, one row). These are the
     /// shapes that catch tile-mask and clamp bugs; otherwise the block is drawn as
     /// [`GenConfig::dividing_extent_percent`] says and the remainder falls where it may. Off
     /// by default, so the default campaign's draws stay the ones its measurements were taken

@@ -456,6 +456,8 @@ pub enum Feature {
     ExtentOneBelowBlock,
     /// An input tensor with a single row (first dim 1).
     SingleRowInput,
+    /// An input tensor with no rows (first dim 0).
+    EmptyInput,
     /// `hl.tile(live)` with `live = t.end - t.begin`.
     LiveLoop,
     /// `hl.tile(live - k)`.

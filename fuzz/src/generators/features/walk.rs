@@ -47,6 +47,7 @@ impl Out {
             | Feature::ExtentOneAboveBlock
             | Feature::ExtentOneBelowBlock
             | Feature::SingleRowInput
+            | Feature::EmptyInput
             | Feature::LiveLoop
             | Feature::ShiftedLiveLoop
             | Feature::StaticInnerLoop
@@ -173,8 +174,10 @@ impl<'c> Walker<'c> {
         for t in self.host.tensors.values() {
             if matches!(t.origin, HostOrigin::Param { .. }) {
                 out.insert(Feature::DType(t.dtype));
-                if t.shape.first() == Some(&1) {
-                    out.insert(Feature::SingleRowInput);
+                match t.shape.first() {
+                    Some(1) => out.insert(Feature::SingleRowInput),
+                    Some(0) => out.insert(Feature::EmptyInput),
+                    _ => {}
                 }
             }
         }

@@ -69,6 +69,12 @@ pub(super) enum Boundary {
     OneAbove,
     /// `x` has a single row.
     SingleRow,
+    /// `x` has no rows: drawn as a single row, then emptied ([`empty_rows`]), so a loop over
+    /// its rows runs no tile and torch returns the untouched or empty outputs. Helion 1.5.1
+    /// cannot run such a kernel (known issues `helion-empty-launch-grid`,
+    /// `helion-empty-operand-dma-slice`) and our model answers `unsupported`: the reference and
+    /// Helion's eager mode check it.
+    Empty,
 }
 
 impl Boundary {
@@ -78,7 +84,7 @@ impl Boundary {
             Boundary::OneBelow => extent % block == block - 1,
             Boundary::At => block <= extent && extent.is_multiple_of(block),
             // A single row under a block of two rows or more: one tile, one live row.
-            Boundary::OneAbove | Boundary::SingleRow => extent % block == 1,
+            Boundary::OneAbove | Boundary::SingleRow | Boundary::Empty => extent % block == 1,
         }
     }
 
@@ -90,7 +96,7 @@ impl Boundary {
             Boundary::OneBelow => &[3, 7, 15],
             Boundary::At => &[2, 4, 8, 16],
             Boundary::OneAbove => &[9],
-            Boundary::SingleRow => &[1],
+            Boundary::SingleRow | Boundary::Empty => &[1],
         }
     }
 }
@@ -123,6 +129,25 @@ fn whole_block_rows(rows: usize, lo: usize, hi: usize) -> usize {
         .rfind(|&p| p < rows)
         .or_else(|| powers().find(|&p| p > rows))
         .unwrap_or(rows)
+}
+
+/// Empties `x` of a case drawn with one row ([`Boundary::Empty`]): `x` becomes
+/// `torch.zeros` of no rows (every dtype has it), and an `int` argument that stood for its one
+/// row becomes 0. A loop bounded by `x.size(0)` (or by `n`) then runs no tile; one bounded by
+/// a literal would still read the missing row ([`Gen::case`] keeps such a draw's single row).
+fn empty_rows(case: &mut Case, x_shape: &[usize], dtype: DType) {
+    let mut shape = x_shape.to_vec();
+    shape[0] = 0;
+    if let Some(x) = case.inputs.iter_mut().find(|i| i.name == "x") {
+        x.ctor = lang::ir::Ctor::Zeros { shape };
+        x.dtype = (dtype != DType::Float32).then_some(dtype);
+        x.chain.clear();
+    }
+    for (p, a) in case.kernel.params.iter().zip(case.call.args.iter_mut()) {
+        if p.kind == ParamKind::Int && *a == Arg::Int(1) {
+            *a = Arg::Int(0);
+        }
+    }
 }
 
 /// The kernel's parameters and the call's arguments, in the same order.
@@ -199,6 +224,15 @@ impl Gen<'_, '_> {
             call,
         };
         self.choose_partial_index_lists(&mut case)?;
+        if self.boundary == Some(Boundary::Empty) {
+            // Only where every loop over `x`'s rows follows its size: a loop bounded by a
+            // literal would read the missing row, so such a draw keeps its single row.
+            let mut emptied = case.clone();
+            empty_rows(&mut emptied, &self.x_shape, self.dtype);
+            if crate::generators::validate_admissible(&emptied).is_ok() {
+                case = emptied;
+            }
+        }
         Ok(case)
     }
 
@@ -282,7 +316,7 @@ impl Gen<'_, '_> {
         };
         self.boundary = self.choose_boundary()?;
         match self.boundary {
-            Some(Boundary::SingleRow) => rows = 1,
+            Some(Boundary::SingleRow | Boundary::Empty) => rows = 1,
             // A 2-D `x`'s block is at least its sublane alignment (`minimum_block(rows, 8)`):
             // the rows themselves put it at the boundary.
             Some(kind) if rank == 2 => {
@@ -327,7 +361,7 @@ impl Gen<'_, '_> {
 
     /// The tile boundary the case's shape sits at, if any
     /// ([`GenConfig::boundary_shape_percent`](super::GenConfig::boundary_shape_percent)); a
-    /// single row only where the config's row range starts at one.
+    /// single row, or none, only where the config's row range starts at one.
     fn choose_boundary(&mut self) -> Result<Option<Boundary>> {
         if !self.pct(self.cfg.boundary_shape_percent)? {
             return Ok(None);
@@ -335,6 +369,7 @@ impl Gen<'_, '_> {
         let mut kinds = vec![Boundary::OneBelow, Boundary::At, Boundary::OneAbove];
         if self.cfg.min_rows <= 1 {
             kinds.push(Boundary::SingleRow);
+            kinds.push(Boundary::Empty);
         }
         Ok(Some(*self.u.choose(&kinds)?))
     }

@@ -610,7 +610,13 @@ mod tests {
         };
         let compiler = CompilerResult::Rejected(ErrorClass::BackendUnsupported);
         let eager = run("helion-eager", raised(tpu_runner::Stage::Run));
-        let c = classify(compiler, &invalid, &[eager.clone()], differ, |_| None);
+        let c = classify(
+            compiler,
+            &invalid,
+            std::slice::from_ref(&eager),
+            differ,
+            |_| None,
+        );
         assert_eq!(c.outcome, Outcome::InvalidCase);
         // On a valid case the same error is a Helion crash; a lowering error stays one too.
         let valid = run("oracle", outputs(1.0));

@@ -170,10 +170,7 @@ impl Lowerer<'_> {
                 start.plus(P::Int(step).times(base))
             }
             ExprKind::Zeros { shape, dtype } => {
-                let shape = shape
-                    .iter()
-                    .map(|d| self.lower_expr(d, env, out))
-                    .collect::<LResult<_>>()?;
+                let shape = self.lower_alloc_dims(shape, env, out)?;
                 Jnp::Full {
                     shape,
                     value: Box::new(zero(*dtype)),
@@ -186,10 +183,7 @@ impl Lowerer<'_> {
                 value,
                 dtype,
             } => {
-                let shape = shape
-                    .iter()
-                    .map(|d| self.lower_expr(d, env, out))
-                    .collect::<LResult<_>>()?;
+                let shape = self.lower_alloc_dims(shape, env, out)?;
                 let value = self.lower_expr(value, env, out)?;
                 Jnp::Full {
                     shape,
@@ -246,6 +240,29 @@ impl Lowerer<'_> {
             ExprKind::Alloc { .. } => return gap(e.span, "an allocation on device"),
             ExprKind::Op { op, args } => self.lower_op(e, op, args, env, out)?,
         })
+    }
+
+    /// The dims of `hl.zeros`/`hl.full`: a tile stands for its block (`hl.zeros([tile_m,
+    /// 128])` is `jnp.full((_BLOCK_SIZE_0, 128), ...)`, as Helion emits it); any other dim is
+    /// an int expression.
+    fn lower_alloc_dims(
+        &mut self,
+        dims: &[Expr],
+        env: &Env,
+        out: &mut Vec<PStmt>,
+    ) -> LResult<Vec<P>> {
+        dims.iter()
+            .map(|d| match &d.kind {
+                ExprKind::Name(n) => match env.get(n) {
+                    Some(Val::Tile(b)) => match self.loops.get(b) {
+                        Some(ld) => Ok(ld.block.clone()),
+                        None => gap(d.span, format!("the tile `{n}` outside its loop")),
+                    },
+                    _ => self.lower_expr(d, env, out),
+                },
+                _ => self.lower_expr(d, env, out),
+            })
+            .collect()
     }
 
     /// A tile attribute (spec §1.3 table).

@@ -74,6 +74,41 @@ impl Bounds {
         }
     }
 
+    /// One past the furthest element a dynamic unroll of `lb` (an inner loop ending at an
+    /// enclosing tile's `end`, from that tile's `begin` or a static begin: see
+    /// `loops::unroll_of`) reaches: the codegen runs it as a static Python loop of
+    /// `ceil(outer block / bs)` (or `ceil((outer end - begin) / bs)`) trips, each skipped by a
+    /// `lax.cond` once past the end but still traced, so every trip's `pl.ds(offset, bs)` must
+    /// lie inside the padded array even where the outer tile is partial. `None` for any other
+    /// loop (campaign finding: `hl.tile(outer.begin, outer.end)` under an outer tile of 3 over
+    /// 1 row read rows 1 and 2 of an unpadded `x` at trace time).
+    pub fn dynamic_unroll_reach(&self, lb: &LoopBounds) -> Option<i64> {
+        if lb.static_begin().is_some() && lb.static_end().is_some() {
+            return None;
+        }
+        let Some(Sym::TileEnd(outer)) = lb.end.as_ref().and_then(Affine::as_sym) else {
+            return None;
+        };
+        let o = self.by_block.get(&outer)?;
+        let o_reach = o.reach()?;
+        match (
+            lb.begin.as_ref().and_then(Affine::as_sym),
+            lb.static_begin(),
+        ) {
+            // From the outer tile's begin: the last outer tile begins at `o_reach - o.bs` at
+            // most, and the unroll runs `ceil(o.bs / bs)` trips from there.
+            (Some(Sym::TileBegin(b)), _) if b == outer => {
+                let trips = ceil_div(o.bs, lb.bs)?;
+                Some((o_reach - o.bs).saturating_add(trips.saturating_mul(lb.bs)))
+            }
+            (_, Some(s)) => {
+                let trips = ceil_div(o.end_hi?.saturating_sub(s).max(0), lb.bs)?;
+                Some(s.saturating_add(trips.saturating_mul(lb.bs)))
+            }
+            _ => None,
+        }
+    }
+
     /// Lower bound of an affine form.
     pub fn lo(&self, a: &Affine) -> Option<i64> {
         a.terms.iter().try_fold(a.constant, |acc, (&s, &k)| {
@@ -187,7 +222,10 @@ pub(crate) fn apply(l: &mut Lowerer<'_>) -> LResult<()> {
             return gap(span, format!("tile loop {b} has no bounds"));
         };
         let bs = lb.bs;
-        let reach = lb.reach();
+        let reach = match l.case.effective_loop_type() {
+            lang::ir::LoopType::Unroll => l.bounds.dynamic_unroll_reach(lb).or(lb.reach()),
+            lang::ir::LoopType::ForiLoop | lang::ir::LoopType::EmitPipeline => lb.reach(),
+        };
         let r = &mut l.refs[k];
         if let (Some(size), Some(p)) = (r.shape.get(dim).copied(), r.pad.get_mut(dim)) {
             // A loop with data-dependent bounds: in a valid program every tile begins inside

@@ -253,6 +253,14 @@ define_gen_config! {
     /// by default, so the default campaign's draws stay the ones its measurements were taken
     /// on (`ci/gen-helion-language.json` sets it).
     boundary_shape_percent: u8 = 0, in 0..=100;
+    /// How often an item of the outer body is a tile loop over absolute rows from the outer
+    /// tile's begin, `for inner in hl.tile(outer.begin, outer.end - k)`, summing `x[inner, ...]`
+    /// read straight from the tensor, percent. Helion takes `tile.end` as a dependent end and
+    /// `tile.end - k` as another bound (issue 42: the corpus had neither until entry 0097 and
+    /// mutants of `tracing_ops.py` that tell them apart survived). Off by default, so the
+    /// default campaign's draws stay the ones its measurements were taken on
+    /// (`ci/gen-helion-language.json` sets it).
+    absolute_loop_percent: u8 = 0, in 0..=100;
     /// How often a case writes the tensor it loads, percent.
     write_percent: u8 = 6, in 0..=100;
     /// Of those writes, how often through a host `view_as` alias, percent.

@@ -462,6 +462,8 @@ pub enum Feature {
     LiveLoop,
     /// `hl.tile(live - k)`.
     ShiftedLiveLoop,
+    /// `hl.tile(t.begin, ...)`: an inner loop over absolute rows from an enclosing tile's begin.
+    TileBeginLoop,
     /// A nested tile loop over a static extent.
     StaticInnerLoop,
     /// An `if` on the live extent.

@@ -50,6 +50,7 @@ impl Out {
             | Feature::EmptyInput
             | Feature::LiveLoop
             | Feature::ShiftedLiveLoop
+            | Feature::TileBeginLoop
             | Feature::StaticInnerLoop
             | Feature::LiveBranch
             | Feature::ElseBranch
@@ -392,6 +393,17 @@ impl<'c> Walker<'c> {
         let b = begin.map_or(Some(0), |b| self.host.eval_int(b));
         if b != Some(0) {
             out.insert(Feature::NonZeroBegin);
+        }
+        if begin.is_some_and(|b| {
+            matches!(
+                b.kind,
+                ExprKind::TileAttr {
+                    attr: TileAttr::Begin,
+                    ..
+                }
+            )
+        }) {
+            out.insert(Feature::TileBeginLoop);
         }
         if let (Some(b), Some(e), Some(&block)) =
             (b, self.host.eval_int(end), self.effective.get(bid))

@@ -5,7 +5,7 @@
 
 use super::{Gen, Scope, when};
 use crate::generators::make::*;
-use crate::generators::shape::Val;
+use crate::generators::shape::{Dim, Val};
 use arbitrary::Result;
 use lang::ir::{BinOp, DType, Expr, Index, LoopType, Stmt, TileAttr};
 
@@ -52,6 +52,9 @@ impl Gen<'_, '_> {
             return Ok(vec![self.whole_block_item(sc)?]);
         }
         let can_loop = sc.depth_left > 0 && sc.inner.is_none();
+        if can_loop && !self.writes_x && self.pct(self.cfg.absolute_loop_percent)? {
+            return Ok(vec![self.absolute_loop()?]);
+        }
         let live_ok =
             self.loop_type != LoopType::Unroll || self.pct(self.cfg.unroll_live_loop_percent)?;
         let inner_forms =
@@ -89,6 +92,39 @@ impl Gen<'_, '_> {
             5 => self.named_branch(sc)?,
             _ => vec![self.trace_store(sc)?],
         })
+    }
+
+    /// `for inner in hl.tile(outer.begin, outer.end - k): acc = acc + <x[inner, ...] reduced>`:
+    /// rows of the tensor itself, not of the block, from the outer tile's begin to its end or
+    /// `k` rows short of it (`k` below the smallest live extent, so the loop never runs
+    /// backwards; an empty range is Python's and Helion's empty loop). The rows lie inside the
+    /// outer loop's range, so every read is in range.
+    fn absolute_loop(&mut self) -> Result<Stmt> {
+        let o = self.outer().clone();
+        let k = self.range(0, o.live_min.saturating_sub(1).min(2))?;
+        let tile_end = attr(&o.var, TileAttr::End);
+        let end = if k == 0 {
+            tile_end
+        } else {
+            sub(tile_end, int(k as i64))
+        };
+        let (_, block_expr) = self.inner_block(o.block)?;
+        let var = self.fresh("inner");
+        let idx: Vec<Index> = std::iter::once(ix(name(&var)))
+            .chain((1..self.x_shape.len()).map(|_| Index::Full))
+            .collect();
+        let dims: Vec<Dim> = std::iter::once(Dim::Rows)
+            .chain(self.x_shape[1..].iter().map(|&d| Dim::Fixed(d)))
+            .collect();
+        let read = self.reduce(load("x", self.trim(idx), false), Val::new(dims))?;
+        let update = self.acc_update(read)?;
+        Ok(tile_loop(
+            &var,
+            Some(attr(&o.var, TileAttr::Begin)),
+            end,
+            block_expr,
+            vec![update],
+        ))
     }
 
     pub(super) fn tile_attr_item(&mut self, sc: &Scope) -> Result<Stmt> {

@@ -179,6 +179,7 @@ impl Gen<'_, '_> {
         let whole_grid_blocks = self.choose_whole_grid_blocks(family)?;
         self.choose_x_shape(whole_grid_blocks)?;
         let (writes, alias) = self.choose_writes()?;
+        self.writes_x = writes;
         let (grid, init_acc) = self.choose_grid(family, writes)?;
         let plan = Plan {
             family,

@@ -42,7 +42,7 @@ impl Gen<'_, '_> {
 
     /// The inner loop's block: a fixed `block_size=` or a config slot.
     /// Mostly a divisor of `extent_max` (Helion needs the run width to divide the block).
-    fn inner_block(&mut self, extent_max: usize) -> Result<(usize, Option<Expr>)> {
+    pub(super) fn inner_block(&mut self, extent_max: usize) -> Result<(usize, Option<Expr>)> {
         let hi = extent_max.clamp(1, 4);
         let divisors: Vec<usize> = (1..=hi).filter(|d| extent_max.is_multiple_of(*d)).collect();
         let b = if self.u.ratio(1, 3)? {

@@ -144,6 +144,9 @@ struct Gen<'u, 'a> {
     /// The tile boundary the case's shape sits at ([`kernel::Boundary`]), drawn with `x`'s
     /// shape.
     boundary: Option<kernel::Boundary>,
+    /// The kernel writes the tensor it loads ([`Plan::writes`]): no item reads `x` from the
+    /// tensor after the block's load then.
+    writes_x: bool,
 }
 
 impl<'u, 'a> Gen<'u, 'a> {
@@ -165,6 +168,7 @@ impl<'u, 'a> Gen<'u, 'a> {
             acc_is_view: false,
             exact_products: false,
             boundary: None,
+            writes_x: false,
         }
     }
 

@@ -448,6 +448,13 @@ fn min_in_a_loop_bound_is_a_gap_under_every_loop_type_not_an_unroll_refusal() {
             "{loop_type}"
         );
     }
+    // Through a name bound to the `min` (Helion lowers it too: checked the same way), the loop
+    // is undecided as well; the gap is the `min` itself, which the codegen reaches first.
+    let named = with_end("unroll", "e").replace(
+        "        for inner in",
+        "        e = min(x.size(0) - 1, outer.end)\n        for inner in",
+    );
+    assert_eq!(gap_construct(&named), "min(...)");
     // A bound the model cannot read beside the `min` is still `unroll`'s refusal: the `min`
     // only leaves its own loop undecided.
     let refused = with_end("unroll", "min(x.size(0) - 1, outer.end)").replace(
@@ -486,6 +493,35 @@ fn an_empty_tensor_or_launch_grid_is_a_gap() {
     );
     assert!(matches!(
         compiled(&case("x.size(0)", 16)),
+        Compiled::Lowered(_)
+    ));
+}
+
+/// torch keeps a bfloat16 block's dtype beside a float32 0-d tensor (a 0-d operand promotes
+/// only across categories); JAX promotes to float32. The codegen lowers the op only where its
+/// tensor operands share a dtype.
+#[test]
+fn an_op_of_a_zero_d_tensor_of_another_dtype_is_a_gap() {
+    let src = |s_dtype: &str| {
+        script(
+            "block_sizes=[8]",
+            "x: torch.Tensor, s: torch.Tensor",
+            "    out = torch.zeros_like(x)\n\
+             \x20   for t in hl.tile(x.size(0)):\n\
+             \x20       out[t, :] = torch.maximum(x[t, :], s[0])\n\
+             \x20   return out",
+            &format!(
+                "x = torch.randn(16, 128, dtype=torch.bfloat16)\ns = torch.randn(4, dtype={s_dtype})"
+            ),
+            "x, s",
+        )
+    };
+    assert_eq!(
+        gap_construct(&src("torch.float32")),
+        "torch.maximum of a 0-d tensor and a tensor of another dtype"
+    );
+    assert!(matches!(
+        compiled(&src("torch.bfloat16")),
         Compiled::Lowered(_)
     ));
 }

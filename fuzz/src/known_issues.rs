@@ -85,6 +85,15 @@ fn refused_with(status: &EngineStatus, class: &str, message: &str) -> bool {
     matches!(status, EngineStatus::Refused { class: c, message: m, .. } if c == class && m.contains(message))
 }
 
+/// Whether the `grid=(a, b, ...)` of Pallas's refusal has a zero dim (a negative one is
+/// another bug).
+fn grid_has_empty_dim(message: &str) -> bool {
+    message
+        .split_once("grid=(")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .is_some_and(|(dims, _)| dims.split(',').any(|d| d.trim() == "0"))
+}
+
 /// Whether a JAX slicing message's `operand shape (a, b, ...)` has a zero dim.
 fn operand_shape_has_empty_dim(message: &str) -> bool {
     message
@@ -182,7 +191,7 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
                 s,
                 "jax/_src/pallas/mosaic/pipeline.py:emit_pipeline",
                 "All elements in the grid must be strictly positive",
-            )
+            ) && raised(s).is_some_and(|(m, _)| grid_has_empty_dim(m))
         },
         diverges: |_| false,
         likely_in: |_| false,
@@ -429,6 +438,12 @@ mod tests {
             known_issue(id("helion-pallas"), &grid).map(|k| k.id),
             Some("helion-empty-launch-grid")
         );
+        let negative = raised(
+            "All elements in the grid must be strictly positive, but got grid=(-1,)",
+            "jax/_src/pallas/mosaic/pipeline.py",
+            "emit_pipeline",
+        );
+        assert!(known_issue(id("helion-pallas"), &negative).is_none());
         let slice = |shape: &str| {
             raised(
                 &format!(

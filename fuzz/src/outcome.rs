@@ -184,6 +184,16 @@ pub enum CompilerResult {
 pub const SILENTLY_ACCEPTED_INVALID_KINDS: &[oracle::EvalErrorKind] =
     &[oracle::EvalErrorKind::IndexOutOfRange];
 
+/// The kinds of invalid case on which eager torch itself raises (`IndexError`,
+/// `ZeroDivisionError`, a shape or type error, an argument out of its domain).
+const TORCH_RAISES: &[oracle::EvalErrorKind] = &[
+    oracle::EvalErrorKind::IndexOutOfRange,
+    oracle::EvalErrorKind::DivisionByZero,
+    oracle::EvalErrorKind::ShapeMismatch,
+    oracle::EvalErrorKind::TypeError,
+    oracle::EvalErrorKind::InvalidArgument,
+];
+
 /// Helion's verdict on a case, as far as one engine run shows it: lowered (it ran or lowered
 /// the kernel), or refused with a class. `None` when the run says nothing about the verdict
 /// (not run, crashed, timed out, or an exception past code generation).
@@ -265,14 +275,16 @@ pub fn classify(
                 stage: tpu_runner::Stage::Lower,
                 ..
             } => Some(Outcome::LoweringError),
-            // Raising at run time on a case the reference calls invalid (an index out of
-            // range, an empty tensor read) is what torch does: the case, not Helion, is at fault
-            // (campaign draws never get here, they are drawn again; `check` of a hand-written
-            // or emptied case does).
+            // Raising at run time on a case the reference calls invalid for a reason torch
+            // raises on itself (an index out of range, an empty tensor read past its rows) is
+            // what torch does: the case, not Helion, is at fault (campaign draws never get here,
+            // they are drawn again; `check` of a hand-written or emptied case does). A budget,
+            // uninitialized memory or an aliasing rule is no raise of torch's: a crash there
+            // stays a finding.
             EngineStatus::KernelError {
                 stage: tpu_runner::Stage::Run,
                 ..
-            } if invalid_kind.is_some() => None,
+            } if invalid_kind.is_some_and(|k| TORCH_RAISES.contains(&k)) => None,
             EngineStatus::KernelError { .. } => Some(Outcome::HelionCrash),
             EngineStatus::Outputs(_)
             | EngineStatus::Lowered
@@ -625,6 +637,18 @@ mod tests {
         let lowering = run("helion-pallas", raised(tpu_runner::Stage::Lower));
         let c = classify(compiler, &invalid, &[lowering], differ, |_| None);
         assert_eq!(c.outcome, Outcome::LoweringError);
+        // Over budget (or any invalidity torch does not raise on), a crash stays a crash.
+        let budget = run(
+            "oracle",
+            EngineStatus::Invalid {
+                kind: oracle::EvalErrorKind::Budget,
+                span: lang::ir::Span::default(),
+                message: "m".into(),
+            },
+        );
+        let pallas = run("helion-pallas", raised(tpu_runner::Stage::Run));
+        let c = classify(compiler, &budget, &[pallas], differ, |_| None);
+        assert_eq!(c.outcome, Outcome::HelionCrash);
     }
 
     #[test]

@@ -101,7 +101,7 @@ impl Lowerer<'_> {
         let Some(lb) = self.bounds.by_block.get(&bid).cloned() else {
             return gap(span, "a loop without bounds");
         };
-        if let Some(e) = min_max_bound(dim) {
+        if let Some(e) = min_max_bound(dim, &self.min_max_names) {
             return gap(e.span, "`min(...)`/`max(...)` in a loop bound");
         }
         let grid_kind = Self::is_grid(lp.kind);
@@ -229,20 +229,11 @@ impl Lowerer<'_> {
                 return Err(super::LowerError::Rejected(unroll_refused(span)));
             }
         };
-        let trips = match lb.static_begin() {
-            None => {
-                let obs = self.bounds.by_block.get(&outer).map_or(1, |o| o.bs);
-                ceil_div(obs, ld.bs).unwrap_or(0)
-            }
-            Some(s) => match self.bounds.by_block.get(&outer).and_then(|o| o.end_hi) {
-                Some(hi) => ceil_div(hi.saturating_sub(s).max(0), ld.bs).unwrap_or(0),
-                None => {
-                    return gap(
-                        span,
-                        "a dynamic unroll whose trip count has no static bound",
-                    );
-                }
-            },
+        let Some(trips) = self.bounds.dynamic_unroll_trips(lb, outer) else {
+            return gap(
+                span,
+                "a dynamic unroll whose trip count has no static bound",
+            );
         };
         let i = self.fresh("_u");
         let mut body = Vec::new();
@@ -286,29 +277,61 @@ enum Unroll {
     Refused,
 }
 
-/// The Python `min(...)`/`max(...)` in a bound of `dim`, if any
-/// (`hl.tile(start, min(end, tile.end))`). Helion 1.5.1 traces it to `torch.sym_min` and takes
-/// the loop under every loop type (measured: `hl.tile(0, min(x.size(1), tile_q.end))` under
-/// `unroll` runs its `_dynamic_unroll_body`); the model plans no such bound, so the loop is a
-/// [`super::Gap`], never a refusal.
-pub(super) fn min_max_bound(dim: &lang::ir::LoopDim) -> Option<&lang::ir::Expr> {
+/// The Python `min(...)`/`max(...)` in a bound of `dim`, if any, written there
+/// (`hl.tile(start, min(end, tile.end))`) or through a name bound to one (`e = min(n,
+/// t.end)`, then `hl.tile(t.begin, e)`; `min_max` are those names, [`min_max_names`]). Helion
+/// 1.5.1 traces it to `torch.sym_min` and takes the loop under every loop type (measured:
+/// `hl.tile(0, min(x.size(1), tile_q.end))` under `unroll` runs its `_dynamic_unroll_body`);
+/// the model plans no such bound, so the loop is a [`super::Gap`], never a refusal.
+pub(super) fn min_max_bound<'e>(
+    dim: &'e lang::ir::LoopDim,
+    min_max: &[String],
+) -> Option<&'e lang::ir::Expr> {
     let mut found = None;
     for b in dim.begin.iter().chain(std::iter::once(&dim.end)) {
         lang::ir::walk::each_expr(b, &mut |e| {
-            if found.is_none()
-                && matches!(
-                    &e.kind,
-                    lang::ir::ExprKind::Op {
-                        op: lang::ir::TensorOp::IntMin | lang::ir::TensorOp::IntMax,
-                        ..
-                    }
-                )
-            {
+            if found.is_none() && is_min_max(e, min_max) {
                 found = Some(e);
             }
         });
     }
     found
+}
+
+fn is_min_max(e: &lang::ir::Expr, min_max: &[String]) -> bool {
+    match &e.kind {
+        lang::ir::ExprKind::Op {
+            op: lang::ir::TensorOp::IntMin | lang::ir::TensorOp::IntMax,
+            ..
+        } => true,
+        lang::ir::ExprKind::Name(n) => min_max.contains(n),
+        _ => false,
+    }
+}
+
+/// The names the kernel binds, anywhere, to a value computed with Python's `min`/`max` (or
+/// from such a name), to a fixpoint: whichever binding reaches a loop, its bound may be one.
+pub(super) fn min_max_names(body: &[Stmt]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    loop {
+        let before = names.len();
+        lang::ir::walk::each_stmt(body, &mut |s| {
+            let StmtKind::Assign { target, value } = &s.kind else {
+                return;
+            };
+            if names.contains(target) {
+                return;
+            }
+            let mut hit = false;
+            lang::ir::walk::each_expr(value, &mut |e| hit |= is_min_max(e, &names));
+            if hit {
+                names.push(target.clone());
+            }
+        });
+        if names.len() == before {
+            return names;
+        }
+    }
 }
 
 /// The [`Unroll`] of the loop dim of block `bid` with bounds `lb`; `static_bounds` when both
@@ -363,6 +386,7 @@ pub(super) fn unroll_refusal(case: &Case, types: &Types, bounds: &Bounds) -> Opt
         body: &[Stmt],
         types: &Types,
         bounds: &Bounds,
+        min_max: &[String],
         seen: &mut Vec<BlockId>,
         nested: bool,
     ) -> Option<Rejection> {
@@ -372,7 +396,7 @@ pub(super) fn unroll_refusal(case: &Case, types: &Types, bounds: &Bounds) -> Opt
                     let ids = types.blocks.loop_ids(lp);
                     for (dim, &bid) in lp.dims.iter().zip(ids) {
                         if nested
-                            && min_max_bound(dim).is_none()
+                            && min_max_bound(dim, min_max).is_none()
                             && let Some(lb) = bounds.by_block.get(&bid)
                         {
                             let runtime = types.host.is_runtime(&dim.end)
@@ -388,7 +412,7 @@ pub(super) fn unroll_refusal(case: &Case, types: &Types, bounds: &Bounds) -> Opt
                         }
                         seen.push(bid);
                     }
-                    if let Some(r) = walk(&lp.body, types, bounds, seen, true) {
+                    if let Some(r) = walk(&lp.body, types, bounds, min_max, seen, true) {
                         return Some(r);
                     }
                 }
@@ -397,8 +421,8 @@ pub(super) fn unroll_refusal(case: &Case, types: &Types, bounds: &Bounds) -> Opt
                     else_body,
                     ..
                 } => {
-                    if let Some(r) = walk(then_body, types, bounds, seen, nested)
-                        .or_else(|| walk(else_body, types, bounds, seen, nested))
+                    if let Some(r) = walk(then_body, types, bounds, min_max, seen, nested)
+                        .or_else(|| walk(else_body, types, bounds, min_max, seen, nested))
                     {
                         return Some(r);
                     }
@@ -412,5 +436,13 @@ pub(super) fn unroll_refusal(case: &Case, types: &Types, bounds: &Bounds) -> Opt
         }
         None
     }
-    walk(&case.kernel.body, types, bounds, &mut Vec::new(), false)
+    let min_max = min_max_names(&case.kernel.body);
+    walk(
+        &case.kernel.body,
+        types,
+        bounds,
+        &min_max,
+        &mut Vec::new(),
+        false,
+    )
 }

@@ -311,6 +311,9 @@ pub(crate) struct Lowerer<'a> {
     pub host_ints: FastMap<String, i64>,
     /// Loop-dimension records of every loop lowered so far, by block id.
     pub loops: FastMap<BlockId, LoopDim>,
+    /// Names bound to a value of Python's `min`/`max` ([`loops::min_max_names`]): a loop they
+    /// bound is a gap.
+    pub min_max_names: Vec<String>,
     /// Scratch Refs allocated so far (`_carry_<k>`).
     pub scratch: Vec<(String, Scratch)>,
     /// Counter for fresh names.
@@ -398,6 +401,7 @@ impl<'a> Lowerer<'a> {
                 .map(|(k, v)| (k.clone(), *v))
                 .collect(),
             loops: FastMap::default(),
+            min_max_names: loops::min_max_names(&case.kernel.body),
             scratch: Vec::new(),
             fresh: FastMap::default(),
             bounds: pad::Bounds::default(),

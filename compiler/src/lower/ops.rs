@@ -2,13 +2,15 @@
 //! selections and masks that Helion's Inductor lowering emits as one `jnp` call or operator each
 //! (`torch.maximum`/`minimum` as `jnp.maximum`/`jnp.minimum`, `torch.relu(x)` as
 //! `jnp.maximum(x, 0)`, a comparison as the comparison, `&`/`|` of masks or ints as the
-//! bitwise operator, `torch.where` as `jnp.where`), with JAX's promotion of a Python scalar
-//! (weak types), which is torch's for the case dtypes. Every other op (transcendental
+//! bitwise operator, `torch.where` as `jnp.where`). JAX's promotion of a Python scalar (weak
+//! types) is torch's for the case dtypes; a 0-d tensor beside a tensor of another dtype is not
+//! (torch keeps the dimensioned operand's dtype within a category), so that is a gap. Every other op (transcendental
 //! functions, `%`, reductions, transposes, matrix products, pads, Python's `min`/`max`) is a
 //! [`super::Gap`]: the reference and real Helion still check it.
 
 use super::expr::cmp_op;
 use super::{Env, LResult, Lowerer, gap};
+use lang::ir::types::Ty;
 use lang::ir::{Expr, TensorOp};
 use lang::pallas::{self, Expr as P, Jnp};
 
@@ -49,6 +51,29 @@ impl Lowerer<'_> {
         };
         if !lowered {
             return gap(e.span, op.construct());
+        }
+        // torch promotes a 0-d tensor operand only across categories (a float32 scalar beside a
+        // bfloat16 block keeps bfloat16), JAX by its dtype: the two agree only where the
+        // tensor operands share one dtype.
+        let values = match op {
+            TensorOp::Where => args.get(1..).unwrap_or_default(),
+            _ => args,
+        };
+        let tensors: Vec<(lang::ir::DType, bool)> = values
+            .iter()
+            .filter_map(|a| match self.types.of(a) {
+                Ty::Tensor { dtype, dims } => Some((*dtype, dims.is_empty())),
+                _ => None,
+            })
+            .collect();
+        if tensors.iter().any(|t| t.1) && tensors.iter().any(|t| t.0 != tensors[0].0) {
+            return gap(
+                e.span,
+                format!(
+                    "{} of a 0-d tensor and a tensor of another dtype",
+                    op.construct()
+                ),
+            );
         }
         let mut xs = Vec::with_capacity(args.len());
         for a in args {

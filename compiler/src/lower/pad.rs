@@ -91,21 +91,30 @@ impl Bounds {
         };
         let o = self.by_block.get(&outer)?;
         let o_reach = o.reach()?;
+        let trips = self.dynamic_unroll_trips(lb, outer)?;
         match (
             lb.begin.as_ref().and_then(Affine::as_sym),
             lb.static_begin(),
         ) {
             // From the outer tile's begin: the last outer tile begins at `o_reach - o.bs` at
-            // most, and the unroll runs `ceil(o.bs / bs)` trips from there.
+            // most.
             (Some(Sym::TileBegin(b)), _) if b == outer => {
-                let trips = ceil_div(o.bs, lb.bs)?;
                 Some((o_reach - o.bs).saturating_add(trips.saturating_mul(lb.bs)))
             }
-            (_, Some(s)) => {
-                let trips = ceil_div(o.end_hi?.saturating_sub(s).max(0), lb.bs)?;
-                Some(s.saturating_add(trips.saturating_mul(lb.bs)))
-            }
+            (_, Some(s)) => Some(s.saturating_add(trips.saturating_mul(lb.bs))),
             _ => None,
+        }
+    }
+
+    /// The trips of the static loop a dynamic unroll of `lb` inside the tile loop `outer`
+    /// becomes: `ceil(outer block / bs)` from the outer tile's begin, `ceil((outer end - begin)
+    /// / bs)` from a static begin; `None` when the outer loop's end has no static bound. The
+    /// one count of the codegen (`loops`) and the padding.
+    pub fn dynamic_unroll_trips(&self, lb: &LoopBounds, outer: BlockId) -> Option<i64> {
+        let o = self.by_block.get(&outer)?;
+        match lb.static_begin() {
+            None => ceil_div(o.bs, lb.bs),
+            Some(s) => ceil_div(o.end_hi?.saturating_sub(s).max(0), lb.bs),
         }
     }
 

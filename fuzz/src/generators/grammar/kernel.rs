@@ -132,8 +132,8 @@ fn whole_block_rows(rows: usize, lo: usize, hi: usize) -> usize {
 }
 
 /// Empties `x` of a case drawn with one row ([`Boundary::Empty`]): `x` becomes
-/// `torch.zeros` of no rows (every dtype has it), and an `int` argument that stood for its one
-/// row becomes 0. A loop bounded by `x.size(0)` (or by `n`) then runs no tile; one bounded by
+/// `torch.zeros` of no rows (every dtype has it), and the `int` argument `n` that stood for its
+/// one row ([`Gen::outer_end`]) becomes 0. A loop bounded by `x.size(0)` (or by `n`) then runs no tile; one bounded by
 /// a literal would still read the missing row ([`Gen::case`] keeps such a draw's single row).
 fn empty_rows(case: &mut Case, x_shape: &[usize], dtype: DType) {
     let mut shape = x_shape.to_vec();
@@ -144,7 +144,7 @@ fn empty_rows(case: &mut Case, x_shape: &[usize], dtype: DType) {
         x.chain.clear();
     }
     for (p, a) in case.kernel.params.iter().zip(case.call.args.iter_mut()) {
-        if p.kind == ParamKind::Int && *a == Arg::Int(1) {
+        if p.name == "n" && p.kind == ParamKind::Int && *a == Arg::Int(1) {
             *a = Arg::Int(0);
         }
     }

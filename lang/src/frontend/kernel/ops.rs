@@ -228,10 +228,8 @@ impl KernelParser<'_, '_> {
                 self.err(d, construct, format!("{construct} takes int literal dims"))
             })?]),
         };
-        if kind.is_index()
-            && let Some(ds) = &dims
-            && ds.len() != 1
-        {
+        // torch's `argmax`/`argmin` take one int dim (a list, even of one, is a TypeError).
+        if kind.is_index() && matches!(dim, Some(ast::Expr::List(_) | ast::Expr::Tuple(_))) {
             return Err(self.err(
                 dim.unwrap_or(x),
                 construct,

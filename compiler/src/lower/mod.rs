@@ -133,11 +133,12 @@ impl From<Gap> for LowerError {
 
 pub(crate) type LResult<T> = Result<T, LowerError>;
 
-/// The gap of a tensor with an empty dim: Mosaic has no zero-size VMEM Ref (`jax.export`
-/// for TPU: an invalid memref type), and Pallas interpret mode traces a block slice of the
-/// empty operand that JAX refuses (as Helion's DMA does: known issue
+/// The gap of a tensor parameter with an empty dim: Mosaic has no zero-size VMEM Ref
+/// (`jax.export` for TPU: an invalid memref type), and Pallas interpret mode traces a block
+/// slice of the empty operand that JAX refuses (as Helion's DMA does: known issue
 /// `helion-empty-operand-dma-slice`), so our JAX engines run no such module; the reference and
-/// Helion's eager mode check the case.
+/// Helion's eager mode check the case. (An empty output allocation the kernel never reads is
+/// lowered as before: campaign findings hold such cases.)
 const EMPTY_TENSOR: &str = "a tensor with an empty dim";
 
 pub(crate) fn gap<T>(span: Span, construct: impl Into<String>) -> LResult<T> {
@@ -492,9 +493,6 @@ impl<'a> Lowerer<'a> {
             };
             match (&t.origin, &value.kind) {
                 (HostOrigin::Alloc(kind), _) => {
-                    if t.shape.contains(&0) {
-                        return gap(stmt.span, EMPTY_TENSOR);
-                    }
                     self.host_names.insert(target.clone(), self.refs.len());
                     self.refs.push(HostRef {
                         py: py_name(target),

@@ -426,6 +426,11 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
     Ok(case)
 }
 
+/// A host tensor's shape as `[16, 256]`, or `unknown` when the inputs do not give it.
+fn shape_text(shape: Option<&Vec<usize>>) -> String {
+    shape.map_or_else(|| "unknown".into(), |s| format!("{s:?}"))
+}
+
 /// Decides the kernel's host `assert`s on the inputs ([`super::kernel::HostAssert`]): each
 /// comparison is evaluated by the host environment of the root statements before it.
 fn check_asserts(
@@ -451,7 +456,9 @@ fn check_asserts(
                 span: a.span,
                 construct: "torch.broadcast_tensors".into(),
                 message: format!(
-                    "torch.broadcast_tensors of tensors of other shapes (`{n0}` {s0:?}, `{n}` {s:?}) makes broadcast views of inputs, which a case script does not model"
+                    "torch.broadcast_tensors of tensors of other shapes (`{n0}` {}, `{n}` {}) makes broadcast views of inputs, which a case script does not model",
+                    shape_text(*s0),
+                    shape_text(*s)
                 ),
             });
         }

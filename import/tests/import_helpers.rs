@@ -50,6 +50,13 @@ fn reason<'a>(got: &'a Imported, kernel: &str) -> &'a str {
     &s.unwrap_or_else(|| panic!("{kernel} imported")).reason
 }
 
+/// Asserts that `kernel` was not imported for a reason that says `fragment`.
+#[track_caller]
+fn assert_reason(got: &Imported, kernel: &str, fragment: &str) {
+    let r = reason(got, kernel);
+    assert!(r.contains(fragment), "{kernel}: {r}");
+}
+
 /// The line of `needle` in `HEAD` + `tail` (1-based).
 fn line_of(tail: &str, needle: &str) -> usize {
     let src = format!("{HEAD}{tail}");
@@ -215,17 +222,13 @@ def test_inputs():
     // A helper that calls itself ends at the evaluator's depth bound.
     let got =
         import("\n\ndef _n(k):\n    return _n(k)\n\n\nscaled(torch.randn(_n(1), 128), 2.0)\n");
-    assert!(
-        reason(&got, "scaled").contains("too deeply"),
-        "{}",
-        reason(&got, "scaled")
-    );
+    assert_reason(&got, "scaled", "too deeply");
     // A name that is not a `def` of the file is no helper.
     let got = import("\n\nscaled(torch.randn(make(8), 128), 2.0)\n");
-    assert!(
-        reason(&got, "scaled").contains("a call of `make`, which the importer does not evaluate"),
-        "{}",
-        reason(&got, "scaled")
+    assert_reason(
+        &got,
+        "scaled",
+        "a call of `make`, which the importer does not evaluate",
     );
 }
 
@@ -277,23 +280,11 @@ def test_cumsum():
     let got = import(
         "\n\nplus_one(torch.cat([torch.zeros(2, 3, dtype=torch.int32), torch.zeros(2, 4, dtype=torch.int32)]))\n",
     );
-    assert!(
-        reason(&got, "plus_one").contains("which differ off dim 0"),
-        "{}",
-        reason(&got, "plus_one")
-    );
+    assert_reason(&got, "plus_one", "which differ off dim 0");
     let got = import("\n\nscaled(torch.ones(4, 2).cumsum(0), 1.0)\n");
-    assert!(
-        reason(&got, "scaled").contains("`cumsum` of a tensor of shape [4, 2]"),
-        "{}",
-        reason(&got, "scaled")
-    );
+    assert_reason(&got, "scaled", "`cumsum` of a tensor of shape [4, 2]");
     let got = import("\n\nplus_one(torch.cumsum(torch.ones(4), 0)[:, None])\n");
-    assert!(
-        reason(&got, "plus_one").contains("`cumsum` of a float tensor"),
-        "{}",
-        reason(&got, "plus_one")
-    );
+    assert_reason(&got, "plus_one", "`cumsum` of a float tensor");
 }
 
 #[test]
@@ -387,9 +378,5 @@ def test_dict():
     let got = import(
         "\n\nfrom helion._testing import code_and_output\ncode_and_output(scaled, (torch.randn(8, 128), 1.0), **CONFIGS[0])\n",
     );
-    assert!(
-        reason(&got, "scaled").contains("`CONFIGS` is not bound"),
-        "{}",
-        reason(&got, "scaled")
-    );
+    assert_reason(&got, "scaled", "`CONFIGS` is not bound");
 }

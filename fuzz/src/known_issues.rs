@@ -291,7 +291,9 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         summary: "Helion 1.5.1's eager mode (`HELION_INTERPRET=1`) runs `hl.dot` (and \
                   `torch.matmul`/`addmm`/`bmm`, which it reads as `hl.dot`) as `torch.mm(a, b, \
                   out_dtype=...)` or `torch.bmm(..., out_dtype=...)` \
-                  (`helion/language/matmul_ops.py` line 998), whose `out_dtype` overloads \
+                  (`helion/language/matmul_ops.py` line 998; `torch.addmm` of bfloat16 \
+                  factors into a float32 accumulator through `_handle_mm_with_bias`, \
+                  `helion/runtime/ref_mode.py` line 346), whose `out_dtype` overloads \
                   (`aten::mm.dtype`, `aten::bmm.dtype`) torch 2.15 has for CUDA only: \
                   `NotImplementedError: Could not run 'aten::mm.dtype' with arguments from the \
                   'CPU' backend`. An environment limit of eager mode on a CPU, not a lowering \
@@ -301,7 +303,8 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
             raised(s).is_some_and(|(m, tb)| {
                 m.contains("Could not run 'aten::")
                     && m.contains(".dtype' with arguments from the 'CPU' backend")
-                    && tb.contains("helion/language/matmul_ops.py")
+                    && (tb.contains("helion/language/matmul_ops.py")
+                        || tb.contains("helion/runtime/ref_mode.py"))
             })
         },
         diverges: |_| false,
@@ -528,6 +531,11 @@ mod tests {
             Some("helion-eager-dot-out-dtype-cpu")
         );
         assert!(known_issue(id("helion-pallas"), &eager_dot).is_none());
+        let eager_addmm = raised(mm, "helion/runtime/ref_mode.py", "_handle_mm_with_bias");
+        assert_eq!(
+            known_issue(id("helion-eager"), &eager_addmm).map(|k| k.id),
+            Some("helion-eager-dot-out-dtype-cpu")
+        );
         let elsewhere = raised(mm, "torch/utils/_device.py", "__torch_function__");
         assert!(known_issue(id("helion-eager"), &elsewhere).is_none());
         for k in KNOWN_ISSUES {

@@ -139,6 +139,8 @@ pub(crate) enum RJnp {
     Where(Box<RExpr>, Box<RExpr>, Box<RExpr>),
     /// `jax.lax.dynamic_slice_in_dim(x, start, size, axis)`.
     DynamicSliceInDim(Box<RExpr>, Box<RExpr>, i64, usize),
+    /// `jax.lax.dot_general(lhs, rhs, ...)`: batched, `preferred_element_type=jnp.float32`.
+    DotGeneral(Box<RExpr>, Box<RExpr>, bool, bool),
 }
 
 /// A resolved expression.
@@ -515,6 +517,12 @@ impl<'m> Resolver<'m> {
                 size,
                 axis,
             } => RJnp::DynamicSliceInDim(self.bx(x), self.bx(start), *size, *axis),
+            Jnp::DotGeneral {
+                lhs,
+                rhs,
+                batched,
+                preferred_f32,
+            } => RJnp::DotGeneral(self.bx(lhs), self.bx(rhs), *batched, *preferred_f32),
         }
     }
 }

@@ -399,6 +399,22 @@ pub enum Jnp {
         /// Value where false.
         b: Box<Expr>,
     },
+    /// `jax.lax.dot_general(lhs, rhs, dimension_numbers=..., precision='default'[,
+    /// preferred_element_type=jnp.float32])`, as Helion's Pallas backend emits a matrix
+    /// product (`_emit_pallas_matmul`): the last dim of `lhs` contracted with the
+    /// second-to-last of `rhs`, and with `batched` a leading batch dim shared by both
+    /// (`(((2,), (1,)), ((0,), (0,)))` for 3-D operands, `(((1,), (0,)), ((), ()))` for 2-D).
+    DotGeneral {
+        /// Left factor.
+        lhs: Box<Expr>,
+        /// Right factor.
+        rhs: Box<Expr>,
+        /// Rank-3 operands with a shared leading batch dim.
+        batched: bool,
+        /// `preferred_element_type=jnp.float32`: Helion asks for it when a factor is narrower
+        /// than 32 bits (`_needs_f32_accumulator`), so bfloat16 factors give float32.
+        preferred_f32: bool,
+    },
 }
 
 /// The host side of a module: `make(interpret)` returns `f(*inputs)`, which pads the inputs,
@@ -813,6 +829,10 @@ impl Jnp {
                 cond.walk_mut(f);
                 a.walk_mut(f);
                 b.walk_mut(f);
+            }
+            Jnp::DotGeneral { lhs, rhs, .. } => {
+                lhs.walk_mut(f);
+                rhs.walk_mut(f);
             }
         }
     }

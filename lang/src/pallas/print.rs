@@ -513,6 +513,29 @@ impl Printer {
                 self.args(&[cond, a, b]);
                 self.out.push(')');
             }
+            Jnp::DotGeneral {
+                lhs,
+                rhs,
+                batched,
+                preferred_f32,
+            } => {
+                self.out.push_str("jax.lax.dot_general(");
+                self.args(&[lhs, rhs]);
+                let dims = if *batched {
+                    "(((2,), (1,)), ((0,), (0,)))"
+                } else {
+                    "(((1,), (0,)), ((), ()))"
+                };
+                let _ = write!(
+                    self.out,
+                    ", dimension_numbers={dims}, precision='default'{})",
+                    if *preferred_f32 {
+                        ", preferred_element_type=jnp.float32"
+                    } else {
+                        ""
+                    }
+                );
+            }
         }
     }
 

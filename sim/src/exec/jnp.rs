@@ -1,5 +1,5 @@
 //! `jnp` and `lax` array calls (`jnp.sum`, `jnp.where`, `lax.dynamic_slice_in_dim`, ...),
-//! with XLA's merge of directly nested sums into one reduce.
+//! with XLA's merge of directly nested sums into one reduce, and `lax.dot_general`.
 
 use super::{Machine, describe, into_arr, py_int, te};
 use crate::error::{ErrorKind, SimResult};
@@ -131,6 +131,10 @@ impl<'p> Machine<'p> {
                 };
                 let (a, b) = (self.arr(a)?, self.arr(b)?);
                 ops::where_(&c, &a, &b)
+            }
+            RJnp::DotGeneral(lhs, rhs, batched, preferred_f32) => {
+                let (a, b) = (self.arr(lhs)?, self.arr(rhs)?);
+                ops::dot_general(&a, &b, *batched, *preferred_f32)
             }
         }
     }

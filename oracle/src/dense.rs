@@ -19,14 +19,11 @@ use ndarray::{
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Alias ids of views of host tensors carry this bit (see [`DTensor::alias`]).
-pub(crate) const HOST_VIEW: u64 = 1 << 63;
-
 static NEXT_ALIAS: AtomicU64 = AtomicU64::new(1);
 
 /// A fresh alias id (a new storage in torch's sense).
 pub(crate) fn fresh_alias() -> u64 {
-    NEXT_ALIAS.fetch_add(1, Ordering::Relaxed) & !HOST_VIEW
+    NEXT_ALIAS.fetch_add(1, Ordering::Relaxed)
 }
 
 thread_local! {
@@ -105,7 +102,10 @@ pub(crate) struct DTensor {
     /// Values in standard layout, each exact in `ty`.
     pub data: ArrayD<f64>,
     /// Which torch storage this value would share: views keep their source's id, fresh results
-    /// get a new one, views of host tensors carry [`HOST_VIEW`].
+    /// get a new one. A subscript of a host tensor in a kernel is a load, a fresh value: Helion
+    /// 1.5.1 copies it in its eager mode and in its Pallas backend alike (measured:
+    /// `state = x[0, :, :]; state += 1.0` leaves `x` as it was under `HELION_INTERPRET=1` and
+    /// under the Pallas backend, where eager torch would write through the view).
     pub alias: u64,
 }
 

@@ -45,8 +45,9 @@ pub enum EvalErrorKind {
     /// The inputs or the call do not fit the kernel (an input's constructor chain is invalid, an
     /// argument of the wrong kind).
     InvalidInput,
-    /// An in-place update (`+=`) of a tensor another live name aliases, or of a view of a host
-    /// tensor: eager PyTorch would write through the alias, the compiled kernel would not.
+    /// An in-place update (`+=`) of a tensor another live name aliases: eager PyTorch would
+    /// write through the alias, the compiled kernel would not. (A subscript of a host tensor
+    /// is a load, a fresh value, as in both of Helion's modes: `DTensor::alias`.)
     AliasedInPlace,
 }
 

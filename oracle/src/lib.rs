@@ -99,9 +99,10 @@
 //!   also through `view_as`/`reshape` aliases. Every storage tracks which elements were
 //!   written: reading `torch.empty` memory never written (allocations and `torch.empty`
 //!   inputs) or returning it is an error, never a guess.
-//! * **Refusals instead of guesses**: an in-place `+=` on a tensor another live name aliases,
-//!   or on a view of a host tensor (eager PyTorch would write through, a compiled kernel would
-//!   not) is `aliased-in-place`; a float-to-int cast of NaN/inf/out-of-range values (undefined in
+//! * **Refusals instead of guesses**: an in-place `+=` on a tensor another live name aliases
+//!   (eager PyTorch would write through, a compiled kernel would not) is `aliased-in-place`;
+//!   a subscript of a host tensor in a kernel is a load, a fresh value, as Helion reads it in
+//!   both its modes (so `state = x[0]; state += 1.0` leaves `x` as it was); a float-to-int cast of NaN/inf/out-of-range values (undefined in
 //!   torch) is `overflow`. `.view` is treated like `.reshape` (torch's stride-compatibility
 //!   error for `.view` of a non-contiguous value is not modelled).
 //! * **Budgets**: at most [`MAX_ITERATIONS`] loop iterations and [`MAX_WORK`] produced tensor

@@ -3,7 +3,7 @@
 //! atomics, element by element in row-major order.
 
 use super::{HostRef, Runtime, Storage, Value};
-use crate::dense::{DTensor, HOST_VIEW, broadcast_shapes, cast_value, standard};
+use crate::dense::{DTensor, broadcast_shapes, cast_value, fresh_alias, standard};
 use crate::error::{EvalErrorKind as K, Res, err};
 use crate::index::{Ix, Selection, select};
 use crate::plan::{CAllocShape, CExpr};
@@ -70,7 +70,7 @@ impl Runtime<'_> {
         Ok(DTensor {
             ty: self.storages[h.storage].ty,
             data,
-            alias: HOST_VIEW | h.storage as u64,
+            alias: fresh_alias(),
         })
     }
 

@@ -3,7 +3,7 @@
 //! atomics as statements, and `return` with the returned tensors.
 
 use super::{Flow, MAX_ITERATIONS, Runtime, TileV, Value, cdiv_span};
-use crate::dense::{self, DTensor, HOST_VIEW};
+use crate::dense::{self, DTensor};
 use crate::error::{EvalErrorKind as K, Res, err};
 use crate::output::Output;
 use crate::plan::{CExpr, CK, CLoop, CStmt, SK};
@@ -230,17 +230,6 @@ impl Runtime<'_> {
         let v = self.eval(value)?;
         match cur {
             Value::Tensor(t) => {
-                if t.alias & HOST_VIEW != 0 {
-                    return err(
-                        K::AliasedInPlace,
-                        span,
-                        format!(
-                            "`{} {}= ...` updates a view of a host tensor in place: eager PyTorch writes through it, a compiled kernel does not",
-                            self.plan.names[slot],
-                            op.symbol()
-                        ),
-                    );
-                }
                 let other = self.slots.iter().enumerate().find(|(k, s)| {
                     *k != slot && matches!(s, Some(Value::Tensor(o)) if o.alias == t.alias)
                 });

@@ -5,7 +5,7 @@
 
 use super::{Runtime, Value};
 use crate::Divergence;
-use crate::dense::{DTensor, HOST_VIEW, fresh_alias};
+use crate::dense::{DTensor, fresh_alias};
 use crate::error::{EvalErrorKind as K, Res, err};
 use crate::index::{Ix, select};
 use crate::plan::{CExpr, CIndex};
@@ -104,15 +104,11 @@ impl Runtime<'_> {
                 let sel = select(&h.shape, ixs, span)?;
                 self.charge(sel.numel(), span)?;
                 let data = self.host_gather(&h, &sel, span)?;
-                let alias = if sel.basic {
-                    HOST_VIEW | h.storage as u64
-                } else {
-                    fresh_alias()
-                };
+                // A load: a fresh value, not a view (`DTensor::alias`).
                 Ok(Value::Tensor(Rc::new(DTensor {
                     ty: self.storages[h.storage].ty,
                     data,
-                    alias,
+                    alias: fresh_alias(),
                 })))
             }
             Value::Tensor(t) => {

@@ -139,8 +139,10 @@ pub(crate) enum RJnp {
     Where(Box<RExpr>, Box<RExpr>, Box<RExpr>),
     /// `jax.lax.dynamic_slice_in_dim(x, start, size, axis)`.
     DynamicSliceInDim(Box<RExpr>, Box<RExpr>, i64, usize),
-    /// `jax.lax.dot_general(lhs, rhs, ...)`: batched, `preferred_element_type=jnp.float32`.
-    DotGeneral(Box<RExpr>, Box<RExpr>, bool, bool),
+    /// `jax.lax.dot_general(lhs, rhs, ...)`.
+    DotGeneral(Box<RExpr>, Box<RExpr>, crate::ops::DotDims),
+    /// `jax.nn.one_hot(x, n, dtype)`.
+    OneHot(Box<RExpr>, i64, DType),
 }
 
 /// A resolved expression.
@@ -520,9 +522,20 @@ impl<'m> Resolver<'m> {
             Jnp::DotGeneral {
                 lhs,
                 rhs,
+                contract,
                 batched,
                 preferred_f32,
-            } => RJnp::DotGeneral(self.bx(lhs), self.bx(rhs), *batched, *preferred_f32),
+                highest: _,
+            } => RJnp::DotGeneral(
+                self.bx(lhs),
+                self.bx(rhs),
+                crate::ops::DotDims {
+                    contract: *contract,
+                    batched: *batched,
+                    preferred_f32: *preferred_f32,
+                },
+            ),
+            Jnp::OneHot { x, n, dtype } => RJnp::OneHot(self.bx(x), *n, *dtype),
         }
     }
 }

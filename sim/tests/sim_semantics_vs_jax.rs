@@ -734,8 +734,10 @@ fn probes() -> Vec<Probe> {
         jnp(Jnp::DotGeneral {
             lhs: Box::new(a),
             rhs: Box::new(b),
+            contract: if batched { (2, 1) } else { (1, 0) },
             batched,
             preferred_f32: false,
+            highest: false,
         })
     };
     for (m, k, nn) in [(8, 32, 128), (1, 128, 8), (8, 128, 32)] {
@@ -783,6 +785,40 @@ fn probes() -> Vec<Probe> {
         expect: Expect::Outputs,
         generic: false,
     });
+    // A one-hot gather as Helion's `emit_gather` writes it: an index outside the table
+    // (7, -1) gathers zeros; a float32 table with `Precision.HIGHEST`, a bfloat16 one with
+    // the default; the table contracted along dim 1.
+    let idx = Tensor::new(I32, vec![5], vec![1.0, 0.0, 2.0, 7.0, -1.0]);
+    for (dtype, highest) in [(F32, true), (BF16, false)] {
+        p.push(Probe {
+            name: "a one-hot gather: jax.nn.one_hot contracted with a table's dim",
+            module: module(
+                &[(I32, &[5]), (dtype, &[4, 3])],
+                &[(dtype, &[5, 4])],
+                &[],
+                &[1],
+                vec![all(
+                    "o0",
+                    jnp(Jnp::DotGeneral {
+                        lhs: Box::new(jnp(Jnp::OneHot {
+                            x: Box::new(read("x0", vec![I::Ellipsis])),
+                            n: 3,
+                            dtype,
+                        })),
+                        rhs: Box::new(read("x1", vec![I::Ellipsis])),
+                        contract: (1, 1),
+                        batched: false,
+                        preferred_f32: true,
+                        highest,
+                    })
+                    .astype(dtype),
+                )],
+            ),
+            inputs: vec![idx.clone(), noise(dtype, &[4, 3], 17)],
+            expect: Expect::Outputs,
+            generic: false,
+        });
+    }
     p.push(Probe {
         name: "lax.dot_general of mismatched contracted dims is a TypeError at trace",
         module: module(

@@ -14,11 +14,11 @@ use lang::tensor::DType;
 type PStmt = pallas::Stmt;
 
 /// A host-tensor index lowered to Ref index parts.
-struct RefIndex {
+pub(super) struct RefIndex {
     /// Parts (no `None`).
-    parts: Vec<IndexPart>,
+    pub(super) parts: Vec<IndexPart>,
     /// Shape of the indexed region (dims kept, before `None`s).
-    shape: Vec<i64>,
+    pub(super) shape: Vec<i64>,
     /// Tile-indexed dims: position in the region and block id.
     tiles: Vec<(usize, BlockId)>,
     /// The `None` pattern to apply to the read value (empty when no `None`).
@@ -37,7 +37,7 @@ impl Lowerer<'_> {
     /// `pl.ds(pl.multiple_of(offset, bs), bs)` (the hint only where it holds), or `:` on a
     /// grid tile's BlockSpec block (D-1.5.1-19, `block_spec`); a scalar an index; `:` stays
     /// `:` unless the dim is padded (then `pl.ds(0, size)`).
-    fn ref_index(
+    pub(super) fn ref_index(
         &mut self,
         k: usize,
         indices: &[Index],
@@ -279,6 +279,9 @@ impl Lowerer<'_> {
                 v = self.apply_mask(v, &m, s.load.dim, rank, dtype);
             }
             return Ok(v);
+        }
+        if let Some(g) = self.lower_gather(e, k, indices, env, out)? {
+            return Ok(g);
         }
         let r = self.ref_index(k, indices, env, out, e.span)?;
         let base = P::name(&self.refs[k].py);

@@ -63,6 +63,7 @@ mod branch;
 mod carry;
 mod dma;
 mod expr;
+mod gather;
 mod loop_dim;
 mod loops;
 mod memory;

@@ -239,8 +239,10 @@ impl Lowerer<'_> {
         let mut v: P = Jnp::DotGeneral {
             lhs: Box::new(a),
             rhs: Box::new(b),
+            contract: (sa.len() - 1, sb.len() - 2),
             batched,
             preferred_f32,
+            highest: false,
         }
         .into();
         if let Some(acc) = acc {

@@ -399,21 +399,38 @@ pub enum Jnp {
         /// Value where false.
         b: Box<Expr>,
     },
-    /// `jax.lax.dot_general(lhs, rhs, dimension_numbers=..., precision='default'[,
-    /// preferred_element_type=jnp.float32])`, as Helion's Pallas backend emits a matrix
-    /// product (`_emit_pallas_matmul`): the last dim of `lhs` contracted with the
-    /// second-to-last of `rhs`, and with `batched` a leading batch dim shared by both
-    /// (`(((2,), (1,)), ((0,), (0,)))` for 3-D operands, `(((1,), (0,)), ((), ()))` for 2-D).
+    /// `jax.lax.dot_general(lhs, rhs, dimension_numbers=(((cl,), (cr,)), batch),
+    /// precision=..., preferred_element_type=...)` with one contracted dim per side, as
+    /// Helion's Pallas backend emits a matrix product (`_emit_pallas_matmul`: the last dim of
+    /// `lhs` with the second-to-last of `rhs`, a leading batch dim shared by 3-D operands)
+    /// and a one-hot gather (`emit_gather`: the one-hot's last dim with the table's gathered
+    /// dim). The result's dims are the batch dim, `lhs`'s free dims, then `rhs`'s.
     DotGeneral {
         /// Left factor.
         lhs: Box<Expr>,
         /// Right factor.
         rhs: Box<Expr>,
-        /// Rank-3 operands with a shared leading batch dim.
+        /// The contracted dim of `lhs` and of `rhs`.
+        contract: (usize, usize),
+        /// Dim 0 of both operands is a shared batch dim (`((0,), (0,))`).
         batched: bool,
         /// `preferred_element_type=jnp.float32`: Helion asks for it when a factor is narrower
-        /// than 32 bits (`_needs_f32_accumulator`), so bfloat16 factors give float32.
+        /// than 32 bits (`_needs_f32_accumulator`) and for every one-hot gather.
         preferred_f32: bool,
+        /// `precision=jax.lax.Precision.HIGHEST` (a float32 one-hot gather, which the MXU
+        /// would otherwise truncate to bfloat16) instead of `precision='default'`.
+        highest: bool,
+    },
+    /// `jax.nn.one_hot(x, n, dtype=jnp.<dtype>)`: a trailing dim of `n`, 1 where it equals
+    /// the int `x` and 0 elsewhere (an `x` outside `0..n`, a negative one included, gives a
+    /// row of zeros).
+    OneHot {
+        /// The indices.
+        x: Box<Expr>,
+        /// The number of classes.
+        n: i64,
+        /// Element type.
+        dtype: DType,
     },
 }
 
@@ -834,6 +851,7 @@ impl Jnp {
                 lhs.walk_mut(f);
                 rhs.walk_mut(f);
             }
+            Jnp::OneHot { x, .. } => x.walk_mut(f),
         }
     }
 }

@@ -516,25 +516,33 @@ impl Printer {
             Jnp::DotGeneral {
                 lhs,
                 rhs,
+                contract: (cl, cr),
                 batched,
                 preferred_f32,
+                highest,
             } => {
                 self.out.push_str("jax.lax.dot_general(");
                 self.args(&[lhs, rhs]);
-                let dims = if *batched {
-                    "(((2,), (1,)), ((0,), (0,)))"
-                } else {
-                    "(((1,), (0,)), ((), ()))"
-                };
+                let batch = if *batched { "((0,), (0,))" } else { "((), ())" };
                 let _ = write!(
                     self.out,
-                    ", dimension_numbers={dims}, precision='default'{})",
+                    ", dimension_numbers=((({cl},), ({cr},)), {batch}), precision={}{})",
+                    if *highest {
+                        "jax.lax.Precision.HIGHEST"
+                    } else {
+                        "'default'"
+                    },
                     if *preferred_f32 {
                         ", preferred_element_type=jnp.float32"
                     } else {
                         ""
                     }
                 );
+            }
+            Jnp::OneHot { x, n, dtype: d } => {
+                self.out.push_str("jax.nn.one_hot(");
+                self.expr(x, P_TUPLE + 1);
+                let _ = write!(self.out, ", {n}, dtype={})", dtype(*d));
             }
         }
     }

@@ -132,9 +132,13 @@ impl<'p> Machine<'p> {
                 let (a, b) = (self.arr(a)?, self.arr(b)?);
                 ops::where_(&c, &a, &b)
             }
-            RJnp::DotGeneral(lhs, rhs, batched, preferred_f32) => {
+            RJnp::DotGeneral(lhs, rhs, dims) => {
                 let (a, b) = (self.arr(lhs)?, self.arr(rhs)?);
-                ops::dot_general(&a, &b, *batched, *preferred_f32)
+                ops::dot_general(&a, &b, dims)
+            }
+            RJnp::OneHot(x, n, dtype) => {
+                let x = self.arr(x)?;
+                ops::one_hot(&x, *n, Cat::of(*dtype))
             }
         }
     }

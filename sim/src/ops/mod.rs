@@ -9,7 +9,7 @@
 //! Layout: [`broadcast`] (shapes, strided iteration, `broadcast_to`), [`convert`] (dtype
 //! conversion), [`elementwise`] (arithmetic, comparisons, `where`), [`layout`] (reshape,
 //! transpose), [`index`] (basic indexing, dynamic slices, strided windows) and [`dot`]
-//! (`lax.dot_general`). Callers use the
+//! (`lax.dot_general`, `jax.nn.one_hot`). Callers use the
 //! re-exports below.
 
 mod broadcast;
@@ -21,7 +21,7 @@ mod layout;
 
 pub(crate) use broadcast::broadcast_to;
 pub(crate) use convert::{astype, cast, convert};
-pub(crate) use dot::dot_general;
+pub(crate) use dot::{DotDims, dot_general, one_hot};
 pub(crate) use elementwise::{binary, compare, min_max, neg, where_};
 pub(crate) use index::{
     VIdx, contiguous, dynamic_slice_in_dim, for_each_strided, index_value, slice_range,

@@ -447,3 +447,23 @@ fn absolute_loops_run_from_the_outer_tiles_begin() {
         }
     }
 }
+
+#[test]
+fn gathers_read_rows_of_x_through_an_index_tensor() {
+    let cfg = GenConfig {
+        gather_percent: 30,
+        ..GenConfig::default()
+    };
+    let fs = [Feature::Gather];
+    let n = counts(&cfg, 500, &fs);
+    // An index tensor in about 30% of the cases that do not write `x`, and in those an item
+    // of the outer body gathers through it half the time; none by default.
+    assert!(n[0] >= 50, "{n:?}");
+    assert_eq!(counts(&GenConfig::default(), 300, &fs), vec![0]);
+    for seed in 0..300 {
+        let case = generate_from_seed(seed, &cfg);
+        if let Err(flaws) = validate_admissible(&case) {
+            panic!("seed {seed}: {flaws:?}");
+        }
+    }
+}

@@ -261,6 +261,13 @@ define_gen_config! {
     /// default campaign's draws stay the ones its measurements were taken on
     /// (`ci/gen-helion-language.json` sets it).
     absolute_loop_percent: u8 = 0, in 0..=100;
+    /// How often a case gathers rows through an index tensor, percent: an int32 input `idx`
+    /// of `x`'s rows (`torch.randint(0, rows, (rows,))`), read per outer tile as
+    /// `x[idx[outer], ...]` in an item of the outer body (Helion's one-hot gather out of a
+    /// resident table, `emit_gather`; the production kernels read state caches so). Off by
+    /// default, so the default campaign's draws stay the ones its measurements were taken on
+    /// (`ci/gen-helion-language.json` sets it).
+    gather_percent: u8 = 0, in 0..=100;
     /// How often a case writes the tensor it loads, percent.
     write_percent: u8 = 6, in 0..=100;
     /// Of those writes, how often through a host `view_as` alias, percent.

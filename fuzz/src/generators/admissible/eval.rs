@@ -74,13 +74,20 @@ impl ShapeRun<'_> {
                 if self.path.len() < 2 {
                     return Err("a load outside any device loop".into());
                 }
-                let (shape, _, _) = self.index(&h.shape, indices, true)?;
+                let (shape, sel, _) = self.index(&h.shape, indices, true)?;
                 self.read_host(tensor, indices)?;
+                // The values of a rank-1 read of a small int input: the index a gather reads.
+                let ints = match (&h.ints, sel.as_slice()) {
+                    (Some(vals), [picked]) if shape.len() == 1 => {
+                        Some(picked.iter().map(|&i| vals[i]).collect())
+                    }
+                    _ => None,
+                };
                 // A load makes a new value: contiguous whatever its indices.
                 Ok(V::T(TV {
                     shape,
                     dtype: h.dtype,
-                    ints: None,
+                    ints,
                     contiguous: true,
                 }))
             }

@@ -6,7 +6,7 @@
 //! [`super::index`].
 
 use super::module_rules::is_identifier;
-use super::values::{HostT, R, Storage, V, norm_dim};
+use super::values::{HostT, MAX_INDEX_INPUT, R, Storage, V, norm_dim};
 use super::{Arm, Flaw, MAX_ELEMS, StmtPath};
 use lang::ir::blocks::BlockTable;
 use lang::ir::hash::FastMap;
@@ -57,6 +57,19 @@ impl<'c> ShapeRun<'c> {
                         .find(|i| &i.name == n)
                         .ok_or("missing input")?;
                     let (dtype, shape) = input.dtype_and_shape().map_err(|e| e.to_string())?;
+                    let ints =
+                        if dtype == DType::Int32 && shape.len() == 1 && shape[0] <= MAX_INDEX_INPUT
+                        {
+                            let k = case.inputs.iter().position(|i| &i.name == n).unwrap_or(0);
+                            let t = input
+                                .tensor(case.seed.unwrap_or(0), k)
+                                .map_err(|e| e.to_string())?;
+                            Some(std::rc::Rc::new(
+                                t.values.iter().map(|&v| v as i64).collect(),
+                            ))
+                        } else {
+                            None
+                        };
                     let next = c.storages.len();
                     let storage = *storage_of.entry(n.as_str()).or_insert(next);
                     if storage == next {
@@ -66,6 +79,7 @@ impl<'c> ShapeRun<'c> {
                         shape,
                         dtype,
                         storage,
+                        ints,
                     })
                 }
             };
@@ -174,6 +188,7 @@ impl<'c> ShapeRun<'c> {
                     shape: dims,
                     dtype,
                     storage,
+                    ints: None,
                 }))
             }
             ExprKind::View { value, op } => {
@@ -213,6 +228,7 @@ impl<'c> ShapeRun<'c> {
                     shape,
                     dtype: base.dtype,
                     storage: base.storage,
+                    ints: None,
                 }))
             }
             ExprKind::Name(_)

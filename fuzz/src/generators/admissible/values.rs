@@ -11,7 +11,14 @@ pub(super) struct HostT {
     pub(super) shape: Vec<usize>,
     pub(super) dtype: DType,
     pub(super) storage: usize,
+    /// Exact values of a small rank-1 int32 input (an index tensor a gather loads through),
+    /// [`MAX_INDEX_INPUT`] elements at most.
+    pub(super) ints: Option<std::rc::Rc<Vec<i64>>>,
 }
+
+/// The most elements of an int32 input whose values the check keeps (index tensors are one
+/// entry per row of `x`; 4096 is above the generator's largest row count).
+pub(super) const MAX_INDEX_INPUT: usize = 4096;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct TileV {

@@ -53,7 +53,15 @@ impl Walker<'_> {
                 self.expr(lhs, in_branch, false, out);
                 self.expr(rhs, in_branch, false, out);
             }
-            ExprKind::Load { indices, .. } => self.indices(indices, in_branch, out),
+            ExprKind::Load { indices, .. } => {
+                let gather = indices.iter().any(
+                    |i| matches!(i, Index::Expr(x) if matches!(x.kind, ExprKind::Load { .. })),
+                );
+                if gather {
+                    out.insert(Feature::Gather);
+                }
+                self.indices(indices, in_branch, out)
+            }
             ExprKind::Subscript { value: v, indices } => {
                 self.subscript(v, indices, in_branch, out);
                 self.expr(v, in_branch, false, out);

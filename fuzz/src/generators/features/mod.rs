@@ -464,6 +464,8 @@ pub enum Feature {
     ShiftedLiveLoop,
     /// `hl.tile(t.begin, ...)`: an inner loop over absolute rows from an enclosing tile's begin.
     TileBeginLoop,
+    /// A load whose index is a load of an index tensor (`x[idx[outer], ...]`): a gather.
+    Gather,
     /// A nested tile loop over a static extent.
     StaticInnerLoop,
     /// An `if` on the live extent.

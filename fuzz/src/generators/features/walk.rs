@@ -51,6 +51,7 @@ impl Out {
             | Feature::LiveLoop
             | Feature::ShiftedLiveLoop
             | Feature::TileBeginLoop
+            | Feature::Gather
             | Feature::StaticInnerLoop
             | Feature::LiveBranch
             | Feature::ElseBranch

@@ -25,7 +25,8 @@ const X_EYE: u32 = 1;
 const X_RANDINT: u32 = 2;
 
 impl Gen<'_, '_> {
-    /// The inputs (`x`, `y` when the case writes, `init` when `acc` starts from it) and the
+    /// The inputs (`x`, `y` when the case writes, `init` when `acc` starts from it, `idx` when
+    /// it gathers) and the
     /// `torch.manual_seed` a random one needs.
     pub(super) fn choose_inputs(&mut self, plan: &Plan) -> Result<(Vec<Input>, Option<u64>)> {
         let mut inputs = vec![self.x_input()?];
@@ -44,6 +45,23 @@ impl Gen<'_, '_> {
                 name: "init".into(),
                 ctor: Ctor::Randn { shape },
                 dtype: None,
+                chain: vec![],
+                span: Span::default(),
+            });
+            random = true;
+        }
+        if plan.gathers {
+            // Rows of `x`, each in range (a gather of an index outside the table is Helion's
+            // one-hot zero row, and torch's error or wrap: an invalid case, not a check).
+            let rows = self.x_shape[0];
+            inputs.push(Input {
+                name: "idx".into(),
+                ctor: Ctor::Randint {
+                    low: 0,
+                    high: rows as i64,
+                    shape: vec![rows],
+                },
+                dtype: Some(DType::Int32),
                 chain: vec![],
                 span: Span::default(),
             });

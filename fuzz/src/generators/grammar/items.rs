@@ -55,6 +55,9 @@ impl Gen<'_, '_> {
         if can_loop && !self.writes_x && self.pct(self.cfg.absolute_loop_percent)? {
             return Ok(vec![self.absolute_loop()?]);
         }
+        if self.gathers && self.u.ratio(1, 2)? {
+            return Ok(vec![self.gather_item()?]);
+        }
         let live_ok =
             self.loop_type != LoopType::Unroll || self.pct(self.cfg.unroll_live_loop_percent)?;
         let inner_forms =
@@ -125,6 +128,22 @@ impl Gen<'_, '_> {
             block_expr,
             vec![update],
         ))
+    }
+
+    /// `acc = acc + <x[idx[outer], ...] reduced>`: the outer tile's rows of `x` gathered
+    /// through the index tensor `idx` ([`crate::generators::GenConfig::gather_percent`]),
+    /// every index a row of `x`.
+    fn gather_item(&mut self) -> Result<Stmt> {
+        let o = self.outer().clone();
+        let rows = load("idx", vec![ix(name(&o.var))], false);
+        let idx: Vec<Index> = std::iter::once(ix(rows))
+            .chain((1..self.x_shape.len()).map(|_| Index::Full))
+            .collect();
+        let dims: Vec<Dim> = std::iter::once(Dim::Rows)
+            .chain(self.x_shape[1..].iter().map(|&d| Dim::Fixed(d)))
+            .collect();
+        let read = self.reduce(load("x", self.trim(idx), false), Val::new(dims))?;
+        self.acc_update(read)
     }
 
     pub(super) fn tile_attr_item(&mut self, sc: &Scope) -> Result<Stmt> {

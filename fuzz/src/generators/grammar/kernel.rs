@@ -181,12 +181,16 @@ impl Gen<'_, '_> {
         let (writes, alias) = self.choose_writes()?;
         self.writes_x = writes;
         let (grid, init_acc) = self.choose_grid(family, writes)?;
+        // Drawn only with the knob on (`pct(0)` draws nothing): default seeds are unchanged.
+        let gathers = !writes && self.pct(self.cfg.gather_percent)?;
+        self.gathers = gathers;
         let plan = Plan {
             family,
             writes,
             alias,
             grid,
             init_acc,
+            gathers,
         };
         self.choose_trace(&plan)?;
         let mut sig = Self::signature(&plan);
@@ -410,7 +414,8 @@ impl Gen<'_, '_> {
     }
 
     /// The tensor parameters: `x`, then `y` when the case writes, then `init` when `acc` starts
-    /// from it. (An int parameter `n` may follow: [`Gen::outer_end`].)
+    /// from it, then `idx` when it gathers. (An int parameter `n` may follow:
+    /// [`Gen::outer_end`].)
     fn signature(plan: &Plan) -> Signature {
         let mut sig = Signature {
             params: Vec::new(),
@@ -422,6 +427,9 @@ impl Gen<'_, '_> {
         }
         if plan.init_acc {
             sig.push("init", ParamKind::Tensor, Arg::Input("init".into()));
+        }
+        if plan.gathers {
+            sig.push("idx", ParamKind::Tensor, Arg::Input("idx".into()));
         }
         sig
     }

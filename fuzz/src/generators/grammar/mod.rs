@@ -106,6 +106,8 @@ struct Plan {
     grid: usize,
     /// `acc` starts from the host tensor `init` (one row per request).
     init_acc: bool,
+    /// The kernel takes an index tensor `idx` that items gather `x`'s rows through.
+    gathers: bool,
 }
 
 /// Which value the trace output records, when the case has one.
@@ -147,6 +149,8 @@ struct Gen<'u, 'a> {
     /// The kernel writes the tensor it loads ([`Plan::writes`]): no item reads `x` from the
     /// tensor after the block's load then.
     writes_x: bool,
+    /// [`Plan::gathers`]: items may read `x[idx[outer], ...]`.
+    gathers: bool,
 }
 
 impl<'u, 'a> Gen<'u, 'a> {
@@ -169,6 +173,7 @@ impl<'u, 'a> Gen<'u, 'a> {
             exact_products: false,
             boundary: None,
             writes_x: false,
+            gathers: false,
         }
     }
 

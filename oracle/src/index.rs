@@ -57,6 +57,38 @@ pub(crate) enum Ix {
     },
     /// An integer tensor of rank ≥ 1.
     Tensor(Rc<DTensor>),
+    /// A tile: the slice `begin:end` (torch's reading of `x[tile]`), except where
+    /// [`tile_broadcast`] reads it Helion's way first.
+    Tile {
+        /// First row.
+        begin: i64,
+        /// Row past the last.
+        end: i64,
+    },
+}
+
+/// `ixs` of a read of a host tensor of `shape` with Helion's reading of a tile into a dim of
+/// size 1: row 0, kept as a dim of 1 that broadcasts (`bias[tile_m, tile_n]` of a `[1, N]`
+/// bias), wherever the tile lies. Measured with Helion 1.5.1: its eager mode and its Pallas
+/// backend both add `bias[0]` to rows 64..127 of `x[tile_m, tile_n] + bias[tile_m, tile_n]`
+/// (blocks 64 and 128), where torch's slice `bias[64:128]` is empty and the sum raises. Every
+/// other tile stays torch's slice.
+pub(crate) fn tile_broadcast(shape: &[usize], ixs: &mut [Ix]) {
+    let mut dim = 0;
+    for ix in ixs.iter_mut() {
+        match ix {
+            Ix::NewAxis => continue,
+            Ix::Tile { .. } if shape.get(dim) == Some(&1) => {
+                *ix = Ix::Slice {
+                    start: Some(0),
+                    stop: Some(1),
+                    step: 1,
+                };
+            }
+            Ix::Tile { .. } | Ix::Full | Ix::Int(_) | Ix::Slice { .. } | Ix::Tensor(_) => {}
+        }
+        dim += 1;
+    }
 }
 
 /// The integer-tensor part of a selection: the broadcast block of the advanced indices.
@@ -115,6 +147,21 @@ const FULL: SliceInfoElem = SliceInfoElem::Slice {
 };
 
 /// Resolves `ixs` against a tensor of `shape`.
+/// The ndarray slice of `len` elements from `first` by `step` (Python's clipped bounds, so in
+/// range by construction).
+fn slice_elem(first: usize, len: usize, step: i64) -> SliceInfoElem {
+    let end = if len == 0 {
+        first
+    } else {
+        first + (len - 1) * step as usize + 1
+    };
+    SliceInfoElem::Slice {
+        start: first as isize,
+        end: Some(end as isize),
+        step: if len == 0 { 1 } else { step as isize },
+    }
+}
+
 pub(crate) fn select(shape: &[usize], ixs: &[Ix], span: Span) -> Res<Selection> {
     let rank = shape.len();
     let consumed = ixs.iter().filter(|i| !matches!(i, Ix::NewAxis)).count();
@@ -156,17 +203,13 @@ pub(crate) fn select(shape: &[usize], ixs: &[Ix], span: Span) -> Res<Selection> 
             }
             Ix::Slice { start, stop, step } => {
                 let (first, len) = slice_range(*start, *stop, *step, shape[sd]);
-                // In range by construction: ndarray's bounds are Python's clipped ones.
-                let end = if len == 0 {
-                    first
-                } else {
-                    first + (len - 1) * *step as usize + 1
-                };
-                info.push(SliceInfoElem::Slice {
-                    start: first as isize,
-                    end: Some(end as isize),
-                    step: if len == 0 { 1 } else { *step as isize },
-                });
+                info.push(slice_elem(first, len, *step));
+                view_shape.push(len);
+                sd += 1;
+            }
+            Ix::Tile { begin, end } => {
+                let (first, len) = slice_range(Some(*begin), Some(*end), 1, shape[sd]);
+                info.push(slice_elem(first, len, 1));
                 view_shape.push(len);
                 sd += 1;
             }

@@ -72,7 +72,11 @@
 //! * **Indexing** is torch's: negative ints wrap, slices clip at the extent (positive steps
 //!   only), `None` inserts an axis, integer tensors (`hl.arange`, `t.index + k`) gather; ints
 //!   are applied as selects before advanced indices, which stay in place when adjacent and go
-//!   first otherwise. Out-of-range ints or tensor entries are `index-out-of-range`.
+//!   first otherwise. Out-of-range ints or tensor entries are `index-out-of-range`. One
+//!   exception, Helion's own rule: a tile into a host dim of size 1 reads row 0 as a dim of 1
+//!   that broadcasts, wherever the tile lies (`bias[tile_m, tile_n]` of a `[1, N]` bias;
+//!   Helion 1.5.1's eager mode and Pallas backend both read it so, measured), where torch's
+//!   slice past row 0 is empty (`index::tile_broadcast`).
 //! * **Helion's eager mode** ([`Tiling::HelionEager`], what `helion-eager` is compared with):
 //!   the reference follows eager mode where Helion defines it differently on purpose and
 //!   documents it (one tile per config-driven `hl.tile`, a fixed `block_size=` as written) and

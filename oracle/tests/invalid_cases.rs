@@ -424,3 +424,28 @@ fn an_in_place_update_of_a_loaded_subscript_leaves_the_host_tensor_as_it_was() {
     let o = eval(&src).unwrap();
     assert!(o.outputs[0].tensor.values.iter().all(|&v| v == 3.0));
 }
+
+#[test]
+fn a_tile_into_a_dim_of_one_reads_row_zero_as_helion_does() {
+    // `bias[tile_m, tile_n]` of a `[1, N]` bias: torch's slice `bias[64:128]` is empty and the
+    // sum would raise; Helion 1.5.1 (eager mode and Pallas backend alike, measured) adds
+    // `bias[0]` to every row.
+    let src = script(
+        "64, 128",
+        "x: torch.Tensor, bias: torch.Tensor",
+        r#"
+        out = torch.empty_like(x)
+        for tile_m, tile_n in hl.tile(x.size()):
+            out[tile_m, tile_n] = x[tile_m, tile_n] + bias[tile_m, tile_n]
+        return out
+        "#,
+        "x = torch.zeros(128, 256)\nbias = torch.arange(256, dtype=torch.float32).reshape(1, 256)",
+        "x, bias",
+    );
+    let o = eval(&src).unwrap();
+    let v = &o.outputs[0].tensor.values;
+    assert_eq!(v.len(), 128 * 256);
+    for row in [0, 64, 127] {
+        assert_eq!(&v[row * 256..row * 256 + 3], &[0.0, 1.0, 2.0], "row {row}");
+    }
+}

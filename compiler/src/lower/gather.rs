@@ -96,7 +96,7 @@ impl Lowerer<'_> {
         let rank = table.shape.len();
         let mut whole = indices.to_vec();
         whole[p] = Index::Full;
-        let r = self.ref_index(k, &whole, env, out, e.span)?;
+        let r = self.ref_index(k, &whole, true, env, out, e.span)?;
         if r.shape.len() != rank {
             return gap(e.span, "a gather beside an int index");
         }

@@ -33,14 +33,19 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Index parts of a load, store or atomic on host Ref `k` (spec §1.5): a tile dim becomes
-    /// `pl.ds(pl.multiple_of(offset, bs), bs)` (the hint only where it holds), or `:` on a
-    /// grid tile's BlockSpec block (D-1.5.1-19, `block_spec`); a scalar an index; `:` stays
-    /// `:` unless the dim is padded (then `pl.ds(0, size)`).
+    /// Index parts of a load (`load`), store or atomic on host Ref `k` (spec §1.5): a tile dim
+    /// becomes `pl.ds(pl.multiple_of(offset, bs), bs)` (the hint only where it holds), or `:`
+    /// on a grid tile's BlockSpec block (D-1.5.1-19, `block_spec`); a scalar an index; `:`
+    /// stays `:` unless the dim is padded (then `pl.ds(0, size)`). A load's tile into a dim of
+    /// size 1 whose loop runs past row 0 is a gap: Helion 1.5.1 gives such a dim no block
+    /// (`_block_spec_info` `None`) and reads `bias[:, :]` of a `[1, N]` bias under
+    /// `bias[tile_m, tile_n]`, a dim of 1 that broadcasts (measured; the reference reads it so
+    /// too), which our IR types as the tile's block.
     pub(super) fn ref_index(
         &mut self,
         k: usize,
         indices: &[Index],
+        load: bool,
         env: &Env,
         out: &mut Vec<PStmt>,
         span: Span,
@@ -146,6 +151,21 @@ impl Lowerer<'_> {
                         | ExprKind::Op { .. }
                         | ExprKind::Alloc { .. } => None,
                     };
+                    let whole_block =
+                        matches!(self.refs[k].block.get(dim), Some(BlockDim::Tiled { .. }));
+                    let past_row_zero = |b: &BlockId| {
+                        self.bounds
+                            .by_block
+                            .get(b)
+                            .is_none_or(|lb| lb.static_end().or(lb.end_hi).is_none_or(|e| e > 1))
+                    };
+                    if load && size == 1 && !whole_block && tile.as_ref().is_some_and(past_row_zero)
+                    {
+                        return gap(
+                            x.span,
+                            "a tile into a dim of size 1 over more rows (Helion broadcasts row 0)",
+                        );
+                    }
                     if let Some(b) = tile {
                         let Some(ld) = self.loops.get(&b) else {
                             return gap(span, format!("tile {b} used outside its loop"));
@@ -283,7 +303,7 @@ impl Lowerer<'_> {
         if let Some(g) = self.lower_gather(e, k, indices, env, out)? {
             return Ok(g);
         }
-        let r = self.ref_index(k, indices, env, out, e.span)?;
+        let r = self.ref_index(k, indices, true, env, out, e.span)?;
         let base = P::name(&self.refs[k].py);
         if self.plan.resident(e).is_some() {
             // A resident root: an address transform; the outer load's mask is not applied.
@@ -326,7 +346,7 @@ impl Lowerer<'_> {
         span: Span,
     ) -> LResult<()> {
         let k = self.host_ref(tensor, env, span)?;
-        let r = self.ref_index(k, indices, env, out, span)?;
+        let r = self.ref_index(k, indices, false, env, out, span)?;
         if !r.newaxes.is_empty() {
             return gap(span, "a store index with `None`");
         }

@@ -7,7 +7,7 @@ use super::{Runtime, Value};
 use crate::Divergence;
 use crate::dense::{DTensor, fresh_alias};
 use crate::error::{EvalErrorKind as K, Res, err};
-use crate::index::{Ix, select};
+use crate::index::{Ix, select, tile_broadcast};
 use crate::plan::{CExpr, CIndex};
 use lang::ir::Span;
 use std::rc::Rc;
@@ -50,10 +50,9 @@ impl Runtime<'_> {
     fn index_entry(&mut self, v: Value, span: Span) -> Res<Ix> {
         let t = match v {
             Value::Tile(t) => {
-                return Ok(Ix::Slice {
-                    start: Some(t.begin),
-                    stop: Some(t.end),
-                    step: 1,
+                return Ok(Ix::Tile {
+                    begin: t.begin,
+                    end: t.end,
                 });
             }
             Value::Int(i) => return Ok(Ix::Int(i)),
@@ -87,7 +86,7 @@ impl Runtime<'_> {
     fn note_negative_index(&mut self, ixs: &[Ix], span: Span) {
         let negative = ixs.iter().any(|ix| match ix {
             Ix::Tensor(t) => t.values().iter().any(|&v| v < 0.0),
-            Ix::Full | Ix::NewAxis | Ix::Int(_) | Ix::Slice { .. } => false,
+            Ix::Full | Ix::NewAxis | Ix::Int(_) | Ix::Slice { .. } | Ix::Tile { .. } => false,
         });
         let d = Divergence::NegativeIndexClamped { span };
         if negative && !self.divergences.contains(&d) {
@@ -101,7 +100,9 @@ impl Runtime<'_> {
         }
         match base {
             Value::Host(h) => {
-                let sel = select(&h.shape, ixs, span)?;
+                let mut ixs = ixs.to_vec();
+                tile_broadcast(&h.shape, &mut ixs);
+                let sel = select(&h.shape, &ixs, span)?;
                 self.charge(sel.numel(), span)?;
                 let data = self.host_gather(&h, &sel, span)?;
                 // A load: a fresh value, not a view (`DTensor::alias`).

@@ -414,3 +414,35 @@ fn float_functions_and_float_parameters_are_gaps_named_by_construct() {
         }
     }
 }
+
+#[test]
+fn a_gather_is_a_one_hot_product_and_a_tile_index_is_not_a_gather() {
+    // `values[indices[tm], tn]`: Helion's `emit_gather` under the default one-hot mode.
+    let src = script(
+        "block_sizes=[8, 128]",
+        "values: torch.Tensor, indices: torch.Tensor",
+        "    out = torch.empty([indices.size(0), values.size(1)], dtype=values.dtype)\n\
+         \x20   for tm, tn in hl.tile([indices.size(0), values.size(1)]):\n\
+         \x20       out[tm, tn] = values[indices[tm], tn]\n\
+         \x20   return out",
+        "values = torch.randn(16, 128)\nindices = torch.tensor([3, 0, 14, 15, 7, 5, 2, 1, 9, 11], dtype=torch.int32)",
+        "values, indices",
+    );
+    let code = emit("gather", &src, false);
+    has("gather", &code, "jax.lax.dot_general(jax.nn.one_hot(");
+    has("gather", &code, ", 16, dtype=jnp.float32), values[:, ");
+    has("gather", &code, "precision=jax.lax.Precision.HIGHEST");
+    // `x[t.index]` reads the tile's own rows: a `pl.ds` window, no one-hot.
+    let src = script(
+        "block_sizes=[128]",
+        "x: torch.Tensor",
+        "    out = torch.empty_like(x)\n\
+         \x20   for t in hl.tile(x.size(0)):\n\
+         \x20       out[t.index] = x[t.index] + 1.0\n\
+         \x20   return out",
+        "x = torch.arange(1024, dtype=torch.float32)",
+        "x",
+    );
+    let code = emit("tile_index", &src, false);
+    assert!(!code.contains("one_hot"), "{code}");
+}

@@ -192,16 +192,19 @@ impl Lowerer<'_> {
                                 let e = self.lower_expr(x, env, out)?;
                                 r.parts.push(IndexPart::Expr(e));
                             }
-                            other @ (Ty::HostTensor { .. }
+                            Ty::Tensor { .. } if !load => {
+                                return gap(
+                                    x.span,
+                                    "a store or atomic through a tensor index (a scatter)",
+                                );
+                            }
+                            Ty::HostTensor { .. }
                             | Ty::Tensor { .. }
                             | Ty::Float
                             | Ty::Bool
                             | Ty::Mask { .. }
-                            | Ty::Tile(_)) => {
-                                return gap(
-                                    x.span,
-                                    format!("a host-tensor index of type {other:?} (a gather)"),
-                                );
+                            | Ty::Tile(_) => {
+                                return gap(x.span, "a host-tensor index that is not an int");
                             }
                         }
                     }

@@ -740,12 +740,23 @@ fn probes() -> Vec<Probe> {
             highest: false,
         })
     };
-    for (m, k, nn) in [(8, 32, 128), (1, 128, 8), (8, 128, 32)] {
+    let f32_dots: [(&[i64], &[i64], &[i64], bool); 4] = [
+        (&[8, 32], &[32, 128], &[8, 128], false),
+        (&[1, 128], &[128, 8], &[1, 8], false),
+        (&[8, 128], &[128, 32], &[8, 32], false),
+        (&[2, 8, 16], &[2, 16, 128], &[2, 8, 128], true),
+    ];
+    for (seed, (a, b, o, batched)) in (11..).zip(f32_dots) {
+        let usize_dims = |d: &[i64]| d.iter().map(|&n| n as usize).collect::<Vec<_>>();
         p.push(Probe {
-            name: "lax.dot_general of float32 factors sums from k = 0 with one FMA per term",
+            name: if batched {
+                "a batched lax.dot_general sums each batch in the same order"
+            } else {
+                "lax.dot_general of float32 factors sums from k = 0 with one FMA per term"
+            },
             module: module(
-                &[(F32, &[m, k]), (F32, &[k, nn])],
-                &[(F32, &[m, nn])],
+                &[(F32, a), (F32, b)],
+                &[(F32, o)],
                 &[],
                 &[1],
                 vec![all(
@@ -753,38 +764,18 @@ fn probes() -> Vec<Probe> {
                     dot(
                         read("x0", vec![I::Ellipsis]),
                         read("x1", vec![I::Ellipsis]),
-                        false,
+                        batched,
                     ),
                 )],
             ),
             inputs: vec![
-                noise(F32, &[m as usize, k as usize], 11),
-                noise(F32, &[k as usize, nn as usize], 12),
+                noise(F32, &usize_dims(a), 2 * seed),
+                noise(F32, &usize_dims(b), 2 * seed + 1),
             ],
             expect: Expect::Outputs,
             generic: false,
         });
     }
-    p.push(Probe {
-        name: "a batched lax.dot_general sums each batch in the same order",
-        module: module(
-            &[(F32, &[2, 8, 16]), (F32, &[2, 16, 128])],
-            &[(F32, &[2, 8, 128])],
-            &[],
-            &[1],
-            vec![all(
-                "o0",
-                dot(
-                    read("x0", vec![I::Ellipsis]),
-                    read("x1", vec![I::Ellipsis]),
-                    true,
-                ),
-            )],
-        ),
-        inputs: vec![noise(F32, &[2, 8, 16], 13), noise(F32, &[2, 16, 128], 14)],
-        expect: Expect::Outputs,
-        generic: false,
-    });
     // A one-hot gather as Helion's `emit_gather` writes it: an index outside the table
     // (7, -1) gathers zeros; a float32 table with `Precision.HIGHEST`, a bfloat16 one with
     // the default; the table contracted along dim 1.

@@ -113,14 +113,7 @@ impl Gen<'_, '_> {
         };
         let (_, block_expr) = self.inner_block(o.block)?;
         let var = self.fresh("inner");
-        let idx: Vec<Index> = std::iter::once(ix(name(&var)))
-            .chain((1..self.x_shape.len()).map(|_| Index::Full))
-            .collect();
-        let dims: Vec<Dim> = std::iter::once(Dim::Rows)
-            .chain(self.x_shape[1..].iter().map(|&d| Dim::Fixed(d)))
-            .collect();
-        let read = self.reduce(load("x", self.trim(idx), false), Val::new(dims))?;
-        let update = self.acc_update(read)?;
+        let update = self.rows_of_x_added(name(&var))?;
         Ok(tile_loop(
             &var,
             Some(attr(&o.var, TileAttr::Begin)),
@@ -135,7 +128,12 @@ impl Gen<'_, '_> {
     /// every index a row of `x`.
     fn gather_item(&mut self) -> Result<Stmt> {
         let o = self.outer().clone();
-        let rows = load("idx", vec![ix(name(&o.var))], false);
+        self.rows_of_x_added(load("idx", vec![ix(name(&o.var))], false))
+    }
+
+    /// `acc = acc + <x[rows, ...] reduced>`: the rows `rows` selects of `x` itself (a tile, or
+    /// an index tensor), its other dims whole.
+    fn rows_of_x_added(&mut self, rows: Expr) -> Result<Stmt> {
         let idx: Vec<Index> = std::iter::once(ix(rows))
             .chain((1..self.x_shape.len()).map(|_| Index::Full))
             .collect();

@@ -740,7 +740,9 @@ fn probes() -> Vec<Probe> {
             highest: false,
         })
     };
-    let f32_dots: [(&[i64], &[i64], &[i64], bool); 4] = [
+    // (lhs shape, rhs shape, result shape, batched)
+    type DotShapes = (&'static [i64], &'static [i64], &'static [i64], bool);
+    let f32_dots: [DotShapes; 4] = [
         (&[8, 32], &[32, 128], &[8, 128], false),
         (&[1, 128], &[128, 8], &[1, 8], false),
         (&[8, 128], &[128, 32], &[8, 32], false),

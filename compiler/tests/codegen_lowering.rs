@@ -430,7 +430,12 @@ fn a_gather_is_a_one_hot_product_and_a_tile_index_is_not_a_gather() {
     );
     let code = emit("gather", &src, false);
     has("gather", &code, "jax.lax.dot_general(jax.nn.one_hot(");
-    has("gather", &code, ", 16, dtype=jnp.float32), values[:, ");
+    // The one-hot rows of the partial tile's lanes past its end are zeroed (10 of 16 rows).
+    has(
+        "gather",
+        &code,
+        ", 16, dtype=jnp.float32) * mask_0.astype(jnp.float32)[:, None], values[:, ",
+    );
     has("gather", &code, "precision=jax.lax.Precision.HIGHEST");
     // `x[t.index]` reads the tile's own rows: a `pl.ds` window, no one-hot.
     let src = script(

@@ -10,8 +10,11 @@
 //! What that reading means, and our engines reproduce: an index outside `0..V`, a negative
 //! one included, gathers zeros (torch wraps a negative index and raises past the end), and a
 //! NaN or infinity anywhere along the gathered dim reaches every output of its column
-//! (`0 * NaN`). A table is never masked (Helion's gather reads it unmasked; lanes past a
-//! partial tile are masked at the store).
+//! (`0 * NaN`). A table is never masked (Helion's gather reads it unmasked). One departure
+//! from Helion: the one-hot rows of index lanes past a partial tile are masked to zero, so
+//! they gather nothing; Helion gathers a row there and a reduction over the gathered rows adds
+//! it (a Helion 1.5.1 bug, `docs/helion-findings.md`, which then shows on Helion alone, as
+//! its other value bugs do).
 //!
 //! Gaps: an index that is not itself a load (Helion reads `base + hl.arange(n)` as a
 //! contiguous window, `_match_contiguous_range_index`, and other computed indices by rules
@@ -21,7 +24,7 @@
 //! along the gathered dim, and a table over Helion's 16 MiB resident-block threshold
 //! (`_check_resident_block_size`, an `InvalidConfig` in 1.5.1).
 
-use super::{Env, LResult, Lowerer, gap};
+use super::{Env, LResult, Lowerer, Val, gap};
 use lang::ir::types::Ty;
 use lang::ir::{DType, Expr, ExprKind, Index, TileAttr};
 use lang::pallas::{self, BlockDim, Expr as P, Jnp};
@@ -113,12 +116,43 @@ impl Lowerer<'_> {
         let v = r.shape[p];
         let table_val = P::name(&self.refs[k].py).index(r.parts);
         let idx_val = self.lower_expr(idx, env, out)?;
-        let one_hot: P = Jnp::OneHot {
+        let mut one_hot: P = Jnp::OneHot {
             x: Box::new(idx_val),
             n: v,
             dtype,
         }
         .into();
+        // The one-hot rows of the index lanes past a partial tile are zeroed, so they gather
+        // nothing: Helion 1.5.1 leaves them, and a reduction over the gathered rows adds rows
+        // the tile does not hold (`docs/helion-findings.md`, a Helion-only finding here).
+        let ExprKind::Load {
+            indices: idx_indices,
+            ..
+        } = &idx.kind
+        else {
+            return gap(idx.span, "a gather index that is not a load");
+        };
+        for (pos, i) in idx_indices.iter().enumerate() {
+            let tile = match i {
+                Index::Expr(Expr {
+                    kind: ExprKind::Name(n),
+                    ..
+                }) => match env.get(n) {
+                    Some(Val::Tile(b)) => Some(*b),
+                    _ => None,
+                },
+                Index::Full | Index::Slice { .. } | Index::Expr(_) => None,
+                Index::Int(_) | Index::NewAxis => {
+                    return gap(idx.span, "a gather index read with an int or `None`");
+                }
+            };
+            if let Some(m) = tile
+                .and_then(|b| self.loops.get(&b))
+                .and_then(|ld| ld.mask.clone())
+            {
+                one_hot = self.apply_mask(one_hot, &m, pos, idx_rank + 1, dtype);
+            }
+        }
         let mut g = P::from(Jnp::DotGeneral {
             lhs: Box::new(one_hot),
             rhs: Box::new(table_val),

@@ -102,8 +102,17 @@ fn buckets_of_fa8d122_load_and_keep_their_keys() {
     assert_eq!(Buckets::load(t.path()).unwrap(), b);
 }
 
+/// Findings of the fixture whose model bug is now a gap of our model, with the construct it
+/// names: `0006` reads a 1-row tensor by a tile of 2 rows, which torch clamps to the row and
+/// Helion reads as a dim of 1 that broadcasts (`compiler/src/lower/memory.rs`, `ref_index`).
+const NOW_A_GAP: &[(&str, &str)] = &[(
+    "0006-mismatch-pallas-sim",
+    "a tile into a dim of size 1 over more rows",
+)];
+
 /// Each finding, checked again under the codegen options it records, shows the signature it
-/// records; written back and read again, its metadata is unchanged.
+/// records (or, listed in [`NOW_A_GAP`], that gap); written back and read again, its metadata
+/// is unchanged.
 #[test]
 fn findings_of_fa8d122_still_reproduce_and_round_trip() {
     let (_t, dirs) = fixture_copy();
@@ -114,13 +123,26 @@ fn findings_of_fa8d122_still_reproduce_and_round_trip() {
         let codegen = f.meta.codegen.options().unwrap();
         let report = check_case(&f.case, &sim, &codegen);
         let now = signature::signature(&f.case, &report);
-        assert!(
-            f.meta.signature.holds_for(&now),
-            "{}: recorded {}, now {}",
-            dir.display(),
-            f.meta.key,
-            now.key()
-        );
+        if let Some((_, construct)) = NOW_A_GAP.iter().find(|(d, _)| dir.ends_with(d)) {
+            assert_eq!(report.outcome, Outcome::Unsupported, "{}", dir.display());
+            assert!(
+                report
+                    .gap
+                    .as_deref()
+                    .is_some_and(|g| g.starts_with(construct)),
+                "{}: {:?}",
+                dir.display(),
+                report.gap
+            );
+        } else {
+            assert!(
+                f.meta.signature.holds_for(&now),
+                "{}: recorded {}, now {}",
+                dir.display(),
+                f.meta.key,
+                now.key()
+            );
+        }
         write_finding_dir(dir, &f).unwrap();
         assert_eq!(Finding::load(dir).unwrap(), f, "{}", dir.display());
     }

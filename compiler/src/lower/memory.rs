@@ -37,7 +37,7 @@ impl Lowerer<'_> {
     /// becomes `pl.ds(pl.multiple_of(offset, bs), bs)` (the hint only where it holds), or `:`
     /// on a grid tile's BlockSpec block (D-1.5.1-19, `block_spec`); a scalar an index; `:`
     /// stays `:` unless the dim is padded (then `pl.ds(0, size)`). A load's tile into a dim of
-    /// size 1 that may begin past row 0 is a gap: Helion 1.5.1 gives such a dim no block
+    /// size 1, in a loop over more rows, is a gap: Helion 1.5.1 gives such a dim no block
     /// (`_block_spec_info` `None`) and reads `bias[:, :]` of a `[1, N]` bias under
     /// `bias[tile_m, tile_n]`, a dim of 1 that broadcasts (measured; the reference reads it so
     /// too), which our IR types as the tile's block.
@@ -153,12 +153,13 @@ impl Lowerer<'_> {
                     };
                     let whole_block =
                         matches!(self.refs[k].block.get(dim), Some(BlockDim::Tiled { .. }));
-                    // A tile that may begin past row 0: the loop begins there, or has a second
-                    // tile. One tile from row 0 keeps the masked read.
+                    // A loop over more rows than the dim's one: torch's slice clamps to that
+                    // row and Helion reads it, either way a dim of 1 that broadcasts. A loop
+                    // over the one row (a single-row input) keeps the masked read.
                     let past_row_zero = |b: &BlockId| {
                         self.bounds.by_block.get(b).is_none_or(|lb| {
                             lb.static_begin().is_none_or(|b| b > 0)
-                                || lb.static_end().or(lb.end_hi).is_none_or(|e| e > lb.bs)
+                                || lb.static_end().or(lb.end_hi).is_none_or(|e| e > 1)
                         })
                     };
                     if load && size == 1 && !whole_block && tile.as_ref().is_some_and(past_row_zero)

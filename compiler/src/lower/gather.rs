@@ -92,8 +92,7 @@ impl Lowerer<'_> {
         if !matches!(dtype, DType::Float32 | DType::Bfloat16) {
             return gap(e.span, "a gather from an int32 table");
         }
-        let bytes =
-            table.shape.iter().product::<i64>() * if dtype == DType::Float32 { 4 } else { 2 };
+        let bytes = table.shape.iter().product::<i64>() * i64::from(dtype.bitwidth() / 8);
         if bytes > GATHER_TABLE_MAX_BYTES {
             return gap(e.span, "a gather from a table over 16 MiB");
         }

@@ -157,10 +157,10 @@ impl Lowerer<'_> {
                     // row and Helion reads it, either way a dim of 1 that broadcasts. A loop
                     // over the one row (a single-row input) keeps the masked read.
                     let past_row_zero = |b: &BlockId| {
-                        self.bounds.by_block.get(b).is_none_or(|lb| {
-                            lb.static_begin().is_none_or(|b| b > 0)
-                                || lb.static_end().or(lb.end_hi).is_none_or(|e| e > 1)
-                        })
+                        self.bounds
+                            .by_block
+                            .get(b)
+                            .is_none_or(|lb| lb.static_end().or(lb.end_hi).is_none_or(|e| e > 1))
                     };
                     if load && size == 1 && !whole_block && tile.as_ref().is_some_and(past_row_zero)
                     {

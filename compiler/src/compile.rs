@@ -186,7 +186,9 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         Err(e) => return rejected(Rejection::of_trace(&e), untyped_block_sizes()),
     };
     let block_sizes = types.block_sizes.clone();
-    if let Some(r) = crate::validate::host_access(case, &types) {
+    if let Some(r) = crate::validate::host_access(case, &types)
+        .or_else(|| crate::validate::indirect_access(case, &types))
+    {
         return rejected(r, block_sizes);
     }
     // Trace-time checks ran on the whole kernel; dead device statements are gone before

@@ -277,6 +277,19 @@ rules! {
     PlanNotResident = "plan.not-resident", BackendUnsupported,
         "narrowing subscript {name} requires a resident Ref, but its input is not derived from an eligible direct Pallas load";
 
+    // ---- indirect accesses (bind time) ------------------------------------------------------
+    /// A gather (a host-tensor load through an int-tensor index) whose value a narrowing
+    /// subscript reads, directly or through views (`aten.reshape`/`view`/`squeeze`/`unsqueeze`),
+    /// same-dtype casts (torch returns the tensor itself) and subscripts that narrow nothing
+    /// (`:`, `None`). Helion 1.5.1 serves such a read from a resident Ref, which only an
+    /// indirect DMA can fill, and under `HELION_PALLAS_INTERPRET=1` no access is DMA-eligible
+    /// (`indirect_loads_requiring_resident_refs`, helion/_compiler/pallas/view_ops.py, checked by
+    /// `indirect_access_modes` in tensorcore_plan.py at bind time; measured: `w =
+    /// t[idx[tb], :, td]` then `w[:, 0, :]` is refused, `(w * 1.0)[:, 0, :]` and a bfloat16 `w`
+    /// read through `.float()` are gathered by one-hot). On a TPU the DMA admission may take it.
+    IndirectNarrowedNeedsDma = "indirect.narrowed-needs-dma", BackendUnsupported,
+        "an indirect resident access requires DMA but is not eligible for a DMA schedule";
+
     // ---- config and loop lowering (spec §1.4, §2.4) ------------------------------------------
     /// `unroll` with a loop bound that is not static nor an enclosing `tile.end`.
     ConfigUnrollDynamicBounds = "config.unroll-dynamic-bounds", InvalidConfig,

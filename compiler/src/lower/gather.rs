@@ -26,7 +26,7 @@
 
 use super::{Env, LResult, Lowerer, Val, gap};
 use lang::ir::types::Ty;
-use lang::ir::{DType, Expr, ExprKind, Index, TileAttr};
+use lang::ir::{DType, Expr, ExprKind, Index};
 use lang::pallas::{self, BlockDim, Expr as P, Jnp};
 
 type PStmt = pallas::Stmt;
@@ -46,22 +46,8 @@ impl Lowerer<'_> {
         env: &Env,
         out: &mut Vec<PStmt>,
     ) -> LResult<Option<P>> {
-        // `t.index` is a tile's own rows, read as the tile (`ref_index`), not a gather.
-        let tensor_index = |i: &Index| match i {
-            Index::Expr(x) => {
-                matches!(self.types.of(x), Ty::Tensor { .. })
-                    && !matches!(
-                        x.kind,
-                        ExprKind::TileAttr {
-                            attr: TileAttr::Index,
-                            ..
-                        }
-                    )
-            }
-            Index::Full | Index::NewAxis | Index::Int(_) | Index::Slice { .. } => false,
-        };
         let positions: Vec<usize> = (0..indices.len())
-            .filter(|&p| tensor_index(&indices[p]))
+            .filter(|&p| self.types.is_tensor_index(&indices[p]))
             .collect();
         let p = match positions.as_slice() {
             [] => return Ok(None),

@@ -30,7 +30,7 @@ use super::blocks::{BlockSizes, BlockTable};
 use super::hash::FastMap;
 use super::scope::{HostEnv, StorageId};
 use super::sym::{Affine, BlockId, Sym};
-use super::{Case, DType, Expr, NodeKey, Span};
+use super::{Case, DType, Expr, ExprKind, Index, NodeKey, Span, TileAttr};
 
 /// One dimension of a device tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -241,6 +241,26 @@ impl Types {
     /// The type of `e` (which must belong to the case the types were inferred for).
     pub fn of(&self, e: &Expr) -> &Ty {
         self.exprs.get(&NodeKey::of(e)).unwrap_or(&Ty::Int(None))
+    }
+
+    /// Whether the index entry `i` gathers: an expression of tensor type that is not a tile's
+    /// own `t.index` (which reads the tile's rows, as the tile itself does). The one classifier
+    /// of tensor indices, for the model's gather and for Helion's bind-time indirect-access
+    /// checks alike.
+    pub fn is_tensor_index(&self, i: &Index) -> bool {
+        match i {
+            Index::Expr(x) => {
+                matches!(self.of(x), Ty::Tensor { .. })
+                    && !matches!(
+                        x.kind,
+                        ExprKind::TileAttr {
+                            attr: TileAttr::Index,
+                            ..
+                        }
+                    )
+            }
+            Index::Full | Index::NewAxis | Index::Int(_) | Index::Slice { .. } => false,
+        }
     }
 
     /// The effective block size of a block id.

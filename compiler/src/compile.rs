@@ -186,9 +186,7 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         Err(e) => return rejected(Rejection::of_trace(&e), untyped_block_sizes()),
     };
     let block_sizes = types.block_sizes.clone();
-    if let Some(r) = crate::validate::host_access(case, &types)
-        .or_else(|| crate::validate::indirect_access(case, &types))
-    {
+    if let Some(r) = crate::validate::host_access(case, &types) {
         return rejected(r, block_sizes);
     }
     // Trace-time checks ran on the whole kernel; dead device statements are gone before
@@ -205,6 +203,11 @@ pub fn compile(case: &Case, options: &CodegenOptions) -> Compiled {
         }
         None => (case, types),
     };
+    // Helion classifies indirect accesses on the live graph (measured: a dead load through two
+    // tensor indices does not make it refuse).
+    if let Some(r) = crate::validate::indirect_access(case, &types) {
+        return rejected(r, block_sizes);
+    }
     let plan = match crate::plan::plan_with_faults(case, &types, options.faults) {
         Ok(p) => p,
         Err(r) => return rejected(r, block_sizes),

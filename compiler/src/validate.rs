@@ -19,7 +19,7 @@ use crate::verdict::{Rejection, Rule};
 use lang::ir::hash::FastMap;
 use lang::ir::scope::HostEnv;
 use lang::ir::types::{Ty, Types};
-use lang::ir::{Case, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
+use lang::ir::{Case, DType, Expr, ExprKind, Index, Span, Stmt, StmtKind, walk};
 
 /// The first trace-time refusal of the kernel in program order, if any.
 pub fn validate(case: &Case) -> Option<Rejection> {
@@ -110,44 +110,90 @@ pub fn host_access(case: &Case, types: &Types) -> Option<Rejection> {
     found
 }
 
-/// The first gather whose value a narrowing subscript reads ([`Rule::IndirectNarrowedNeedsDma`]),
-/// checked, as Helion checks it, after the host-slice check on the whole kernel (device IR is
-/// built before dead statements go).
+/// Helion's bind-time refusals of indirect accesses (loads and stores through tensor indices),
+/// checked on the live kernel after the host-slice check, in Helion's order
+/// (`indirect_access_modes`, helion/_compiler/pallas/tensorcore_plan.py):
+/// 1. the first access its one-hot lowering does not take ([`Rule::IndirectUnsupported`];
+///    `one_hot_access_supported`, helion/_compiler/pallas/gather.py: one tensor index; a load
+///    from a float table, or through the first dim of an int32 one; a store into a float
+///    tensor through its first dim by a rank-1 index);
+/// 2. the first gather whose value a narrowing subscript reads
+///    ([`Rule::IndirectNarrowedNeedsDma`]). Names are followed in program order: a name holds
+///    a gather's value from its binding to a gather chain (a gather, or a name holding one,
+///    under views, same-dtype casts and subscripts that narrow nothing) until it is bound to
+///    anything else.
 ///
-/// Names are followed in program order: a name is a gather's value from its binding to a
-/// gather chain (a gather, or a name holding one, under views, same-dtype casts and
-/// subscripts that narrow nothing) until it is bound to anything else. The check stays silent
-/// where Helion would answer otherwise first: when any other indirect access exists (a store,
-/// an atomic or a load through a tensor index, a load through several, a computed index),
-/// Helion's one-hot or DMA structure checks come first and our model answers the gap.
+/// Silent where an index is computed with `hl.arange` (Helion may read it as a contiguous
+/// window rather than an indirect access). Atomics are not indirect accesses in Helion's
+/// sense. A table over the 16 MiB one-hot threshold is not told apart (the generator draws
+/// none).
 pub fn indirect_access(case: &Case, types: &Types) -> Option<Rejection> {
-    let mut other_indirect = false;
+    // `None`: no indirect access; `Some(true)`: one one-hot takes.
+    let structural = |indices: &[Index], dtype: DType, store: bool| -> Option<bool> {
+        let positions: Vec<usize> = (0..indices.len())
+            .filter(|&p| types.is_tensor_index(&indices[p]))
+            .collect();
+        let float = matches!(dtype, DType::Float32 | DType::Bfloat16);
+        match positions.as_slice() {
+            [] => None,
+            [p] if store => {
+                let Index::Expr(i) = &indices[*p] else {
+                    return Some(false);
+                };
+                Some(
+                    float
+                        && *p == 0
+                        && matches!(types.of(i), Ty::Tensor { dims, .. } if dims.len() == 1),
+                )
+            }
+            [p] => Some(float || (*p == 0 && dtype == DType::Int32)),
+            _ => Some(false),
+        }
+    };
+    // Every value each name is bound to, to see through `rows = t.begin + hl.arange(8)`.
+    let mut bindings: FastMap<&str, Vec<&Expr>> = FastMap::default();
     walk::each_stmt(&case.kernel.body, &mut |stmt| {
-        fn tensor_indices<'i>(indices: &'i [Index], types: &Types) -> Vec<&'i Index> {
-            indices
-                .iter()
-                .filter(|i| types.is_tensor_index(i))
-                .collect()
-        }
-        if let StmtKind::Store { indices, .. } | StmtKind::Atomic { indices, .. } = &stmt.kind
-            && !tensor_indices(indices, types).is_empty()
+        if let StmtKind::Assign { target, value } | StmtKind::AugAssign { target, value, .. } =
+            &stmt.kind
         {
-            other_indirect = true;
+            bindings.entry(target).or_default().push(value);
         }
+    });
+    let mut arange = false;
+    let mut unsupported: Option<Span> = None;
+    let mut judge = |indices: &[Index], dtype: DType, store: bool, span: Span| {
+        if let Some(ok) = structural(indices, dtype, store) {
+            walk::each_index_expr(indices, &mut |x| {
+                arange |= mentions_arange(x, &bindings, &mut Vec::new());
+            });
+            if !ok && unsupported.is_none() {
+                unsupported = Some(span);
+            }
+        }
+    };
+    walk::each_stmt(&case.kernel.body, &mut |stmt| {
         walk::stmt_exprs(stmt, &mut |e| {
             walk::each_expr(e, &mut |x| {
-                if let ExprKind::Load { indices, .. } = &x.kind {
-                    match tensor_indices(indices, types).as_slice() {
-                        [] => {}
-                        [Index::Expr(i)] if matches!(i.kind, ExprKind::Load { .. }) => {}
-                        _ => other_indirect = true,
-                    }
+                if let ExprKind::Load { indices, .. } = &x.kind
+                    && let Ty::Tensor { dtype, .. } = types.of(x)
+                {
+                    judge(indices, *dtype, false, x.span);
                 }
             });
         });
+        if let StmtKind::Store {
+            tensor, indices, ..
+        } = &stmt.kind
+            && let Some(t) = types.host.tensors.get(tensor)
+        {
+            judge(indices, t.dtype, true, stmt.span);
+        }
     });
-    if other_indirect {
+    if arange {
         return None;
+    }
+    if let Some(at) = unsupported {
+        return Some(Rejection::new(Rule::IndirectUnsupported, at, &[]));
     }
     let mut gathered: FastMap<&str, Span> = FastMap::default();
     let mut found = None;
@@ -185,6 +231,29 @@ pub fn indirect_access(case: &Case, types: &Types) -> Option<Rejection> {
             | StmtKind::For(_)
             | StmtKind::If { .. }
             | StmtKind::Return(_) => {}
+        }
+    });
+    found
+}
+
+/// Whether `e` computes with `hl.arange`, through the names it reads (`seen`: the names
+/// already followed, so a loop-carried name ends the search).
+fn mentions_arange<'a>(
+    e: &'a Expr,
+    bindings: &FastMap<&'a str, Vec<&'a Expr>>,
+    seen: &mut Vec<&'a str>,
+) -> bool {
+    let mut found = false;
+    walk::each_expr(e, &mut |x| {
+        if matches!(x.kind, ExprKind::Arange { .. }) {
+            found = true;
+        } else if let ExprKind::Name(n) = &x.kind
+            && !found
+            && !seen.contains(&n.as_str())
+            && let Some((name, values)) = bindings.get_key_value(n.as_str())
+        {
+            seen.push(name);
+            found = values.iter().any(|v| mentions_arange(v, bindings, seen));
         }
     });
     found
@@ -641,10 +710,20 @@ k(x, t, idx)
             ),
             None
         );
-        // Beside a scatter Helion's structure checks answer first: silent here.
+        // Beside a scatter one-hot takes (a float tensor, its first dim, a rank-1 index) the
+        // refusal stands (measured: a cache written back through the index it was read by).
+        let r = gather_verdict("torch.float32", "w[:, 0, :]", "t[idx[tb], 0, td] = acc");
+        assert_eq!(r.map(|r| r.rule), Some(Rule::IndirectNarrowedNeedsDma));
+        // An access one-hot cannot take (two tensor indices) is refused first, with its own
+        // message; dead, it is not there (both measured).
+        let r = gather_verdict(
+            "torch.float32",
+            "w[:, 0, :]",
+            "acc = acc + t[idx[tb], idx[tb], td].sum(1)",
+        );
         assert_eq!(
-            gather_verdict("torch.float32", "w[:, 0, :]", "t[idx[tb], 0, td] = acc"),
-            None
+            r.map(|r| (r.rule, r.span.line)),
+            Some((Rule::IndirectUnsupported, 12))
         );
     }
 

@@ -278,6 +278,14 @@ rules! {
         "narrowing subscript {name} requires a resident Ref, but its input is not derived from an eligible direct Pallas load";
 
     // ---- indirect accesses (bind time) ------------------------------------------------------
+    /// A load or store through a tensor index that Helion 1.5.1's one-hot lowering does not
+    /// take (`one_hot_access_supported`, helion/_compiler/pallas/gather.py: several tensor
+    /// indices; a load from an int32 table through another dim than its first; a store into an
+    /// int32 tensor, through another dim than the first or by an index of rank other than 1),
+    /// and no DMA can (none under `HELION_PALLAS_INTERPRET=1`): `indirect_access_modes`,
+    /// tensorcore_plan.py, at bind time.
+    IndirectUnsupported = "indirect.unsupported", BackendUnsupported,
+        "an indirect access is unsupported by both one-hot and DMA lowering; use one unmasked tensor index and a supported load/store dtype and shape";
     /// A gather (a host-tensor load through an int-tensor index) whose value a narrowing
     /// subscript reads, directly or through views (`aten.reshape`/`view`/`squeeze`/`unsqueeze`),
     /// same-dtype casts (torch returns the tensor itself) and subscripts that narrow nothing

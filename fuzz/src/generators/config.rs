@@ -268,6 +268,13 @@ define_gen_config! {
     /// default, so the default campaign's draws stay the ones its measurements were taken on
     /// (`ci/gen-helion-language.json` sets it).
     gather_percent: u8 = 0, in 0..=100;
+    /// How often a case is a production-shaped kernel, percent: a decode-step convolution over
+    /// a state cache read through an index tensor, or a recurrent state update with `hl.dot`
+    /// over ragged chunks (`grammar::production`, the shapes of Helion's pretuned
+    /// `causal_conv1d` and `gdn_decode` kernels). Off by default, so the default campaign's
+    /// draws stay the ones its measurements were taken on (`ci/gen-helion-language.json` sets
+    /// it).
+    production_percent: u8 = 0, in 0..=100;
     /// How often a case writes the tensor it loads, percent.
     write_percent: u8 = 6, in 0..=100;
     /// Of those writes, how often through a host `view_as` alias, percent.

@@ -76,9 +76,10 @@ impl ShapeRun<'_> {
                 }
                 let (shape, sel, _) = self.index(&h.shape, indices, true)?;
                 self.read_host(tensor, indices)?;
-                // The values of a rank-1 read of a small int input: the index a gather reads.
+                // The values of a rank-1 or scalar read of a small int input: the index a
+                // gather reads (`idx[tile]`, `idx[request]`).
                 let ints = match (&h.ints, sel.as_slice()) {
-                    (Some(vals), [picked]) if shape.len() == 1 => {
+                    (Some(vals), [picked]) if shape.len() <= 1 => {
                         Some(picked.iter().map(|&i| vals[i]).collect())
                     }
                     _ => None,

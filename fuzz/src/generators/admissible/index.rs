@@ -104,6 +104,17 @@ impl ShapeRun<'_> {
                         tensor_exprs.push(x as *const Expr);
                         dim += 1;
                     }
+                    // A scalar int tensor (`h0[idx[request], :, :]`) drops its dim as an int
+                    // does; it is a tensor index all the same.
+                    V::T(t) if t.shape.is_empty() && !t.dtype.is_float() => {
+                        let Some([k]) = t.ints.as_deref() else {
+                            return Err("a tensor index whose values are not known".into());
+                        };
+                        sel.push(vec![in_range(*k)?]);
+                        advanced += 1;
+                        tensor_exprs.push(x as *const Expr);
+                        dim += 1;
+                    }
                     other => return Err(format!("an index that is {}", other.what())),
                 },
             }

@@ -172,6 +172,10 @@ impl Gen<'_, '_> {
     /// of what a seed means (moving a draw changes every case after it), so each step keeps its
     /// place even where it could be decided elsewhere.
     pub(super) fn case(mut self) -> Result<Case> {
+        // Drawn only with the knob on (`pct(0)` draws nothing): default seeds are unchanged.
+        if self.pct(self.cfg.production_percent)? {
+            return self.production_case();
+        }
         self.choose_dtype()?;
         self.choose_loop_type()?;
         self.choose_explicit_memory_ops()?;

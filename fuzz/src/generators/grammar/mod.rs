@@ -31,6 +31,7 @@ mod items;
 mod kernel;
 mod loops;
 mod ops;
+mod production;
 mod subscripts;
 mod views;
 

@@ -130,26 +130,46 @@ pub fn host_access(case: &Case, types: &Types) -> Option<Rejection> {
 pub fn indirect_access(case: &Case, types: &Types) -> Option<Rejection> {
     // `None`: no indirect access; `Some(true)`: one one-hot takes.
     let structural = |indices: &[Index], dtype: DType, store: bool| -> Option<bool> {
-        let positions: Vec<usize> = (0..indices.len())
-            .filter(|&p| types.is_tensor_index(&indices[p]))
-            .collect();
-        let float = matches!(dtype, DType::Float32 | DType::Bfloat16);
-        match positions.as_slice() {
-            [] => None,
-            [p] if store => {
-                let Index::Expr(i) = &indices[*p] else {
-                    return Some(false);
-                };
-                Some(
-                    float
-                        && *p == 0
-                        && matches!(types.of(i), Ty::Tensor { dims, .. } if dims.len() == 1),
-                )
-            }
-            [p] => Some(float || (*p == 0 && dtype == DType::Int32)),
-            _ => Some(false),
+        let mut positions = (0..indices.len()).filter(|&p| types.is_tensor_index(&indices[p]));
+        let p = positions.next()?;
+        if positions.next().is_some() {
+            return Some(false);
         }
+        let float = matches!(dtype, DType::Float32 | DType::Bfloat16);
+        if !store {
+            return Some(float || (p == 0 && dtype == DType::Int32));
+        }
+        let Index::Expr(i) = &indices[p] else {
+            return Some(false);
+        };
+        Some(float && p == 0 && matches!(types.of(i), Ty::Tensor { dims, .. } if dims.len() == 1))
     };
+    // The indirect accesses, each with whether one-hot takes it, in program order.
+    let mut accesses: Vec<(&[Index], bool, Span)> = Vec::new();
+    walk::each_stmt(&case.kernel.body, &mut |stmt| {
+        walk::stmt_exprs(stmt, &mut |e| {
+            walk::each_expr(e, &mut |x| {
+                if let ExprKind::Load { indices, .. } = &x.kind
+                    && let Ty::Tensor { dtype, .. } = types.of(x)
+                    && let Some(ok) = structural(indices, *dtype, false)
+                {
+                    accesses.push((indices, ok, x.span));
+                }
+            });
+        });
+        if let StmtKind::Store {
+            tensor, indices, ..
+        } = &stmt.kind
+            && let Some(t) = types.host.tensors.get(tensor)
+            && let Some(ok) = structural(indices, t.dtype, true)
+        {
+            accesses.push((indices, ok, stmt.span));
+        }
+    });
+    // Most kernels have none: nothing more to walk (this runs on every compile).
+    if accesses.is_empty() {
+        return None;
+    }
     // Every value each name is bound to, to see through `rows = t.begin + hl.arange(8)`.
     let mut bindings: FastMap<&str, Vec<&Expr>> = FastMap::default();
     walk::each_stmt(&case.kernel.body, &mut |stmt| {
@@ -160,40 +180,16 @@ pub fn indirect_access(case: &Case, types: &Types) -> Option<Rejection> {
         }
     });
     let mut arange = false;
-    let mut unsupported: Option<Span> = None;
-    let mut judge = |indices: &[Index], dtype: DType, store: bool, span: Span| {
-        if let Some(ok) = structural(indices, dtype, store) {
-            walk::each_index_expr(indices, &mut |x| {
-                arange |= mentions_arange(x, &bindings, &mut Vec::new());
-            });
-            if !ok && unsupported.is_none() {
-                unsupported = Some(span);
-            }
-        }
-    };
-    walk::each_stmt(&case.kernel.body, &mut |stmt| {
-        walk::stmt_exprs(stmt, &mut |e| {
-            walk::each_expr(e, &mut |x| {
-                if let ExprKind::Load { indices, .. } = &x.kind
-                    && let Ty::Tensor { dtype, .. } = types.of(x)
-                {
-                    judge(indices, *dtype, false, x.span);
-                }
-            });
+    for (indices, _, _) in &accesses {
+        walk::each_index_expr(indices, &mut |x| {
+            arange |= mentions_arange(x, &bindings, &mut Vec::new());
         });
-        if let StmtKind::Store {
-            tensor, indices, ..
-        } = &stmt.kind
-            && let Some(t) = types.host.tensors.get(tensor)
-        {
-            judge(indices, t.dtype, true, stmt.span);
-        }
-    });
+    }
     if arange {
         return None;
     }
-    if let Some(at) = unsupported {
-        return Some(Rejection::new(Rule::IndirectUnsupported, at, &[]));
+    if let Some((_, _, at)) = accesses.iter().find(|(_, ok, _)| !ok) {
+        return Some(Rejection::new(Rule::IndirectUnsupported, *at, &[]));
     }
     let mut gathered: FastMap<&str, Span> = FastMap::default();
     let mut found = None;

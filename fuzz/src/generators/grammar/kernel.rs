@@ -260,7 +260,7 @@ impl Gen<'_, '_> {
     }
 
     /// The `pallas_loop_type`, among those the config enables.
-    fn choose_loop_type(&mut self) -> Result<()> {
+    pub(super) fn choose_loop_type(&mut self) -> Result<()> {
         let loop_types: Vec<LoopType> = LoopType::ALL
             .into_iter()
             .filter(|l| match l {

@@ -30,7 +30,7 @@
 
 use super::Gen;
 use arbitrary::Result;
-use lang::ir::{Case, DType, LoopType};
+use lang::ir::{Case, DType};
 
 /// The lanes of the convolution's channels and of the recurrent state's values: one and two
 /// vregs' worth (TPU lanes are 128 wide).
@@ -65,20 +65,10 @@ impl Gen<'_, '_> {
         })
     }
 
-    /// The `pallas_loop_type` keyword among the enabled loop types.
+    /// The `pallas_loop_type` keyword among the enabled loop types (the grammar's own draw).
     fn production_loop_type(&mut self) -> Result<&'static str> {
-        let enabled: Vec<LoopType> = LoopType::ALL
-            .into_iter()
-            .filter(|l| match l {
-                LoopType::Unroll => self.cfg.unroll,
-                LoopType::ForiLoop => self.cfg.fori_loop,
-                LoopType::EmitPipeline => self.cfg.emit_pipeline,
-            })
-            .collect();
-        Ok(match enabled.as_slice() {
-            [] => LoopType::ForiLoop.name(),
-            l => self.u.choose(l)?.name(),
-        })
+        self.choose_loop_type()?;
+        Ok(self.loop_type.name())
     }
 
     /// A count of rows near a tile boundary of `block` (one below, at, one above a multiple,

@@ -1,5 +1,5 @@
-# pallas-diff: source corpus entry 0085-causal-conv1d-update-through-cache-indices: real-style (issue 41): a decode-time causal conv1d reading its state cache through an index tensor (cache_indices[tb]); the model refuses the 1-D int32 index load (root.not-direct-addressing)
-# pallas-diff: verdict rejected BackendUnsupported root.not-direct-addressing
+# pallas-diff: source corpus entry 0085-causal-conv1d-update-through-cache-indices: real-style (issue 41): a decode-time causal conv1d reading its state cache through an index tensor (cache_indices[tb]); the model refuses the narrowed read of the gathered window (indirect.narrowed-needs-dma); Helion 1.5.1 refuses it earlier, while tracing (ControlFlowTensorMismatch: the tap tile of block_size=1 is a symbolic size to Helion, 1 to our model), a model gap
+# pallas-diff: verdict rejected BackendUnsupported indirect.narrowed-needs-dma
 import torch
 import helion
 import helion.language as hl

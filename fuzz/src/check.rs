@@ -457,9 +457,9 @@ pub struct PreparedCase<'a> {
     compiled: Result<Compiled, String>,
     compile_seconds: f64,
     inputs: OnceLock<Inputs>,
-    /// The reference run and the largest float magnitude it computed
-    /// ([`oracle::Outputs::magnitude`]): the comparison's float32 tolerance scales with it.
-    reference: OnceLock<(EngineRun, f64)>,
+    /// The reference run and what it tells the comparison's tolerance
+    /// ([`compare::RefScale`]).
+    reference: OnceLock<(EngineRun, compare::RefScale)>,
     eager_reference: OnceLock<crate::engines::reference::TiledRun>,
 }
 
@@ -586,8 +586,8 @@ impl<'a> PreparedCase<'a> {
         })
     }
 
-    /// The reference run for these engines (made on first need), with its magnitude.
-    fn reference(&self, needs: Needs) -> Option<&(EngineRun, f64)> {
+    /// The reference run for these engines (made on first need), with its scale.
+    fn reference(&self, needs: Needs) -> Option<&(EngineRun, compare::RefScale)> {
         if !self.reference_decides(needs) {
             return None;
         }
@@ -668,8 +668,8 @@ impl<'a> PreparedCase<'a> {
     fn finish(&self, needs: Needs, runs: Vec<EngineRun>) -> CaseReport {
         let names = output_names(&self.case);
         let not_run;
-        let (reference, reference_magnitude) = match self.reference(needs) {
-            Some((run, magnitude)) => (run, *magnitude),
+        let (reference, reference_scale) = match self.reference(needs) {
+            Some((run, scale)) => (run, *scale),
             None => {
                 not_run = EngineRun::instant(
                     EngineId::Reference,
@@ -677,7 +677,7 @@ impl<'a> PreparedCase<'a> {
                         "the compiler did not lower the kernel (a findings-only check)".into(),
                     ),
                 );
-                (&not_run, 0.0)
+                (&not_run, compare::RefScale::default())
             }
         };
         let eager = self.eager_reference(needs);
@@ -686,14 +686,14 @@ impl<'a> PreparedCase<'a> {
         let mismatches: Vec<Option<compare::Mismatch>> = runs
             .iter()
             .map(|e| {
-                let (r, magnitude) = match eager {
+                let (r, scale) = match eager {
                     Some(eager) if e.engine.reference_tiling() == oracle::Tiling::HelionEager => {
-                        (&eager.run, eager.magnitude)
+                        (&eager.run, eager.scale)
                     }
-                    Some(_) | None => (reference, reference_magnitude),
+                    Some(_) | None => (reference, reference_scale),
                 };
                 let (got, want) = (e.status.outputs()?, r.status.outputs()?);
-                compare::compare(e.engine, &names, got, want, magnitude)
+                compare::compare(e.engine, &names, got, want, scale)
                     .err()
                     .map(|m| *m)
                     // The case's own inputs agree: the first extra input set that does not

@@ -372,12 +372,12 @@ pub enum Dropped {
 /// What the reference says of one set: the outputs to compare with, or why it is dropped.
 #[derive(Clone, Debug)]
 pub enum Judged {
-    /// Compare the engine's outputs with these (and this magnitude, for the tolerance).
+    /// Compare the engine's outputs with these (and this scale, for the tolerance).
     Compare {
         /// The reference's outputs.
         outputs: Vec<Tensor>,
-        /// The largest float magnitude the reference computed.
-        magnitude: f64,
+        /// What the reference's evaluation tells the tolerance.
+        scale: crate::compare::RefScale,
     },
     /// Not compared.
     Dropped(Dropped),
@@ -404,7 +404,7 @@ pub fn judge(case: &Case, set: &InputSet, tiling: oracle::Tiling) -> Judged {
     }
     Judged::Compare {
         outputs: outputs.to_vec(),
-        magnitude: run.magnitude,
+        scale: run.scale,
     }
 }
 

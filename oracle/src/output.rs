@@ -26,6 +26,12 @@ pub struct Outputs {
     /// absolute tolerance by this as well as by the output's own magnitude
     /// (`fuzz::compare::Tolerance::for_output`).
     pub magnitude: f64,
+    /// The absolute float32 rounding budget of the matrix products the evaluation computed (0
+    /// when none): an engine that sums each product's terms in float32, in any order, errs by
+    /// at most this in an output built from them, so a float32 comparison's absolute tolerance
+    /// is at least this, up to a cap relative to the output
+    /// (`fuzz::compare::Tolerance::for_output`).
+    pub dot_atol: f64,
     /// The departures of Helion's eager mode from torch the evaluation reached, in program
     /// order, each subscript once (only under [`crate::Tiling::HelionEager`]; empty otherwise):
     /// the values are torch's, eager mode's may differ there.

@@ -268,3 +268,23 @@ fn argmin_and_argmax_take_the_first_extreme_and_a_nan_wins() {
     let flat = "out = torch.zeros([2], dtype=torch.int32)\nfor g in hl.grid(2):\n    out[g] = torch.argmax(x[:, 0:2]).to(torch.int32) + torch.argmin(x[0:1, :], dim=1, keepdim=True).sum()\nreturn out";
     assert_eq!(out(flat.to_string()), vec![3.0, 3.0]);
 }
+
+#[test]
+fn matrix_products_carry_a_float32_rounding_budget() {
+    let x = "x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])";
+    let with = |r: &str| {
+        let body = format!(
+            "out = torch.zeros([2, 2], dtype=torch.float32)\nfor g in hl.grid(1):\n    a = x[:, :]\n    out[:, :] = {r}\nreturn out"
+        );
+        eval_ok(&script("", "x: torch.Tensor", &body, x, "x"))
+    };
+    // No product, no budget.
+    assert_eq!(with("a + a").dot_atol, 0.0);
+    // One product of 2 terms whose largest term sum is 4*2 + 4*4 = 22 (no cancellation):
+    // 2 * 2^-24 * 22.
+    let one = with("hl.dot(a, a)").dot_atol;
+    assert_eq!(one, 2.0 * f64::powi(2.0, -24) * 22.0);
+    // A product of a product adds its own rounding and what its factors carry.
+    let two = with("hl.dot(hl.dot(a, a), a)").dot_atol;
+    assert!(two > 2.0 * one, "{one} {two}");
+}

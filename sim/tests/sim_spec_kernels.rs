@@ -23,7 +23,7 @@ fn spec_kernels_agree_with_the_reference() {
         let Ok(reference) = oracle::evaluate(&k.case) else {
             continue;
         };
-        let magnitude = reference.magnitude;
+        let scale = fuzz::compare::RefScale::of(&reference);
         let want: Vec<_> = reference.outputs.into_iter().map(|o| o.tensor).collect();
         let names = output_names(&k.case);
         for poison_padding in [false, true] {
@@ -54,7 +54,7 @@ fn spec_kernels_agree_with_the_reference() {
                             &names,
                             &got,
                             &want,
-                            magnitude,
+                            scale,
                         ) {
                             failures.push(format!("{label}: {m}"));
                         }

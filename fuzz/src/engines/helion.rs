@@ -48,13 +48,13 @@ impl Helion {
     }
 }
 
-/// One extra input set the reference kept: the set, the reference's outputs and magnitude,
+/// One extra input set the reference kept: the set, the reference's outputs and scale,
 /// and (for a set's finite twin, [`input_sets::finite_twin`]) the position of its set in the
 /// kept list.
 struct Kept {
     set: InputSet,
     want: Vec<Tensor>,
-    magnitude: f64,
+    scale: crate::compare::RefScale,
     twin_of: Option<usize>,
 }
 
@@ -72,23 +72,23 @@ fn kept_sets(engine: EngineId, job: &Job<'_>, extra: usize) -> Option<(Vec<Kept>
     for set in input_sets::derive(job.case, &own, extra) {
         run.derived += 1;
         match input_sets::judge(job.case, &set, tiling) {
-            Judged::Compare { outputs, magnitude } => {
+            Judged::Compare { outputs, scale } => {
                 let twin = input_sets::finite_twin(&set);
                 kept.push(Kept {
                     set,
                     want: outputs,
-                    magnitude,
+                    scale,
                     twin_of: None,
                 });
                 let at = kept.len() - 1;
                 if let Some(twin) = twin
-                    && let Judged::Compare { outputs, magnitude } =
+                    && let Judged::Compare { outputs, scale } =
                         input_sets::judge(job.case, &twin, tiling)
                 {
                     kept.push(Kept {
                         set: twin,
                         want: outputs,
-                        magnitude,
+                        scale,
                         twin_of: Some(at),
                     });
                 }
@@ -259,7 +259,7 @@ impl Helion {
                 Ok(got) => {
                     let got = written_outputs(job.case, got);
                     run.compared += 1;
-                    let m = crate::compare::compare(self.id(), &names, &got, &k.want, k.magnitude)
+                    let m = crate::compare::compare(self.id(), &names, &got, &k.want, k.scale)
                         .err()
                         .map(|m| {
                             let mut m = *m;

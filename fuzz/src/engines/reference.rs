@@ -12,16 +12,16 @@ pub struct Reference;
 impl Reference {
     /// Runs `case` on its input tensors already made (`case.input_tensors()`, errors included):
     /// [`Engine::run`] without making them again (see [`crate::check::check_case`]). Also
-    /// returns the largest float magnitude the evaluation computed
-    /// ([`oracle::Outputs::magnitude`]; 0 when it refused the case): what the comparison's
+    /// returns what the evaluation tells the comparison's tolerance
+    /// ([`crate::compare::RefScale`]; zero when it refused the case): what the comparison's
     /// float32 tolerance scales with.
     pub fn run_with_inputs(
         &self,
         case: &Case,
         inputs: &Result<Vec<Tensor>, InputError>,
-    ) -> (EngineRun, f64) {
+    ) -> (EngineRun, crate::compare::RefScale) {
         let r = self.run_tiled(case, inputs, oracle::Tiling::Effective);
-        (r.run, r.magnitude)
+        (r.run, r.scale)
     }
 
     /// [`Reference::run_with_inputs`] tiling loops as `tiling` says, with the departures of
@@ -33,19 +33,22 @@ impl Reference {
         tiling: oracle::Tiling,
     ) -> TiledRun {
         let start = Instant::now();
-        let (status, magnitude, divergences) = match oracle::evaluate_tiled(case, inputs, tiling) {
-            Ok(out) => (
-                EngineStatus::Outputs(out.outputs.into_iter().map(|o| o.tensor).collect()),
-                out.magnitude,
-                out.divergences,
-            ),
+        let (status, scale, divergences) = match oracle::evaluate_tiled(case, inputs, tiling) {
+            Ok(out) => {
+                let scale = crate::compare::RefScale::of(&out);
+                (
+                    EngineStatus::Outputs(out.outputs.into_iter().map(|o| o.tensor).collect()),
+                    scale,
+                    out.divergences,
+                )
+            }
             Err(e) => (
                 EngineStatus::Invalid {
                     kind: e.kind,
                     span: e.span,
                     message: e.message,
                 },
-                0.0,
+                crate::compare::RefScale::default(),
                 Vec::new(),
             ),
         };
@@ -58,7 +61,7 @@ impl Reference {
         };
         TiledRun {
             run,
-            magnitude,
+            scale,
             divergences,
         }
     }
@@ -69,9 +72,9 @@ impl Reference {
 pub struct TiledRun {
     /// The run.
     pub run: EngineRun,
-    /// The largest float magnitude it computed ([`oracle::Outputs::magnitude`]; 0 when it
+    /// What it tells the comparison's tolerance ([`crate::compare::RefScale`]; zero when it
     /// refused the case).
-    pub magnitude: f64,
+    pub scale: crate::compare::RefScale,
     /// Where Helion's eager mode departs from the values it computed
     /// ([`oracle::Outputs::divergences`]; empty when it refused the case).
     pub divergences: Vec<oracle::Divergence>,

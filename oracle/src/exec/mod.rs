@@ -197,6 +197,7 @@ impl Plan {
         Ok(Outputs {
             outputs,
             magnitude: watermark.read(),
+            dot_atol: watermark.dot_atol(),
             divergences: rt.divergences,
         })
     }

@@ -550,6 +550,7 @@ impl Runtime<'_> {
             }
         }
         dense::observe(&mags);
+        dense::observe_dot(&out, &mags, k);
         let shape: Vec<usize> = if three { vec![batch, m, n] } else { vec![m, n] };
         Ok(dense::from_shape_vec(&shape, out))
     }

@@ -1,5 +1,5 @@
 //! Shared helpers of the planner tests: case scripts from kernel bodies, and the verdict of a
-//! case (trace-time validation, then the planner). Included by the other `planner_*` test
+//! case (trace-time validation, the bind-time checks, then the planner). Included by the other `planner_*` test
 //! files with `#[path]`; compiled on its own it has no tests.
 #![allow(dead_code)]
 
@@ -7,7 +7,7 @@ use lang::frontend::parse_case;
 use lang::ir::{Case, Expr, ExprKind, Index, Stmt, StmtKind, ViewOp};
 use lang::render;
 use pallas_diff_compiler::plan::{Plan, plan_case};
-use pallas_diff_compiler::validate::validate;
+use pallas_diff_compiler::validate::{host_access, indirect_access, validate};
 use pallas_diff_compiler::verdict::{ErrorClass, Rejection, Rule};
 
 /// A case script: `config` is the inside of `helion.Config(...)`, `sig` the parameter list,
@@ -26,9 +26,15 @@ pub fn parse(src: &str) -> Case {
         .unwrap_or_else(|e| panic!("frontend refused the test script: {e}\n{src}"))
 }
 
-/// The verdict of a case: trace-time validation, then types and the planner.
+/// The verdict of a case: trace-time validation, the bind-time checks of host slices and
+/// indirect accesses (in `compile`'s order), then types and the planner.
 pub fn verdict(case: &Case) -> Result<Plan, Rejection> {
     if let Some(r) = validate(case) {
+        return Err(r);
+    }
+    if let Ok(types) = lang::ir::types::infer(case)
+        && let Some(r) = host_access(case, &types).or_else(|| indirect_access(case, &types))
+    {
         return Err(r);
     }
     plan_case(case)

@@ -1,5 +1,6 @@
 //! The planner on every spec kernel (`corpus/spec-kernels/*.py`) whose header states a verdict:
-//! trace-time validation, then `plan_case`, must give that verdict (class and rule id).
+//! trace-time validation, the bind-time checks, then `plan_case`, must give that verdict (class
+//! and rule id).
 
 #[path = "planner_helpers.rs"]
 mod helpers;

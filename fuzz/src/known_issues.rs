@@ -286,6 +286,33 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         )),
     },
     KnownIssue {
+        id: "helion-pipeline-inval-discharged",
+        engines: HELION_BACKEND,
+        summary: "Under `pallas_loop_type=\"emit_pipeline\"`, an inner `hl.tile(..., \
+                  block_size=1)` loop that reads two blocks of its outer tile loop of different \
+                  ranks by `step.begin` (`k[request, chunk, :, :]` and `g[request, chunk, :]`) \
+                  makes JAX's pipeline discharge a block Ref that Helion 1.5.1's \
+                  `_pipeline_body` did not ask it to: `ValueError: Did not ask for inval to be \
+                  discharged but it was`, raised in `jax/_src/pallas/mosaic/pipeline.py`. Two \
+                  blocks of one rank, one block, or `fori_loop` run and agree with torch. The \
+                  generator's recurrent production shape hits it (5 of 15 helion-pallas crash \
+                  findings of a 3,701-case campaign, `--seed 2041`).",
+        tracked: "docs/helion-findings.md#emit_pipeline-around-a-live-extent-loop-did-not-ask-for-inval-to-be-discharged \
+                  (not filed upstream yet)",
+        matches: |s| {
+            raised_in(
+                s,
+                "jax/_src/pallas/mosaic/pipeline.py:_",
+                "Did not ask for inval to be discharged",
+            )
+        },
+        diverges: |_| false,
+        likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-pipeline-inval-discharged.py"
+        )),
+    },
+    KnownIssue {
         id: "helion-eager-dot-out-dtype-cpu",
         engines: &[EngineId::Worker(Mode::HelionEager)],
         summary: "Helion 1.5.1's eager mode (`HELION_INTERPRET=1`) runs `hl.dot` (and \
@@ -516,6 +543,16 @@ mod tests {
         );
         let unpipelined = raised(unpack, "jax/_src/numpy/ufunc_api.py", "__call__");
         assert!(known_issue(id("helion-pallas"), &unpipelined).is_none());
+        // The pipeline's discharge of a block Ref: raised in the pipeline's loop body only.
+        let inval = "Did not ask for inval to be discharged but it was. (invar=Var(id=1):Ref<vmem>{float32[2,1,8,32]}, new_inval=JitTracer(float32[2,1,8,32]))";
+        let discharged = raised(inval, "jax/_src/pallas/mosaic/pipeline.py", "_");
+        assert_eq!(
+            known_issue(id("helion-pallas"), &discharged).map(|k| k.id),
+            Some("helion-pipeline-inval-discharged")
+        );
+        assert!(known_issue(id("helion-eager"), &discharged).is_none());
+        let other_discharge = raised(inval, "jax/_src/state/discharge.py", "_discharge_state");
+        assert!(known_issue(id("helion-pallas"), &other_discharge).is_none());
         // Eager mode's `out_dtype` matmul on a CPU: only under Helion's matmul, only eager.
         let mm = "Could not run 'aten::mm.dtype' with arguments from the 'CPU' backend. This could be because the operator doesn't exist for this backend";
         let eager_dot = EngineStatus::KernelError {

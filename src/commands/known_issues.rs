@@ -3,8 +3,11 @@
 //! (`--helion-build`, default the pinned release): each row is *still matching* (its reproducer
 //! is still classified as that known issue), *stale* (it runs as the reference says now, or
 //! shows something else: the row should go, or be narrowed), or *unchecked* (no reproducer, or
-//! none of its engines can run). What the table's doc used to ask by hand after an upgrade.
-//! Exit 0 whatever the rows say (the table is read, not judged); 2 when Helion is absent.
+//! none of its engines can run on this build). A row runs on those of its engines the build
+//! can run (an older release has no `helion-tpu-lower`: its rows run on `helion-pallas`, and
+//! the run says which engine it left out). What the table's doc used to ask by hand after an
+//! upgrade. Exit 0 whatever the rows say (the table is read, not judged); 2 when Helion is
+//! absent.
 
 use super::check::{PoolSizes, select_engines};
 use super::{CliError, Exit};
@@ -51,7 +54,9 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
             helion: 1,
             timeout: args.timeout,
         },
-        false,
+        // A build that cannot run one mode still checks each row on the others; with Helion
+        // absent nothing is left to compare and this is an error (exit 2).
+        true,
     )?;
     let build = selected
         .pools
@@ -70,7 +75,27 @@ pub fn run(args: Args) -> Result<Exit, CliError> {
         };
         let case = lang::frontend::load_case_text(script, &format!("{}.py", k.id))
             .map_err(|e| CliError::Internal(anyhow::anyhow!("reproducer of {}: {e}", k.id)))?;
-        let engines = engines::build_with(k.engines, &selected.pools)
+        let runnable: Vec<EngineId> = k
+            .engines
+            .iter()
+            .copied()
+            .filter(|e| selected.ids.contains(e))
+            .collect();
+        if runnable.is_empty() {
+            let why: Vec<String> = selected
+                .unavailable
+                .iter()
+                .filter(|(e, _)| k.engines.contains(e))
+                .map(|(e, why)| format!("{e}: {why}"))
+                .collect();
+            rows.push(Row {
+                id: k.id,
+                state: "unchecked",
+                now: Some(format!("none of its engines can run: {}", why.join("; "))),
+            });
+            continue;
+        }
+        let engines = engines::build_with(&runnable, &selected.pools)
             .map_err(|e| CliError::Internal(e.into()))?;
         let report = fuzz::check::check_case(&case, &engines, &CodegenOptions::default());
         let row = if report.outcome == Outcome::KnownIssue && report.known_issue == Some(k.id) {

@@ -797,6 +797,84 @@ fn device_from_helions_testing_module_is_dropped_like_a_tensors_device() {
 }
 
 #[test]
+fn an_inputs_device_is_dropped_in_the_forms_helions_tests_write() {
+    let params = "x: torch.Tensor, y: torch.Tensor";
+    let body = "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        out[t, :] = x[t, :] + y[t, :]\n    return out";
+    let inputs = |dx: &str, dy: &str| {
+        format!(
+            "x = torch.randn(16, 256, dtype=torch.bfloat16{dx})\ny = torch.ones(16, 256{dy}, dtype=torch.bfloat16)"
+        )
+    };
+    let imported = |src: String| {
+        src.replace(
+            "import helion.language as hl\n",
+            "import helion.language as hl\nfrom helion._testing import DEVICE\n",
+        )
+    };
+    let canonical = script(params, "block_sizes=[8]", body, &inputs("", ""), "x, y");
+    for (dx, dy) in [
+        (", device=DEVICE", ", device=DEVICE"),
+        (", device=\"cuda\"", ", device=x.device"),
+        (", device=\"cpu\"", ", device=\"cuda:0\""),
+        ("", ", device=\"tpu\""),
+    ] {
+        let helion = imported(script(
+            params,
+            "block_sizes=[8]",
+            body,
+            &inputs(dx, dy),
+            "x, y",
+        ));
+        same_as(&helion, &canonical);
+    }
+    // Each is refused at the keyword's value, naming the forms it takes: DEVICE never
+    // imported, a later input's device, a string that is no device.
+    for (src, line, col) in [
+        (
+            script(
+                params,
+                "block_sizes=[8]",
+                body,
+                &inputs(", device=DEVICE", ""),
+                "x, y",
+            ),
+            13,
+            55,
+        ),
+        (
+            imported(script(
+                params,
+                "block_sizes=[8]",
+                body,
+                &inputs(", device=y.device", ""),
+                "x, y",
+            )),
+            14,
+            55,
+        ),
+        (
+            imported(script(
+                params,
+                "block_sizes=[8]",
+                body,
+                &inputs("", ", device=\"gpu\""),
+                "x, y",
+            )),
+            15,
+            32,
+        ),
+    ] {
+        let e = refuse(&src);
+        assert_eq!(e.construct, "device", "{e}");
+        assert_eq!((e.span.line, e.span.col), (line, col), "{e}\n{src}");
+        assert!(
+            e.message.contains("from helion._testing import DEVICE"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn a_kernel_that_returns_nothing_outputs_what_it_wrote() {
     let case = parse(&script(
         "x: torch.Tensor, y: torch.Tensor, n: int",
@@ -933,9 +1011,33 @@ fn bool_parameters_are_if_conditions_and_render_annotated() {
         "x, False",
     ));
     assert!(render_case(&off).contains("k(x, False)"));
-    // Anywhere but a whole condition it is refused at its position, as is an int for it and
-    // a bool for an int parameter.
-    for cond in ["flag == 1", "not flag"] {
+    // `if not flag:` is `if flag:` with the branches swapped; so is `not` of a comparison.
+    let swapped = |cond: &str| {
+        format!(
+            "    out = torch.empty_like(x)\n    for t in hl.tile(x.size(0)):\n        v = x[t, :]\n        if {cond}:\n            pass\n        else:\n            v = v * 2.0\n        out[t, :] = v\n    return out"
+        )
+    };
+    for (negated, plain) in [("not flag", "flag"), ("not (t.begin >= 8)", "t.begin >= 8")] {
+        same_as(
+            &script(
+                "x: torch.Tensor, flag: bool",
+                "block_sizes=[8]",
+                &body(negated),
+                X,
+                "x, True",
+            ),
+            &script(
+                "x: torch.Tensor, flag: bool",
+                "block_sizes=[8]",
+                &swapped(plain),
+                X,
+                "x, True",
+            ),
+        );
+    }
+    // Anywhere but a whole condition (or one `not` of it) it is refused at its position, as
+    // is an int for it and a bool for an int parameter.
+    for cond in ["flag == 1", "not not flag", "not flag == 1"] {
         let e = refuse(&script(
             "x: torch.Tensor, flag: bool",
             "block_sizes=[8]",

@@ -262,12 +262,13 @@ pub(crate) fn parse_module(source: &str, path: &str) -> Result<Case, FrontendErr
                             format!("input `{}` is defined twice", target.id),
                         ));
                     }
-                    inputs.push(parse_input(
-                        &ctx,
-                        target.id.as_str(),
-                        &a.value,
-                        ctx.span(stmt),
-                    )?);
+                    let devices = InputDevices {
+                        imported: device_imported,
+                        inputs: &inputs,
+                    };
+                    let input =
+                        parse_input(&ctx, target.id.as_str(), &a.value, ctx.span(stmt), &devices)?;
+                    inputs.push(input);
                 }
             }
             ast::Stmt::Pass(_) => {}
@@ -820,11 +821,53 @@ fn shape_args(
         .collect()
 }
 
+/// The devices an input's constructor may name in `device=`: every engine makes the inputs on
+/// its own device, so the keyword is dropped, and only in the forms Helion's tests write.
+struct InputDevices<'a> {
+    /// `from helion._testing import DEVICE` came before.
+    imported: bool,
+    /// The inputs defined before (`device=x.device`).
+    inputs: &'a [Input],
+}
+
+impl InputDevices<'_> {
+    /// Checks a `device=` value of `func`: `DEVICE` (imported), a device string literal
+    /// (`"cpu"`, `"cuda"`, `"cuda:0"`, `"xla"`, `"tpu"`), or `x.device` of an earlier input.
+    fn check(&self, ctx: &Ctx<'_>, value: &ast::Expr, func: &str) -> Result<(), FrontendError> {
+        let ok = match value {
+            ast::Expr::Name(n) => n.id.as_str() == "DEVICE" && self.imported,
+            ast::Expr::Constant(c) => match &c.value {
+                ast::Constant::Str(s) => {
+                    let kind = s.split(':').next().unwrap_or("");
+                    matches!(kind, "cpu" | "cuda" | "xla" | "tpu")
+                }
+                _ => false,
+            },
+            ast::Expr::Attribute(a) if a.attr.as_str() == "device" => matches!(
+                &*a.value,
+                ast::Expr::Name(n) if self.inputs.iter().any(|i| i.name == n.id.as_str())
+            ),
+            _ => false,
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(ctx.err(
+            value,
+            "device",
+            format!(
+                "device= of {func} is `DEVICE` (after `from helion._testing import DEVICE`), a device string (\"cpu\", \"cuda\", \"xla\", \"tpu\") or `x.device` of an earlier input: every engine makes the inputs on its own device"
+            ),
+        ))
+    }
+}
+
 fn parse_input(
     ctx: &Ctx<'_>,
     name: &str,
     value: &ast::Expr,
     span: Span,
+    devices: &InputDevices<'_>,
 ) -> Result<Input, FrontendError> {
     // Peel the method chain: ctor(...).reshape(...).expand(...)...
     let mut chain = Vec::new();
@@ -862,12 +905,13 @@ fn parse_input(
         for kw in &call.keywords {
             match kw.arg.as_ref().map(|a| a.as_str()) {
                 Some("dtype") => dtype = Some(dtype_of(ctx, &kw.value)?),
+                Some("device") => devices.check(ctx, &kw.value, &func)?,
                 Some(other) => {
                     return Err(ctx.err(
                         kw,
                         other,
                         format!(
-                            "keyword `{other}` of {func} is not part of a case script (only dtype=)"
+                            "keyword `{other}` of {func} is not part of a case script (only dtype= and device=)"
                         ),
                     ));
                 }

@@ -302,16 +302,23 @@ impl KernelParser<'_, '_> {
             ast::Stmt::If(i) => {
                 self.enter_block(stmt)?;
                 self.require_device(stmt, "if")?;
-                let cond = self.condition(&i.test)?;
+                // `if not c:` (Helion's tests branch on `not flag`) is `if c:` with the
+                // branches swapped: one condition form in the IR, the same control flow.
+                let (test, negated) = match &*i.test {
+                    ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => {
+                        (&*u.operand, true)
+                    }
+                    test => (test, false),
+                };
+                let cond = self.condition(test)?;
                 if !super::super::wellformed::is_condition(&cond, &self.names) {
-                    return Err(self.err(
-                        &*i.test,
-                        "if",
-                        super::super::wellformed::CONDITION_FORMS,
-                    ));
+                    return Err(self.err(test, "if", super::super::wellformed::CONDITION_FORMS));
                 }
-                let then_body = self.parse_body(&i.body)?;
-                let else_body = self.parse_body(&i.orelse)?;
+                let mut then_body = self.parse_body(&i.body)?;
+                let mut else_body = self.parse_body(&i.orelse)?;
+                if negated {
+                    std::mem::swap(&mut then_body, &mut else_body);
+                }
                 self.blocks -= 1;
                 StmtKind::If {
                     cond,

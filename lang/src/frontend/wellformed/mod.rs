@@ -39,7 +39,7 @@ pub(crate) const BOOL_PARAM_USE: &str =
     "a `bool` parameter is read only as a whole `if` condition (`if flag:`)";
 
 /// The error of an `if` condition of another form than [`is_condition`]'s.
-pub(crate) const CONDITION_FORMS: &str = "an `if` condition is one comparison of device scalars (e.g. `if live >= 3:`) or a `bool` parameter (`if flag:`)";
+pub(crate) const CONDITION_FORMS: &str = "an `if` condition is one comparison of device scalars (e.g. `if live >= 3:`) or a `bool` parameter (`if flag:`), either under one `not`";
 
 /// Whether `cond` is an `if` condition of the language: one comparison, or a `bool` parameter
 /// by name (Helion branches on it with `lax.cond`).

@@ -102,6 +102,35 @@ fn operand_shape_has_empty_dim(message: &str) -> bool {
         .is_some_and(|(dims, _)| dims.split(',').any(|d| d.trim() == "0"))
 }
 
+/// The integers of the parenthesized tuple after `label` in `message`: `(2, 1, 16)`.
+fn tuple_after(message: &str, label: &str) -> Option<Vec<i64>> {
+    let (_, rest) = message.split_once(label)?;
+    let (dims, _) = rest.strip_prefix('(')?.split_once(')')?;
+    dims.split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| d.parse().ok())
+        .collect()
+}
+
+/// Whether a JAX slicing message says a slice runs past a dim of a non-empty operand: a
+/// `slice_sizes` dim larger than the operand's (a block larger than the whole dim, which only a
+/// missing pad leaves), or a `limit_indices` dim past it. A slice no larger than the operand
+/// is another cause, and an operand with an empty dim is `helion-empty-operand-dma-slice`.
+fn slice_past_nonempty_dim(message: &str) -> bool {
+    let Some(operand) = tuple_after(message, "operand shape ") else {
+        return false;
+    };
+    let slice = ["got slice_sizes ", "got limit_indices "]
+        .iter()
+        .find_map(|label| tuple_after(message, label));
+    let Some(slice) = slice else { return false };
+    message.contains("must be less than or equal to operand shape")
+        && slice.len() == operand.len()
+        && operand.iter().all(|&d| d > 0)
+        && slice.iter().zip(&operand).any(|(s, o)| s > o)
+}
+
 /// The engines that run Helion's Pallas backend (its eager mode does not).
 const HELION_BACKEND: &[EngineId] = &[
     EngineId::Worker(Mode::HelionPallas),
@@ -220,6 +249,29 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         likely_in: |_| false,
         reproducer: Some(include_str!(
             "../known-issues/helion-empty-operand-dma-slice.py"
+        )),
+    },
+    KnownIssue {
+        id: "helion-pad-info-last-loop-wins",
+        engines: HELION_BACKEND,
+        summary: "Helion 1.5.1 records one `pl.ds` pad entry per (tensor, dim), the last loop's \
+                  (`_record_pad_info`, `helion/language/memory_ops.py` line 303: \"If two inner \
+                  loops tile the same dim with different block_ids, the last one wins\"). When \
+                  an earlier loop over that dim has the larger block, the launcher pads the \
+                  tensor for the smaller one (or not at all for a block of 1), and the earlier \
+                  loop's `x[pl.ds(offset, block)]` slices past the tensor: `TypeError: slice \
+                  slice_sizes must be less than or equal to operand shape` (a block larger than \
+                  the dim) or `limit_indices ...` through a DMA; with a dim at least the block, \
+                  JAX clamps the slice start instead and the values are wrong (a finding). A \
+                  build that keeps the largest block per dim runs every such crash of two \
+                  campaigns without it (docs/helion-findings.md).",
+        tracked: "docs/helion-findings.md#two-loops-over-one-dim-with-different-blocks-the-last-ones-pad-wins \
+                  (not filed upstream yet)",
+        matches: |s| raised(s).is_some_and(|(m, _)| slice_past_nonempty_dim(m)),
+        diverges: |_| false,
+        likely_in: |_| false,
+        reproducer: Some(include_str!(
+            "../known-issues/helion-pad-info-last-loop-wins.py"
         )),
     },
     KnownIssue {
@@ -497,6 +549,75 @@ mod tests {
                 "{full}"
             );
         }
+    }
+
+    #[test]
+    fn a_slice_larger_than_a_nonempty_dim_is_the_last_loops_pad() {
+        let pad = Some("helion-pad-info-last-loop-wins");
+        let slice = |label: &str, dims: &str, shape: &str, file: &str, function: &str| {
+            raised(
+                &format!(
+                    "slice {label} must be less than or equal to operand shape, got {label} {dims} for operand shape {shape}."
+                ),
+                file,
+                function,
+            )
+        };
+        // The shapes of the campaigns' crashes, whatever frame raised them.
+        for (label, dims, shape, file, function) in [
+            (
+                "slice_sizes",
+                "(2, 1, 16)",
+                "(1, 1, 16)",
+                "jax/_src/numpy/array_methods.py",
+                "op",
+            ),
+            (
+                "slice_sizes",
+                "(6, 2, 128)",
+                "(3, 2, 128)",
+                "jax/_src/pallas/mosaic/primitives.py",
+                "start",
+            ),
+            (
+                "limit_indices",
+                "(5, 2, 128)",
+                "(1, 2, 128)",
+                "jax/_src/pallas/mosaic/pipeline.py",
+                "loop_body",
+            ),
+        ] {
+            let s = slice(label, dims, shape, file, function);
+            assert_eq!(
+                known_issue(id("helion-pallas"), &s).map(|k| k.id),
+                pad,
+                "{dims} {shape}"
+            );
+            assert!(known_issue(id("helion-eager"), &s).is_none());
+        }
+        // A slice within the operand's dims, or over an empty dim, is not this row.
+        let within = slice(
+            "slice_sizes",
+            "(8, 128)",
+            "(14, 128)",
+            "jax/_src/numpy/array_methods.py",
+            "op",
+        );
+        assert!(known_issue(id("helion-pallas"), &within).is_none());
+        let empty = slice(
+            "slice_sizes",
+            "(8, 128)",
+            "(0, 128)",
+            "jax/_src/pallas/mosaic/primitives.py",
+            "start",
+        );
+        assert_eq!(
+            known_issue(id("helion-pallas"), &empty).map(|k| k.id),
+            Some("helion-empty-operand-dma-slice")
+        );
+        assert!(!slice_past_nonempty_dim(
+            "slice_sizes must be less than or equal to operand shape, got slice_sizes (2, 1) for operand shape (1, 1, 16)."
+        ));
     }
 
     #[test]

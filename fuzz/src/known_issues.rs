@@ -498,6 +498,11 @@ mod tests {
         name.parse().expect("an engine name")
     }
 
+    /// The id of the row `engine`'s `status` matches, if any.
+    fn row(engine: &str, status: &EngineStatus) -> Option<&'static str> {
+        known_issue(id(engine), status).map(|k| k.id)
+    }
+
     fn raised(message: &str, file: &str, function: &str) -> EngineStatus {
         EngineStatus::KernelError {
             stage: tpu_runner::Stage::Run,
@@ -588,33 +593,22 @@ mod tests {
             ),
         ] {
             let s = slice(label, dims, shape, file, function);
-            assert_eq!(
-                known_issue(id("helion-pallas"), &s).map(|k| k.id),
-                pad,
-                "{dims} {shape}"
-            );
-            assert!(known_issue(id("helion-eager"), &s).is_none());
+            let rows = [row("helion-pallas", &s), row("helion-eager", &s)];
+            assert_eq!(rows, [pad, None], "{dims} {shape}");
         }
         // A slice within the operand's dims, or over an empty dim, is not this row.
-        let within = slice(
-            "slice_sizes",
-            "(8, 128)",
-            "(14, 128)",
-            "jax/_src/numpy/array_methods.py",
-            "op",
-        );
-        assert!(known_issue(id("helion-pallas"), &within).is_none());
-        let empty = slice(
-            "slice_sizes",
-            "(8, 128)",
-            "(0, 128)",
-            "jax/_src/pallas/mosaic/primitives.py",
-            "start",
-        );
-        assert_eq!(
-            known_issue(id("helion-pallas"), &empty).map(|k| k.id),
-            Some("helion-empty-operand-dma-slice")
-        );
+        let at = |shape: &str| {
+            let s = slice(
+                "slice_sizes",
+                "(8, 128)",
+                shape,
+                "jax/_src/pallas/mosaic/primitives.py",
+                "start",
+            );
+            row("helion-pallas", &s)
+        };
+        assert_eq!(at("(14, 128)"), None);
+        assert_eq!(at("(0, 128)"), Some("helion-empty-operand-dma-slice"));
         assert!(!slice_past_nonempty_dim(
             "slice_sizes must be less than or equal to operand shape, got slice_sizes (2, 1) for operand shape (1, 1, 16)."
         ));
@@ -667,13 +661,13 @@ mod tests {
         // The pipeline's discharge of a block Ref: raised in the pipeline's loop body only.
         let inval = "Did not ask for inval to be discharged but it was. (invar=Var(id=1):Ref<vmem>{float32[2,1,8,32]}, new_inval=JitTracer(float32[2,1,8,32]))";
         let discharged = raised(inval, "jax/_src/pallas/mosaic/pipeline.py", "_");
-        assert_eq!(
-            known_issue(id("helion-pallas"), &discharged).map(|k| k.id),
-            Some("helion-pipeline-inval-discharged")
-        );
-        assert!(known_issue(id("helion-eager"), &discharged).is_none());
-        let other_discharge = raised(inval, "jax/_src/state/discharge.py", "_discharge_state");
-        assert!(known_issue(id("helion-pallas"), &other_discharge).is_none());
+        let rows = [
+            row("helion-pallas", &discharged),
+            row("helion-eager", &discharged),
+        ];
+        assert_eq!(rows, [Some("helion-pipeline-inval-discharged"), None]);
+        let in_discharge = raised(inval, "jax/_src/state/discharge.py", "_discharge_state");
+        assert_eq!(row("helion-pallas", &in_discharge), None);
         // Eager mode's `out_dtype` matmul on a CPU: only under Helion's matmul, only eager.
         let mm = "Could not run 'aten::mm.dtype' with arguments from the 'CPU' backend. This could be because the operator doesn't exist for this backend";
         let eager_dot = EngineStatus::KernelError {

@@ -252,26 +252,27 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         )),
     },
     KnownIssue {
-        id: "helion-pad-info-last-loop-wins",
+        id: "helion-ds-slice-past-unpadded-dim",
         engines: HELION_BACKEND,
-        summary: "Helion 1.5.1 records one `pl.ds` pad entry per (tensor, dim), the last loop's \
-                  (`_record_pad_info`, `helion/language/memory_ops.py` line 303: \"If two inner \
-                  loops tile the same dim with different block_ids, the last one wins\"). When \
-                  an earlier loop over that dim has the larger block, the launcher pads the \
-                  tensor for the smaller one (or not at all for a block of 1), and the earlier \
-                  loop's `x[pl.ds(offset, block)]` slices past the tensor: `TypeError: slice \
-                  slice_sizes must be less than or equal to operand shape` (a block larger than \
-                  the dim) or `limit_indices ...` through a DMA; with a dim at least the block, \
-                  JAX clamps the slice start instead and the values are wrong (a finding). A \
-                  build that keeps the largest block per dim runs every such crash of two \
-                  campaigns without it (docs/helion-findings.md).",
-        tracked: "docs/helion-findings.md#two-loops-over-one-dim-with-different-blocks-the-last-ones-pad-wins \
+        summary: "A `pl.ds(offset, block)` slice of a tensor whose dim the launcher did not pad to \
+                  a multiple of the block runs past the dim: `TypeError: slice slice_sizes must \
+                  be less than or equal to operand shape` (a block larger than the whole dim) \
+                  or `limit_indices ...` through a DMA; with a dim at least the block, JAX \
+                  clamps the slice start instead and the values are wrong (a finding). Two \
+                  causes in Helion 1.5.1, both read off its generated code: `_record_pad_info` \
+                  (`helion/language/memory_ops.py` line 303) keeps one pad entry per (tensor, \
+                  dim), the last loop's (\"the last one wins\"), so an earlier loop with a \
+                  larger block reads an unpadded dim (a build that keeps the largest block runs \
+                  8 of 9 such crashes of a campaign); and an inner tile's `pl.ds` read of a \
+                  resident block (`x_block[local.index, ...]`) records no pad for the host \
+                  tensor at all (a 1-row tensor read with a block of 2).",
+        tracked: "docs/helion-findings.md#a-plds-slice-past-a-dim-the-launcher-did-not-pad \
                   (not filed upstream yet)",
         matches: |s| raised(s).is_some_and(|(m, _)| slice_past_nonempty_dim(m)),
         diverges: |_| false,
         likely_in: |_| false,
         reproducer: Some(include_str!(
-            "../known-issues/helion-pad-info-last-loop-wins.py"
+            "../known-issues/helion-ds-slice-past-unpadded-dim.py"
         )),
     },
     KnownIssue {
@@ -557,8 +558,8 @@ mod tests {
     }
 
     #[test]
-    fn a_slice_larger_than_a_nonempty_dim_is_the_last_loops_pad() {
-        let pad = Some("helion-pad-info-last-loop-wins");
+    fn a_slice_larger_than_a_nonempty_dim_is_a_missing_pad() {
+        let pad = Some("helion-ds-slice-past-unpadded-dim");
         let slice = |label: &str, dims: &str, shape: &str, file: &str, function: &str| {
             raised(
                 &format!(

@@ -753,13 +753,19 @@ impl Corpus {
         Ok(path)
     }
 
-    /// The entry whose expectations include a finding with this signature key, if any.
-    pub fn find_finding(&self, key: &str) -> Option<&LoadedEntry> {
+    /// The entry whose expectations include a finding with this signature key and that
+    /// `also` accepts, if any.
+    pub fn find_finding(
+        &self,
+        key: &str,
+        also: impl Fn(&LoadedEntry) -> bool,
+    ) -> Option<&LoadedEntry> {
         self.entries.iter().find(|e| {
             e.entry
                 .expect
                 .values()
                 .any(|x| matches!(x, Expected::Finding(k) if k == key))
+                && also(e)
         })
     }
 
@@ -768,7 +774,8 @@ impl Corpus {
     /// [`crate::replay::observe`]); their outcomes become the expectations, so the entry
     /// replays as it behaves now, and the finding's engines get `link` (an issue URL) when
     /// given. An entry that already expects one of these findings makes this a no-op
-    /// ([`Added::Existing`]).
+    /// ([`Added::Existing`]), unless the finding is [`NewFinding::distinct`] and the entry's
+    /// kernel another.
     pub fn add_finding(
         &mut self,
         finding: NewFinding<'_>,
@@ -780,9 +787,13 @@ impl Corpus {
             .map(|(engine, r)| (*engine, Expected::of_report(case, r)))
             .collect();
         for (_, e) in &outcomes {
-            if let Expected::Finding(key) = e
-                && let Some(existing) = self.find_finding(key)
-            {
+            let Expected::Finding(key) = e else { continue };
+            // A distinct finding is another kernel under a key the signature shares: only the
+            // same kernel again is the existing entry.
+            let same = |x: &LoadedEntry| {
+                !finding.distinct || x.entry.case.without_spans() == case.without_spans()
+            };
+            if let Some(existing) = self.find_finding(key, same) {
                 return Ok(Added::Existing(existing.entry.name()));
             }
         }
@@ -842,6 +853,11 @@ pub struct NewFinding<'a> {
     pub link: Option<&'a str>,
     /// The codegen options the finding was made under.
     pub codegen: CodegenOptions,
+    /// Another bug than an entry expecting the same finding key: a signature names an engine,
+    /// an outcome, a loop type and index forms, so two wrong values of one engine with
+    /// different causes can share it. Such a finding is added unless its very kernel is in
+    /// the corpus already.
+    pub distinct: bool,
 }
 
 /// The `*` expectation of a case: the compile-level outcome when the compiler or the

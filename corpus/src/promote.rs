@@ -31,6 +31,8 @@ pub struct Promotion<'a> {
     pub link: Option<&'a str>,
     /// Add a finding made with injected faults (module docs).
     pub allow_fault: bool,
+    /// Add it even when an entry expects the same finding key ([`NewFinding::distinct`]).
+    pub distinct: bool,
 }
 
 /// What [`promote`] did.
@@ -171,6 +173,7 @@ pub fn promote(
         },
         link: how.link,
         codegen,
+        distinct: how.distinct,
     };
     let refs: Vec<(EngineId, &fuzz::check::CaseReport)> =
         reports.iter().map(|(n, r)| (*n, r)).collect();

@@ -308,12 +308,22 @@ fn a_reduced_finding_joins_the_corpus_once_and_replays_as_expected() {
         },
         link: Some("https://github.com/pytorch/helion/issues/0"),
         codegen,
+        distinct: false,
     };
     let Added::New(path) = corpus.add_finding(new(), &reports_ref).unwrap() else {
         panic!("not added");
     };
     assert_eq!(
         corpus.add_finding(new(), &reports_ref).unwrap(),
+        Added::Existing("0001-tail-run-tile-run-read-at-offset-0".into())
+    );
+    // A distinct finding is still the existing entry when its kernel is the same.
+    let again = NewFinding {
+        distinct: true,
+        ..new()
+    };
+    assert_eq!(
+        corpus.add_finding(again, &reports_ref).unwrap(),
         Added::Existing("0001-tail-run-tile-run-read-at-offset-0".into())
     );
     let corpus = Corpus::load(t.path()).unwrap();
@@ -356,6 +366,29 @@ fn a_reduced_finding_joins_the_corpus_once_and_replays_as_expected() {
         panic!("a fixed finding passed");
     };
     assert!(message.contains("fixed? update the entry"), "{message}");
+    // Another kernel with the same finding key joins only as a distinct finding.
+    let mut other = case.clone();
+    other.kernel.name = "other_kernel".into();
+    let other_reports = observe(&other, std::slice::from_ref(&engine), &codegen);
+    let other_ref: Vec<(fuzz::engines::EngineId, &fuzz::check::CaseReport)> =
+        other_reports.iter().map(|(n, r)| (*n, r)).collect();
+    let mut corpus = Corpus::load(t.path()).unwrap();
+    let finding = |distinct| NewFinding {
+        case: &other,
+        distinct,
+        ..new()
+    };
+    assert_eq!(
+        corpus.add_finding(finding(false), &other_ref).unwrap(),
+        Added::Existing("0001-tail-run-tile-run-read-at-offset-0".into())
+    );
+    let Added::New(path) = corpus.add_finding(finding(true), &other_ref).unwrap() else {
+        panic!("a distinct kernel was not added");
+    };
+    assert!(
+        path.ends_with("0002-other-kernel-tile-run-read-at-offset-0.json"),
+        "{path:?}"
+    );
 }
 
 /// A campaign naming JAX engines re-runs each new in-process finding on them before filing it.

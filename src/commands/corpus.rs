@@ -45,6 +45,11 @@ struct AddArgs {
     /// the harness detects it (not a Helion bug).
     #[arg(long)]
     allow_fault: bool,
+    /// Add it even when an entry already expects the same finding: another bug that the
+    /// finding's signature (engine, outcome, loop type, index forms) does not tell apart. The
+    /// same kernel again is still not added.
+    #[arg(long)]
+    distinct: bool,
     /// Engines whose outcome the entry records (default: the finding's engine and the engines
     /// that cross-checked it; every other engine is expected to agree).
     #[arg(long, value_delimiter = ',')]
@@ -105,6 +110,7 @@ fn add(args: AddArgs) -> Result<Exit, CliError> {
         title: args.title.as_deref(),
         link: args.link.as_deref(),
         allow_fault: args.allow_fault,
+        distinct: args.distinct,
     };
     match promote(&mut corpus, &finding, &shared(engines), &how) {
         Ok(Promoted::New { path, entry }) => {
@@ -130,7 +136,7 @@ fn add(args: AddArgs) -> Result<Exit, CliError> {
         }
         Ok(Promoted::Existing(name)) => {
             println!(
-                "already in the corpus: {name} expects this finding; nothing added ({})",
+                "already in the corpus: {name} expects this finding; nothing added ({}; --distinct adds another kernel with the same finding)",
                 dir.display()
             );
             Ok(Exit::Ok)

@@ -281,14 +281,17 @@ pub const KNOWN_ISSUES: &[KnownIssue] = &[
         summary: "A loop-carried value reassigned only under a data-dependent `if` inside an \
                   `hl.tile` loop (`if live >= 1: acc = acc`) makes the kernel Helion 1.5.1 \
                   generates read it before assignment: `UnboundLocalError`, raised through \
-                  `runtime/pallas/launcher.py:reordered_kernel`. Without the `if` it runs.",
+                  `runtime/pallas/launcher.py:reordered_kernel` (in 1.4.0, before the launcher \
+                  moved there, `runtime/__init__.py:reordered_kernel`: the same bug, measured \
+                  with `known-issues --helion-build 1.4.0`). Without the `if` it runs.",
         tracked: "docs/helion-findings.md#a-value-carried-through-a-branch (not filed upstream yet)",
         matches: |s| {
-            raised_in(
-                s,
+            [
                 "helion/runtime/pallas/launcher.py:reordered_kernel",
-                "cannot access local variable",
-            )
+                "helion/runtime/__init__.py:reordered_kernel",
+            ]
+            .iter()
+            .any(|frame| raised_in(s, frame, "cannot access local variable"))
         },
         diverges: |_| false,
         likely_in: |_| false,
@@ -669,6 +672,20 @@ mod tests {
         assert_eq!(rows, [Some("helion-pipeline-inval-discharged"), None]);
         let in_discharge = raised(inval, "jax/_src/state/discharge.py", "_discharge_state");
         assert_eq!(row("helion-pallas", &in_discharge), None);
+        // The branch-carried local, from the launcher of 1.5.x and of 1.4.0, and nowhere else.
+        let unbound = "cannot access local variable 'acc' where it is not associated with a value";
+        for file in [
+            "helion/runtime/pallas/launcher.py",
+            "helion/runtime/__init__.py",
+        ] {
+            let s = raised(unbound, file, "reordered_kernel");
+            assert_eq!(
+                row("helion-pallas", &s),
+                Some("helion-branch-carried-unbound-local")
+            );
+        }
+        let s = raised(unbound, "helion/runtime/kernel.py", "reordered_kernel");
+        assert_eq!(row("helion-pallas", &s), None);
         // Eager mode's `out_dtype` matmul on a CPU: only under Helion's matmul, only eager.
         let mm = "Could not run 'aten::mm.dtype' with arguments from the 'CPU' backend. This could be because the operator doesn't exist for this backend";
         let eager_dot = EngineStatus::KernelError {

@@ -85,23 +85,6 @@ fn refused_with(status: &EngineStatus, class: &str, message: &str) -> bool {
     matches!(status, EngineStatus::Refused { class: c, message: m, .. } if c == class && m.contains(message))
 }
 
-/// Whether the `grid=(a, b, ...)` of Pallas's refusal has a zero dim (a negative one is
-/// another bug).
-fn grid_has_empty_dim(message: &str) -> bool {
-    message
-        .split_once("grid=(")
-        .and_then(|(_, rest)| rest.split_once(')'))
-        .is_some_and(|(dims, _)| dims.split(',').any(|d| d.trim() == "0"))
-}
-
-/// Whether a JAX slicing message's `operand shape (a, b, ...)` has a zero dim.
-fn operand_shape_has_empty_dim(message: &str) -> bool {
-    message
-        .split_once("operand shape (")
-        .and_then(|(_, rest)| rest.split_once(')'))
-        .is_some_and(|(dims, _)| dims.split(',').any(|d| d.trim() == "0"))
-}
-
 /// The integers of the parenthesized tuple after `label` in `message`: `(2, 1, 16)`.
 fn tuple_after(message: &str, label: &str) -> Option<Vec<i64>> {
     let (_, rest) = message.split_once(label)?;
@@ -111,6 +94,17 @@ fn tuple_after(message: &str, label: &str) -> Option<Vec<i64>> {
         .filter(|d| !d.is_empty())
         .map(|d| d.parse().ok())
         .collect()
+}
+
+/// Whether the `grid=(a, b, ...)` of Pallas's refusal has a zero dim (a negative one is
+/// another bug).
+fn grid_has_empty_dim(message: &str) -> bool {
+    tuple_after(message, "grid=").is_some_and(|dims| dims.contains(&0))
+}
+
+/// Whether a JAX slicing message's `operand shape (a, b, ...)` has a zero dim.
+fn operand_shape_has_empty_dim(message: &str) -> bool {
+    tuple_after(message, "operand shape ").is_some_and(|dims| dims.contains(&0))
 }
 
 /// Whether a JAX slicing message says a slice runs past a dim of a non-empty operand: a
